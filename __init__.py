@@ -1,0 +1,44 @@
+"""fortekit: FOL-guided text-to-audio retrieval (the FORTE method).
+
+The logic core (:mod:`fortekit.fol`, :mod:`fortekit.vocab`,
+:mod:`fortekit.verbalise`, :mod:`fortekit.grammars`) never imports torch, so
+``import fortekit`` and ``import fortekit.fol`` stay fast.
+
+Example:
+    >>> import fortekit
+    >>> str(fortekit.parse_formula("exists x.(Bird(x) & -Loud(x))"))
+    '∃x [Bird(x) ∧ ¬Loud(x)]'
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+try:
+    __version__ = version("fortekit")
+except PackageNotFoundError:  # running from a source tree that is not installed
+    __version__ = "0+unknown"
+
+# Re-exported lazily, so that `import fortekit` costs nothing until they are used.
+_LAZY = {
+    "parse_formula": "fortekit.fol",
+    "format_formula": "fortekit.fol",
+    "predicates": "fortekit.fol",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'fortekit' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])
+
+
+__all__ = ["__version__", *_LAZY]

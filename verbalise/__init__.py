@@ -1,0 +1,1 @@
+"""The template verbaliser G(φ): first-order formulas back to English (issue 5)."""
