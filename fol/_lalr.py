@@ -101,7 +101,8 @@ class LalrDriver:
                 if match is None:
                     raise FastPathFailed
                 kind = match.lastgroup
-                assert kind is not None
+                if kind is None:  # a state that accepts only the end of input
+                    raise FastPathFailed
                 pos = match.end()
                 # Plain strings: the callbacks only read the text. Positions matter only
                 # for error messages, and those come from Lark's own run.

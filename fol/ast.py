@@ -32,6 +32,12 @@ NAME_PATTERN = re.compile(rf"{_WORD}\Z")
 CONSTANT_PATTERN = re.compile(rf"{_WORD}(?: {_WORD})*\Z")
 
 
+#: Words the notations use as keywords; no name may be (or, for a constant, start with) one.
+RESERVED_WORDS = frozenset({"all", "exists", "forall", "in"})
+# A restricted quantifier's domain is a plain name: ∀x∈X.
+DOMAIN_PATTERN = re.compile(r"[A-Za-z_][\w'’]*\Z")
+
+
 def is_variable_name(name: str) -> bool:
     """Whether a free occurrence of ``name`` is read as a variable.
 
@@ -50,6 +56,8 @@ def _matches(pattern: re.Pattern[str], name: str) -> bool:
 def _check_name(kind: str, name: str, pattern: re.Pattern[str]) -> None:
     if not isinstance(name, str) or not _matches(pattern, name):
         raise ValueError(f"invalid {kind} name {name!r}: expected {pattern.pattern!r}")
+    if name.split(" ", 1)[0] in RESERVED_WORDS:
+        raise ValueError(f"{kind} name {name!r} is a keyword ({', '.join(sorted(RESERVED_WORDS))})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,7 +226,13 @@ class Quant(_Printable):
     quantifier: Quantifier
     variable: Var
     body: Formula
-    domain: Term | None = None
+    domain: Var | Const | None = None
+
+    def __post_init__(self) -> None:
+        if self.domain is not None and (
+            isinstance(self.domain, Func) or DOMAIN_PATTERN.match(self.domain.name) is None
+        ):
+            raise ValueError(f"a quantifier's domain must be a plain name, not {self.domain}")
 
 
 Formula: TypeAlias = Atom | Eq | Not | And | Or | Implies | Iff | Xor | Quant

@@ -76,9 +76,11 @@ _TERMINAL_NAMES = {
     "EQUALS": "=",
     "NOT_EQUALS": "≠",
     "QUANTIFIER": "∀/∃",
+    "WORD_QUANTIFIER": "all/exists",
     "BOUND_VAR": "a variable",
     "BOUND_VAR_LIST": "variables and '.'",
     "MEMBER": "∈",
+    "DOMAIN": "a domain name",
     "$END": "end of input",
 }
 

@@ -141,7 +141,9 @@ class _Printer:
         if isinstance(phi, Not):
             if isinstance(phi.body, Eq):
                 return f"{self.term(phi.body.left)}{n.neq}{self.term(phi.body.right)}"
-            return f"{n.not_}{self.operand(phi.body, unary=True)}"
+            if isinstance(phi.body, Eq) or (isinstance(phi.body, Not) and isinstance(phi.body.body, Eq)):
+                return f"{n.not_}({self.formula(phi.body)})"  # NLTK would negate the term
+            return f"{n.not_}{self.operand(phi.body)}"
         if isinstance(phi, Quant):
             text = self.quantifier(phi)
             return text if top or not n.dotted else f"({text})"
@@ -157,7 +159,7 @@ class _Printer:
             return f"{n.not_}({self.operand(phi.left)}{n.iff}{self.operand(phi.right)})"
         return f"{self.operand(phi.left)}{n.xor}{self.operand(phi.right)}"
 
-    def operand(self, phi: Formula, *, unary: bool = False) -> str:
+    def operand(self, phi: Formula) -> str:
         """A sub-formula in operand position: compound ones get parentheses."""
         if isinstance(phi, (And, Or, Implies, Iff, Xor)):
             return f"({self.formula(phi)})"
