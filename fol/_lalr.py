@@ -12,7 +12,6 @@ paths agree on every FOLIO formula.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Any
 
 from lark import Lark

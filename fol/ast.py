@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from functools import lru_cache
 from typing import TypeAlias
 
@@ -212,7 +212,7 @@ class Xor(_Printable):
     right: Formula
 
 
-class Quantifier(str, Enum):
+class Quantifier(StrEnum):
     """The two quantifiers; the value is the Unicode symbol."""
 
     FORALL = "∀"

@@ -7,7 +7,8 @@ equivalent; the converse does not hold (no alpha-renaming).
 
 Example:
     >>> from fortekit.fol import parse_formula
-    >>> canonical(parse_formula("Loud(x) ∧ Bird(x) ∧ Loud(x)")) == canonical(parse_formula("Bird(x) ∧ Loud(x)"))
+    >>> first = parse_formula("Loud(x) ∧ Bird(x) ∧ Loud(x)")
+    >>> canonical(first) == canonical(parse_formula("Bird(x) ∧ Loud(x)"))
     True
 """
 

@@ -189,7 +189,10 @@ class Successor:
 
 
 def _mentions(phi: Formula, predicate: str, target: Var) -> bool:
-    """Whether ``phi`` already says or denies ``predicate(target)``: adding it again is void or contradictory."""
+    """Whether ``phi`` already says or denies ``predicate(target)``.
+
+    Adding it again would be void (same polarity) or a contradiction (the opposite).
+    """
     atom = Atom(predicate, (target,))
     return any(occurrence == atom for occurrence, _ in atom_occurrences(phi))
 

@@ -18,12 +18,13 @@ from __future__ import annotations
 import threading
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import Any, cast
 
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from fortekit.errors import Errors, FormulaSyntaxError, FreeVariableWarning, warn
+from fortekit.fol._lalr import FastPathFailed, LalrDriver
 from fortekit.fol.ast import (
     And,
     Atom,
@@ -42,7 +43,6 @@ from fortekit.fol.ast import (
     Xor,
     is_variable_name,
 )
-from fortekit.fol._lalr import FastPathFailed, LalrDriver
 from fortekit.fol.terms import bound_names, free_variables, rebind_constant
 
 #: The deepest connective nesting :func:`parse_formula` accepts. Real formulas stay
@@ -299,8 +299,8 @@ def _describe(expected: set[str] | frozenset[str]) -> str:
 
 
 def _context(text: str, pos: int | None) -> str:
-    if pos is None or len(text) > 10_000 and "\n" not in text:
-        pos = pos or 0
+    """The offending line with a caret under the error (a window of it, if long)."""
+    pos = min(pos or 0, len(text))
     start = text.rfind("\n", 0, pos) + 1
     end = text.find("\n", pos)
     line = text[start : end if end != -1 else len(text)]
@@ -315,9 +315,10 @@ def _context(text: str, pos: int | None) -> str:
 def _syntax_error(text: str, exc: UnexpectedInput) -> FormulaSyntaxError:
     if isinstance(exc, UnexpectedCharacters):
         expected: set[str] | frozenset[str] = exc.allowed or set()
-        char = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else ""
+        pos = exc.pos_in_stream or 0
+        char = text[pos] if pos < len(text) else ""
         problem = f"unexpected character {char!r}"
-        line, column, pos = exc.line, exc.column, exc.pos_in_stream
+        line, column = exc.line, exc.column
     elif isinstance(exc, UnexpectedEOF):
         expected = set(exc.expected)
         problem = "the formula ends too early"
@@ -399,7 +400,7 @@ def _parse_with_lark(text: str) -> Formula:
     """Lark's own runtime: slower, but it reports line, column and expected tokens."""
     _state.reset(text)
     try:
-        formula: Formula = _parser().parse(text)
+        formula = cast(Formula, _parser().parse(text))
     except UnexpectedInput as exc:
         raise _syntax_error(text, exc) from None
     except _Rejected as exc:

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 from fortekit.fol.ast import And, Atom, Eq, Formula, Iff, Implies, Not, Or, Quant, Xor
 
 
-class Polarity(str, Enum):
+class Polarity(StrEnum):
     """Whether a predicate occurs asserted or denied."""
 
     POSITIVE = "+"

@@ -29,7 +29,6 @@ from fortekit.fol.ast import (
     Const,
     Eq,
     Formula,
-    Func,
     Iff,
     Implies,
     Not,

@@ -92,6 +92,20 @@ def _map_terms(term: Term, mapping: Mapping[Var, Term]) -> Term:
     return term
 
 
+def _map_domain(
+    domain: Var | Const | None, mapping: Mapping[Var, Term], rebind: str | None = None
+) -> Var | Const | None:
+    """A quantifier's domain after substitution; it must stay a plain name."""
+    if domain is None:
+        return None
+    if rebind is not None:
+        return Var(rebind) if isinstance(domain, Const) and domain.name == rebind else domain
+    mapped = _map_terms(domain, mapping)
+    if isinstance(mapped, Func):
+        raise ValueError(f"cannot substitute the function term {mapped} for the domain {domain}")
+    return mapped
+
+
 def substitute(phi: Formula, mapping: Mapping[Var, Term]) -> Formula:
     """Replace free occurrences of variables by terms, renaming binders to avoid capture.
 
@@ -118,7 +132,7 @@ def substitute(phi: Formula, mapping: Mapping[Var, Term]) -> Formula:
         return Iff(substitute(phi.left, mapping), substitute(phi.right, mapping))
     if isinstance(phi, Xor):
         return Xor(substitute(phi.left, mapping), substitute(phi.right, mapping))
-    domain = _map_terms(phi.domain, mapping) if phi.domain is not None else None
+    domain = _map_domain(phi.domain, mapping)
     inner = {var: term for var, term in mapping.items() if var != phi.variable}
     incoming = frozenset().union(*(term_variables(term) for term in inner.values()))
     variable, body = phi.variable, phi.body
@@ -185,7 +199,7 @@ def rebind_constant(phi: Formula, name: str) -> Formula:
         return Iff(rebind_constant(phi.left, name), rebind_constant(phi.right, name))
     if isinstance(phi, Xor):
         return Xor(rebind_constant(phi.left, name), rebind_constant(phi.right, name))
-    domain = _rebind_term(phi.domain, name) if phi.domain is not None else None
+    domain = _map_domain(phi.domain, {}, rebind=name)
     if phi.variable.name == name:  # an inner binder of the same name shadows ours
         return Quant(phi.quantifier, phi.variable, phi.body, domain)
     return Quant(phi.quantifier, phi.variable, rebind_constant(phi.body, name), domain)

@@ -139,19 +139,24 @@ def _unescape(name: str) -> str:
 
 def from_nltk(expression: object, bound: frozenset[str] = frozenset()) -> Formula:
     """An NLTK logic expression as a fortekit formula (for comparing the two readers)."""
-    L = nltk_logic
-    if isinstance(expression, L.AllExpression | L.ExistsExpression):
+    logic = nltk_logic
+    if isinstance(expression, logic.AllExpression | logic.ExistsExpression):
         name = _unescape(str(expression.variable))
-        kind = Quantifier.FORALL if isinstance(expression, L.AllExpression) else Quantifier.EXISTS
+        kind = Quantifier.FORALL if isinstance(expression, logic.AllExpression) else Quantifier.EXISTS
         body = from_nltk(expression.term, bound | {name})
         if not is_variable_name(name):
             body = rebind_constant(body, name)
         return Quant(kind, Var(name), body)
-    if isinstance(expression, L.NegatedExpression):
+    if isinstance(expression, logic.NegatedExpression):
         return Not(from_nltk(expression.term, bound))
-    if isinstance(expression, L.EqualityExpression):
+    if isinstance(expression, logic.EqualityExpression):
         return Eq(_nltk_term(expression.first), _nltk_term(expression.second))
-    binary = {L.AndExpression: "and", L.OrExpression: "or", L.ImpExpression: "imp", L.IffExpression: "iff"}
+    binary = {
+        logic.AndExpression: "and",
+        logic.OrExpression: "or",
+        logic.ImpExpression: "imp",
+        logic.IffExpression: "iff",
+    }
     for cls, kind in binary.items():
         if isinstance(expression, cls):
             left, right = from_nltk(expression.first, bound), from_nltk(expression.second, bound)
@@ -160,7 +165,7 @@ def from_nltk(expression: object, bound: frozenset[str] = frozenset()) -> Formul
             if kind == "or":
                 return Or((left, right))
             return Implies(left, right) if kind == "imp" else Iff(left, right)
-    if isinstance(expression, L.ApplicationExpression):
+    if isinstance(expression, logic.ApplicationExpression):
         function, args = expression.uncurry()
         return Atom(_unescape(str(function)), tuple(_nltk_term(arg) for arg in args))
     return Atom(_unescape(str(expression)))

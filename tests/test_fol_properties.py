@@ -33,7 +33,9 @@ from fortekit.fol.ast import RESERVED_WORDS, is_variable_name
 nltk_logic = __import__("nltk.sem.logic", fromlist=["Expression"])
 
 FREE_VARIABLES = st.sampled_from(["x", "y", "z", "t", "x1", "y'"]).map(Var)
-_word = st.from_regex(r"[A-Za-zé_][A-Za-z0-9é_’+']{0,6}(?:[-.][A-Za-z0-9_][A-Za-z0-9_]{0,4}){0,2}", fullmatch=True)
+_word = st.from_regex(
+    r"[A-Za-zé_][A-Za-z0-9é_’+']{0,6}(?:[-.][A-Za-z0-9_][A-Za-z0-9_]{0,4}){0,2}", fullmatch=True
+)
 NAMES = _word.filter(lambda name: name.split(" ")[0] not in RESERVED_WORDS)
 CONSTANTS = (
     st.lists(NAMES, min_size=1, max_size=3)
@@ -118,7 +120,7 @@ def _only_syntax_errors(text: str) -> None:
         assert exc.line >= 1 and exc.column >= 1
 
 
-FORMULA_ALPHABET = st.sampled_from(list("∀∃¬∧∨→↔⊕≠=∈()[],.-&|~!<>x yPQab'’+\t\n") + ["all ", "exists "])
+FORMULA_ALPHABET = st.sampled_from([*list("∀∃¬∧∨→↔⊕≠=∈()[],.-&|~!<>x yPQab'’+\t\n"), "all ", "exists "])
 
 
 @settings(max_examples=500, deadline=None)
