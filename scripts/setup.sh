@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Prepare everything fortekit needs on a fresh Debian machine; safe to re-run.
+#
+#   bash scripts/setup.sh          # runtime: the package and its dependencies
+#   bash scripts/setup.sh test     # plus the test, lint and type-check tools
+#
+# It installs the Debian packages it needs (when run as root, or with sudo), makes
+# a virtual environment in .venv and installs fortekit into it, editable. Only the
+# package registries (Debian, PyPI) are contacted.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+extras="${1:-}"
+python="${PYTHON:-python3}"
+
+log() { printf '[setup] %s\n' "$*" >&2; }
+
+if ! command -v "$python" >/dev/null 2>&1; then
+    log "python3 not found: install it first (apt-get install python3)"; exit 1
+fi
+if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+    log "fortekit needs Python >= 3.11; $("$python" --version) found"; exit 1
+fi
+
+# Debian packages: venv support for Debian's own python3.
+apt_packages=()
+"$python" -c 'import venv, ensurepip' >/dev/null 2>&1 || apt_packages+=(python3-venv)
+if ((${#apt_packages[@]})); then
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    log "installing Debian packages: ${apt_packages[*]}"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${apt_packages[@]}" >/dev/null
+fi
+
+if [ ! -x .venv/bin/python ]; then
+    log "creating .venv"
+    "$python" -m venv .venv
+fi
+pip=(.venv/bin/python -m pip --disable-pip-version-check -q)
+"${pip[@]}" install --upgrade pip wheel >/dev/null
+target="."
+[ -n "$extras" ] && target=".[$extras]"
+log "installing fortekit${extras:+ with [$extras]} into .venv"
+"${pip[@]}" install -e "$target"
