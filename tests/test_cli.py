@@ -25,7 +25,7 @@ def test_parse_prints_every_notation(capsys: pytest.CaptureFixture[str]) -> None
 def test_parse_reports_bad_lines_and_goes_on(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     source = tmp_path / "formulas.txt"
     source.write_bytes(
-        "# a comment\nBird(x) ∧\n\n".encode() + b"\xff\xfeBird(\xc3x)\n" + "Loud(x)\n".encode()
+        "# a comment\nBird(x) ∧\n\n".encode() + b"\xff\xfeBird(\xc3x)\n" + b"Loud(x)\n"
     )
     assert main(["parse", "--file", str(source), "--style", "ascii"]) == 1
     out = capsys.readouterr().out
