@@ -12,13 +12,10 @@ Example:
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-try:
-    __version__ = version("fortekit")
-except PackageNotFoundError:  # running from a source tree that is not installed
-    __version__ = "0+unknown"
+# The single source of the version: pyproject reads it from here.
+__version__ = "0.1.0"
 
 # Re-exported lazily, so that `import fortekit` costs nothing until they are used.
 _LAZY = {

@@ -48,8 +48,8 @@ def free_variables(phi: Formula) -> frozenset[Var]:
 
     Example:
         >>> from fortekit.fol import parse_formula
-        >>> sorted(v.name for v in free_variables(parse_formula("∀x∈X Bird(x)")))
-        ['X']
+        >>> sorted(v.name for v in free_variables(parse_formula("∀x∈z [Bird(x) ∧ Near(x, y)]")))
+        ['y', 'z']
     """
     if isinstance(phi, Atom):
         return frozenset().union(*(term_variables(arg) for arg in phi.args))
