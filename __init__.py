@@ -19,6 +19,9 @@ __version__ = "0.1.0"
 
 # Re-exported lazily, so that `import fortekit` costs nothing until they are used.
 _LAZY = {
+    "parse_caption": "fortekit.fol.caption",
+    "parse_captions": "fortekit.fol.caption",
+    "verbalise": "fortekit.verbalise",
     "parse_formula": "fortekit.fol",
     "format_formula": "fortekit.fol",
     "predicates": "fortekit.fol",

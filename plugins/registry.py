@@ -328,6 +328,11 @@ _BACKBONES = {
     ),
 }
 _ELABORATORS = {
+    "lexical": _Builtin(
+        "fortekit.plugins.elaborators.lexical:LexicalElaborator",
+        "offline default: descriptors that co-occur with the sound event in captions (q+), "
+        "one acoustic dimension flipped with V_audio's contrast sets (q-)",
+    ),
     "hf-llm": _Builtin(
         "fortekit.plugins.elaborators.hf_llm:HFLLMElaborator",
         "a causal LM from a local path, prompted with the paper's two templates",

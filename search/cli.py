@@ -18,25 +18,13 @@ from typing import TextIO
 from fortekit import __version__
 
 
-def _formulas_from(args: argparse.Namespace) -> Iterator[tuple[str, str]]:
-    """(label, text) pairs from the command line and --file, skipping blank and # lines."""
-    for index, text in enumerate(args.formula, start=1):
-        yield f"arg {index}", text
-    if args.file is not None:
-        raw = Path(args.file).read_bytes()
-        for number, line in enumerate(raw.split(b"\n"), start=1):
-            text = line.decode("utf-8", errors="replace").strip()
-            if text and not text.startswith("#"):
-                yield f"{args.file}:{number}", text
-
-
 def _cmd_parse(args: argparse.Namespace, out: TextIO) -> int:
     from fortekit.errors import FormulaSyntaxError
     from fortekit.fol import STYLES, format_formula, parse_formula, predicates
 
     styles = list(STYLES) if args.style == "all" else [args.style]
     failures = 0
-    for label, text in _formulas_from(args):
+    for label, text in _lines_of(args, "formula"):
         try:
             phi = parse_formula(text, warn_free=False)
         except FormulaSyntaxError as exc:
@@ -48,6 +36,46 @@ def _cmd_parse(args: argparse.Namespace, out: TextIO) -> int:
             print(f"  {style:<8} {format_formula(phi, style)}", file=out)
         preds = ", ".join(sorted(map(str, predicates(phi))))
         print(f"  {'Pred':<8} {{{preds}}}", file=out)
+    return 1 if failures else 0
+
+
+def _lines_of(args: argparse.Namespace, field: str) -> Iterator[tuple[str, str]]:
+    """(label, text) from positional arguments and --file; undecodable bytes are replaced."""
+    for index, text in enumerate(getattr(args, field), start=1):
+        yield f"arg {index}", text
+    if args.file is not None:
+        raw = Path(args.file).read_bytes()
+        for number, line in enumerate(raw.split(b"\n"), start=1):
+            text = line.decode("utf-8", errors="replace").strip()
+            if text and not text.startswith("#"):
+                yield f"{args.file}:{number}", text
+
+
+def _cmd_caption(args: argparse.Namespace, out: TextIO) -> int:
+    import json
+
+    from fortekit.errors import CaptionError
+    from fortekit.fol.caption import parse_caption
+    from fortekit.verbalise import verbalise
+
+    failures = 0
+    for label, text in _lines_of(args, "caption"):
+        try:
+            result = parse_caption(text)
+        except CaptionError as exc:
+            failures += 1
+            print(f"{label}: {text}\n  error: {exc}", file=out)
+            continue
+        if args.json:
+            print(json.dumps(result.to_dict(), ensure_ascii=False), file=out)
+            continue
+        print(f"{label}: {text}", file=out)
+        print(f"  FOL      {result.formula}", file=out)
+        print(f"  G(FOL)   {verbalise(result.formula)}", file=out)
+        grounding = ", ".join(f"{r.symbol}:{r.rule}/{r.tier}" for r in result.predicates)
+        print(f"  rules    {grounding}", file=out)
+        if result.used_fallback:
+            print("  (fallback rule)", file=out)
     return 1 if failures else 0
 
 
@@ -68,15 +96,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="notation to print (default: all)",
     )
     parse.set_defaults(handler=_cmd_parse)
+    caption = commands.add_parser(
+        "caption", help="parse captions or queries into first-order logic (the caption parser Π)"
+    )
+    caption.add_argument("caption", nargs="*", help="captions or queries")
+    caption.add_argument("--file", help="read one caption per line (# starts a comment)")
+    caption.add_argument("--json", action="store_true", help="one JSON object per caption")
+    caption.set_defaults(handler=_cmd_caption)
     _add_optional_commands(commands)
     return parser
 
 
 def _add_optional_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Sub-commands that other folders own; each module is light to import."""
+    from fortekit.fol.caption import add_parse_report_command
     from fortekit.plugins.cli import add_plugin_commands
 
     add_plugin_commands(commands)
+    add_parse_report_command(commands)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -86,8 +123,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "handler", None) is None:
         parser.print_help()
         return 2
-    if args.command == "parse" and not args.formula and args.file is None:
-        parser.error("parse: give a formula or --file")
+    if args.command in ("parse", "caption") and not getattr(args, args.command if args.command == "caption" else "formula") and args.file is None:
+        parser.error(f"{args.command}: give a text or --file")
     try:
         return int(args.handler(args, sys.stdout))
     except OSError as exc:

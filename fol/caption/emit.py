@@ -1,0 +1,339 @@
+"""From the Pass 1 graph to candidate literals: lemmas, coreference, objects, negation.
+
+Lemmas follow docs/annotation.md: nouns singular, gerunds and participles as their
+verb (``more chirping`` -> ``chirp``, ``broken`` -> ``break``), adverbs as their
+adjective (``quietly`` -> ``quiet``). Repeated nouns and pronouns reuse their
+antecedent's node before literals are made, so their predicates collapse.
+
+Example:
+    >>> from fortekit.fol.caption.tokens import Tok, TokenView
+    >>> from fortekit.fol.caption.rules import load_rules
+    >>> from fortekit.fol.caption.lemmas import WordNetLemmas
+    >>> from fortekit.fol.caption.pass1 import Graph
+    >>> view = TokenView([Tok(0, "dogs", "dogs", "dog", "NOUN", "NNS", "nsubj", 1, 0),
+    ...                   Tok(1, "bark", "bark", "bark", "VERB", "VBP", "ROOT", 1, 5)], "dogs bark")
+    >>> found, timed = candidates(Graph(view, load_rules(), WordNetLemmas(None)).run())
+    >>> [(c.lemma, c.args) for c in found], timed
+    ([('dog', (0,)), ('bark', (0,))], set())
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from fortekit.fol.caption.lemmas import camel
+from fortekit.fol.caption.pass1 import Graph
+from fortekit.fol.caption.tokens import Tok
+
+__all__ = ["Candidate", "candidates", "entity_heads", "predicate_lemma", "time_nodes"]
+
+_NOUNS = frozenset({"NOUN", "PROPN"})
+_PARTICIPLE_ENDINGS = ("ed", "en", "ing", "wn", "nt")
+_HEAD_DEPS_EXCLUDED = frozenset({"compound", "amod", "poss", "nmod"})
+_SALIENT_DEPS = frozenset({"nsubj", "nsubjpass", "ROOT"})
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A literal before grounding.
+
+    Attributes:
+        lemma: lower-case lemma words (``chirp``, ``in front of``, ``high pitched``).
+        pos: part of speech for grounding (``NOUN``, ``VERB``, ``ADJ``, ``ADV``, ``ADP``).
+        args: node ids of the arguments (see :meth:`Graph.find`).
+        negated: whether the literal is negated.
+        rule: the arc rule that produced it.
+        tokens: the caption tokens it comes from.
+    """
+
+    lemma: str
+    pos: str
+    args: tuple[int, ...]
+    negated: bool
+    rule: str
+    tokens: tuple[int, ...]
+
+
+def predicate_lemma(graph: Graph, tok: Tok) -> tuple[str, str] | None:
+    """The lemma and grounding POS of a content token, or None if it is no predicate.
+
+    Args:
+        graph: the Pass 1 graph (for the lexicon, WordNet and the tree).
+        tok: the token.
+
+    Returns:
+        ``(lemma, pos)`` or None.
+    """
+    words, lex = graph.words, graph.lex
+    low, lemma, pos = tok.lower, tok.lemma, tok.pos
+    override = graph.lexicon.lemma_overrides.get(low)
+    if override is not None and pos not in ("AUX", "PRON", "DET", "ADP", "PUNCT"):
+        return override, "NOUN" if pos in _NOUNS else pos
+    if pos == "AUX" or lemma in words("never_predicates") or low in words("never_predicates"):
+        return None
+    if pos == "PRON":
+        return (low, "NOUN") if low in words("indefinite_pronouns") else None
+    if pos in _NOUNS or pos == "X":
+        if lemma in words("quantity_words") and pos != "PROPN":
+            return None
+        if low.endswith("ing") and lemma not in words("time_nouns"):
+            base = lex.verb_base(low)
+            if base is not None and lex.is_event_noun(low):
+                return base, "VERB"
+        if lex.wordnet is not None and not lex.has(lemma, "NOUN"):
+            bases = lex.morphy(low, "NOUN")
+            if bases:
+                return bases[0], "NOUN"
+        return lemma, "NOUN"
+    if pos == "VERB":
+        if lemma in words("copular_verbs") and graph.view.has_child(tok.i, ("acomp", "attr", "oprd")):
+            return None
+        base = lex.verb_base(low)
+        return (base if base is not None else lemma), "VERB"
+    if pos == "ADJ":
+        if lemma in words("quantity_words") or lemma in words("ordinals"):
+            return None
+        if low.endswith(_PARTICIPLE_ENDINGS) or tok.tag == "VBN":
+            base = lex.verb_base(low)
+            if base is not None:
+                return base, "VERB"
+        return lemma, "ADJ"
+    if pos == "ADV":
+        if low in words("place_adverbs"):
+            return low, "ADV"
+        if low in words("non_predicate_adverbs") or lemma in words("non_predicate_adverbs"):
+            return None
+        adjective = lex.adjective_of_adverb(low)
+        return (adjective, "ADJ") if adjective is not None else (lemma, "ADV")
+    return None
+
+
+# predicate_lemma() depends on the token's own fields (and, for a copular verb, on its
+# children), the lexicon and WordNet: across captions the same words come back, so its
+# answers are kept in the parser's WordNetLemmas.memo (bounded by clearing).
+_LEMMA_CACHE_SIZE = 1 << 16
+
+
+def _lemma_of(graph: Graph, tok: Tok, cache: dict[int, tuple[str, str] | None]) -> tuple[str, str] | None:
+    if tok.i in cache:
+        return cache[tok.i]
+    memo = graph.lex.memo
+    shared = tok.pos != "VERB" or tok.lemma not in graph.words("copular_verbs")
+    key = ("lemma", id(graph.lexicon), tok.lower, tok.lemma, tok.pos, tok.tag)
+    if shared and key in memo:
+        found: tuple[str, str] | None = memo[key]  # type: ignore[assignment]
+    else:
+        found = predicate_lemma(graph, tok)
+        if found is not None and not camel(found[0]):
+            found = None
+        if shared:
+            if len(memo) >= _LEMMA_CACHE_SIZE:
+                memo.clear()
+            memo[key] = found
+    cache[tok.i] = found
+    return found
+
+
+Heads = list[tuple[Tok, str]]
+
+
+def entity_heads(graph: Graph, lemmas: dict[int, tuple[str, str] | None]) -> Heads:
+    """The tokens that name an entity (head nouns, indefinite pronouns) with their lemma."""
+    indefinite = graph.words("indefinite_pronouns")
+    heads: Heads = []
+    for tok in graph.view:
+        if tok.dep in _HEAD_DEPS_EXCLUDED or graph.suppressed[tok.i] or not graph.emit[tok.i]:
+            continue
+        if tok.pos in _NOUNS or (tok.pos == "PRON" and tok.lower in indefinite):
+            found = _lemma_of(graph, tok, lemmas)
+            if found is not None:
+                heads.append((tok, found[0]))
+    return heads
+
+
+def time_nodes(graph: Graph, heads: Heads) -> set[int]:
+    """Nodes whose entity is a time expression (a time noun and no other entity noun)."""
+    time_words = graph.words("time_nouns")
+    timed = {graph.find(tok.i) for tok, lemma in heads if lemma in time_words}
+    if not timed:
+        return timed
+    return timed - {graph.find(tok.i) for tok, lemma in heads if lemma not in time_words}
+
+
+def _corefer_repeated(graph: Graph, heads: Heads) -> None:
+    """A repeated noun ('a car ... the car') reuses its antecedent unless marked new ('another duck')."""
+    time_words = graph.words("time_nouns")
+    nouns = [(tok, lemma) for tok, lemma in heads if tok.pos != "PRON" and lemma not in time_words]
+    if len({lemma for _, lemma in nouns}) == len(nouns):
+        return  # no noun repeats: nothing to do (the common case)
+    new_words = graph.words("new_entity_words")
+    earlier: Heads = []
+    for tok, lemma in nouns:
+        modifiers = graph.view.children(tok.i, ("det", "amod", "nummod", "quantmod"))
+        if not any(m.lower in new_words for m in modifiers):
+            governor = graph.anchor(graph.view[tok.head]) if tok.dep == "pobj" else tok.head
+            for other, other_lemma in reversed(earlier):
+                if other_lemma == lemma and other.i != governor and graph.find(other.i) != graph.find(tok.i):
+                    graph.union(tok.i, other.i)
+                    break
+        earlier.append((tok, lemma))
+
+
+def _resolve_pronouns(graph: Graph, heads: Heads, timed: set[int]) -> None:
+    """A pronoun reuses the latest salient entity before it, other than the one it is said of."""
+    if not graph.pronouns:
+        return
+    events = {graph.find(t.i) for t in graph.view if t.pos == "VERB" and graph.emit[t.i]}
+    for pronoun, anchor in graph.pronouns:
+        excluded = graph.find(anchor) if anchor is not None else None
+        fallback: int | None = None
+        chosen: int | None = None
+        for tok, _lemma in reversed(heads):
+            node = graph.find(tok.i)
+            if tok.i >= pronoun or node in timed or node == excluded or node == graph.find(pronoun):
+                continue
+            if fallback is None:
+                fallback = tok.i
+            if tok.dep in _SALIENT_DEPS or node in events:
+                chosen = tok.i
+                break
+        target = chosen if chosen is not None else fallback
+        if target is not None:
+            graph.union(pronoun, target)
+
+
+def _objects(graph: Graph, tok: Tok, lemma: str) -> list[int]:
+    found = graph.objects.get(tok.i, [])
+    if found or not graph.rules.option("share_objects_across_conjuncts", True):
+        return found
+    if graph.view.has_child(tok.i, ("auxpass", "nsubjpass")) or tok.tag == "VBN":
+        return []  # a passive verb has no object to share ('opened ... and dripping a liquid')
+    # 'holding and squeezing a toy': a transitive verb shares the next conjunct's object.
+    for conj in graph.view.children(tok.i, ("conj",)):
+        if conj.pos == "VERB" and graph.view.subject(conj.i) is None and graph.objects.get(conj.i):
+            return graph.objects[conj.i] if graph.lex.is_transitive(lemma) else []
+    return []
+
+
+def _multiword_adjective(graph: Graph, tok: Tok) -> tuple[str, list[int]] | None:
+    view, table = graph.view, graph.lexicon.multiword_adjectives
+    following = [j for j in range(tok.i + 1, min(tok.i + 3, len(view))) if view[j].lower != "-"][:1]
+    if following:
+        phrase = f"{tok.lower} {view[following[0]].lower}"
+        if phrase in table:
+            return table[phrase], [tok.i, *range(tok.i + 1, following[0] + 1)]
+    return None
+
+
+def _compound_phrase(
+    graph: Graph, tok: Tok, lemmas: dict[int, tuple[str, str] | None], is_multiword: Callable[[str], bool]
+) -> tuple[str, list[int]] | None:
+    """Paper: a compound noun in V_audio is one predicate (``ice cream truck`` -> IceCreamTruck)."""
+    chain: list[int] = [tok.i]
+    j = tok.i - 1
+    while j >= 0 and graph.view[j].dep == "compound" and graph.view[j].head in chain:
+        chain.insert(0, j)
+        j -= 1
+    for start in range(len(chain) - 1):
+        words = []
+        for k in chain[start:]:
+            found = _lemma_of(graph, graph.view[k], lemmas)
+            words.append(found[0] if found else graph.view[k].lower)
+        phrase = " ".join(words)
+        if is_multiword(phrase):
+            return phrase, chain[start:]
+    return None
+
+
+def candidates(
+    graph: Graph, is_multiword: Callable[[str], bool] | None = None
+) -> tuple[list[Candidate], set[int]]:
+    """The literals of a caption, before grounding, in the order of their first token.
+
+    Args:
+        graph: the Pass 1 graph after :meth:`Graph.run`.
+        is_multiword: tells whether a multi-word lemma is one V_audio predicate (for
+            the paper's compound rule); None to keep one predicate per noun.
+
+    Returns:
+        The candidates, duplicates (same lemma, arguments and polarity) removed, and
+        the nodes that are time expressions (named t, t1, ...).
+    """
+    view = graph.view
+    lemmas: dict[int, tuple[str, str] | None] = {}
+    heads = entity_heads(graph, lemmas)
+    _corefer_repeated(graph, heads)
+    timed = time_nodes(graph, heads)
+    _resolve_pronouns(graph, heads, timed)
+    negated = list(graph.negated)
+    for tok in view:  # a negated copula passes its negation to the complement
+        if negated[tok.i] and (not graph.emit[tok.i] or _lemma_of(graph, tok, lemmas) is None):
+            for child in view.children(tok.i, ("acomp", "attr", "xcomp", "oprd", "dobj")):
+                negated[child.i] = negated[tok.i]
+    out: list[Candidate] = []
+    done: set[int] = set()
+    for tok in view:  # multi-word predicates first, so their words are not emitted alone
+        if not graph.emit[tok.i] or tok.i in done:
+            continue
+        merged = _multiword_adjective(graph, tok) if tok.pos in ("ADJ", "ADV") else None
+        rule = graph.rule_of[tok.i].id
+        if merged is None and is_multiword is not None and tok.pos in _NOUNS and tok.dep != "compound":
+            merged = _compound_phrase(graph, tok, lemmas, is_multiword)
+            rule = "compound"
+        if merged is not None:
+            lemma, tokens = merged
+            done.update(tokens)
+            pos = "NOUN" if tok.pos in _NOUNS else "ADJ"
+            negation = negated[tok.i]
+            out.append(
+                Candidate(
+                    lemma, pos, (graph.find(tok.i),), negation is not None, negation or rule, tuple(tokens)
+                )
+            )
+    for tok in view:
+        if tok.i in done or not graph.emit[tok.i]:
+            continue
+        rule = graph.rule_of[tok.i].id
+        found = _lemma_of(graph, tok, lemmas)
+        if found is None:
+            continue
+        lemma, pos = found
+        node = graph.find(tok.i)
+        objects = _objects(graph, tok, lemma) if tok.pos == "VERB" else []
+        subject = graph.subject_of.get(tok.i)
+        holders = [node]
+        if subject is not None and tok.pos in ("VERB", "ADJ"):
+            holders += [graph.find(c) for c in graph.conj_nouns(subject)[1:] if graph.find(c) != node]
+        slots: list[int | None] = [*objects] if objects else [None]
+        for holder in holders:
+            for obj in slots:
+                if obj is not None and graph.find(obj) not in timed:
+                    args: tuple[int, ...] = (holder, graph.find(obj))
+                else:
+                    args = (holder,)
+                negation = negated[tok.i]
+                # A negated predicate's provenance is the rule that negated it ('prep-without').
+                out.append(Candidate(lemma, pos, args, negation is not None, negation or rule, (tok.i,)))
+    for rel in graph.relations:
+        first, second = graph.find(rel.first), graph.find(rel.second)
+        if first in timed or second in timed:
+            continue
+        out.append(Candidate(rel.lemma, rel.pos, (first, second), False, rel.rule, rel.tokens))
+    # Both arguments of a binary predicate must be entities the caption names
+    # (docs/annotation.md): a relation to a nameless node ('around a little bit') goes,
+    # a verb whose object has no name becomes unary.
+    named = {c.args[0] for c in out if c.pos != "ADP"}
+    kept: list[Candidate] = []
+    for cand in out:
+        if len(cand.args) == 2 and cand.args[1] not in named and cand.args[1] != cand.args[0]:
+            if cand.pos == "ADP":
+                continue
+            cand = Candidate(cand.lemma, cand.pos, cand.args[:1], cand.negated, cand.rule, cand.tokens)
+        kept.append(cand)
+    out = kept
+    out.sort(key=lambda c: min(c.tokens))
+    unique: dict[tuple[str, tuple[int, ...], bool], Candidate] = {}
+    for cand in out:
+        unique.setdefault((cand.lemma, cand.args, cand.negated), cand)
+    return list(unique.values()), timed

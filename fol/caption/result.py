@@ -1,0 +1,194 @@
+"""What the caption parser returns: the formula and, per predicate, where it came from.
+
+Example:
+    >>> from fortekit.fol import Var
+    >>> rec = PredicateRecord("Bird", "bird", ("x",), False, "nsubj", (0,), (0, 5), "birds",
+    ...                       "wordnet", 1.0, "sound_event", "NOUN")
+    >>> result = ParseResult("birds", build_formula([rec]), (rec,), False, ())
+    >>> str(result.formula), result.grounded_count, result.to_dict()["predicates"][0]["tier"]
+    ('∃x Bird(x)', 1, 'wordnet')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from fortekit.fol.ast import Atom, Formula, Not, Quant, Quantifier, Var, conjoin
+
+__all__ = ["ParseResult", "PredicateRecord", "build_formula", "variable_names"]
+
+_ENTITY_LETTERS = ("x", "y", "z", "w", "v", "u")
+_VARS: dict[str, Var] = {}
+
+
+def _var(name: str) -> Var:
+    """A shared Var per name (they are immutable; building one validates its name)."""
+    found = _VARS.get(name)
+    if found is None:
+        found = _VARS[name] = Var(name)
+    return found
+
+
+def variable_names(n_entities: int, n_times: int) -> tuple[list[str], list[str]]:
+    """Names for entity and time variables, in order of first mention.
+
+    Example:
+        >>> variable_names(8, 2)
+        (['x', 'y', 'z', 'w', 'v', 'u', 'x1', 'y1'], ['t', 't1'])
+    """
+    entities = [
+        letter if k == 0 else f"{letter}{k}"
+        for k in range(n_entities // len(_ENTITY_LETTERS) + 1)
+        for letter in _ENTITY_LETTERS
+    ][:n_entities]
+    times = ["t" if k == 0 else f"t{k}" for k in range(n_times)]
+    return entities, times
+
+
+@dataclass(frozen=True, slots=True)
+class PredicateRecord:
+    """One literal of the formula and its provenance.
+
+    Attributes:
+        symbol: the predicate symbol in the formula (V_audio's, or the CamelCase lemma).
+        lemma: the lemma words it was made from (``chirp``, ``in front of``).
+        args: its variables (``("x",)``, ``("x", "y")``).
+        negated: whether it is negated in the formula.
+        rule: the arc rule that produced it (``nsubj``, ``amod``, ``prep``, ``fallback``, ...).
+        tokens: indices of its source tokens in the spaCy parse.
+        span: character span ``(start, end)`` of those tokens in the caption.
+        source: the source text (the tokens as written).
+        tier: grounding tier: ``exact``, ``wordnet``, ``edit_distance`` or ``none`` (OOV).
+        confidence: grounding confidence (1.0; sigma in [0.5, 1) for a soft match; 0.0 OOV).
+        category: its V_audio category, None when out of vocabulary.
+        pos: the part of speech it was grounded with.
+    """
+
+    symbol: str
+    lemma: str
+    args: tuple[str, ...]
+    negated: bool
+    rule: str
+    tokens: tuple[int, ...]
+    span: tuple[int, int]
+    source: str
+    tier: str
+    confidence: float
+    category: str | None
+    pos: str
+
+    @property
+    def grounded(self) -> bool:
+        """Whether the predicate is in V_audio."""
+        return self.tier != "none"
+
+    @property
+    def soft(self) -> bool:
+        """Whether it was grounded only by edit distance (tier iii)."""
+        return self.tier == "edit_distance"
+
+    @property
+    def atom(self) -> Atom:
+        """The atom ``symbol(args)``."""
+        return Atom(self.symbol, tuple(_var(name) for name in self.args))
+
+    @property
+    def literal(self) -> Formula:
+        """The atom, negated if :attr:`negated`."""
+        return Not(self.atom) if self.negated else self.atom
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of every field."""
+        return {
+            "symbol": self.symbol,
+            "lemma": self.lemma,
+            "args": list(self.args),
+            "negated": self.negated,
+            "rule": self.rule,
+            "tokens": list(self.tokens),
+            "span": list(self.span),
+            "source": self.source,
+            "tier": self.tier,
+            "confidence": self.confidence,
+            "category": self.category,
+            "pos": self.pos,
+        }
+
+
+def build_formula(records: Sequence[PredicateRecord]) -> Formula:
+    """The existential closure of the conjunction of the records' literals.
+
+    Variables are bound in order of first mention: ``∃x ∃t [Bird(x) ∧ Morning(t)]``.
+
+    Raises:
+        ValueError: for no records (the parser always has at least one).
+    """
+    literals: list[Formula] = []
+    order: dict[str, None] = {}
+    for record in records:
+        args = record.args
+        for name in args:
+            order.setdefault(name, None)
+        # Built here rather than through .literal: this runs once per caption parsed.
+        atom = Atom(record.symbol, tuple([_var(name) for name in args]))
+        literals.append(Not(atom) if record.negated else atom)
+    formula = conjoin(*literals)
+    for name in reversed(order):
+        formula = Quant(Quantifier.EXISTS, _var(name), formula)
+    return formula
+
+
+@dataclass(frozen=True, slots=True)
+class ParseResult:
+    """The logical form of one caption.
+
+    Attributes:
+        text: the caption as given.
+        formula: the existentially closed formula; ``str()`` gives the Unicode notation.
+        predicates: one record per literal, in the formula's order.
+        used_fallback: whether the fallback rule produced the formula (no arc rule fired).
+        oov: lemmas of the predicates V_audio does not have, in order, without repeats.
+        truncated: whether only the first words of a very long text were parsed.
+        backend: ``rules``, or ``neural`` when the neural plug-in's output was used.
+    """
+
+    text: str
+    formula: Formula
+    predicates: tuple[PredicateRecord, ...]
+    used_fallback: bool
+    oov: tuple[str, ...]
+    truncated: bool = False
+    backend: str = "rules"
+
+    def __str__(self) -> str:
+        return str(self.formula)
+
+    @property
+    def symbols(self) -> frozenset[str]:
+        """The predicate symbols of the formula."""
+        return frozenset(record.symbol for record in self.predicates)
+
+    @property
+    def grounded_count(self) -> int:
+        """How many literals are grounded in V_audio."""
+        return sum(1 for record in self.predicates if record.grounded)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict: the formula as text and every record.
+
+        Example:
+            >>> import fortekit.fol.caption as caption  # doctest: +SKIP
+            >>> caption.parse_caption("a dog barks").to_dict()["formula"]  # doctest: +SKIP
+            '∃x [Dog(x) ∧ Barking(x)]'
+        """
+        return {
+            "text": self.text,
+            "formula": str(self.formula),
+            "used_fallback": self.used_fallback,
+            "truncated": self.truncated,
+            "backend": self.backend,
+            "oov": list(self.oov),
+            "predicates": [record.to_dict() for record in self.predicates],
+        }

