@@ -111,7 +111,9 @@ def _add_optional_commands(commands: argparse._SubParsersAction[argparse.Argumen
     """Sub-commands that other folders own; each module is light to import."""
     from fortekit.fol.caption import add_parse_report_command
     from fortekit.plugins.cli import add_plugin_commands
+    from fortekit.vocab.cli import add_vocab_commands
 
+    add_vocab_commands(commands)
     add_plugin_commands(commands)
     add_parse_report_command(commands)
 

@@ -41,7 +41,7 @@ _ORDER_RELATIONS = {"while": "while", "before": "before", "after": "after"}
 class _Entity:
     """What the formula says about one variable."""
 
-    variable: Var
+    variable: str
     nouns: list[str] = field(default_factory=list)
     adjectives: list[str] = field(default_factory=list)
     manners: list[str] = field(default_factory=list)
@@ -50,6 +50,7 @@ class _Entity:
     times: list[str] = field(default_factory=list)
     denied: list[Word] = field(default_factory=list)
     members: list[str] = field(default_factory=list)  # ∀x∈X: what X is a group of
+    self_order: str | None = None  # While(x, x) / Before(x, x): how its events relate
     plural: bool = False
     is_object: bool = False
 
@@ -64,10 +65,10 @@ class _Entity:
 
 @dataclass(slots=True)
 class _Reading:
-    entities: dict[Var, _Entity]
-    relations: list[tuple[Word, Var, Var]]
-    order: list[tuple[str, Var, Var]]
-    member_of: dict[Var, Var] = field(default_factory=dict)  # ∀x∈X: x -> X
+    entities: dict[str, _Entity]
+    relations: list[tuple[Word, str, str]]
+    order: list[tuple[str, str, str]]
+    member_of: dict[str, str] = field(default_factory=dict)  # ∀x∈X: x -> X
 
     def merge_members(self) -> None:
         """Say what the members of ∀x∈X do as what the group X does ("a flock of birds chirping")."""
@@ -92,7 +93,7 @@ class _Reading:
 def _literals(phi: Formula, reading: _Reading, lexicon: Lexicon | None) -> None:
     if isinstance(phi, Quant):
         if phi.domain is not None and isinstance(phi.domain, Var):
-            reading.member_of[phi.variable] = phi.domain
+            reading.member_of[phi.variable.name] = phi.domain.name
             _literals(phi.body, reading, lexicon)
         else:
             _literals(phi.body, reading, lexicon)
@@ -110,7 +111,7 @@ def _literals(phi: Formula, reading: _Reading, lexicon: Lexicon | None) -> None:
             _literals(child, reading, lexicon)
 
 
-def _entity(reading: _Reading, variable: Var) -> _Entity:
+def _entity(reading: _Reading, variable: str) -> _Entity:
     entity = reading.entities.get(variable)
     if entity is None:
         entity = reading.entities[variable] = _Entity(variable)
@@ -119,12 +120,14 @@ def _entity(reading: _Reading, variable: Var) -> _Entity:
 
 def _word(symbol: str, arity: int, lexicon: Lexicon | None) -> Word:
     word = lexicon.word(symbol, arity) if lexicon is not None else None
-    return word if word is not None else guess_word(symbol, arity)
+    return guess_word(symbol, arity) if word is None else word
 
 
 def _slug(text: str) -> str:
     return "".join(ch if ch.isalnum() else "_" for ch in text) or "_"
 
+
+_EVENT_JOIN = {"while": " while ", "before": " and then ", "after": " after "}
 
 _SLOT_OF_ROLE = {
     Role.NOUN: "nouns",
@@ -138,17 +141,32 @@ _SLOT_OF_ROLE = {
 def _add_atom(
     atom: Atom, reading: _Reading, lexicon: Lexicon | None, *, negated: bool
 ) -> None:
+    args = atom.args
+    if len(args) == 1 and type(args[0]) is Var and not negated:  # the common case, kept short
+        word = _word(atom.predicate, 1, lexicon)
+        entity = reading.entities.get(args[0].name) or _entity(reading, args[0].name)
+        if word.role is Role.ADJ:
+            slot = "manners" if word.acoustic else "adjectives"
+        else:
+            slot = _SLOT_OF_ROLE[word.role]
+        getattr(entity, slot).append(word.surface)
+        return
     # Constants and function terms are entities too ("Student(rina)"); a proposition
     # is an entity of its own.
-    variables = [arg for arg in atom.args if isinstance(arg, Var)] or [
-        Var(f"_{_slug(str(arg))}") for arg in atom.args
-    ] or [Var(f"_{_slug(atom.predicate)}")]
-    order = _ORDER_RELATIONS.get(atom.predicate.lower()) if atom.arity == 2 else None
-    word = _word(atom.predicate, atom.arity, lexicon)
+    # Variables by name: hashing a str is much cheaper than hashing a Var node.
+    variables = [arg.name for arg in atom.args if isinstance(arg, Var)] or [
+        f"_{_slug(str(arg))}" for arg in atom.args
+    ] or [f"_{_slug(atom.predicate)}"]
+    arity = len(atom.args)
+    order = _ORDER_RELATIONS.get(atom.predicate.lower()) if arity == 2 else None
+    word = _word(atom.predicate, arity, lexicon)
     if len(variables) >= 2:
         source, target = variables[0], variables[1]
         _entity(reading, source)
         if order is not None and not negated:
+            if source == target:  # two events of one entity: "squawking, then whistling"
+                _entity(reading, source).self_order = order
+                return
             _entity(reading, target)
             reading.order.append((order, source, target))
             return
@@ -171,9 +189,15 @@ def _add_atom(
     getattr(entity, slot).append(word.surface)
 
 
-def _phrase(entity: _Entity, *, bare: bool = False) -> str:
-    """The entity's noun phrase: determiner, adjectives, head, then events and manners."""
+def _phrase(entity: _Entity, *, bare: bool = False, deny: bool = False) -> str:
+    """The entity's noun phrase: determiner, adjectives, head, then events and manners.
+
+    With ``deny``, an entity whose noun is denied is written "no <noun>" (its other
+    words stay positive), as the caption parser reads it back.
+    """
     connectives = templates_data()["connectives"]
+    if deny and entity.denied:
+        return _denied_phrase(entity)
     head = " ".join(entity.nouns or entity.times) or connectives["generic_head"]
     if entity.plural:
         head = plural(head)
@@ -191,12 +215,28 @@ def _phrase(entity: _Entity, *, bare: bool = False) -> str:
     noun_phrase = noun_phrase if entity.plural else indefinite(noun_phrase)
     after = []
     if entity.events:
-        after.append(" and ".join(entity.events))
+        join = _EVENT_JOIN.get(entity.self_order or "", " and ") if len(entity.events) > 1 else " and "
+        after.append(join.join(entity.events))
         after.extend(adverb(manner) for manner in entity.manners)
     after.extend(entity.adverbs)
     if entity.nouns and entity.times:  # a time said of an entity: "... during the end"
         after.append(connectives["time"].format(words=" and ".join(entity.times)))
     return " ".join([noun_phrase, *after])
+
+
+def _denied_phrase(entity: _Entity) -> str:
+    """An object with denied words: "no discernible pattern", "a clip but not loud"."""
+    nouns = [w.surface for w in entity.denied if w.role in (Role.NOUN, Role.TIME)]
+    others = [w.surface for w in entity.denied if w.role not in (Role.NOUN, Role.TIME)]
+    if nouns and not entity.nouns:
+        modifiers = " ".join([*entity.manners, *entity.adjectives])
+        after = [" and ".join(entity.events), *entity.adverbs] if entity.events else list(entity.adverbs)
+        text = " ".join(part for part in ["no", modifiers, " and ".join(nouns), *after] if part)
+    else:
+        text = _phrase(_Entity(entity.variable, entity.nouns, entity.adjectives, entity.manners,
+                               entity.events, entity.adverbs, entity.times))
+        text += "".join(f", but no {noun}" for noun in nouns)
+    return text + "".join(f", but not {word}" for word in others)
 
 
 def _negations(entity: _Entity, denied_entities: list[_Entity]) -> str:
@@ -207,6 +247,9 @@ def _negations(entity: _Entity, denied_entities: list[_Entity]) -> str:
         parts.append(connectives["negated_property"].format(words=words))
     for other in denied_entities:
         for word in other.denied:
+            if word.role is Role.VERB:  # an event that does not happen: "but not splashing"
+                parts.append(connectives["negated_property"].format(words=word.surface))
+                continue
             phrase = indefinite(word.surface) if word.role is Role.NOUN else word.surface
             parts.append(connectives["negated_entity"].format(phrase=phrase))
     return ", ".join(parts)
@@ -237,9 +280,9 @@ class _Renderer:
 
     def __init__(self, reading: _Reading) -> None:
         self.reading = reading
-        self.visited: set[Var] = set()
+        self.visited: set[str] = set()
         self.templates: list[int] = []  # the template of each clause, for explanations
-        self.outgoing: dict[Var, list[tuple[Word, Var]]] = {}
+        self.outgoing: dict[str, list[tuple[Word, str]]] = {}
         for word, source, target in reading.relations:
             self.outgoing.setdefault(source, []).append((word, target))
 
@@ -255,7 +298,7 @@ class _Renderer:
             return _phrase(entity, bare=True)
         self.visited.add(entity.variable)
         nested = self.relations(entity)
-        return f"{_phrase(entity)} {nested}".strip()
+        return f"{_phrase(entity, deny=True)} {nested}".strip()
 
     def clause(self, entity: _Entity, denied: list[_Entity], time: str | None) -> tuple[str, bool]:
         """One clause by the first template whose features the entity has; and whether it used time."""
@@ -265,17 +308,24 @@ class _Renderer:
         features = _features(entity, bool(relations), bool(negations), time is not None)
         template = next(t for t in _templates() if set(t["requires"]) <= features)
         self.templates.append(int(template["id"]))
-        text = template["text"].format(
+        pattern = template["text"]
+        # A template never loses what the formula says: slots it has no place for
+        # are appended in the paper's order (relations, then negations).
+        if relations and "{relations}" not in pattern:
+            pattern += " {relations}"
+        if negations and "{negations}" not in pattern:
+            pattern += ", {negations}"
+        text = pattern.format(
             entity=_phrase(entity),
             bare=_phrase(entity, bare=True),
             relations=relations,
             negations=negations,
             time=time or "",
         )
-        return text.replace(" ,", ",").strip(" ,"), "{time}" in template["text"]
+        return text.replace(" ,", ",").strip(" ,"), "{time}" in pattern
 
 
-def _sentences(reading: _Reading, renderer: _Renderer) -> Iterator[tuple[Var, str]]:
+def _sentences(reading: _Reading, renderer: _Renderer) -> Iterator[tuple[str, str]]:
     entities = list(reading.entities.values())
     times = [e for e in entities if e.times and not e.nouns and not e.properties]
     time_text = None
@@ -293,7 +343,7 @@ def _sentences(reading: _Reading, renderer: _Renderer) -> Iterator[tuple[Var, st
     if not mains:  # only a time, or nothing at all: still say every predicate
         renderer.templates.append(9)
         sound = indefinite(templates_data()["connectives"]["generic_head"])
-        yield Var("_"), f"{sound} during {time_text}" if time_text else sound
+        yield "_", f"{sound} during {time_text}" if time_text else sound
         return
     for index, entity in enumerate(mains):
         text, used_time = renderer.clause(entity, denied if index == 0 else [], time_text)
@@ -305,7 +355,7 @@ def _sentences(reading: _Reading, renderer: _Renderer) -> Iterator[tuple[Var, st
             yield entity.variable, renderer.clause(entity, [], None)[0]
 
 
-def _join(clauses: list[tuple[Var, str]], order: list[tuple[str, Var, Var]]) -> str:
+def _join(clauses: list[tuple[str, str]], order: list[tuple[str, str, str]]) -> str:
     """Join clauses left to right by the temporal relation between neighbours, else "and"."""
     connectives = templates_data()["connectives"]
     happens_first = {(a, b) for kind, a, b in order if kind == "before"}

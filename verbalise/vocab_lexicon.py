@@ -14,6 +14,7 @@ from typing import Any
 
 from fortekit.verbalise.lexicon import Role, Word, adverb, participle, split_symbol, templates_data
 
+_MISSING = object()
 # V_audio part of speech -> role; categories refine it (see VocabularyLexicon.word).
 _ROLE_BY_POS = {"NOUN": Role.NOUN, "VERB": Role.VERB, "ADJ": Role.ADJ, "ADV": Role.ADV, "ADP": Role.PREP}
 
@@ -21,16 +22,36 @@ _ROLE_BY_POS = {"NOUN": Role.NOUN, "VERB": Role.VERB, "ADJ": Role.ADJ, "ADV": Ro
 class VocabularyLexicon:
     """Words from a V_audio vocabulary (``fortekit.vocab``); unknown symbols give None."""
 
-    def __init__(self, vocabulary: Any) -> None:
+    def __init__(self, vocabulary: Any, wordnet: Any = None) -> None:
         self._vocabulary = vocabulary
+        self._wordnet = wordnet
         self._cache: dict[tuple[str, int], Word | None] = {}
 
     def word(self, symbol: str, arity: int) -> Word | None:
         key = (symbol, arity)
+        cached = self._cache.get(key, _MISSING)
+        if cached is not _MISSING:
+            return cached  # type: ignore[return-value]
         if key not in self._cache:
             phrase = templates_data()["phrases"].get(symbol.lower()) if arity == 1 else None
-            self._cache[key] = Word(phrase, Role.ADV) if phrase else self._lookup(symbol, arity)
+            if phrase:
+                self._cache[key] = Word(phrase, Role.ADV)
+            else:
+                self._cache[key] = self._lookup(symbol, arity) or self._guess(symbol, arity)
         return self._cache[key]
+
+    def _guess(self, symbol: str, arity: int) -> Word | None:
+        """A symbol V_audio lacks: ask WordNet whether its word is only an adjective or a verb."""
+        words = split_symbol(symbol)
+        if arity != 1 or len(words) != 1 or self._wordnet is None:
+            return None
+        word = words[0]
+        noun, verb, adjective = (self._wordnet.has(word, pos) for pos in ("NOUN", "VERB", "ADJ"))
+        if adjective and not noun:
+            return Word(word, Role.ADJ)
+        if verb and not noun:
+            return Word(participle(word), Role.VERB)
+        return None
 
     def _lookup(self, symbol: str, arity: int) -> Word | None:
         if self._vocabulary is None:
@@ -64,8 +85,11 @@ class VocabularyLexicon:
 @cache
 def default_lexicon() -> VocabularyLexicon:
     """V_audio's lexicon, loaded once (an empty one when no vocabulary is installed)."""
+    from fortekit.errors import FortekitError
+    from fortekit.vocab import load_vocabulary, load_wordnet
+
     try:
-        from fortekit.vocab import load_vocabulary
-    except ImportError:  # the vocabulary module is optional for the verbaliser
-        return VocabularyLexicon(None)
-    return VocabularyLexicon(load_vocabulary())
+        wordnet = load_wordnet()
+    except FortekitError:  # no WordNet: unknown symbols are spelt from their name alone
+        wordnet = None
+    return VocabularyLexicon(load_vocabulary(), wordnet)
