@@ -125,7 +125,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "handler", None) is None:
         parser.print_help()
         return 2
-    if args.command in ("parse", "caption") and not getattr(args, args.command if args.command == "caption" else "formula") and args.file is None:
+    texts = {"parse": "formula", "caption": "caption"}.get(args.command)
+    if texts is not None and not getattr(args, texts) and args.file is None:
         parser.error(f"{args.command}: give a text or --file")
     try:
         return int(args.handler(args, sys.stdout))

@@ -17,13 +17,13 @@ from __future__ import annotations
 import re
 import tomllib
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from functools import cache, lru_cache
 from importlib import resources
 from typing import Any, Protocol
 
 
-class Role(str, Enum):
+class Role(StrEnum):
     """How a predicate is written in a sentence."""
 
     NOUN = "noun"  # the head of a noun phrase: "bird", "metal roof"
@@ -64,10 +64,14 @@ def _mass_nouns() -> frozenset[str]:
 
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9’']+|[0-9]+")
 PREPOSITIONS = frozenset(
-    "about above across after against along among around at before behind below beneath "
-    "beside between beyond by down during for from in inside into near nearby next of off "
-    "on onto opposite out outside over past through throughout to toward towards under "
-    "underneath until up upon with within without like".split()
+    " ".join(
+        (
+            "about above across after against along among around at before behind below beneath",
+            "beside between beyond by down during for from in inside into near nearby next of off",
+            "on onto opposite out outside over past through throughout to toward towards under",
+            "underneath until up upon with within without like",
+        )
+    ).split()
 )
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
+from itertools import pairwise
 from typing import Any
 
 from fortekit.fol.ast import And, Atom, Formula, Not, Quant, Var
@@ -362,7 +363,7 @@ def _join(clauses: list[tuple[str, str]], order: list[tuple[str, str, str]]) -> 
     happens_first |= {(b, a) for kind, a, b in order if kind == "after"}
     together = {frozenset((a, b)) for kind, a, b in order if kind == "while"}
     text = clauses[0][1] if clauses else ""
-    for (previous, _), (variable, clause) in zip(clauses, clauses[1:], strict=False):
+    for (previous, _), (variable, clause) in pairwise(clauses):
         if (previous, variable) in happens_first:
             key = "before"
         elif (variable, previous) in happens_first:
