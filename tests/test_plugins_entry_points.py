@@ -86,6 +86,21 @@ def test_plugins_command_shows_the_package(installed: None) -> None:
     assert f"entry point ({DIST} 0.1.0)" in line and "fortekit_example_plugin:MiniLMClsBackbone" in line
 
 
+def test_fol_refine_finds_the_package(installed: None, capsys: pytest.CaptureFixture[str]) -> None:
+    from fortekit.search.cli import fol_refine_main, main
+
+    assert fol_refine_main(["--list-plugins"]) == 0
+    assert "minilm-cls" in capsys.readouterr().out
+    assert main(["plugins", "--kind", "backbone"]) == 0  # the installed `fortekit` command
+    assert "minilm-cls" in capsys.readouterr().out
+    # fol-refine accepts it as --backbone (an unknown name is refused, listing the installed ones)
+    with pytest.raises(SystemExit) as refused:
+        fol_refine_main(["queries.txt", "--backbone", "no-such-backbone"])
+    assert refused.value.code == 2
+    assert "minilm-cls" in capsys.readouterr().err
+    assert fol_refine_main(["queries.txt", "--backbone", "minilm-cls"]) == 2  # search: Stage 1, not yet
+
+
 def test_uninstalled_package_disappears(installed: None) -> None:
     # Runs last in this module: uninstall early and check the registry forgets the name.
     result = pip("uninstall", "--yes", DIST)
