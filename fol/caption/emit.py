@@ -73,7 +73,9 @@ def predicate_lemma(graph: Graph, tok: Tok) -> tuple[str, str] | None:
     if pos == "AUX" or lemma in words("never_predicates") or low in words("never_predicates"):
         return None
     if pos == "PRON":
-        return (low, "NOUN") if low in words("indefinite_pronouns") else None
+        if low not in words("indefinite_pronouns"):
+            return None
+        return graph.lexicon.lemma_overrides.get(low, low), "NOUN"
     if pos in _NOUNS or pos == "X":
         if lemma in words("quantity_words") and pos != "PROPN":
             return None

@@ -190,6 +190,10 @@ class Graph:
     def run(self) -> Graph:
         """Classify every token and apply the actions in token order."""
         self.classify()
+        negative = self.words("negative_pronouns")
+        for tok in self.view:
+            if tok.lower in negative:  # "nothing": its entity is denied, whatever its arc
+                self.negated[tok.i] = "negative-pronoun"
         for tok in self.view:
             if tok.i in self.consumed:
                 continue
