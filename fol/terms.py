@@ -13,7 +13,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from fortekit.fol.ast import (
     And,
@@ -106,6 +106,26 @@ def _map_domain(
     return mapped
 
 
+def _rebuild(
+    phi: Formula, term: Callable[[Term], Term], quantified: Callable[[Quant], Formula]
+) -> Formula:
+    """``phi`` with ``term`` applied to every term outside quantifiers; ``quantified``
+    rebuilds each quantifier (where substitution and rebinding differ)."""
+    if isinstance(phi, Atom):
+        return Atom(phi.predicate, tuple(term(arg) for arg in phi.args))
+    if isinstance(phi, Eq):
+        return Eq(term(phi.left), term(phi.right))
+    if isinstance(phi, Quant):
+        return quantified(phi)
+    if isinstance(phi, Not):
+        return Not(_rebuild(phi.body, term, quantified))
+    if isinstance(phi, (And, Or)):
+        return type(phi)(tuple(_rebuild(op, term, quantified) for op in phi.operands))
+    if isinstance(phi, Implies):
+        return Implies(_rebuild(phi.antecedent, term, quantified), _rebuild(phi.consequent, term, quantified))
+    return type(phi)(_rebuild(phi.left, term, quantified), _rebuild(phi.right, term, quantified))
+
+
 def substitute(phi: Formula, mapping: Mapping[Var, Term]) -> Formula:
     """Replace free occurrences of variables by terms, renaming binders to avoid capture.
 
@@ -116,31 +136,19 @@ def substitute(phi: Formula, mapping: Mapping[Var, Term]) -> Formula:
     """
     if not mapping:
         return phi
-    if isinstance(phi, Atom):
-        return Atom(phi.predicate, tuple(_map_terms(arg, mapping) for arg in phi.args))
-    if isinstance(phi, Eq):
-        return Eq(_map_terms(phi.left, mapping), _map_terms(phi.right, mapping))
-    if isinstance(phi, Not):
-        return Not(substitute(phi.body, mapping))
-    if isinstance(phi, And):
-        return And(tuple(substitute(op, mapping) for op in phi.operands))
-    if isinstance(phi, Or):
-        return Or(tuple(substitute(op, mapping) for op in phi.operands))
-    if isinstance(phi, Implies):
-        return Implies(substitute(phi.antecedent, mapping), substitute(phi.consequent, mapping))
-    if isinstance(phi, Iff):
-        return Iff(substitute(phi.left, mapping), substitute(phi.right, mapping))
-    if isinstance(phi, Xor):
-        return Xor(substitute(phi.left, mapping), substitute(phi.right, mapping))
-    domain = _map_domain(phi.domain, mapping)
-    inner = {var: term for var, term in mapping.items() if var != phi.variable}
-    incoming = frozenset().union(*(term_variables(term) for term in inner.values()))
-    variable, body = phi.variable, phi.body
-    if variable in incoming and inner:
-        renamed = fresh_variable(body, avoid=incoming | set(inner), base=variable.name)
-        body = substitute(body, {variable: renamed})
-        variable = renamed
-    return Quant(phi.quantifier, variable, substitute(body, inner), domain)
+
+    def quantified(quant: Quant) -> Formula:
+        domain = _map_domain(quant.domain, mapping)
+        inner = {var: term for var, term in mapping.items() if var != quant.variable}
+        incoming = frozenset().union(*(term_variables(term) for term in inner.values()))
+        variable, body = quant.variable, quant.body
+        if variable in incoming and inner:
+            renamed = fresh_variable(body, avoid=incoming | set(inner), base=variable.name)
+            body = substitute(body, {variable: renamed})
+            variable = renamed
+        return Quant(quant.quantifier, variable, substitute(body, inner), domain)
+
+    return _rebuild(phi, lambda term: _map_terms(term, mapping), quantified)
 
 
 def fresh_variable(
@@ -183,23 +191,11 @@ def rebind_constant(phi: Formula, name: str) -> Formula:
         >>> parse_formula("∃X Flock(X)").body.args[0]
         Var(name='X')
     """
-    if isinstance(phi, Atom):
-        return Atom(phi.predicate, tuple(_rebind_term(arg, name) for arg in phi.args))
-    if isinstance(phi, Eq):
-        return Eq(_rebind_term(phi.left, name), _rebind_term(phi.right, name))
-    if isinstance(phi, Not):
-        return Not(rebind_constant(phi.body, name))
-    if isinstance(phi, And):
-        return And(tuple(rebind_constant(op, name) for op in phi.operands))
-    if isinstance(phi, Or):
-        return Or(tuple(rebind_constant(op, name) for op in phi.operands))
-    if isinstance(phi, Implies):
-        return Implies(rebind_constant(phi.antecedent, name), rebind_constant(phi.consequent, name))
-    if isinstance(phi, Iff):
-        return Iff(rebind_constant(phi.left, name), rebind_constant(phi.right, name))
-    if isinstance(phi, Xor):
-        return Xor(rebind_constant(phi.left, name), rebind_constant(phi.right, name))
-    domain = _map_domain(phi.domain, {}, rebind=name)
-    if phi.variable.name == name:  # an inner binder of the same name shadows ours
-        return Quant(phi.quantifier, phi.variable, phi.body, domain)
-    return Quant(phi.quantifier, phi.variable, rebind_constant(phi.body, name), domain)
+
+    def quantified(quant: Quant) -> Formula:
+        domain = _map_domain(quant.domain, {}, rebind=name)
+        if quant.variable.name == name:  # an inner binder of the same name shadows ours
+            return Quant(quant.quantifier, quant.variable, quant.body, domain)
+        return Quant(quant.quantifier, quant.variable, rebind_constant(quant.body, name), domain)
+
+    return _rebuild(phi, lambda term: _rebind_term(term, name), quantified)

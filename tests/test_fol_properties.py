@@ -40,7 +40,9 @@ NAMES = _word.filter(lambda name: name.split(" ")[0] not in RESERVED_WORDS)
 CONSTANTS = (
     st.lists(NAMES, min_size=1, max_size=3)
     .map(" ".join)
+    # "X" is also a binder below: a constant X inside ∀X could not be told from the variable
     .filter(lambda name: not is_variable_name(name) and name.split(" ")[0] not in RESERVED_WORDS)
+    .filter(lambda name: name != "X")
     .map(Const)
 )
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from fortekit.fol.caption.conditions import holds
 from fortekit.fol.caption.lemmas import WordNetLemmas
-from fortekit.fol.caption.rules import ArcRule, Conditions, RuleSet
+from fortekit.fol.caption.rules import ARC_ACTIONS, ArcRule, Conditions, RuleSet
 from fortekit.fol.caption.tokens import Tok, TokenView
 
 __all__ = ["ACTIONS", "Graph", "Relation"]
@@ -397,29 +397,4 @@ class Graph:
 
 Action = Callable[[Graph, Tok, ArcRule], None]
 #: The arc actions the rule file may name.
-ACTIONS: dict[str, Action] = {
-    name: getattr(Graph, f"act_{name}")
-    for name in (
-        "attach",
-        "separate",
-        "subject",
-        "object",
-        "compound",
-        "relation",
-        "time",
-        "property",
-        "member",
-        "transparent",
-        "reciprocal",
-        "verb_with_object",
-        "possessor",
-        "negate",
-        "negate_head",
-        "negated_object",
-        "temporal_clause",
-        "temporal_preposition",
-        "temporal_then",
-        "temporal_followed",
-        "skip_phrase",
-    )
-}
+ACTIONS: dict[str, Action] = {name: getattr(Graph, f"act_{name}") for name in sorted(ARC_ACTIONS)}
