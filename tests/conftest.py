@@ -31,3 +31,17 @@ def load_folio_premises() -> list[str]:
 @pytest.fixture(scope="session")
 def folio_premises() -> list[str]:
     return load_folio_premises()
+
+
+def _hypothesis_profiles() -> None:
+    """CI runs the same examples every time (derandomized), so a red run is reproducible."""
+    import os
+
+    from hypothesis import settings
+
+    settings.register_profile("ci", derandomize=True, print_blob=True)
+    if os.environ.get("CI"):
+        settings.load_profile("ci")
+
+
+_hypothesis_profiles()
