@@ -230,6 +230,287 @@ class Errors(metaclass=_Messages):
     )
     E310 = "{what} not found: {path}. {hint}"
 
+    # --- search (E400-E419): Stage 1 beam search, anchors, text-embedding cache ---
+    E400 = "Search option {name} must be {expected}, not {value!r}."
+    E401 = "Unknown operator {name!r} in the search schedule. Valid operators: {options}."
+    E402 = "Unknown search option {name!r}. Valid options: {options}."
+    E403 = (
+        "The backbone returned {got} for {count} texts; a backbone's encode_text must return a "
+        "float tensor of shape (len(texts), dim) = ({count}, {dim}). Check the plug-in."
+    )
+    E404 = (
+        "The text-embedding cache {path} is unusable ({problem}). Delete the file to start a "
+        "fresh cache, or run without cache_dir."
+    )
+    E405 = (
+        "The text-embedding cache {path} was written by backbone {found!r} (dim {found_dim}); "
+        "this run uses {expected!r} (dim {expected_dim}). Use another cache_dir per backbone."
+    )
+    E406 = (
+        "Unknown anchor source {name!r}. Valid sources: {options} (proxy needs an index, "
+        "bank an anchor bank built from a training collection, oracle the ground truth)."
+    )
+    E407 = "{what} has dimension {got}, but the backbone's embeddings have {expected}."
+    E408 = (
+        "The anchor bank is empty: {problem}. Build it from a training collection whose "
+        "captions parse to predicates (fortekit index build --captions TRAIN.csv)."
+    )
+    E409 = (
+        "The oracle anchors have no entry for the query {query!r}. Oracle anchors are for "
+        "analysis with ground truth: give one positive embedding per query."
+    )
+    E410 = "{what} must be a {expected}, not {type_name}."
+
+    # --- search/index (E420-E439): the audio index and `fortekit index` ---
+    E420 = (
+        "The audio index file {path} is unusable: {problem}. {fix}"
+    )
+    E421 = (
+        "The audio index at {directory} lacks {missing}. An index directory holds index.json, "
+        "embeddings.npy and items.jsonl, as AudioIndex.save() and `fortekit index build` write them; "
+        "check the path, or rebuild the index with `fortekit index build ... --out {directory}`."
+    )
+    E422 = (
+        "The audio index {path} has format version {found}, newer than the {supported} this fortekit "
+        "{version} reads (it was written by fortekit {writer}). Upgrade fortekit "
+        "(pip install -U fortekit), or rebuild the index with this version."
+    )
+    E423 = (
+        "{path} holds {found} {what}, but index.json says count={count}: the files come from different "
+        "builds or a save was interrupted. Rebuild the index with `fortekit index build`."
+    )
+    E424 = (
+        "{path} holds an array of dtype {dtype} and shape {shape}; an audio index stores float32 "
+        "embeddings of shape (count, dim) = ({count}, {dim}). Rebuild the index with `fortekit index build`."
+    )
+    E425 = (
+        "{count} item id(s) occur more than once in the collection ({examples}). Every item needs a unique "
+        "id: fix the ids, or (`fortekit index build --captions`) pass --merge-duplicates to index one "
+        "item per id with the mean of its captions' embeddings."
+    )
+    E426 = (
+        "The collection is empty ({what}). An audio index needs at least one item: check the folder, "
+        "the list file or the captions file."
+    )
+    E427 = (
+        "{count} embedding(s) hold NaN or infinite values (items {examples}). {source} An index stores "
+        "finite vectors only: check the encoder (a silent or corrupt clip, a half-precision overflow) "
+        "or the embeddings you passed."
+    )
+    E428 = (
+        "The {what} have dimension {found}, but the index stores {dim}-d embeddings (backbone "
+        "{backbone!r}). Encode them with the backbone the index was built with, or rebuild the index "
+        "with your backbone."
+    )
+    E429 = (
+        "The index was built with the backbone {expected!r} ({expected_dim}-d), not {found!r} "
+        "({found_dim}-d): their embedding spaces are not comparable. Query it with "
+        "get_backbone({expected!r}, ...) (the same weights as at build time), or rebuild the index "
+        "with {found!r}."
+    )
+    E430 = (
+        "{what} has {found} entries, but there are {count} items. Pass exactly one per item, in the "
+        "order of the items."
+    )
+    E431 = (
+        "{path}, line {line}: {value!r} is not a predicate symbol. Symbols are written Name/arity, "
+        "negated ones ¬Name/arity (for example 'Rain/1', '¬Loud/1'). Rebuild the index, or fix the line."
+    )
+    E432 = (
+        "FAISS search needs the Python package faiss, which cannot be imported ({problem}). Install it "
+        "with `pip install 'fortekit[faiss]'` (faiss-cpu), or search exactly (use_faiss=False): the "
+        "exact matrix-product search is fast up to about a million items."
+    )
+    E433 = "{name} must be {expected}, not {value!r}."
+    E434 = (
+        "{directory} already holds an audio index. Pass overwrite=True (`--overwrite` on the command "
+        "line) to replace it, or choose another directory."
+    )
+    E435 = "Cannot read the {what} {path}: {problem}. {hint}"
+    E436 = (
+        "The index has no FAISS index to search with. Build one with index.build_faiss() (or "
+        "`fortekit index build ... --faiss flat|ivf`), or search exactly (use_faiss=False)."
+    )
+    E437 = "Item {index} ({label}) {problem}. {hint}"
+    E438 = (
+        "The {what} must be a float array or tensor of shape (q, {dim}) (or ({dim},) for one query), "
+        "not {description}. Encode texts first, e.g. backbone.encode_text([...])."
+    )
+    E439 = (
+        "The backbone {name!r} returned {description} for {count} item(s); a backbone returns one "
+        "{dim}-d row per item. Check the plug-in's encode_audio()."
+    )
+
+    # --- search CLI (E440-E459): fol-refine query files, outputs, lookup tables ---
+    E440 = (
+        "Cannot read the query file {path}: {problem}. fol-refine reads .txt (one query per line), "
+        ".jsonl (one JSON object per line with a \"query\" field) and .csv/.tsv files (a header row; "
+        "name the query column with --column); see docs/refine.md."
+    )
+    E441 = (
+        "Cannot tell the format of the query file {path} from its extension {suffix!r}. Known "
+        "extensions: {extensions}; or name the format with --format ({options})."
+    )
+    E442 = (
+        "The query file {path} has no column {column!r}; its header names {columns}. Name the query "
+        "column with --column (Clotho's captions file: --column caption_1)."
+    )
+    E443 = (
+        "The query file {path} has no header row (it is empty). A {file_format} query file starts "
+        "with a header naming its columns, such as 'query'."
+    )
+    E444 = (
+        "The query file {path} is UTF-16 (it starts with a UTF-16 byte-order mark); fol-refine reads "
+        "UTF-8. Re-save it as UTF-8, e.g. `iconv -f UTF-16 -t UTF-8 {path} > queries-utf8{suffix}`."
+    )
+    E445 = "empty {what}: a query needs some text"
+    E446 = "not valid UTF-8 ({reason}); re-save the file as UTF-8"
+    E447 = (
+        "the query is {length} characters long, more than the limit of {limit}: a search query is a "
+        "sentence or two (raise the limit with --max-chars, up to {parser_limit})"
+    )
+    E448 = "not a JSON object ({problem})"
+    E449 = "the field {field!r} {detail}; name the query field with --column"
+    E450 = "the search failed for this query: {error}"
+    E451 = "Cannot write the results to {path}: {problem}."
+    E452 = (
+        "The output file {path} exists but cannot be resumed: line {line} {problem}. It is not a "
+        "complete fol-refine {file_format} output; pass --overwrite to start it over, or choose another "
+        "file with -o."
+    )
+    E453 = (
+        "The output file {path} was written with other settings ({differences}); resuming would mix "
+        "the results of two configurations. Re-run with the same settings, pass --overwrite to start "
+        "over, or choose another file with -o."
+    )
+    E454 = "The output file {path} is the query file itself; choose another file with -o."
+    E455 = (
+        "Cannot use {path} as a lookup table: {problem}. A lookup table is the JSONL (or TSV) output "
+        "of an earlier fol-refine run: one query per line with its \"refined_text\"."
+    )
+    E457 = "{option} needs {needed}: {why}"
+    E458 = (
+        "{option} takes {expected}, not {value!r}{hint}."
+    )
+    E459 = (
+        "fol-refine stopped early ({reason}). Every finished query is in {path}: run the same command "
+        "again to resume where it stopped."
+    )
+
+    # --- search/projection (E460-E479): Stage 2 projection module and its training ---
+    E460 = "The projection setting {name} must be {expected}, not {value!r}; see docs/projection.md."
+    E461 = (
+        "{what} has shape {shape}, expected {expected}. Stage 2 takes float tensors of "
+        "L2-normalised embeddings, one row per item, all of the backbone's dimension."
+    )
+    E462 = (
+        "No projection at {path}: {problem}. Pass the directory that `fortekit train-projection` "
+        "or save_projection() wrote (it holds projection.safetensors and projection.json), or that "
+        "projection.safetensors file."
+    )
+    E463 = (
+        "{path} is not a safetensors file ({problem}). fortekit reads projection weights, checkpoints "
+        "and training data only from safetensors: pickled files (torch.save, .pt, .pth, .bin, .ckpt) "
+        "are refused because unpickling can run arbitrary code. Convert a state dict you trust with "
+        "safetensors.torch.save_file(state_dict, 'projection.safetensors')."
+    )
+    E464 = (
+        "The projection weights in {path} do not match its config ({problem}). Expected the tensors "
+        "{expected}. Save the head again with save_projection(), or pass the projection.json written "
+        "with these weights."
+    )
+    E465 = (
+        "{path} is not a valid projection config: {problem}. It is the JSON file that "
+        "save_projection() writes next to the weights (\"format\": \"{format}\")."
+    )
+    E466 = (
+        "The Stage 2 data {path} is unusable: {problem}. A data file is a safetensors file with float "
+        "tensors 'query' (n, d) (the refined queries q*), 'audio' (n, d) (the audio embeddings) and "
+        "optionally 'negative' (n, d) (f_T(G(phi-)) per item), n >= 2; write one with "
+        "fortekit.search.training.save_projection_data()."
+    )
+    E467 = (
+        "Cannot resume from the checkpoint in {path}: {problem}. Run again with the same data and "
+        "settings, or start over with resume=False (`--no-resume`) or another output directory."
+    )
+    E468 = (
+        "The checkpoint in {path} is unreadable ({problem}). Delete checkpoint.safetensors and "
+        "checkpoint.json there, or start over with resume=False (`--no-resume`)."
+    )
+    E469 = (
+        "The loss became {value} at epoch {epoch}, step {step}. Check the inputs for NaN or infinite "
+        "values and lower the learning rate (now {lr})."
+    )
+    E470 = "Cannot write the projection to {path}: {problem}."
+    E471 = (
+        "Training was interrupted during epoch {epoch}; the checkpoint of epoch {done} is in {path}. "
+        "Run the same command again to resume from it."
+    )
+
+    # --- search/rerank, metrics, datasets, eval (E480-E499): Stage 3 and the evaluation harness ---
+    E480 = "The {what} setting {name} must be {expected}, not {value!r}; see docs/evaluation.md."
+    E481 = (
+        "The re-ranker cannot use its input: {problem}. Pass a score matrix (queries, items), or "
+        "(top_scores, top_indices) of one shape (queries, k), with one predicate set per query "
+        "and one per item of the collection."
+    )
+    E482 = (
+        "The captioner {name!r} failed on {count} items ({problem}). Check the plug-in and its "
+        "inputs, or give the items stored captions (captioner 'stored')."
+    )
+    E483 = (
+        "The captioner {name!r} returned {problem}. A Captioner's caption(items) must return a "
+        "list of str, one caption per item, in order (docs/plugins.md)."
+    )
+    E484 = (
+        "The per-query inputs do not fit: {problem}. Scores are a finite (queries, items) "
+        "matrix, targets one relevant item index per query in [0, items), and every per-query "
+        "column has one entry per query."
+    )
+    E485 = (
+        "Ranks must be a non-empty 1-D array of integers >= 1 (1 = retrieved first); got {problem}."
+    )
+    E486 = (
+        "paired_t_test needs two per-query arrays of one length >= 2, in the same query order "
+        "(per-query R@1 of system A and of system B); got {problem}."
+    )
+    E487 = "{what} not found: {path}. {hint}"
+    E488 = (
+        "{path}, line {line}: {problem}. Each line of a per-query results file is one JSON object, "
+        "as write_per_query() writes it."
+    )
+    E489 = (
+        "{path} has the header {header!r}, which is not a caption CSV fortekit reads. Accepted "
+        "headers: Clotho 'file_name,caption_1,...,caption_N' and AudioCaps "
+        "'audiocap_id,youtube_id,start_time,caption'. Pass one of those files or rename the columns."
+    )
+    E490 = (
+        "{path} is not in the {format} CSV format ({problem}). A {format} file starts with the header "
+        "{expected!r}; use load_collection() to read either format."
+    )
+    E491 = "{path}, line {line}: the CSV is malformed ({problem}). Fix the quoting of that line."
+    E492 = "Cannot build the retrieval task: {problem}."
+    E493 = (
+        "Cannot write per-query record {index} to {path}: {problem}. Records hold JSON values "
+        "(str, numbers, bools, None, lists, dicts; numpy scalars and arrays are converted)."
+    )
+    # fortekit eval (search/evaluate*.py, eval_cli.py)
+    E494 = "fortekit eval: {problem}. {fix} See docs/evaluation.md, 'The benchmark command'."
+    E495 = (
+        "The sweep {spec!r} is not NAME=v1,v2,...: {problem}. Valid names: {names}; values are "
+        "numbers separated by commas, e.g. --sweep alpha=0,0.1,0.3,0.5."
+    )
+    E496 = "Unknown anchor source {name!r} in --anchors. Valid sources: {options} (comma-separated)."
+    E497 = (
+        "The evaluation needs at least {needed} {what}, but {found} are left after the split and "
+        "limits. Use a larger collection, a larger --limit-test/--limit-train or another --n-train."
+    )
+    E498 = "Cannot write the evaluation output to {path}: {problem}. Pass a writable --out directory."
+    E499 = (
+        "The Stage 1 cache {path} cannot be read ({problem}). Delete it (or the whole --out "
+        "directory's stage1/ folder) to recompute Stage 1."
+    )
+
     W001 = (
         "The formula {formula!r} leaves {names} free although a quantifier binds the "
         "same name elsewhere: a quantifier without brackets or a dot scopes only over "
@@ -440,3 +721,26 @@ class ParserOptionError(FortekitError, ValueError):
 
 class GoldFileError(FortekitError, ValueError):
     """A parser gold file is malformed (E309)."""
+
+
+# --- search (issues 7-8): Stage 1-3, the index, the CLIs and evaluation, codes E400-E499 ---
+
+
+class SearchError(FortekitError, ValueError):
+    """Stage 1 cannot run as configured: a bad hyperparameter, anchor or query (E400-E419)."""
+
+
+class AudioIndexError(FortekitError, ValueError):
+    """An audio index cannot be built, saved or loaded (E420-E439)."""
+
+
+class QueryFileError(FortekitError, ValueError):
+    """A query file, output file or lookup table of fol-refine is unusable (E440-E459)."""
+
+
+class ProjectionError(FortekitError, ValueError):
+    """The Stage 2 projection cannot be built, trained, saved or loaded (E460-E479)."""
+
+
+class EvaluationError(FortekitError, ValueError):
+    """Re-ranking, metrics, a dataset file or an evaluation run is invalid (E480-E499)."""

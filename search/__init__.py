@@ -1,1 +1,68 @@
-"""Stage 1 search, the audio index, Stages 2-3, evaluation and the command-line tools."""
+"""Stage 1 search, the audio index, Stages 2-3, evaluation and the command-line tools.
+
+Importing this package is light: each name loads its module (and torch) on first use.
+
+Example:
+    >>> from fortekit.search import Refiner, SearchConfig
+    >>> SearchConfig.offline().beam_width
+    5
+    >>> refiner = Refiner("minilm", "lexical", config=SearchConfig.online())  # doctest: +SKIP
+    >>> refiner.refine("a person talking").refined_text  # doctest: +SKIP
+    'a person talking loudly'
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from fortekit.search.anchors import AnchorBank, NoAnchors, OracleAnchors, ProxyAnchors
+    from fortekit.search.beam import Refiner
+    from fortekit.search.config import SearchConfig
+    from fortekit.search.encoder import CachedTextEncoder, EncoderStats, TextEmbeddingCache
+    from fortekit.search.index import AudioIndex
+    from fortekit.search.result import ObjectiveTerms, RefinementResult, SearchNode
+
+_LAZY = {
+    "Refiner": "fortekit.search.beam",
+    "SearchConfig": "fortekit.search.config",
+    "RefinementResult": "fortekit.search.result",
+    "SearchNode": "fortekit.search.result",
+    "ObjectiveTerms": "fortekit.search.result",
+    "CachedTextEncoder": "fortekit.search.encoder",
+    "EncoderStats": "fortekit.search.encoder",
+    "TextEmbeddingCache": "fortekit.search.encoder",
+    "AnchorBank": "fortekit.search.anchors",
+    "NoAnchors": "fortekit.search.anchors",
+    "OracleAnchors": "fortekit.search.anchors",
+    "ProxyAnchors": "fortekit.search.anchors",
+    "AudioIndex": "fortekit.search.index",
+}
+
+__all__ = [
+    "AnchorBank",
+    "AudioIndex",
+    "CachedTextEncoder",
+    "EncoderStats",
+    "NoAnchors",
+    "ObjectiveTerms",
+    "OracleAnchors",
+    "ProxyAnchors",
+    "RefinementResult",
+    "Refiner",
+    "SearchConfig",
+    "SearchNode",
+    "TextEmbeddingCache",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'fortekit.search' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])

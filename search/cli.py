@@ -111,11 +111,19 @@ def _add_optional_commands(commands: argparse._SubParsersAction[argparse.Argumen
     """Sub-commands that other folders own; each module is light to import."""
     from fortekit.fol.caption import add_parse_report_command
     from fortekit.plugins.cli import add_plugin_commands
+    from fortekit.search.eval_cli import add_eval_commands
+    from fortekit.search.index_cli import add_index_commands
+    from fortekit.search.projection_cli import add_projection_commands
+    from fortekit.search.relations import add_relations_commands
     from fortekit.vocab.cli import add_vocab_commands
 
     add_vocab_commands(commands)
     add_plugin_commands(commands)
     add_parse_report_command(commands)
+    add_index_commands(commands)
+    add_projection_commands(commands)
+    add_eval_commands(commands)
+    add_relations_commands(commands)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -136,47 +144,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def build_refine_parser() -> argparse.ArgumentParser:
-    """The ``fol-refine`` argument parser."""
-    parser = argparse.ArgumentParser(
-        prog="fol-refine",
-        description=(
-            "Refine a file of text-to-audio search queries with FOL-guided beam search "
-            "(FORTE Stage 1). Reads .txt (one query per line), .jsonl or .csv."
-        ),
-    )
-    parser.add_argument("queries", nargs="?", help="the query file")
-    parser.add_argument("-o", "--output", help="where to write the results (JSONL)")
-    parser.add_argument("--backbone", default="minilm", help="text/audio encoder plug-in (default: minilm)")
-    parser.add_argument("--elaborator", default="lexical", help="elaborator plug-in (default: lexical)")
-    parser.add_argument(
-        "--list-plugins", action="store_true", help="list the installed plug-ins and where each came from"
-    )
-    parser.add_argument("--version", action="version", version=f"fortekit {__version__}")
-    return parser
+    """The ``fol-refine`` argument parser (see :mod:`fortekit.search.refine_cli`)."""
+    from fortekit.search.refine_cli import build_refine_parser as build
+
+    return build()
 
 
 def fol_refine_main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``fol-refine``; the search itself arrives with Stage 1."""
-    parser = build_refine_parser()
-    args = parser.parse_args(argv)
-    from fortekit.plugins import available_backbones
-    from fortekit.plugins.cli import format_plugins
+    """Entry point of ``fol-refine`` (see :mod:`fortekit.search.refine_cli`)."""
+    from fortekit.search.refine_cli import main as refine_main
 
-    if args.list_plugins:
-        sys.stdout.write(format_plugins())
-        return 0
-    if args.backbone not in available_backbones():
-        parser.error(
-            f"unknown backbone {args.backbone!r}; installed: {', '.join(available_backbones())}"
-        )
-    parser.print_usage(sys.stderr)
-    target = args.queries or "QUERIES"
-    print(
-        f"fol-refine: query refinement is not available in fortekit {__version__} yet; "
-        f"{target} was not read. Use 'fortekit parse' for formulas.",
-        file=sys.stderr,
-    )
-    return 2
+    return refine_main(argv)
 
 
 if __name__ == "__main__":  # pragma: no cover

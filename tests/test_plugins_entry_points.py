@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import io
+import json
 import shutil
 import subprocess
 import sys
@@ -86,7 +87,9 @@ def test_plugins_command_shows_the_package(installed: None) -> None:
     assert f"entry point ({DIST} 0.1.0)" in line and "fortekit_example_plugin:MiniLMClsBackbone" in line
 
 
-def test_fol_refine_finds_the_package(installed: None, capsys: pytest.CaptureFixture[str]) -> None:
+def test_fol_refine_finds_the_package(
+    installed: None, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     from fortekit.search.cli import fol_refine_main, main
 
     assert fol_refine_main(["--list-plugins"]) == 0
@@ -98,7 +101,14 @@ def test_fol_refine_finds_the_package(installed: None, capsys: pytest.CaptureFix
         fol_refine_main(["queries.txt", "--backbone", "no-such-backbone"])
     assert refused.value.code == 2
     assert "minilm-cls" in capsys.readouterr().err
-    assert fol_refine_main(["queries.txt", "--backbone", "minilm-cls"]) == 2  # search: Stage 1, not yet
+    queries = tmp_path / "queries.txt"
+    queries.write_text("a dog barking\nrain on a roof\n", encoding="utf-8")
+    out = tmp_path / "refined.jsonl"
+    argv = [str(queries), "--backbone", "minilm-cls", "-B", "1", "-D", "1", "-o", str(out), "--quiet"]
+    assert fol_refine_main(argv) == 0  # the installed plug-in runs the search
+    assert [json.loads(line)["query"] for line in out.read_text(encoding="utf-8").splitlines()] == [
+        "a dog barking", "rain on a roof",
+    ]
 
 
 def test_uninstalled_package_disappears(installed: None) -> None:

@@ -1,0 +1,534 @@
+"""Stage 1: FOL-guided query refinement by a batched, best-first beam search.
+
+For each query q: elaborate it into q+ and q-, parse all three (phi0, phi+, phi-),
+keep the invariant set C, and grow phi0 with the operators of the depth schedule.
+A child phi is feasible when its projection on the pivot v = normalise(f_T(G(phi+))
+- f_T(G(phi-))) passes the threshold; the beam keeps the B feasible children of
+lowest F(phi) = w c(phi) - u(phi); phi* is the best feasible node seen.
+
+Batching: every depth encodes the verbalised children of ALL queries of a batch in
+one backbone call (de-duplicated, through the text cache), and scores them with
+tensor operations on the backbone's device.
+
+Example:
+    >>> refiner = Refiner()  # doctest: +SKIP
+    >>> result = refiner.refine("a dog barking")  # doctest: +SKIP
+    >>> result.refined_text, result.terms.objective < 0  # doctest: +SKIP
+    ('dog barking, loud', True)
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from fortekit.errors import Errors, SearchError
+from fortekit.fol import Formula, PredicateSymbol, invariant_predicates, predicates, successors
+from fortekit.fol.caption import CaptionParser, ParseResult
+from fortekit.search.anchors import AnchorRequest, Anchors, AnchorSource, NoAnchors
+from fortekit.search.config import SearchConfig
+from fortekit.search.encoder import CachedTextEncoder, TextEmbeddingCache
+from fortekit.search.pools import PoolSources, candidate_pools, confidences
+from fortekit.search.result import ObjectiveTerms, RefinementResult, SearchNode
+
+if TYPE_CHECKING:
+    import torch
+
+    from fortekit.plugins.protocols import Backbone, Elaborator
+
+__all__ = ["Refiner", "StageTimes"]
+
+
+@dataclass(slots=True)
+class StageTimes:
+    """Seconds spent per part of Stage 1 (the encoder's own time is in ``encoder.stats``)."""
+
+    elaborate: float = 0.0
+    parse: float = 0.0
+    expand: float = 0.0
+    verbalise: float = 0.0
+    encode: float = 0.0
+    score: float = 0.0
+    total: float = 0.0
+
+    def reset(self) -> None:
+        for name in ("elaborate", "parse", "expand", "verbalise", "encode", "score", "total"):
+            setattr(self, name, 0.0)
+
+
+@dataclass(slots=True)
+class _Node:
+    node_id: int
+    parent: int | None
+    depth: int
+    formula: Formula
+    edit: tuple[str, ...]
+    complexity: float
+    text: str = ""
+    terms: ObjectiveTerms | None = None
+    feasible: bool = False
+    kept: bool = False
+
+
+@dataclass(slots=True)
+class _Query:
+    """The search state of one query."""
+
+    text: str
+    phi0: ParseResult
+    plus: list[ParseResult]
+    minus: list[ParseResult]
+    invariant: frozenset[PredicateSymbol]
+    pools: Any
+    confidence: dict[str, float]
+    nodes: list[_Node] = field(default_factory=list)
+    beam: list[_Node] = field(default_factory=list)
+    threshold: str = ""
+    pivot0: float = 0.0
+    active: bool = True
+    index: int = 0
+
+
+def _complexity(phi: Formula, confidence: dict[str, float]) -> float:
+    """c(phi): each predicate symbol counts its grounding confidence (1 when exact)."""
+    return float(sum(confidence.get(symbol.name, 1.0) for symbol in predicates(phi)))
+
+
+class Refiner:
+    """Stage 1 over a backbone and an elaborator.
+
+    Args:
+        backbone: a registered backbone name (default "minilm", the embedded default)
+            or a :class:`fortekit.plugins.Backbone` object.
+        elaborator: a registered elaborator name (default "lexical") or an object.
+        config: the hyperparameters (default :meth:`SearchConfig.online`).
+        anchors: where e+ and e- come from (default none: the pivot only).
+        device: for a backbone given by name: "auto", "cpu", "cuda", ...
+        cache_dir: a directory for an on-disk text-embedding cache.
+        parser: the caption parser (default: the shared rule parser).
+        backbone_options: more options for a backbone given by name.
+
+    Raises:
+        UnknownPluginError: no such backbone or elaborator.
+        SearchError: a bad configuration or cache.
+
+    Example:
+        >>> refiner = Refiner("minilm", "lexical", config=SearchConfig.offline())  # doctest: +SKIP
+        >>> results = refiner.refine_many(["rain on a roof", "a person talking"])  # doctest: +SKIP
+        >>> [r.refined_text for r in results]  # doctest: +SKIP
+        ['rain on a roof, steady', 'person talking, loud']
+    """
+
+    def __init__(
+        self,
+        backbone: str | Backbone = "minilm",
+        elaborator: str | Elaborator = "lexical",
+        *,
+        config: SearchConfig | None = None,
+        anchors: AnchorSource | None = None,
+        device: str = "auto",
+        cache_dir: str | os.PathLike[str] | None = None,
+        parser: CaptionParser | None = None,
+        backbone_options: dict[str, Any] | None = None,
+        pool_sources: PoolSources | None = None,
+    ) -> None:
+        from fortekit.plugins import get_backbone, get_elaborator
+
+        if isinstance(backbone, str):
+            backbone = get_backbone(backbone, device=device, **(backbone_options or {}))
+        if isinstance(elaborator, str):
+            elaborator = get_elaborator(elaborator)
+        if config is not None and not isinstance(config, SearchConfig):
+            raise SearchError(Errors.E410.format(
+                what="config", expected="fortekit.search.SearchConfig", type_name=type(config).__name__
+            ))
+        self.backbone = backbone
+        self.elaborator = elaborator
+        self.config = config or SearchConfig.online()
+        self.anchors: AnchorSource = anchors if anchors is not None else NoAnchors()
+        cache = TextEmbeddingCache(cache_dir, backbone=backbone.name, dim=int(backbone.dim))
+        self.encoder = CachedTextEncoder(backbone, cache)
+        self._parser = parser
+        self._pool_sources = pool_sources
+        self.times = StageTimes()
+        self._verbalised: dict[Formula, str] = {}
+
+    def __repr__(self) -> str:
+        return (
+            f"Refiner(backbone={self.backbone.name!r}, elaborator={self.elaborator.name!r}, "
+            f"anchors={self.anchors.name!r}, B={self.config.beam_width}, D={self.config.max_depth})"
+        )
+
+    # -- public API ------------------------------------------------------------------
+    @property
+    def parser(self) -> CaptionParser:
+        if self._parser is None:
+            from fortekit.fol.caption import default_parser
+
+            self._parser = default_parser()
+        return self._parser
+
+    def check_query(self, query: object) -> str:
+        """``query`` if Stage 1 can take it.
+
+        Raises:
+            EmptyCaptionError: empty or whitespace (E300).
+            CaptionTooLongError: longer than the parser's limit (E301).
+            CaptionTypeError: not a str (E302).
+        """
+        from fortekit.fol.caption.pipeline import check_text
+
+        return check_text(query, function="refine", max_chars=self.parser.max_chars)
+
+    def encode_texts(self, texts: Sequence[str]) -> torch.Tensor:
+        """f_T of ``texts`` through the cache (one backbone call for the unknown ones)."""
+        return self.encoder.encode(texts)
+
+    def refine(self, query: str) -> RefinementResult:
+        """Refine one query (see :meth:`refine_many`)."""
+        return self.refine_many([query])[0]
+
+    def refine_many(
+        self,
+        queries: Sequence[str],
+        *,
+        batch_size: int = 32,
+        progress: Callable[[int], None] | None = None,
+    ) -> list[RefinementResult]:
+        """Refine queries, ``batch_size`` at a time (one encoder call per depth per batch).
+
+        Args:
+            queries: the query texts.
+            batch_size: queries searched together.
+            progress: called with the number of queries finished after each batch.
+
+        Returns:
+            One :class:`RefinementResult` per query, in order.
+
+        Raises:
+            EmptyCaptionError, CaptionTooLongError, CaptionTypeError: a bad query
+                (check them first with :meth:`check_query` to skip bad ones).
+            ElaborationError: the elaborator cannot elaborate a query.
+        """
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise SearchError(Errors.E400.format(
+                name="batch_size", value=batch_size, expected="an integer >= 1"
+            ))
+        if isinstance(queries, str):
+            raise SearchError(Errors.E410.format(
+                what="queries", expected="list of str (wrap one query in a list)", type_name="str"
+            ))
+        for query in queries:
+            self.check_query(query)
+        results: list[RefinementResult] = []
+        for start in range(0, len(queries), batch_size):
+            chunk = list(queries[start:start + batch_size])
+            results.extend(self._refine_batch(chunk))
+            if progress is not None:
+                progress(len(chunk))
+        return results
+
+    # -- one batch ---------------------------------------------------------------------
+    def _refine_batch(self, queries: list[str]) -> list[RefinementResult]:
+        import torch
+
+        started = time.perf_counter()
+        states = self._prepare(queries)
+        config = self.config
+
+        # Depth 0, one encoder call: the raw queries (for the anchors' first pass),
+        # G(phi0), G(phi+), G(phi-).
+        texts: list[str] = []
+        for state in states:
+            texts.append(state.text)
+            texts.append(self._text(state.phi0.formula))
+            texts.extend(self._text(p.formula) for p in state.plus)
+            texts.extend(self._text(p.formula) for p in state.minus)
+        embedded = self._encode(texts)
+        row_of = {text: row for row, text in enumerate(texts)}
+        dim = embedded.shape[1]
+        pivots = torch.zeros((len(states), dim), dtype=embedded.dtype, device=embedded.device)
+        for i, state in enumerate(states):
+            plus = embedded[[row_of[self._text(p.formula)] for p in state.plus]].mean(dim=0)
+            minus = embedded[[row_of[self._text(p.formula)] for p in state.minus]].mean(dim=0)
+            difference = plus - minus
+            norm = float(difference.norm())
+            # q+ and q- that verbalise alike give no direction: the pivot term is then 0.
+            pivots[i] = difference / norm if norm > 1e-6 else difference * 0.0
+        requests = [
+            AnchorRequest(
+                query=state.text,
+                query_embedding=embedded[row_of[state.text]],
+                predicates=predicates(state.phi0.formula),
+                negative_predicates=tuple(predicates(p.formula) for p in state.minus),
+            )
+            for state in states
+        ]
+        anchors = self.anchors.anchor_batch(requests)
+        positive, negative, has_positive, has_negative = _anchor_tensors(anchors, embedded)
+
+        roots = []
+        for i, state in enumerate(states):
+            state.index = i
+            phi0 = state.phi0.formula
+            root = _Node(0, None, 0, phi0, (), _complexity(phi0, state.confidence))
+            root.text = self._text(root.formula)
+            state.nodes.append(root)
+            roots.append(root)
+        scoring = (pivots, positive, negative, has_positive, has_negative)
+        root_rows = embedded[[row_of[node.text] for node in roots]]
+        self._score(states, roots, root_rows, scoring)
+        for state, root in zip(states, roots, strict=True):
+            state.pivot0 = root.terms.pivot if root.terms else 0.0
+            root.kept = True
+            state.beam = [root]
+            if config.threshold != "auto":
+                self._decide(state, config.threshold)
+
+        for depth in range(1, config.max_depth + 1):
+            frontier = [
+                (state, child) for state in states if state.active for child in self._expand(state, depth)
+            ]
+            if not frontier:
+                continue
+            tick = time.perf_counter()
+            for _, child in frontier:
+                child.text = self._text(child.formula)
+            self.times.verbalise += time.perf_counter() - tick
+            rows = self._encode([child.text for _, child in frontier])
+            self._score(states, [child for _, child in frontier], rows, scoring, [s for s, _ in frontier])
+            self._select(states, frontier)
+        for state in states:
+            if not state.threshold:  # "auto" never saw a candidate: phi0 stands
+                self._decide(state, "relative")
+        results = [self._result(state, anchors[state.index]) for state in states]
+        self.times.total += time.perf_counter() - started
+        return results
+
+    def _prepare(self, queries: list[str]) -> list[_Query]:
+        tick = time.perf_counter()
+        elaborate_many = getattr(self.elaborator, "elaborate_many", None)
+        if callable(elaborate_many):
+            elaborations = list(elaborate_many(queries))
+        else:
+            elaborations = [self.elaborator.elaborate(query) for query in queries]
+        self.times.elaborate += time.perf_counter() - tick
+        tick = time.perf_counter()
+        config = self.config
+        wanted: list[str] = []
+        for query, elaboration in zip(queries, elaborations, strict=True):
+            wanted.append(query)
+            wanted.extend(elaboration.positives[: config.n_positives])
+            wanted.extend(elaboration.negatives[: config.n_negatives])
+        unique = list(dict.fromkeys(wanted))
+        parsed = dict(zip(unique, self.parser.parse_many(unique), strict=True))
+        self.times.parse += time.perf_counter() - tick
+        states: list[_Query] = []
+        sources = self._pool_sources or PoolSources.default()
+        for query, elaboration in zip(queries, elaborations, strict=True):
+            phi0 = parsed[query]
+            plus = [parsed[t] for t in elaboration.positives[: config.n_positives]] or [phi0]
+            minus = [parsed[t] for t in elaboration.negatives[: config.n_negatives]] or [phi0]
+            invariant = invariant_predicates(
+                phi0.formula, [p.formula for p in plus], [p.formula for p in minus],
+                require_all=config.invariant_require_all,
+            )
+            pools = candidate_pools(
+                phi0, plus, minus, max_attributes=config.max_attributes,
+                max_relations=config.max_relations, max_negations=config.max_negations, sources=sources,
+            )
+            states.append(_Query(
+                query, phi0, plus, minus, invariant, pools, confidences([phi0, *plus, *minus]),
+            ))
+        return states
+
+    def _text(self, phi: Formula) -> str:
+        text = self._verbalised.get(phi)
+        if text is None:
+            from fortekit.verbalise import verbalise
+
+            text = verbalise(phi)
+            if len(self._verbalised) > 500_000:
+                self._verbalised.clear()
+            self._verbalised[phi] = text
+        return text
+
+    def _encode(self, texts: list[str]) -> torch.Tensor:
+        tick = time.perf_counter()
+        rows = self.encoder.encode(texts)
+        self.times.encode += time.perf_counter() - tick
+        return rows
+
+    def _expand(self, state: _Query, depth: int) -> Iterator[_Node]:
+        tick = time.perf_counter()
+        children: list[_Node] = []
+        for parent in state.beam:
+            for successor in successors(
+                parent.formula, depth, state.pools, state.invariant, schedule=self.config.schedule
+            ):
+                node = _Node(
+                    len(state.nodes) + len(children), parent.node_id, depth, successor.formula,
+                    (successor.operator, *successor.argument),
+                    _complexity(successor.formula, state.confidence),
+                )
+                children.append(node)
+        # Two parents can reach one formula (attr A then B, or B then A): keep the first.
+        unique: dict[Formula, _Node] = {}
+        for child in children:
+            unique.setdefault(child.formula, child)
+        known = {node.formula for node in state.nodes}
+        fresh = [child for child in unique.values() if child.formula not in known]
+        for offset, child in enumerate(fresh):
+            child.node_id = len(state.nodes) + offset
+        state.nodes.extend(fresh)
+        self.times.expand += time.perf_counter() - tick
+        return iter(fresh)
+
+    def _score(
+        self,
+        states: list[_Query],
+        nodes: list[_Node],
+        rows: torch.Tensor,
+        scoring: tuple[torch.Tensor, ...],
+        owners: list[_Query] | None = None,
+    ) -> None:
+        import torch
+
+        tick = time.perf_counter()
+        pivots, positive, negative, has_positive, has_negative = scoring
+        owners = owners if owners is not None else states
+        index = torch.tensor([state.index for state in owners], device=rows.device)
+        pivot = (rows * pivots[index]).sum(dim=-1)
+        sim_pos = (rows * positive[index]).sum(dim=-1) * has_positive[index]
+        sim_neg = (rows * negative[index]).sum(dim=-1) * has_negative[index]
+        config = self.config
+        utility = sim_pos - config.lam * sim_neg + config.beta * pivot
+        complexity = torch.tensor([node.complexity for node in nodes], dtype=rows.dtype, device=rows.device)
+        objective = config.complexity_weight * complexity - utility
+        values = torch.stack([objective, complexity, utility, sim_pos, sim_neg, pivot]).cpu().tolist()
+        for position, node in enumerate(nodes):
+            node.terms = ObjectiveTerms(*(float(column[position]) for column in values))
+        self.times.score += time.perf_counter() - tick
+
+    def _passes(self, state: _Query, pivot: float, mode: str) -> bool:
+        if mode == "relative":
+            return pivot >= state.pivot0 + self.config.relative_margin
+        return pivot >= self.config.tau
+
+    def _decide(self, state: _Query, mode: str) -> None:
+        """Fix the query's threshold mode; phi0's feasibility follows from it."""
+        state.threshold = mode
+        root = state.nodes[0]
+        root.feasible = self._passes(state, root.terms.pivot if root.terms else 0.0, mode)
+
+    def _select(self, states: list[_Query], frontier: list[tuple[_Query, _Node]]) -> None:
+        tick = time.perf_counter()
+        config = self.config
+        by_state: dict[int, list[_Node]] = {}
+        for state, child in frontier:
+            by_state.setdefault(state.index, []).append(child)
+        for state in states:
+            children = by_state.get(state.index)
+            if not children:
+                continue
+            if not state.threshold:
+                # "auto": the absolute tau, unless it prunes all or none of the query's
+                # first candidates; then it says nothing and the relative test decides.
+                passing = sum(self._passes(state, _pivot(child), "absolute") for child in children)
+                self._decide(state, "absolute" if 0 < passing < len(children) else "relative")
+            for child in children:
+                child.feasible = self._passes(state, _pivot(child), state.threshold)
+            feasible = [child for child in children if child.feasible]
+            if not feasible and config.early_exit:
+                state.active = False
+                continue
+            ranked = sorted(feasible or children, key=lambda node: (_objective(node), node.node_id))
+            state.beam = ranked[: config.beam_width]
+            for child in state.beam:
+                child.kept = True
+        self.times.score += time.perf_counter() - tick
+
+    def _embedding(self, text: str) -> torch.Tensor:
+        """A text's embedding, from the cache (encoded again if a small cache evicted it)."""
+        row = self.encoder.cache.get(text)
+        if row is None:
+            row = self.encoder.encode([text])[0]
+        return row.detach().float().cpu()
+
+    def _result(self, state: _Query, anchors: Anchors) -> RefinementResult:
+        import torch
+
+        feasible_nodes = [node for node in state.nodes if node.feasible and node.terms is not None]
+        best = min(feasible_nodes, key=lambda node: (_objective(node), node.node_id), default=state.nodes[0])
+        feasible = best.feasible
+        q_star = self._embedding(best.text)
+        if self.config.output == "residual" and best.node_id != 0:
+            own = self._embedding(state.text) - self._embedding(state.nodes[0].text)
+            q_star = torch.nn.functional.normalize(q_star + own, dim=0)
+        elif self.config.output == "residual":
+            q_star = self._embedding(state.text)
+        source = self.anchors.name
+        if anchors.positive is None and anchors.negative is None:
+            source = "none" if source == "none" else f"{source} (empty)"
+        tree = tuple(
+            SearchNode(
+                node.node_id, node.parent, node.depth, node.formula, node.text, node.edit,
+                node.terms or ObjectiveTerms(0.0, node.complexity, 0.0, 0.0, 0.0, 0.0),
+                node.feasible, node.kept,
+            )
+            for node in state.nodes
+            if node.terms is not None
+        )
+        terms = best.terms or ObjectiveTerms(0.0, best.complexity, 0.0, 0.0, 0.0, 0.0)
+        return RefinementResult(
+            query=state.text,
+            phi0=state.phi0.formula,
+            phi_plus=tuple(p.formula for p in state.plus),
+            phi_minus=tuple(p.formula for p in state.minus),
+            positives=tuple(p.text for p in state.plus),
+            negatives=tuple(p.text for p in state.minus),
+            invariant=state.invariant,
+            phi_star=best.formula,
+            refined_text=best.text,
+            q_star=q_star,
+            terms=terms,
+            depth=best.depth,
+            feasible=feasible,
+            threshold=state.threshold or "absolute",
+            anchor_source=source,
+            tree=tree,
+        )
+
+
+def _pivot(node: _Node) -> float:
+    return node.terms.pivot if node.terms is not None else 0.0
+
+
+def _objective(node: _Node) -> float:
+    return node.terms.objective if node.terms is not None else float("inf")
+
+
+def _anchor_tensors(
+    anchors: Sequence[Anchors], like: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Stack e+ and e- (zeros where absent) and the 0/1 masks that switch their terms off."""
+    import torch
+
+    count, dim = len(anchors), like.shape[1]
+    positive = torch.zeros((count, dim), dtype=like.dtype, device=like.device)
+    negative = torch.zeros_like(positive)
+    has_positive = torch.zeros(count, dtype=like.dtype, device=like.device)
+    has_negative = torch.zeros_like(has_positive)
+    for i, anchor in enumerate(anchors):
+        pairs = ((anchor.positive, positive, has_positive), (anchor.negative, negative, has_negative))
+        for vector, target, mask in pairs:
+            if vector is None:
+                continue
+            if vector.shape[-1] != dim:
+                raise SearchError(Errors.E407.format(what="An anchor", got=vector.shape[-1], expected=dim))
+            target[i] = torch.nn.functional.normalize(vector.to(like.device, like.dtype), dim=-1)
+            mask[i] = 1.0
+    return positive, negative, has_positive, has_negative

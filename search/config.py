@@ -1,0 +1,141 @@
+"""The hyperparameters of Stage 1, with the paper's defaults and the two regimes.
+
+Example:
+    >>> config = SearchConfig.online()
+    >>> (config.beam_width, config.max_depth, config.tau, config.lam, config.beta)
+    (3, 2, 0.2, 1.0, 0.5)
+    >>> SearchConfig.offline().replace(tau=0.1).tau
+    0.1
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from fortekit.errors import Errors, SearchError
+from fortekit.fol.operators import DEPTH_SCHEDULE, OPERATORS
+
+__all__ = ["QUERY_OUTPUTS", "THRESHOLD_MODES", "QueryOutput", "SearchConfig", "ThresholdMode"]
+
+ThresholdMode = Literal["auto", "absolute", "relative"]
+THRESHOLD_MODES: tuple[ThresholdMode, ...] = ("auto", "absolute", "relative")
+QueryOutput = Literal["residual", "verbalised"]
+QUERY_OUTPUTS: tuple[QueryOutput, ...] = ("residual", "verbalised")
+
+#: Chosen on the training part of Clotho development (clips 1-2,000) with the
+#: embedded default backbone; see docs/search.md, "The complexity weight".
+DEFAULT_COMPLEXITY_WEIGHT = 0.2
+
+
+@dataclass(frozen=True, slots=True)
+class SearchConfig:
+    """Everything Stage 1 can be told; the defaults are the paper's online regime.
+
+    Attributes:
+        beam_width: B, nodes kept per depth.
+        max_depth: D, the deepest refinement.
+        tau: the feasibility threshold on the projection ``<f_T(G(phi)), v>``.
+        threshold: "absolute" (the paper: projection >= tau), "relative" (projection
+            >= phi0's own projection + relative_margin), or "auto": absolute, unless it
+            prunes all or none of a query's first candidates, then relative.
+        relative_margin: the margin of the relative threshold.
+        lam: lambda, the weight of the similarity to the negative anchor.
+        beta: the weight of the pivot projection in u.
+        complexity_weight: the weight of c(phi) in F = w c - u. The paper's F (w = 1)
+            lets c dominate, so phi0 always wins; see docs/search.md.
+        n_positives: N_pos, positive elaborations used (the elaborator may give more).
+        n_negatives: N_neg, negative elaborations used.
+        max_attributes: the most o_attr candidates per node.
+        max_relations: the most o_rel candidates per node.
+        max_negations: the most o_neg candidates per node.
+        schedule: which operators run at which depth (the paper: attr, rel, neg, neg).
+        invariant_require_all: intersect within the positives and within the negatives
+            (stricter C) instead of taking their union.
+        early_exit: stop when no child of a depth is feasible.
+        output: how q* is formed. "verbalised" is the paper's f_T(G(phi*)); "residual"
+            (the default) adds the refinement's direction to the query's own embedding,
+            normalise(f_T(q) + f_T(G(phi*)) - f_T(G(phi0))), so that what the parse and
+            the templates drop from the query is not lost (docs/search.md).
+
+    Raises:
+        SearchError: a value out of range or an unknown operator or threshold mode.
+    """
+
+    beam_width: int = 3
+    max_depth: int = 2
+    tau: float = 0.2
+    threshold: ThresholdMode = "auto"
+    relative_margin: float = 0.0
+    lam: float = 1.0
+    beta: float = 0.5
+    complexity_weight: float = DEFAULT_COMPLEXITY_WEIGHT
+    n_positives: int = 2
+    n_negatives: int = 3
+    max_attributes: int = 8
+    max_relations: int = 6
+    max_negations: int = 6
+    schedule: Mapping[int, tuple[str, ...]] = field(default_factory=lambda: dict(DEPTH_SCHEDULE))
+    invariant_require_all: bool = False
+    early_exit: bool = True
+    output: QueryOutput = "residual"
+
+    def __post_init__(self) -> None:
+        for name in ("beam_width", "max_depth", "n_positives", "n_negatives"):
+            _check_int(name, getattr(self, name), minimum=1)
+        for name in ("max_attributes", "max_relations", "max_negations"):
+            _check_int(name, getattr(self, name), minimum=0)
+        for name in ("tau", "relative_margin", "lam", "beta", "complexity_weight"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise SearchError(Errors.E400.format(name=name, value=value, expected="a finite number"))
+        if self.threshold not in THRESHOLD_MODES:
+            raise SearchError(Errors.E400.format(
+                name="threshold", value=self.threshold, expected=" or ".join(map(repr, THRESHOLD_MODES))
+            ))
+        if self.output not in QUERY_OUTPUTS:
+            raise SearchError(Errors.E400.format(
+                name="output", value=self.output, expected=" or ".join(map(repr, QUERY_OUTPUTS))
+            ))
+        schedule = {int(depth): tuple(ops) for depth, ops in dict(self.schedule).items()}
+        for ops in schedule.values():
+            unknown = [op for op in ops if op not in OPERATORS]
+            if unknown:
+                raise SearchError(Errors.E401.format(name=unknown[0], options=", ".join(OPERATORS)))
+        object.__setattr__(self, "schedule", schedule)
+
+    @classmethod
+    def online(cls, **overrides: Any) -> SearchConfig:
+        """The online regime, (B, D) = (3, 2): one query at a time, low latency."""
+        return cls(**{"beam_width": 3, "max_depth": 2, **overrides})
+
+    @classmethod
+    def offline(cls, **overrides: Any) -> SearchConfig:
+        """The offline regime, (B, D) = (5, 4): refine a query log once, look it up later."""
+        return cls(**{"beam_width": 5, "max_depth": 4, **overrides})
+
+    def replace(self, **overrides: Any) -> SearchConfig:
+        """A copy with some values changed (validated again).
+
+        Raises:
+            SearchError: an unknown name or a bad value.
+        """
+        names = {f.name for f in dataclasses.fields(self)}
+        unknown = sorted(set(overrides) - names)
+        if unknown:
+            raise SearchError(Errors.E402.format(name=unknown[0], options=", ".join(sorted(names))))
+        return dataclasses.replace(self, **overrides)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The configuration as JSON-able values (for result files and reports)."""
+        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        values["schedule"] = {str(depth): list(ops) for depth, ops in self.schedule.items()}
+        return values
+
+
+def _check_int(name: str, value: object, *, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise SearchError(Errors.E400.format(name=name, value=value, expected=f"an integer >= {minimum}"))

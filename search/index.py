@@ -1,0 +1,494 @@
+"""The audio index: embeddings, ids, captions and caption predicate sets of a collection.
+
+Build it from audio files through a backbone's audio tower (:meth:`AudioIndex.build`), or,
+for a caption-indexed collection (the ``minilm`` default), from the captions
+(:meth:`AudioIndex.from_captions`). The captions are parsed once, at build time, into
+``Pred(Pi(caption))`` for Stage 3. Search is an exact cosine top-K by matrix product on the
+device (:meth:`AudioIndex.search`), with an optional FAISS index for very large
+collections. An index is saved as plain files, without pickle, and loaded memory-mapped
+(see :mod:`fortekit.search.index_format` for the layout).
+
+Example:
+    >>> from fortekit.plugins import get_backbone
+    >>> from fortekit.search.index import AudioIndex
+    >>> backbone = get_backbone("minilm", device="cpu")  # doctest: +SKIP
+    >>> captions = ["a dog barks", "rain on a roof"]
+    >>> index = AudioIndex.from_captions(["a", "b"], captions, backbone)  # doctest: +SKIP
+    >>> scores, rows = index.search(backbone.encode_text(["dog barking"]), k=1)  # doctest: +SKIP
+    >>> index.ids[int(rows[0, 0])]  # doctest: +SKIP
+    'a'
+    >>> AudioIndex.load(index.save("dogs.index")).ids  # doctest: +SKIP
+    ['a', 'b']
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from fortekit.errors import AudioIndexError, Errors
+from fortekit.fol.predicates import PredicateSymbol
+from fortekit.plugins.protocols import AudioItem, Backbone
+from fortekit.search.index_build import (
+    assemble_parts,
+    caption_items,
+    embed_items,
+    item_id_of,
+    rows_from_embeddings,
+)
+from fortekit.search.index_faiss import FaissSearcher
+from fortekit.search.index_format import (
+    EMBEDDINGS_FILE,
+    FAISS_FILE,
+    IndexMeta,
+    IndexRecords,
+    check_unique_ids,
+    read_embeddings,
+    read_items,
+    read_meta,
+    write_index_files,
+)
+from fortekit.search.index_search import as_query_matrix, check_k, exact_top_k
+
+if TYPE_CHECKING:
+    import torch
+
+__all__ = ["AudioIndex"]
+
+
+class AudioIndex:
+    """A collection's embeddings (n, d), ids, captions, paths and caption predicate sets.
+
+    Build one with :meth:`build`, :meth:`from_captions` or :meth:`load`; the constructor
+    takes parts that are already checked.
+
+    Args:
+        embeddings: float32 (n, d).
+        records: the per-item columns (ids, captions, paths, predicate sets).
+        meta: what ``index.json`` records (backbone, dim, count, ...).
+        embeddings_file: the ``.npy`` file `embeddings` maps, when it was loaded mapped.
+
+    Example:
+        >>> import numpy as np
+        >>> index = AudioIndex.from_captions(["a", "b"], ["rain", None], "my-encoder",
+        ...                                  embeddings=np.eye(2), parse_captions=False)
+        >>> len(index), index.dim, index.backbone_name
+        (2, 2, 'my-encoder')
+        >>> index.search(np.array([0.0, 1.0]), k=1)[1].tolist()
+        [[1]]
+    """
+
+    def __init__(
+        self, embeddings: np.ndarray, records: IndexRecords, meta: IndexMeta,
+        *, embeddings_file: Path | None = None,
+    ) -> None:
+        self._array = embeddings
+        self._records = records
+        self.meta = meta
+        self._embeddings_file = embeddings_file
+        self._tensors: dict[str, torch.Tensor] = {}
+        self._faiss: FaissSearcher | None = None
+        self._faiss_file: Path | None = None
+
+    def __len__(self) -> int:
+        return self.meta.count
+
+    def __repr__(self) -> str:
+        mapped = ", memory-mapped" if self._embeddings_file is not None else ""
+        return f"AudioIndex(count={len(self)}, dim={self.dim}, backbone={self.backbone_name!r}{mapped})"
+
+    # -- building -----------------------------------------------------------------------------
+    @classmethod
+    def build(
+        cls, items: Sequence[AudioItem], backbone: Backbone, *, parse_captions: bool = True,
+        batch_size: int = 64, progress: bool = False,
+        predicate_sets: Sequence[frozenset[PredicateSymbol]] | None = None,
+        backbone_options: Mapping[str, Any] | None = None, caption_parser: Any = None,
+    ) -> AudioIndex:
+        """Index audio items through the backbone's audio tower (``encode_audio``).
+
+        Args:
+            items: the items; each needs an ``item_id`` (else its ``path`` is the id); its
+                ``text`` is the stored caption.
+            backbone: the encoder (``minilm`` embeds each item's text instead of audio).
+            parse_captions: parse the captions into predicate sets for Stage 3.
+            batch_size: items per ``encode_audio`` call.
+            progress: tqdm progress bars on stderr.
+            predicate_sets: precomputed predicate sets, one per item (skips parsing).
+            backbone_options: the options the backbone was built with, recorded so that
+                ``fortekit index query`` can rebuild it (JSON values).
+            caption_parser: a :class:`fortekit.fol.caption.CaptionParser` to parse with.
+
+        Returns:
+            The index (in memory; :meth:`save` writes it).
+
+        Raises:
+            AudioIndexError: no items (E426), an item without id (E437), duplicate ids
+                (E425), a bad batch size (E433), encoder output of the wrong shape (E439) or
+                with NaN (E427), `predicate_sets` of the wrong length (E430).
+            AudioReadError, EncoderInputError: from the backbone, for an unreadable item.
+
+        Example:
+            >>> items = [AudioItem(path="rain.wav", text="rain on a roof", item_id="rain")]
+            >>> AudioIndex.build(items, get_backbone("hf-clap", model="clap/"))  # doctest: +SKIP
+            AudioIndex(count=1, dim=512, backbone='hf-clap')
+        """
+        items = list(items)
+        if not items:
+            raise AudioIndexError(Errors.E426.format(what="no items were given"))
+        ids = [item_id_of(item, position) for position, item in enumerate(items)]
+        check_unique_ids(ids)
+        embeddings = embed_items(backbone, items, ids, batch_size, progress)
+        captions = [item.text if item.text is not None and item.text.strip() else None for item in items]
+        paths = [os.fspath(item.path) if item.path is not None else None for item in items]
+        return cls._assemble(
+            embeddings, ids, captions, paths, backbone.name, normalise=True, parse=parse_captions,
+            predicate_sets=predicate_sets, progress=progress, options=backbone_options, parser=caption_parser,
+        )
+
+    @classmethod
+    def from_captions(
+        cls, ids: Sequence[str], captions: Sequence[str | None], backbone: Backbone | str, *,
+        embeddings: Any = None, parse_captions: bool = True, batch_size: int = 64, progress: bool = False,
+        normalise: bool = True, predicate_sets: Sequence[frozenset[PredicateSymbol]] | None = None,
+        backbone_options: Mapping[str, Any] | None = None, caption_parser: Any = None,
+    ) -> AudioIndex:
+        """Index a caption-indexed collection: each item stands for its caption's embedding.
+
+        Args:
+            ids: one unique id per item.
+            captions: one caption per item (None: no caption; only with `embeddings`).
+            backbone: the encoder; with `embeddings`, its name alone will do.
+            embeddings: (n, d) numpy or torch rows to store instead of embedding the
+                captions (e.g. the mean of several caption embeddings per clip).
+            parse_captions: parse the captions into predicate sets for Stage 3.
+            batch_size: captions per ``encode_audio`` call.
+            progress: tqdm progress bars on stderr.
+            normalise: scale the rows to unit L2 norm (search is cosine either way).
+            predicate_sets: precomputed predicate sets, one per item (skips parsing).
+            backbone_options: recorded backbone options (see :meth:`build`).
+            caption_parser: a :class:`fortekit.fol.caption.CaptionParser` to parse with.
+
+        Returns:
+            The index.
+
+        Raises:
+            AudioIndexError: no items (E426), lengths that differ (E430), duplicate ids (E425),
+                a missing caption to embed (E437), embeddings of the wrong dimension (E428),
+                shape or type (E438), or with NaN (E427).
+
+        Example:
+            >>> AudioIndex.from_captions(["x"], ["wind"], "enc", embeddings=[[3.0, 4.0]],
+            ...                          parse_captions=False).embeddings.tolist()
+            [[0.6000000238418579, 0.800000011920929]]
+        """
+        ids, captions = [str(item_id) for item_id in ids], list(captions)
+        if not ids:
+            raise AudioIndexError(Errors.E426.format(what="no ids were given"))
+        if len(captions) != len(ids):
+            raise AudioIndexError(Errors.E430.format(what="captions", found=len(captions), count=len(ids)))
+        check_unique_ids(ids)
+        name = backbone if isinstance(backbone, str) else backbone.name
+        if embeddings is not None:
+            dim = None if isinstance(backbone, str) else int(backbone.dim)
+            array = rows_from_embeddings(embeddings, len(ids), dim, name)
+        elif isinstance(backbone, str):
+            raise AudioIndexError(Errors.E433.format(
+                name="backbone", expected="a Backbone object when no embeddings are given", value=backbone,
+            ))
+        else:
+            array = embed_items(backbone, caption_items(ids, captions), ids, batch_size, progress)
+        clean = [caption if caption is not None and caption.strip() else None for caption in captions]
+        return cls._assemble(
+            array, ids, clean, [None] * len(ids), name, normalise=normalise, parse=parse_captions,
+            predicate_sets=predicate_sets, progress=progress, options=backbone_options, parser=caption_parser,
+        )
+
+    @classmethod
+    def _assemble(
+        cls, embeddings: np.ndarray, ids: list[str], captions: list[str | None], paths: list[str | None],
+        backbone: str, **options: Any,
+    ) -> AudioIndex:
+        array, records, meta = assemble_parts(embeddings, ids, captions, paths, backbone, **options)
+        return cls(array, records, meta)
+
+    # -- the columns ---------------------------------------------------------------------------
+    @property
+    def ids(self) -> list[str]:
+        """The item ids, in row order."""
+        return self._records.ids
+
+    @property
+    def captions(self) -> list[str | None]:
+        """The stored captions (None where an item has none)."""
+        return self._records.captions
+
+    @property
+    def paths(self) -> list[str | None]:
+        """The audio file of each item (None for caption-indexed items)."""
+        return self._records.paths
+
+    @property
+    def predicate_sets(self) -> list[frozenset[PredicateSymbol]]:
+        """``Pred(Pi(caption))`` per item; an empty frozenset when there is no (parsable) caption."""
+        return self._records.predicate_sets
+
+    @property
+    def dim(self) -> int:
+        """The embedding dimension d."""
+        return self.meta.dim
+
+    @property
+    def backbone_name(self) -> str:
+        """The name of the backbone that made the embeddings."""
+        return self.meta.backbone
+
+    @property
+    def unparsed_count(self) -> int:
+        """How many items have no predicate set because their caption is missing or unparsable."""
+        return self.meta.unparsed
+
+    @property
+    def embeddings(self) -> np.ndarray:
+        """The float32 (n, d) rows, read-only (memory-mapped after :meth:`load`)."""
+        view = self._array.view()
+        view.flags.writeable = False
+        return view
+
+    def embedding_tensor(self, device: str = "cpu") -> torch.Tensor:
+        """The rows as a float32 torch tensor on `device`, cached per device.
+
+        On the CPU a mapped index is wrapped, not copied (a private copy-on-write map).
+        Treat the tensor as read-only: it is shared by every search on that device.
+
+        Example:
+            >>> import numpy as np
+            >>> index = AudioIndex.from_captions(["a"], [None], "enc", embeddings=np.ones((1, 2)),
+            ...                                  parse_captions=False)
+            >>> index.embedding_tensor().shape
+            torch.Size([1, 2])
+        """
+        import torch
+
+        from fortekit.plugins._runtime import resolve_device
+
+        device = resolve_device(device)
+        if device not in self._tensors:
+            if device == "cpu":
+                source = self._array
+                if self._embeddings_file is not None:
+                    source = np.load(self._embeddings_file, mmap_mode="c", allow_pickle=False)
+                self._tensors[device] = torch.from_numpy(source)
+            else:
+                self._tensors[device] = self.embedding_tensor("cpu").to(device)
+        return self._tensors[device]
+
+    def _unit_tensor(self, device: str) -> torch.Tensor:
+        """The rows at unit norm (the stored ones when they are normalised)."""
+        import torch
+
+        if self.meta.normalised:
+            return self.embedding_tensor(device)
+        key = f"unit:{device}"
+        if key not in self._tensors:
+            self._tensors[key] = torch.nn.functional.normalize(self.embedding_tensor(device), dim=1)
+        return self._tensors[key]
+
+    # -- search -------------------------------------------------------------------------------
+    def search(
+        self, queries: Any, k: int = 10, *, device: str = "auto", use_faiss: bool = False,
+        chunk_rows: int | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The k items most similar (cosine) to each query.
+
+        Args:
+            queries: (q, d) or (d,) numpy array or torch tensor (normalised here).
+            k: results per query; more than the index holds is clipped to len(index).
+            device: where to compute ("auto": CUDA when present).
+            use_faiss: search the FAISS index (:meth:`build_faiss`) instead, on the CPU.
+            chunk_rows: queries per matrix product (default: keeps each (chunk, n) block
+                of scores within 256 MiB).
+
+        Returns:
+            (scores (q, k) float32, rows (q, k) int64), on the CPU, best first; equal scores
+            in row order. ``index.ids[row]`` is the item.
+
+        Raises:
+            AudioIndexError: bad queries (E438), the wrong dimension (E428), a bad k (E433),
+                no FAISS index (E436), faiss missing (E432).
+
+        Example:
+            >>> import numpy as np
+            >>> index = AudioIndex.from_captions(["a", "b", "c"], [None] * 3, "enc",
+            ...                                  embeddings=np.eye(3), parse_captions=False)
+            >>> scores, rows = index.search(np.array([[0.0, 1.0, 1.0]]), k=5)
+            >>> rows.tolist()
+            [[1, 2, 0]]
+        """
+        import torch
+
+        k = check_k(k)
+        matrix = as_query_matrix(queries, self.dim, self.backbone_name)
+        if use_faiss:
+            searcher = self._faiss_searcher()
+            scores, rows = searcher.search(matrix.cpu().numpy(), k)
+            return torch.from_numpy(scores), torch.from_numpy(rows)
+        from fortekit.plugins._runtime import resolve_device
+
+        unit = self._unit_tensor(resolve_device(device))
+        queries_unit = torch.nn.functional.normalize(matrix, dim=1)
+        return exact_top_k(unit, queries_unit, k, chunk_rows=chunk_rows)
+
+    def scores(self, queries: Any, device: str = "auto") -> torch.Tensor:
+        """The full cosine similarity matrix (q, n), on `device` (for evaluation).
+
+        Raises:
+            AudioIndexError: bad queries (E438), the wrong dimension (E428).
+
+        Example:
+            >>> import numpy as np
+            >>> index = AudioIndex.from_captions(["a", "b"], [None] * 2, "enc",
+            ...                                  embeddings=np.eye(2), parse_captions=False)
+            >>> index.scores(np.array([1.0, 0.0]), device="cpu").tolist()
+            [[1.0, 0.0]]
+        """
+        import torch
+
+        from fortekit.plugins._runtime import resolve_device
+
+        unit = self._unit_tensor(resolve_device(device))
+        matrix = as_query_matrix(queries, self.dim, self.backbone_name).to(unit.device)
+        with torch.inference_mode():
+            return torch.nn.functional.normalize(matrix, dim=1) @ unit.T
+
+    def check_backbone(self, backbone: Backbone) -> None:
+        """Raise E429 unless `backbone` has the index's backbone name and dimension.
+
+        Example:
+            >>> import numpy as np
+            >>> index = AudioIndex.from_captions(["a"], [None], "minilm", embeddings=np.ones((1, 3)),
+            ...                                  parse_captions=False)
+            >>> index.check_backbone(type("B", (), {"name": "hf-clap", "dim": 512})())
+            Traceback (most recent call last):
+            ...
+            fortekit.errors.AudioIndexError: [E429] The index was built with the backbone 'minilm' (3-d), ...
+        """
+        if backbone.name != self.backbone_name or int(backbone.dim) != self.dim:
+            raise AudioIndexError(Errors.E429.format(
+                expected=self.backbone_name, expected_dim=self.dim,
+                found=backbone.name, found_dim=backbone.dim,
+            ))
+
+    def search_text(
+        self, texts: Sequence[str], backbone: Backbone, k: int = 10, *, device: str = "auto",
+        use_faiss: bool = False,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Encode `texts` with `backbone` (checked against the index) and :meth:`search`.
+
+        Raises:
+            AudioIndexError: another backbone or dimension (E429), and as :meth:`search`.
+
+        Example:
+            >>> index.search_text(["a dog barking"], get_backbone("minilm"), k=5)  # doctest: +SKIP
+        """
+        self.check_backbone(backbone)
+        return self.search(backbone.encode_text(texts), k, device=device, use_faiss=use_faiss)
+
+    # -- FAISS --------------------------------------------------------------------------------
+    def build_faiss(self, kind: str = "flat", *, nlist: int | None = None, nprobe: int | None = None) -> None:
+        """Build a FAISS index over the rows (saved with the index by :meth:`save`).
+
+        Args:
+            kind: "flat" (exact inner product on the CPU) or "ivf" (inverted file, approximate).
+            nlist: IVF cells (default about 4 sqrt(n)).
+            nprobe: IVF cells searched per query (default min(nlist, 16)).
+
+        Raises:
+            AudioIndexError: faiss is missing (E432), bad options (E433).
+
+        Example:
+            >>> index.build_faiss("ivf")  # doctest: +SKIP
+            >>> index.search(queries, k=10, use_faiss=True)  # doctest: +SKIP
+        """
+        self._faiss = FaissSearcher.build(self._array, kind=kind, nlist=nlist, nprobe=nprobe)
+        self._faiss_file = None
+        self.meta = replace(self.meta, faiss=kind)
+
+    @property
+    def faiss_kind(self) -> str | None:
+        """The kind of FAISS index built or saved ("flat", "ivf"), or None."""
+        return self.meta.faiss
+
+    def _faiss_searcher(self) -> FaissSearcher:
+        if self._faiss is None and self._faiss_file is not None and self.meta.faiss is not None:
+            self._faiss = FaissSearcher.read(self._faiss_file, self.meta.faiss, count=len(self), dim=self.dim)
+        if self._faiss is None:
+            raise AudioIndexError(Errors.E436)
+        return self._faiss
+
+    # -- files --------------------------------------------------------------------------------
+    def save(self, directory: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
+        """Write the index to a directory (index.json, embeddings.npy, items.jsonl[, faiss.index]).
+
+        Args:
+            directory: created when missing.
+            overwrite: replace an index already there.
+
+        Returns:
+            The directory.
+
+        Raises:
+            AudioIndexError: an index is already there and `overwrite` is False (E434).
+            OSError: the files cannot be written.
+
+        Example:
+            >>> index.save("clotho.index")  # doctest: +SKIP
+            PosixPath('clotho.index')
+        """
+        writer = None
+        if self.meta.faiss is not None:
+            searcher = self._faiss_searcher()
+            writer = searcher.write
+        return write_index_files(directory, self.meta, self._array, self._records, overwrite=overwrite,
+                                 faiss_writer=writer)
+
+    @classmethod
+    def load(
+        cls, directory: str | os.PathLike[str], *, mmap: bool = True, backbone: Backbone | None = None,
+    ) -> AudioIndex:
+        """Read an index that :meth:`save` wrote, checking every file.
+
+        Args:
+            directory: the index directory.
+            mmap: map embeddings.npy read-only instead of reading it into memory.
+            backbone: when given, check that it is the index's backbone (E429).
+
+        Returns:
+            The index (a FAISS index, if saved, is read when first used).
+
+        Raises:
+            AudioIndexError: a missing file (E421), corrupt JSON or array (E420), a format
+                from the future (E422), counts that disagree (E423), a bad dtype or shape
+                (E424), duplicate ids (E425), a bad predicate symbol (E431), another backbone (E429).
+
+        Example:
+            >>> AudioIndex.load("clotho.index", backbone=get_backbone("minilm"))  # doctest: +SKIP
+            AudioIndex(count=3839, dim=384, backbone='minilm', memory-mapped)
+        """
+        root = Path(directory)
+        meta = read_meta(root)
+        embeddings = read_embeddings(root, meta, mmap=mmap)
+        records = read_items(root, meta)
+        if meta.faiss is not None and not (root / FAISS_FILE).is_file():
+            missing = f"{FAISS_FILE} (index.json names one)"
+            raise AudioIndexError(Errors.E421.format(directory=root, missing=missing))
+        index = cls(embeddings, records, meta, embeddings_file=root / EMBEDDINGS_FILE if mmap else None)
+        index._faiss_file = root / FAISS_FILE if meta.faiss is not None else None
+        if backbone is not None:
+            index.check_backbone(backbone)
+        return index

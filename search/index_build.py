@@ -1,0 +1,221 @@
+"""The steps of building an audio index: ids, batched encoding, checks, normalising, parsing.
+
+:class:`fortekit.search.index.AudioIndex` calls these; they are separate so that each
+stays small and testable on its own.
+
+Example:
+    >>> import numpy as np
+    >>> from fortekit.search.index_build import assemble_parts
+    >>> rows, records, meta = assemble_parts(np.array([[3.0, 4.0]], dtype=np.float32), ["a"], [None],
+    ...                                      [None], "enc", normalise=True, parse=False)
+    >>> rows.tolist(), meta.count, records.predicate_sets
+    ([[0.6000000238418579, 0.800000011920929]], 1, [frozenset()])
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from fortekit.errors import AudioIndexError, Errors
+from fortekit.fol.predicates import PredicateSymbol
+from fortekit.plugins.protocols import AudioItem, Backbone
+from fortekit.search.index_format import IndexMeta, IndexRecords
+from fortekit.search.index_parse import caption_predicate_sets
+
+__all__ = [
+    "assemble_parts",
+    "caption_items",
+    "check_finite",
+    "embed_items",
+    "item_id_of",
+    "rows_from_embeddings",
+]
+
+
+def item_id_of(item: AudioItem, position: int) -> str:
+    """An item's id: its ``item_id``, else its path.
+
+    Raises:
+        AudioIndexError: not an AudioItem, or neither id nor path (E437).
+
+    Example:
+        >>> item_id_of(AudioItem(path="clips/rain.wav"), 0)
+        'clips/rain.wav'
+    """
+    if not isinstance(item, AudioItem):
+        raise AudioIndexError(Errors.E437.format(
+            index=position, label=type(item).__name__, problem="is not a fortekit.plugins.AudioItem",
+            hint="Wrap each file as AudioItem(path=..., item_id=..., text=...).",
+        ))
+    if item.item_id is not None:
+        return str(item.item_id)
+    if item.path is not None:
+        return os.fspath(item.path)
+    raise AudioIndexError(Errors.E437.format(
+        index=position, label=item.label(), problem="has neither an item_id nor a path",
+        hint="Give every item an item_id (or a path, which then serves as its id).",
+    ))
+
+
+def caption_items(ids: Sequence[str], captions: Sequence[str | None]) -> list[AudioItem]:
+    """One text-only AudioItem per caption, for a caption-indexed collection.
+
+    Raises:
+        AudioIndexError: a missing or blank caption (E437).
+
+    Example:
+        >>> caption_items(["a"], ["rain"])[0].text
+        'rain'
+    """
+    for position, caption in enumerate(captions):
+        if caption is None or not caption.strip():
+            raise AudioIndexError(Errors.E437.format(
+                index=position, label=ids[position], problem="has no caption to embed",
+                hint="Give every item a caption, or pass embeddings=.",
+            ))
+    return [AudioItem(text=caption, item_id=item_id) for item_id, caption in zip(ids, captions, strict=True)]
+
+
+def embed_items(
+    backbone: Backbone, items: list[AudioItem], ids: list[str], batch_size: int, progress: bool,
+) -> np.ndarray:
+    """``encode_audio`` in batches into one float32 (n, dim) array.
+
+    Args:
+        backbone: the encoder.
+        items: the items, in order.
+        ids: their ids (for messages).
+        batch_size: items per call.
+        progress: a tqdm progress bar on stderr.
+
+    Returns:
+        The embeddings, on the CPU.
+
+    Raises:
+        AudioIndexError: a bad batch size (E433), a batch of the wrong shape (E439), NaN (E427).
+    """
+    from tqdm import tqdm
+
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise AudioIndexError(
+            Errors.E433.format(name="batch_size", expected="a positive int", value=batch_size)
+        )
+    dim = int(backbone.dim)
+    out = np.empty((len(items), dim), dtype=np.float32)
+    with tqdm(total=len(items), desc=f"embedding ({backbone.name})", unit="item", file=sys.stderr,
+              disable=not progress) as bar:
+        for start in range(0, len(items), batch_size):
+            chunk = items[start:start + batch_size]
+            rows: Any = backbone.encode_audio(chunk)
+            shape = tuple(getattr(rows, "shape", ()))
+            if shape != (len(chunk), dim):
+                raise AudioIndexError(Errors.E439.format(
+                    name=backbone.name, description=f"an array of shape {shape}", count=len(chunk), dim=dim,
+                ))
+            if hasattr(rows, "detach"):
+                rows = rows.detach().float().cpu().numpy()
+            out[start:start + len(chunk)] = np.asarray(rows, dtype=np.float32)
+            bar.update(len(chunk))
+    check_finite(out, ids, f"The backbone {backbone.name!r} produced them.")
+    return out
+
+
+def rows_from_embeddings(embeddings: Any, count: int, dim: int | None, backbone: str) -> np.ndarray:
+    """Caller-given embeddings (numpy, torch, nested lists) as float32 (count, d).
+
+    Raises:
+        AudioIndexError: not numeric or not 2-D (E438), the wrong count (E430), the wrong
+            dimension for the backbone (E428). NaN is checked later (E427).
+
+    Example:
+        >>> rows_from_embeddings([[1, 2]], 1, None, "enc").dtype
+        dtype('float32')
+    """
+    if hasattr(embeddings, "detach"):
+        embeddings = embeddings.detach().float().cpu().numpy()
+    try:
+        array = np.asarray(embeddings, dtype=np.float32)
+    except (ValueError, TypeError) as exc:
+        raise AudioIndexError(Errors.E438.format(
+            what="embeddings", dim=dim or "d", description=f"a {type(embeddings).__name__} ({exc})",
+        )) from exc
+    if array.ndim != 2 or array.shape[1] == 0:
+        raise AudioIndexError(Errors.E438.format(
+            what="embeddings", dim=dim or "d", description=f"an array of shape {array.shape}",
+        ))
+    if array.shape[0] != count:
+        raise AudioIndexError(Errors.E430.format(what="embeddings", found=array.shape[0], count=count))
+    if dim is not None and array.shape[1] != dim:
+        raise AudioIndexError(Errors.E428.format(
+            what="embeddings", found=array.shape[1], dim=dim, backbone=backbone,
+        ))
+    return np.ascontiguousarray(array)
+
+
+def check_finite(array: np.ndarray, ids: Sequence[str], source: str = "") -> None:
+    """Raise E427 naming the first items whose rows hold NaN or infinity.
+
+    Example:
+        >>> check_finite(np.array([[1.0], [np.nan]]), ["a", "b"])
+        Traceback (most recent call last):
+        ...
+        fortekit.errors.AudioIndexError: [E427] 1 embedding(s) hold NaN or infinite values (items 'b'). ...
+    """
+    bad = ~np.isfinite(array).all(axis=1)
+    if bad.any():
+        rows = np.flatnonzero(bad)
+        examples = ", ".join(repr(ids[row]) for row in rows[:5])
+        raise AudioIndexError(Errors.E427.format(count=len(rows), examples=examples, source=source))
+
+
+def assemble_parts(
+    embeddings: np.ndarray, ids: list[str], captions: list[str | None], paths: list[str | None],
+    backbone: str, *, normalise: bool = True, parse: bool = True,
+    predicate_sets: Sequence[frozenset[PredicateSymbol]] | None = None, progress: bool = False,
+    options: Mapping[str, Any] | None = None, parser: Any = None,
+) -> tuple[np.ndarray, IndexRecords, IndexMeta]:
+    """Check and normalise the rows, compute the predicate sets, and write the metadata.
+
+    Args:
+        embeddings: float32 (n, d).
+        ids, captions, paths: the per-item columns.
+        backbone: the backbone's name.
+        normalise: scale rows to unit norm.
+        parse: parse the captions (ignored when `predicate_sets` is given).
+        predicate_sets: precomputed sets, one per item.
+        progress: a progress bar for parsing.
+        options: the backbone options to record.
+        parser: the caption parser to use.
+
+    Returns:
+        (rows, records, meta).
+
+    Raises:
+        AudioIndexError: NaN (E427), `predicate_sets` of the wrong length (E430).
+    """
+    check_finite(embeddings, ids)
+    if normalise:
+        norms = np.linalg.norm(embeddings, axis=1, keepdims=True)
+        embeddings = embeddings / np.maximum(norms, 1e-12)
+    unparsed = 0
+    if predicate_sets is not None:
+        sets = [frozenset(symbols) for symbols in predicate_sets]
+        if len(sets) != len(ids):
+            raise AudioIndexError(Errors.E430.format(what="predicate_sets", found=len(sets), count=len(ids)))
+        parse = True
+    elif parse:
+        report = caption_predicate_sets(captions, parser=parser, progress=progress)
+        sets, unparsed = report.sets, report.unparsed
+    else:
+        sets = [frozenset()] * len(ids)
+    meta = IndexMeta(
+        backbone=backbone, dim=int(embeddings.shape[1]), count=len(ids), normalised=normalise,
+        parsed=parse, unparsed=unparsed, backbone_options=dict(options or {}),
+    )
+    rows = np.ascontiguousarray(embeddings, dtype=np.float32)
+    return rows, IndexRecords(list(ids), list(captions), list(paths), sets), meta

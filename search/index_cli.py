@@ -1,0 +1,276 @@
+"""``fortekit index``: build, inspect and query audio indexes.
+
+* ``fortekit index build --captions FILE --out DIR``: a caption-indexed collection
+  (``minilm`` by default); ``--audio DIR_OR_LIST --backbone hf-clap --backbone-option
+  model=PATH``: audio files through a backbone's audio tower.
+* ``fortekit index info DIR``: count, dimension, backbone, the share of items with predicates.
+* ``fortekit index query DIR "a dog barking" -k 5``: encode with the recorded backbone and
+  print the ranked ids, scores and captions.
+
+Handlers follow the CLI convention ``handler(args, out) -> exit code``. An error prints its
+coded message to stderr and returns 1 (2 for a bad option), without a traceback. Heavy
+modules are imported inside the handlers, so ``fortekit --help`` stays instant.
+
+Example:
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser(prog="fortekit")
+    >>> add_index_commands(parser.add_subparsers(dest="command"))
+    >>> args = parser.parse_args(["index", "query", "idx", "rain", "-k", "3"])
+    >>> args.texts, args.k
+    (['rain'], 3)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from fortekit.plugins.protocols import Backbone
+    from fortekit.search.index import AudioIndex
+    from fortekit.search.index_sources import CaptionTable
+
+__all__ = ["add_index_commands", "run_build", "run_info", "run_query"]
+
+
+Handler = Callable[[argparse.Namespace, TextIO], int]
+
+
+def _guarded(handler: Handler) -> Handler:
+    """Run a handler; a fortekit error becomes its message on stderr and exit code 1 (2 for E433)."""
+
+    def run(args: argparse.Namespace, out: TextIO) -> int:
+        from fortekit.errors import FortekitError
+
+        try:
+            return handler(args, out)
+        except FortekitError as exc:
+            print(f"fortekit index {args.index_command}: {exc}", file=sys.stderr)
+            return 2 if str(exc).startswith("[E433]") else 1
+
+    run.__doc__ = handler.__doc__
+    return run
+
+
+def _backbone_options(args: argparse.Namespace, recorded: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Recorded options, overridden by --backbone-option, plus --device when given."""
+    from fortekit.search.index_sources import parse_backbone_options
+
+    options = {**(recorded or {}), **parse_backbone_options(args.backbone_option or [])}
+    if args.device is not None:
+        options["device"] = args.device
+    return options
+
+
+def _recordable(options: dict[str, Any]) -> dict[str, Any]:
+    """Options worth recording in index.json: no device; existing paths made absolute."""
+    recorded = {}
+    for key, value in options.items():
+        if key == "device":
+            continue
+        if isinstance(value, str) and value and Path(value).expanduser().exists():
+            value = str(Path(value).expanduser().resolve())
+        recorded[key] = value
+    return recorded
+
+
+def run_build(args: argparse.Namespace, out: TextIO) -> int:
+    """Handler of ``index build``: read the collection, embed it, parse captions, save."""
+    from fortekit.plugins import get_backbone
+    from fortekit.search.index import AudioIndex
+
+    options = _backbone_options(args)
+    out_dir = Path(args.out)
+    if (out_dir / "index.json").exists() and not args.overwrite:
+        from fortekit.errors import AudioIndexError, Errors
+
+        raise AudioIndexError(Errors.E434.format(directory=out_dir))
+    progress = not args.quiet
+    if args.captions is not None:
+        from fortekit.search.index_format import check_unique_ids
+        from fortekit.search.index_sources import read_caption_file
+
+        # Read and check the file before the (slow) model load, so that its errors come at once.
+        table = read_caption_file(args.captions, id_column=args.id_column, caption_column=args.caption_column)
+        if not args.merge_duplicates:
+            check_unique_ids(table.ids)
+        backbone = get_backbone(args.backbone, **options)
+        index = _build_from_captions(args, table, backbone, _recordable(options), progress)
+    else:
+        from fortekit.search.index_sources import find_audio_items
+
+        items = find_audio_items(args.audio)
+        backbone = get_backbone(args.backbone, **options)
+        index = AudioIndex.build(
+            items, backbone, parse_captions=not args.no_parse, batch_size=args.batch_size,
+            progress=progress, backbone_options=_recordable(options),
+        )
+    if args.faiss is not None:
+        index.build_faiss(args.faiss)
+    index.save(out_dir, overwrite=args.overwrite)
+    summary = f"indexed {len(index)} items ({index.dim}-d, backbone {index.backbone_name}) into {out_dir}"
+    print(summary, file=out)
+    print(_predicate_line(index), file=out)
+    return 0
+
+
+def _build_from_captions(
+    args: argparse.Namespace, table: CaptionTable, backbone: Backbone, recorded: dict[str, Any],
+    progress: bool,
+) -> AudioIndex:
+    import numpy as np
+
+    from fortekit.search.index import AudioIndex
+    from fortekit.search.index_build import caption_items, embed_items
+    from fortekit.search.index_sources import group_duplicates
+
+    common = {"parse_captions": not args.no_parse, "batch_size": args.batch_size, "progress": progress,
+              "backbone_options": recorded}
+    if not args.merge_duplicates:
+        return AudioIndex.from_captions(table.ids, table.captions, backbone, **common)
+    # One item per id: the mean of its captions' embeddings; its first caption is stored and parsed.
+    unique, groups = group_duplicates(table.ids)
+    items = caption_items(table.ids, table.captions)
+    rows = embed_items(backbone, items, table.ids, args.batch_size, progress)
+    means = np.stack([rows[positions].mean(axis=0) for positions in groups])
+    firsts = [table.captions[positions[0]] for positions in groups]
+    return AudioIndex.from_captions(unique, firsts, backbone, embeddings=means, **common)
+
+
+def _predicate_line(index: AudioIndex) -> str:
+    with_predicates = sum(1 for symbols in index.predicate_sets if symbols)
+    share = 100.0 * with_predicates / max(len(index), 1)
+    if not index.meta.parsed:
+        return "predicates: captions not parsed (--no-parse)"
+    return (f"predicates: {with_predicates} of {len(index)} items ({share:.1f}%); "
+            f"{index.unparsed_count} caption(s) missing or unparsable")
+
+
+def run_info(args: argparse.Namespace, out: TextIO) -> int:
+    """Handler of ``index info``: what an index holds."""
+    from fortekit.search.index import AudioIndex
+
+    index = AudioIndex.load(args.directory)
+    with_captions = sum(1 for caption in index.captions if caption is not None)
+    with_predicates = sum(1 for symbols in index.predicate_sets if symbols)
+    facts: dict[str, Any] = {
+        "directory": str(args.directory), "count": len(index), "dim": index.dim,
+        "backbone": index.backbone_name, "backbone_options": dict(index.meta.backbone_options),
+        "normalised": index.meta.normalised, "with_captions": with_captions,
+        "parsed": index.meta.parsed, "with_predicates": with_predicates,
+        "predicate_share": with_predicates / len(index), "unparsed": index.unparsed_count,
+        "faiss": index.faiss_kind, "format_version": index.meta.format_version,
+        "fortekit_version": index.meta.fortekit_version,
+    }
+    if args.json:
+        print(json.dumps(facts, ensure_ascii=False), file=out)
+        return 0
+    options = ", ".join(f"{key}={value}" for key, value in facts["backbone_options"].items())
+    rows = [
+        ("index", facts["directory"]), ("items", facts["count"]), ("dim", facts["dim"]),
+        ("backbone", facts["backbone"] + (f" ({options})" if options else "")),
+        ("normalised", "yes" if facts["normalised"] else "no"),
+        ("captions", f"{with_captions} ({100.0 * with_captions / len(index):.1f}%)"),
+        ("predicates", _predicate_line(index).removeprefix("predicates: ")),
+        ("faiss", facts["faiss"] or "none"),
+        ("format", f"{facts['format_version']} (written by fortekit {facts['fortekit_version']})"),
+    ]
+    for label, value in rows:
+        print(f"{label:<11} {value}", file=out)
+    return 0
+
+
+def run_query(args: argparse.Namespace, out: TextIO) -> int:
+    """Handler of ``index query``: encode the texts with the index's backbone and rank the items."""
+    from fortekit.plugins import get_backbone
+    from fortekit.search.index import AudioIndex
+
+    index = AudioIndex.load(args.directory)
+    options = _backbone_options(args, dict(index.meta.backbone_options))
+    backbone = get_backbone(index.backbone_name, **options)
+    scores, rows = index.search_text(args.texts, backbone, args.k, use_faiss=args.faiss)
+    for text, row_scores, row_items in zip(args.texts, scores.tolist(), rows.tolist(), strict=True):
+        hits = [
+            {"rank": rank, "id": index.ids[row], "score": round(score, 6), "caption": index.captions[row],
+             "path": index.paths[row]}
+            for rank, (score, row) in enumerate(zip(row_scores, row_items, strict=True), start=1) if row >= 0
+        ]
+        if args.json:
+            print(json.dumps({"query": text, "results": hits}, ensure_ascii=False), file=out)
+            continue
+        print(f"query: {text}", file=out)
+        for hit in hits:
+            caption = f"  {hit['caption']}" if hit["caption"] is not None else ""
+            print(f"  {hit['rank']:>3}. {hit['score']:.4f}  {hit['id']}{caption}", file=out)
+    return 0
+
+
+def _add_backbone_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--backbone-option", action="append", metavar="KEY=VALUE",
+        help="an option of the backbone plug-in, repeatable (e.g. model=/models/clap, batch_size=8); "
+             "values are read as JSON numbers/booleans when they parse",
+    )
+    parser.add_argument("--device", help="where the backbone runs: auto, cpu, cuda, cuda:N (default: auto)")
+
+
+def add_index_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``fortekit index build|info|query`` on the ``fortekit`` sub-parsers.
+
+    Args:
+        commands: what ``ArgumentParser.add_subparsers()`` returned.
+
+    Example:
+        >>> import argparse
+        >>> parser = argparse.ArgumentParser()
+        >>> add_index_commands(parser.add_subparsers(dest="command"))
+        >>> parser.parse_args(["index", "info", "clotho.index"]).directory
+        'clotho.index'
+    """
+    index = commands.add_parser(
+        "index", help="build, inspect and query audio indexes",
+        description="Build an audio index (embeddings, ids, captions and caption predicate sets), "
+                    "show what it holds, or search it with a text query.",
+    )
+    actions = index.add_subparsers(dest="index_command", metavar="ACTION", required=True)
+    build = actions.add_parser(
+        "build", help="index a captions file or a folder/list of audio files",
+        description="Index a caption-indexed collection (--captions, embedded with the minilm text "
+                    "encoder by default) or audio files (--audio, through a backbone's audio tower).",
+    )
+    source = build.add_mutually_exclusive_group(required=True)
+    source.add_argument("--captions", metavar="FILE", help="a .csv/.tsv, .jsonl or .txt file of captions")
+    source.add_argument("--audio", metavar="DIR_OR_LIST",
+                        help="a folder of audio files (searched recursively) or a text file listing paths")
+    build.add_argument("--out", required=True, metavar="DIR", help="the index directory to write")
+    build.add_argument("--backbone", default="minilm", help="the backbone plug-in (default: minilm)")
+    _add_backbone_arguments(build)
+    build.add_argument("--id-column", help="the id column or key of --captions (default: file_name, else id)")
+    build.add_argument("--caption-column",
+                       help="the caption column or key of --captions (default: caption_1, else caption)")
+    build.add_argument("--merge-duplicates", action="store_true",
+                       help="one item per repeated id (AudioCaps): the mean of its captions' embeddings")
+    build.add_argument("--no-parse", action="store_true", help="do not parse captions into predicate sets")
+    build.add_argument("--batch-size", type=int, default=64, help="items per encoder call (default: 64)")
+    build.add_argument("--faiss", choices=("flat", "ivf"), help="also build and save a FAISS index")
+    build.add_argument("--overwrite", action="store_true", help="replace an index already in --out")
+    build.add_argument("--quiet", action="store_true", help="no progress bars")
+    build.set_defaults(handler=_guarded(run_build))
+
+    info = actions.add_parser("info", help="show what an index holds")
+    info.add_argument("directory", help="the index directory")
+    info.add_argument("--json", action="store_true", help="one JSON object")
+    info.set_defaults(handler=_guarded(run_info))
+
+    query = actions.add_parser("query", help="search an index with text queries")
+    query.add_argument("directory", help="the index directory")
+    query.add_argument("texts", nargs="+", metavar="TEXT", help="the queries")
+    query.add_argument("-k", type=int, default=10, help="results per query (default: 10)")
+    query.add_argument("--faiss", action="store_true", help="search the saved FAISS index instead of exactly")
+    query.add_argument("--json", action="store_true", help="one JSON object per query")
+    _add_backbone_arguments(query)
+    query.set_defaults(handler=_guarded(run_query))

@@ -1,0 +1,262 @@
+"""What ``fortekit index build`` reads: caption files, audio folders and lists, backbone options.
+
+* Caption files: ``.csv``/``.tsv`` (columns chosen by name; Clotho's ``file_name`` and
+  ``caption_1`` by default, else ``id`` and ``caption``), ``.jsonl`` (one object per line,
+  the same keys), ``.txt`` (one caption per line, ``id<TAB>caption`` or just the caption,
+  whose id is then its line number).
+* Audio: a folder (WAV, FLAC, OGG and MP3 files found recursively; the id is the path
+  relative to the folder) or a text file listing one path per line (relative to the list's
+  folder; the id is the line as written). An item's caption comes from a sidecar
+  ``<name>.txt`` beside the audio file when there is one.
+* ``--backbone-option key=value``: values are read as JSON when they parse (``8``,
+  ``true``, ``0.5``, ``null``), else kept as strings.
+
+Example:
+    >>> parse_backbone_options(["model=/models/clap", "batch_size=8", "allow_download=true"])
+    {'model': '/models/clap', 'batch_size': 8, 'allow_download': True}
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fortekit.errors import AudioIndexError, Errors
+from fortekit.plugins.protocols import AudioItem
+
+__all__ = [
+    "AUDIO_SUFFIXES",
+    "CaptionTable",
+    "find_audio_items",
+    "group_duplicates",
+    "parse_backbone_options",
+    "read_caption_file",
+]
+
+#: The audio files a folder scan picks up (case-insensitive).
+AUDIO_SUFFIXES = (".wav", ".flac", ".ogg", ".mp3")
+#: (id, caption) column names tried, in order, when none is named.
+DEFAULT_COLUMNS = (("file_name", "caption_1"), ("id", "caption"))
+_CAPTION_HINT = (
+    "A captions file is .csv/.tsv with a header (--id-column, --caption-column; Clotho's file_name "
+    "and caption_1 by default), .jsonl with one object per line, or .txt with one caption per line."
+)
+
+
+def parse_backbone_options(pairs: Sequence[str]) -> dict[str, Any]:
+    """``key=value`` strings as keyword arguments for ``get_backbone``.
+
+    Raises:
+        AudioIndexError: a pair without ``=`` or with an empty key (E433).
+
+    Example:
+        >>> parse_backbone_options(["name=two words", "seed=3"])
+        {'name': 'two words', 'seed': 3}
+    """
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, equals, text = pair.partition("=")
+        key = key.strip().replace("-", "_")
+        if not equals or not key.isidentifier():
+            raise AudioIndexError(Errors.E433.format(
+                name="--backbone-option", expected="KEY=VALUE (e.g. model=/path/to/clap)", value=pair,
+            ))
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            value = text
+        options[key] = value if isinstance(value, (int, float, bool, type(None))) else text
+    return options
+
+
+@dataclass(frozen=True, slots=True)
+class CaptionTable:
+    """Ids and captions read from a captions file, in file order (ids may repeat)."""
+
+    ids: list[str]
+    captions: list[str | None]
+
+
+def _unreadable(path: Path, problem: str, hint: str = _CAPTION_HINT) -> AudioIndexError:
+    return AudioIndexError(Errors.E435.format(what="captions file", path=path, problem=problem, hint=hint))
+
+
+def _pick_columns(
+    path: Path, names: Sequence[str], id_column: str | None, caption_column: str | None,
+) -> tuple[str, str]:
+    if id_column is None and caption_column is None:
+        for pair in DEFAULT_COLUMNS:
+            if set(pair) <= set(names):
+                return pair
+    chosen = (id_column or DEFAULT_COLUMNS[0][0], caption_column or DEFAULT_COLUMNS[0][1])
+    absent = [name for name in chosen if name not in names]
+    if absent:
+        raise _unreadable(path, f"it has no column {', '.join(map(repr, absent))}",
+                          f"Its columns are {', '.join(map(repr, names))}; name them with --id-column "
+                          "and --caption-column.")
+    return chosen
+
+
+def read_caption_file(
+    path: str | os.PathLike[str], *, id_column: str | None = None, caption_column: str | None = None,
+) -> CaptionTable:
+    """Read ids and captions from a .csv, .tsv, .jsonl or .txt file.
+
+    Args:
+        path: the file.
+        id_column: the id column or key (default: ``file_name``, else ``id``).
+        caption_column: the caption column or key (default: ``caption_1``, else ``caption``).
+
+    Returns:
+        The :class:`CaptionTable`; blank captions are None.
+
+    Raises:
+        AudioIndexError: a missing, undecodable or malformed file, missing columns, a blank
+            id (E435); no rows (E426).
+
+    Example:
+        >>> read_caption_file("clotho_captions_development.csv").ids[:1]  # doctest: +SKIP
+        ['Distorted AM Radio noise.wav']
+    """
+    source = Path(path)
+    if not source.is_file():
+        raise _unreadable(source, "no such file")
+    try:
+        text = source.read_text(encoding="utf-8-sig")
+    except (UnicodeDecodeError, OSError) as exc:
+        raise _unreadable(source, str(exc)) from exc
+    suffix = source.suffix.lower()
+    if suffix in (".csv", ".tsv"):
+        rows = _csv_rows(source, text, "\t" if suffix == ".tsv" else ",", id_column, caption_column)
+    elif suffix == ".jsonl":
+        rows = _jsonl_rows(source, text, id_column, caption_column)
+    elif suffix == ".txt":
+        rows = _txt_rows(text)
+    else:
+        raise _unreadable(source, f"unknown file type {suffix or '(none)'!r}")
+    if not rows:
+        raise AudioIndexError(Errors.E426.format(what=f"{source} has no captions"))
+    return CaptionTable([row[0] for row in rows], [row[1] for row in rows])
+
+
+def _clean(caption: Any) -> str | None:
+    if caption is None:
+        return None
+    caption = str(caption).strip()
+    return caption or None
+
+
+def _csv_rows(
+    path: Path, text: str, delimiter: str, id_column: str | None, caption_column: str | None,
+) -> list[tuple[str, str | None]]:
+    reader = csv.DictReader(text.splitlines(), delimiter=delimiter)
+    id_key, caption_key = _pick_columns(path, list(reader.fieldnames or []), id_column, caption_column)
+    rows = []
+    for row in reader:
+        item_id = (row.get(id_key) or "").strip()
+        if not item_id:
+            raise _unreadable(path, f"line {reader.line_num} has no {id_key!r}", "Every row needs an id.")
+        rows.append((item_id, _clean(row.get(caption_key))))
+    return rows
+
+
+def _jsonl_rows(
+    path: Path, text: str, id_column: str | None, caption_column: str | None,
+) -> list[tuple[str, str | None]]:
+    rows = []
+    keys: tuple[str, str] | None = None
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise _unreadable(path, f"line {number} is not valid JSON ({exc})") from exc
+        if not isinstance(record, dict):
+            raise _unreadable(path, f"line {number} is not a JSON object")
+        keys = keys or _pick_columns(path, list(record), id_column, caption_column)
+        item_id = record.get(keys[0])
+        if item_id is None or not str(item_id).strip():
+            raise _unreadable(path, f"line {number} has no {keys[0]!r}", "Every line needs an id.")
+        rows.append((str(item_id).strip(), _clean(record.get(keys[1]))))
+    return rows
+
+
+def _txt_rows(text: str) -> list[tuple[str, str | None]]:
+    rows = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        item_id, tab, caption = line.partition("\t")
+        rows.append((item_id.strip(), _clean(caption)) if tab else (str(number), _clean(line)))
+    return rows
+
+
+def group_duplicates(ids: Sequence[str]) -> tuple[list[str], list[list[int]]]:
+    """The unique ids in first-seen order and, for each, the positions where it occurs.
+
+    Example:
+        >>> group_duplicates(["a", "b", "a"])
+        (['a', 'b'], [[0, 2], [1]])
+    """
+    groups: dict[str, list[int]] = {}
+    for position, item_id in enumerate(ids):
+        groups.setdefault(item_id, []).append(position)
+    return list(groups), list(groups.values())
+
+
+def _sidecar_caption(audio: Path) -> str | None:
+    sidecar = audio.with_suffix(".txt")
+    if sidecar.is_file():
+        return _clean(sidecar.read_text(encoding="utf-8", errors="replace"))
+    return None
+
+
+def find_audio_items(source: str | os.PathLike[str]) -> list[AudioItem]:
+    """Audio items from a folder (searched recursively) or from a text file listing paths.
+
+    Args:
+        source: a folder, or a text file with one audio path per line (# starts a comment).
+
+    Returns:
+        One :class:`AudioItem` per file (path, id, and the sidecar caption if any), sorted
+        by path for a folder, in list order for a list.
+
+    Raises:
+        AudioIndexError: a missing source or listed file (E435), no audio files (E426).
+
+    Example:
+        >>> [item.item_id for item in find_audio_items("clips/")]  # doctest: +SKIP
+        ['dog/bark.wav', 'rain.flac']
+    """
+    root = Path(source)
+    if root.is_dir():
+        files = sorted(
+            path for path in root.rglob("*") if path.suffix.lower() in AUDIO_SUFFIXES and path.is_file()
+        )
+        labelled = [(path.relative_to(root).as_posix(), path) for path in files]
+        where = f"no {', '.join(AUDIO_SUFFIXES)} files under {root}"
+    elif root.is_file():
+        lines = root.read_text(encoding="utf-8", errors="replace").splitlines()
+        entries = [line.strip() for line in lines if line.strip() and not line.strip().startswith("#")]
+        labelled = [(entry, (root.parent / entry).expanduser()) for entry in entries]
+        absent = [entry for entry, path in labelled if not path.is_file()]
+        if absent:
+            raise AudioIndexError(Errors.E435.format(
+                what="audio list", path=root, problem=f"{len(absent)} listed file(s) do not exist "
+                f"(first: {absent[0]!r})", hint="Paths are relative to the list file's folder.",
+            ))
+        where = f"{root} lists no audio files"
+    else:
+        raise AudioIndexError(Errors.E435.format(
+            what="audio folder or list", path=root, problem="no such file or folder",
+            hint="Pass a folder of audio files or a text file with one path per line.",
+        ))
+    if not labelled:
+        raise AudioIndexError(Errors.E426.format(what=where))
+    return [AudioItem(path=str(path), item_id=label, text=_sidecar_caption(path)) for label, path in labelled]

@@ -1,0 +1,332 @@
+"""Query files for ``fol-refine``: reading them line by line.
+
+A query file is ``.txt`` (one query per line; ``#`` starts a comment line), ``.jsonl``
+(one JSON object per line, the query in a field, ``"query"`` by default) or ``.csv`` /
+``.tsv`` (a header row; the query column is named, ``"query"`` by default). Bytes are
+decoded one line at a time, so a line that is not UTF-8 is reported on its own and the
+others still run. Every line comes out as a :class:`QueryLine`: a query, or the reason
+it was skipped (empty, not UTF-8, too long, bad JSON, no such field), with its line
+number. Writing results and resuming an interrupted run live in
+:mod:`fortekit.search.query_output`, the offline lookup table in
+:mod:`fortekit.search.query_lookup`.
+
+Example:
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "queries.txt"
+    >>> _ = path.write_bytes(b"a dog barks\\n\\n\\xff rain\\n")
+    >>> for item in read_queries(path):
+    ...     print(item.line, item.query or item.problem[:6])
+    1 a dog barks
+    2 [E445]
+    3 [E446]
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO, Literal
+
+from fortekit.errors import Errors, QueryFileError
+from fortekit.fol.caption.pipeline import MAX_CHARS
+
+__all__ = [
+    "DEFAULT_MAX_CHARS",
+    "EXTENSIONS",
+    "QUERY_FORMATS",
+    "QueryFormat",
+    "QueryLine",
+    "count_lines",
+    "detect_format",
+    "read_queries",
+    "resume_key",
+]
+
+QueryFormat = Literal["txt", "jsonl", "csv", "tsv"]
+QUERY_FORMATS: tuple[QueryFormat, ...] = ("txt", "jsonl", "csv", "tsv")
+#: File extensions and the format each one means.
+EXTENSIONS: dict[str, QueryFormat] = {
+    ".txt": "txt", ".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".tsv": "tsv",
+}
+#: Longest query accepted by default, in characters. Search queries are a sentence or two;
+#: a longer line is almost always a pasted document or a broken file. The caption parser
+#: itself accepts up to ``fortekit.fol.caption.pipeline.MAX_CHARS``.
+DEFAULT_MAX_CHARS = 1_000
+_UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+
+
+@dataclass(frozen=True, slots=True)
+class QueryLine:
+    """One line (or CSV record) of a query file.
+
+    Attributes:
+        line: the 1-based line number where it starts, as an editor shows it.
+        query: the query with surrounding white space removed; None when skipped.
+        problem: why the line is skipped (a coded message); None when it is fine.
+        key: identifies the line for resuming: its number and its text (see :func:`resume_key`).
+        target: the value of the target column or field (the relevant item's id, for
+            oracle anchors), when one was asked for.
+    """
+
+    line: int
+    query: str | None
+    problem: str | None
+    key: str
+    target: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Whether the line holds a usable query."""
+        return self.problem is None
+
+
+def resume_key(line: int, query: str) -> str:
+    """The key of a query in a file: its line number and its text.
+
+    Both are part of the key so that an edited input is noticed: a line whose text
+    changed is refined again on resume.
+
+    Example:
+        >>> resume_key(3, "rain on a roof")
+        '3:rain on a roof'
+    """
+    return f"{line}:{query}"
+
+
+def detect_format(path: str | os.PathLike[str], file_format: str | None = None) -> QueryFormat:
+    """The format of a query file: `file_format` when given, else from the extension.
+
+    Raises:
+        QueryFileError: an unknown format name or extension (E441).
+
+    Example:
+        >>> detect_format("clotho_captions_development.csv")
+        'csv'
+        >>> detect_format("queries.dat", "txt")
+        'txt'
+    """
+    source = Path(path)
+    if file_format is not None:
+        if file_format not in QUERY_FORMATS:
+            raise QueryFileError(Errors.E441.format(
+                path=source, suffix=file_format, extensions=", ".join(EXTENSIONS),
+                options=", ".join(QUERY_FORMATS),
+            ))
+        return file_format
+    found = EXTENSIONS.get(source.suffix.lower())
+    if found is None:
+        raise QueryFileError(Errors.E441.format(
+            path=source, suffix=source.suffix, extensions=", ".join(EXTENSIONS),
+            options=", ".join(QUERY_FORMATS),
+        ))
+    return found
+
+
+def count_lines(path: str | os.PathLike[str]) -> int:
+    """The number of lines of a file, read in 1 MiB blocks (a progress bar's total).
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "q.txt"
+        >>> _ = path.write_text("a\\nb\\nc")
+        >>> count_lines(path)
+        3
+    """
+    count, last = 0, b"\n"
+    with open(path, "rb") as handle:
+        while block := handle.read(1 << 20):
+            count += block.count(b"\n")
+            last = block[-1:]
+    return count + (last != b"\n")
+
+
+def read_queries(
+    path: str | os.PathLike[str],
+    *,
+    file_format: str | None = None,
+    column: str | None = None,
+    field: str = "query",
+    max_chars: int = DEFAULT_MAX_CHARS,
+    target: str | None = None,
+) -> Iterator[QueryLine]:
+    """The queries of a file, one :class:`QueryLine` per line, read lazily.
+
+    The file is opened, and a CSV/TSV header checked, when this function is called,
+    so that an unusable file fails before any model is loaded.
+
+    Args:
+        path: the query file.
+        file_format: "txt", "jsonl", "csv" or "tsv"; None: from the extension.
+        column: the CSV/TSV column holding the queries (default "query"); not for .txt.
+        field: the JSONL field holding the queries.
+        max_chars: longer queries are skipped with a problem (E447).
+        target: a CSV/TSV column or JSONL field whose value each :class:`QueryLine`
+            carries as ``target`` (e.g. the relevant item's id).
+
+    Returns:
+        An iterator over the lines; skipped lines carry a ``problem`` and no ``query``.
+        Comment lines of a .txt file (first character ``#``) are left out silently.
+
+    Raises:
+        QueryFileError: a missing or unreadable file, a directory, an unknown extension
+            (E441), a UTF-16 file (E444), a CSV without a header (E443) or without the
+            column (E442), a column or target asked of a .txt file (E457).
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "q.csv"
+        >>> _ = path.write_text('id,caption_1\\n7,"rain, then thunder"\\n8,\\n')
+        >>> [(q.line, q.query, q.ok) for q in read_queries(path, column="caption_1")]
+        [(2, 'rain, then thunder', True), (3, None, False)]
+    """
+    source = Path(path).expanduser()
+    if source.is_dir():
+        raise QueryFileError(Errors.E440.format(path=source, problem="it is a directory"))
+    kind = detect_format(source, file_format)
+    if kind == "txt" and (target is not None or column is not None):
+        raise QueryFileError(Errors.E457.format(
+            option="a column (--column, --target-column)", needed="a .csv, .tsv or .jsonl query file",
+            why=f"{source} has one query per line and nothing else",
+        ))
+    handle = _open_binary(source)
+    lines = _Lines(source, handle, max_chars)
+    if kind == "txt":
+        return lines.txt()
+    if kind == "jsonl":
+        return lines.jsonl(field, target)
+    return lines.table(
+        delimiter="," if kind == "csv" else "\t", column=column or "query", kind=kind, target=target,
+    )
+
+
+def _open_binary(source: Path) -> BinaryIO:
+    try:
+        handle = source.open("rb")
+    except FileNotFoundError:
+        raise QueryFileError(Errors.E440.format(path=source, problem="no such file")) from None
+    except OSError as exc:
+        raise QueryFileError(Errors.E440.format(path=source, problem=exc.strerror or str(exc))) from None
+    if handle.peek(2)[:2] in _UTF16_BOMS:
+        handle.close()
+        raise QueryFileError(Errors.E444.format(path=source, suffix=source.suffix))
+    return handle
+
+
+class _Lines:
+    """Decodes a binary file line by line and turns lines into :class:`QueryLine` items."""
+
+    def __init__(self, source: Path, handle: BinaryIO, max_chars: int) -> None:
+        self.source = source
+        self.handle = handle
+        self.max_chars = max_chars
+        self.bad_bytes: dict[int, str] = {}  # line number -> why it is not UTF-8
+
+    def decoded(self) -> Iterator[tuple[int, str]]:
+        """(line number, text with its line ending); undecodable bytes become U+FFFD."""
+        try:
+            for number, raw in enumerate(self.handle, start=1):
+                if number == 1 and raw.startswith(codecs.BOM_UTF8):
+                    raw = raw[len(codecs.BOM_UTF8):]
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    self.bad_bytes[number] = f"byte 0x{raw[exc.start]:02x} at column {exc.start + 1}"
+                    text = raw.decode("utf-8", errors="replace")
+                yield number, text
+        finally:
+            self.handle.close()
+
+    def check(
+        self, number: int, text: str | None, what: str = "line", target: str | None = None,
+    ) -> QueryLine:
+        """A QueryLine for `text` at `number`, with a problem if it is unusable."""
+        if number in self.bad_bytes:
+            return _skipped(number, Errors.E446.format(reason=self.bad_bytes[number]))
+        query = (text or "").strip()
+        if not query:
+            return _skipped(number, Errors.E445.format(what=what))
+        if len(query) > self.max_chars:
+            return _skipped(number, Errors.E447.format(
+                length=len(query), limit=self.max_chars, parser_limit=MAX_CHARS,
+            ))
+        return QueryLine(number, query, None, resume_key(number, query), target)
+
+    def txt(self) -> Iterator[QueryLine]:
+        for number, text in self.decoded():
+            if text.lstrip().startswith("#") and number not in self.bad_bytes:
+                continue
+            yield self.check(number, text)
+
+    def jsonl(self, field: str, target: str | None) -> Iterator[QueryLine]:
+        for number, text in self.decoded():
+            if number in self.bad_bytes or not text.strip():
+                yield self.check(number, text)
+                continue
+            try:
+                record = json.loads(text)
+            except json.JSONDecodeError as exc:
+                yield _skipped(number, Errors.E448.format(problem=f"{exc.msg} at column {exc.colno}"))
+                continue
+            if not isinstance(record, dict):
+                yield _skipped(number, Errors.E448.format(problem=f"a JSON {type(record).__name__}"))
+                continue
+            value = record.get(field)
+            if not isinstance(value, str):
+                fields = ", ".join(map(repr, record)) or "none"
+                detail = (
+                    f"holds a JSON {type(value).__name__}, not text" if field in record
+                    else f"is missing (the object's fields: {fields})"
+                )
+                yield _skipped(number, Errors.E449.format(field=field, detail=detail))
+                continue
+            found = record.get(target) if target is not None else None
+            yield self.check(number, value, f"field {field!r}", None if found is None else str(found))
+
+    def table(self, *, delimiter: str, column: str, kind: str, target: str | None) -> Iterator[QueryLine]:
+        decoded = self.decoded()
+        starts: list[int] = []  # the physical line each record starts on
+
+        def physical() -> Iterator[str]:
+            for number, text in decoded:
+                starts.append(number)
+                yield text
+
+        reader = csv.reader(physical(), delimiter=delimiter)
+        header = next(reader, None)
+        if header is None:
+            raise QueryFileError(Errors.E443.format(path=self.source, file_format=kind.upper()))
+        names = [name.strip() for name in header]
+        for wanted in (column, target):
+            if wanted is not None and wanted not in names:
+                self.handle.close()
+                columns = ", ".join(map(repr, names))
+                raise QueryFileError(Errors.E442.format(path=self.source, column=wanted, columns=columns))
+        target_index = None if target is None else names.index(target)
+        return self._records(reader, names.index(column), column, starts, target_index)
+
+    def _records(
+        self, reader: Iterator[list[str]], index: int, column: str, starts: list[int], target: int | None,
+    ) -> Iterator[QueryLine]:
+        consumed = len(starts)
+        for row in reader:
+            first, last = consumed + 1, len(starts)
+            consumed = last
+            broken = next((n for n in range(first, last + 1) if n in self.bad_bytes), None)
+            if broken is not None:
+                yield self.check(broken, None)
+                continue
+            if not row:  # a blank line between records
+                yield self.check(first, "")
+                continue
+            value = row[index] if index < len(row) else None
+            found = row[target] if target is not None and target < len(row) else None
+            yield self.check(first, value, f"value in column {column!r}", found)
+
+
+def _skipped(number: int, problem: str) -> QueryLine:
+    return QueryLine(number, None, problem, resume_key(number, ""))

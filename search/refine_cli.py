@@ -1,0 +1,441 @@
+"""``fol-refine``: refine a file of text-to-audio search queries with Stage 1.
+
+Reads .txt (one query per line), .jsonl (a ``query`` field) or .csv/.tsv (a named
+column); writes one JSONL object (or TSV row) per query, line by line, so that an
+interrupted run loses nothing and a re-run resumes. Bad lines are reported with
+their line number and skipped. See docs/refine.md.
+
+Exit status: 0 every line refined (or already done); 1 some lines were unusable or
+failed, or the run stopped early; 2 a usage error or an unusable input, index,
+lookup table or option (nothing was written); 130 interrupted (Ctrl-C).
+
+Example:
+    $ fol-refine examples/queries.txt -o refined.jsonl
+    $ fol-refine clotho_captions_development.csv --column caption_1 --offline -o clotho.jsonl
+    $ fol-refine new.txt --lookup clotho.jsonl --index clotho.index -k 10 -o ranked.jsonl
+    $ fol-refine --explain "a person talking"
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fortekit import __version__
+from fortekit.errors import Errors, FortekitError, QueryFileError
+from fortekit.search.query_io import (
+    DEFAULT_MAX_CHARS,
+    QUERY_FORMATS,
+    count_lines,
+    detect_format,
+    read_queries,
+)
+
+if TYPE_CHECKING:
+    from fortekit.search.anchors import AnchorSource
+    from fortekit.search.beam import Refiner
+    from fortekit.search.config import SearchConfig
+    from fortekit.search.encoder import EncoderStats
+    from fortekit.search.index import AudioIndex
+    from fortekit.search.query_output import OutputFormat
+    from fortekit.search.refine_run import RunReport, TargetAnchors
+
+__all__ = ["build_refine_parser", "main"]
+
+_DEVICE = re.compile(r"^(auto|cpu|mps|cuda(:\d+)?)$")
+#: Command-line flag -> SearchConfig field, for the hyperparameters given explicitly.
+_CONFIG_FLAGS = {
+    "beam_width": "beam_width", "depth": "max_depth", "tau": "tau", "threshold": "threshold",
+    "lam": "lam", "beta": "beta", "complexity_weight": "complexity_weight",
+}
+_SHOWN_LINES = 12
+
+
+def _backbone_option(text: str) -> tuple[str, Any]:
+    """KEY=VALUE; the value is read as JSON when it parses (numbers, true/false), else kept as text."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip().isidentifier():
+        raise argparse.ArgumentTypeError(Errors.E458.format(
+            option="--backbone-option", expected="KEY=VALUE", value=text,
+            hint=" (for example --backbone-option model=/models/clap-htsat)",
+        ))
+    try:
+        parsed: Any = json.loads(value)
+    except ValueError:
+        parsed = value
+    return key.strip(), parsed
+
+
+def _device(text: str) -> str:
+    if not _DEVICE.match(text):
+        raise argparse.ArgumentTypeError(Errors.E458.format(
+            option="--device", expected="auto, cpu, cuda, cuda:N or mps", value=text, hint="",
+        ))
+    return text
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(Errors.E458.format(
+            option="this option", expected="a whole number >= 1", value=text, hint="",
+        ))
+    return value
+
+
+def build_refine_parser() -> argparse.ArgumentParser:
+    """The ``fol-refine`` argument parser (exposed for documentation and tests).
+
+    Example:
+        >>> args = build_refine_parser().parse_args(["q.txt", "--offline", "-B", "4"])
+        >>> args.offline, args.beam_width, args.depth
+        (True, 4, None)
+    """
+    from fortekit.search.config import THRESHOLD_MODES
+
+    parser = argparse.ArgumentParser(
+        prog="fol-refine",
+        description=(
+            "Refine a file of text-to-audio search queries with FOL-guided beam search "
+            "(FORTE Stage 1). Reads .txt (one query per line), .jsonl or .csv/.tsv; writes one "
+            "JSON object (or TSV row) per query, line by line: re-running the same command "
+            "resumes an interrupted run. Exit status: 0 all refined, 1 some lines skipped or "
+            "failed, 2 usage error or unusable input."
+        ),
+        epilog="See docs/refine.md for the output fields, resuming and lookup tables.",
+    )
+    parser.add_argument("queries", nargs="?", help="the query file (.txt, .jsonl, .csv or .tsv)")
+    parser.add_argument("--version", action="version", version=f"fortekit {__version__}")
+    src = parser.add_argument_group("input")
+    src.add_argument(
+        "--input-format", choices=QUERY_FORMATS, help="the query file's format (default: from its extension)"
+    )
+    src.add_argument("--column", help="the CSV/TSV column or JSONL field of the queries (default: query)")
+    src.add_argument(
+        "--target-column", metavar="COLUMN",
+        help="a column/field with each query's relevant item id in --index (for --anchors oracle)",
+    )
+    src.add_argument(
+        "--max-chars", metavar="N", type=_positive_int, default=DEFAULT_MAX_CHARS,
+        help=f"skip longer queries as bad lines (default: {DEFAULT_MAX_CHARS})",
+    )
+    out = parser.add_argument_group("output")
+    out.add_argument(
+        "-o", "--output",
+        help="the result file (default: QUERIES with the suffix .refined.jsonl; '-' for standard output)",
+    )
+    out.add_argument(
+        "--format", choices=("jsonl", "tsv"), help="jsonl or tsv (default: from -o's extension, else jsonl)"
+    )
+    out.add_argument("--overwrite", action="store_true", help="start the output over instead of resuming it")
+    out.add_argument(
+        "--lookup", metavar="FILE", help="an earlier fol-refine output: known queries skip the search"
+    )
+    out.add_argument("--index", metavar="DIR", help="an audio index: also write each query's top-K ranking")
+    out.add_argument(
+        "-k", "--top-k", metavar="K", type=_positive_int, default=10,
+        help="ranking length with --index (default: 10)",
+    )
+    search = parser.add_argument_group("search (defaults: the online regime)")
+    regime = search.add_mutually_exclusive_group()
+    regime.add_argument("--online", action="store_true", help="(B, D) = (3, 2), the default")
+    regime.add_argument("--offline", action="store_true", help="(B, D) = (5, 4); -B/-D override it")
+    search.add_argument("-B", "--beam-width", metavar="B", type=_positive_int, help="beam width B")
+    search.add_argument("-D", "--depth", metavar="D", type=_positive_int, help="maximum depth D")
+    search.add_argument("--tau", metavar="TAU", type=float, help="feasibility threshold tau (default: 0.2)")
+    search.add_argument("--threshold", choices=THRESHOLD_MODES, help="threshold mode (default: auto)")
+    search.add_argument(
+        "--lambda", dest="lam", metavar="LAMBDA", type=float,
+        help="weight of the negative anchor (default: 1.0)",
+    )
+    search.add_argument(
+        "--beta", metavar="BETA", type=float, help="weight of the pivot projection (default: 0.5)"
+    )
+    search.add_argument(
+        "--complexity-weight", metavar="W", type=float, help="weight w of c(phi) in F = w c - u"
+    )
+    search.add_argument(
+        "--anchors", choices=("none", "proxy", "bank", "oracle"), default="none",
+        help="where e+/e- come from: proxy needs --index, bank --anchor-bank, "
+        "oracle --index and --target-column (default: none)",
+    )
+    search.add_argument(
+        "--anchor-bank", metavar="PATH", help="an anchor bank (or a training index) directory"
+    )
+    runtime = parser.add_argument_group("plug-ins and runtime")
+    runtime.add_argument("--backbone", default="minilm", help="text/audio encoder plug-in (default: minilm)")
+    runtime.add_argument(
+        "--backbone-option", metavar="KEY=VALUE", type=_backbone_option, action="append", default=[],
+        help="an option for the backbone (repeatable), e.g. model=/models/clap",
+    )
+    runtime.add_argument("--elaborator", default="lexical", help="elaborator plug-in (default: lexical)")
+    runtime.add_argument(
+        "--list-plugins", action="store_true", help="list the installed plug-ins and where each came from"
+    )
+    runtime.add_argument(
+        "--batch-size", metavar="N", type=_positive_int, default=32,
+        help="queries searched together (default: 32)",
+    )
+    runtime.add_argument(
+        "--device", metavar="DEVICE", type=_device, default="auto",
+        help="auto, cpu, cuda, cuda:N or mps (default: auto)",
+    )
+    runtime.add_argument("--cache-dir", metavar="DIR", help="keep text embeddings on disk here across runs")
+    runtime.add_argument("--explain", metavar="QUERY", help="refine one query and print its search tree")
+    runtime.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary")
+    runtime.add_argument(
+        "--progress", action=argparse.BooleanOptionalAction, default=None,
+        help="show a progress bar on stderr (default: when stderr is a terminal)",
+    )
+    return parser
+
+
+def _check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse inconsistent options before anything is loaded (argparse exits with 2)."""
+    from fortekit.fol.caption.pipeline import MAX_CHARS
+    from fortekit.plugins import available_backbones, available_elaborators
+
+    if args.queries is None and args.explain is None:
+        parser.error("give a query file, or --explain QUERY (see --help)")
+    for kind, name, installed in (
+        ("backbone", args.backbone, available_backbones()),
+        ("elaborator", args.elaborator, available_elaborators()),
+    ):
+        if name not in installed:
+            parser.error(f"unknown {kind} {name!r}; installed: {', '.join(installed)}")
+    if args.max_chars > MAX_CHARS:
+        parser.error(Errors.E458.format(
+            option="--max-chars", expected=f"at most the caption parser's limit, {MAX_CHARS}",
+            value=args.max_chars, hint="",
+        ))
+    needs = {
+        "proxy": ("index", "--index DIR", "proxy anchors come from a first retrieval pass over the index"),
+        "bank": ("anchor_bank", "--anchor-bank PATH", "the bank holds the training embeddings"),
+        "oracle": ("index", "--index DIR", "oracle anchors are the embeddings of the relevant items"),
+    }.get(args.anchors)
+    if needs is not None and getattr(args, needs[0]) is None:
+        parser.error(Errors.E457.format(option=f"--anchors {args.anchors}", needed=needs[1], why=needs[2]))
+    if args.anchors == "oracle" and args.target_column is None and args.explain is None:
+        parser.error(Errors.E457.format(
+            option="--anchors oracle", needed="--target-column COLUMN",
+            why="each query's relevant item id, as the index names it",
+        ))
+    if args.explain is not None and args.anchors == "oracle":
+        parser.error(Errors.E457.format(
+            option="--anchors oracle", needed="a query file", why="--explain has no ground truth to use",
+        ))
+
+
+def _config(args: argparse.Namespace) -> SearchConfig:
+    from fortekit.search.config import SearchConfig
+
+    base = SearchConfig.offline() if args.offline else SearchConfig.online()
+    given = {field: getattr(args, flag) for flag, field in _CONFIG_FLAGS.items()}
+    return base.replace(**{field: value for field, value in given.items() if value is not None})
+
+
+def _anchors(
+    args: argparse.Namespace, index: AudioIndex | None,
+) -> tuple[AnchorSource | None, TargetAnchors | None]:
+    from fortekit.search.anchors import AnchorBank, ProxyAnchors
+    from fortekit.search.refine_run import TargetAnchors
+
+    if args.anchors == "proxy" and index is not None:
+        return ProxyAnchors(index), None
+    if args.anchors == "bank":
+        return AnchorBank.load(args.anchor_bank), None
+    if args.anchors == "oracle" and index is not None:
+        targets = TargetAnchors(index)
+        return targets.source, targets
+    return None, None
+
+
+def _refiner(args: argparse.Namespace, anchors: AnchorSource | None, index: AudioIndex | None) -> Refiner:
+    from fortekit.search.beam import Refiner
+
+    refiner = Refiner(
+        args.backbone, args.elaborator, config=_config(args), anchors=anchors, device=args.device,
+        cache_dir=args.cache_dir, backbone_options=dict(args.backbone_option) or None,
+    )
+    if index is not None:
+        index.check_backbone(refiner.backbone)
+    return refiner
+
+
+class _SetupError(Exception):
+    """Building the refiner failed (inside the run, where it is built on first need)."""
+
+    def __init__(self, error: FortekitError | OSError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class _LazyRefiner:
+    """Builds the refiner when the run first needs it (a finished run loads no model)."""
+
+    def __init__(
+        self, args: argparse.Namespace, anchors: AnchorSource | None, index: AudioIndex | None,
+    ) -> None:
+        self.args, self.anchors, self.index = args, anchors, index
+
+    def __call__(self) -> Refiner:
+        try:
+            return _refiner(self.args, self.anchors, self.index)
+        except (FortekitError, OSError) as exc:
+            raise _SetupError(exc) from exc
+
+
+def _output_of(args: argparse.Namespace, queries: Path) -> tuple[Path | None, OutputFormat]:
+    """(output file or None for stdout, output format)."""
+    if args.output == "-":
+        return None, args.format or "jsonl"
+    if args.output is not None:
+        output = Path(args.output).expanduser()
+        return output, args.format or ("tsv" if output.suffix.lower() == ".tsv" else "jsonl")
+    file_format: OutputFormat = args.format or "jsonl"
+    return queries.with_name(f"{queries.stem}.refined.{file_format}"), file_format
+
+
+def _settings(args: argparse.Namespace, file_format: str) -> dict[str, Any]:
+    """What changes the results: a resumed output must have been written with the same."""
+    return {
+        "backbone": args.backbone, "backbone_options": dict(args.backbone_option),
+        "elaborator": args.elaborator, "config": _config(args).to_dict(), "anchors": args.anchors,
+        "anchor_bank": args.anchor_bank and str(Path(args.anchor_bank).resolve()),
+        "index": args.index and str(Path(args.index).resolve()), "top_k": args.top_k if args.index else None,
+        "format": file_format,
+    }
+
+
+def _say(args: argparse.Namespace, text: str) -> None:
+    if not args.quiet:
+        print(text, file=sys.stderr)
+
+
+def _explain(args: argparse.Namespace) -> int:
+    from fortekit.search.index import AudioIndex
+
+    index = AudioIndex.load(args.index) if args.index else None
+    anchors, _ = _anchors(args, index)
+    result = _refiner(args, anchors, index).refine(args.explain)
+    print(result.explain())
+    return 0
+
+
+def _refine_file(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from fortekit.search.index import AudioIndex
+    from fortekit.search.query_lookup import LookupTable
+    from fortekit.search.query_output import ResultWriter, ResumeState, check_settings, write_settings
+    from fortekit.search.refine_run import BatchRunner
+
+    started = time.perf_counter()
+    queries = Path(args.queries).expanduser()
+    output, file_format = _output_of(args, queries)
+    if output is not None and queries.exists() and output.resolve() == queries.resolve():
+        raise QueryFileError(Errors.E454.format(path=output))
+    lines = read_queries(
+        queries, file_format=args.input_format, column=args.column, field=args.column or "query",
+        max_chars=args.max_chars, target=args.target_column,
+    )
+    index = AudioIndex.load(args.index) if args.index else None
+    lookup = LookupTable.load(args.lookup) if args.lookup else None
+    settings = _settings(args, file_format)
+    resume = ResumeState()
+    if output is not None and not args.overwrite:
+        resume = ResumeState.read(output, file_format=file_format, ranking=index is not None)
+        check_settings(output, settings, resuming=resume.records > 0)
+        if resume.cut_bytes:
+            _say(args, f"fol-refine: removed a torn last line ({resume.cut_bytes} bytes) from {output}")
+    anchors, targets = _anchors(args, index)
+    show_bar = args.progress if args.progress is not None else (sys.stderr.isatty() and not args.quiet)
+    header = detect_format(queries, args.input_format) in ("csv", "tsv")
+    total = max(count_lines(queries) - header, 0) if show_bar else 0
+    bar = tqdm(total=total, unit="line", disable=not show_bar, file=sys.stderr, dynamic_ncols=True)
+    writer = ResultWriter(
+        output, file_format=file_format, ranking=index is not None, overwrite=args.overwrite,
+    )
+    if output is not None:
+        write_settings(output, settings)
+    runner = BatchRunner(
+        _LazyRefiner(args, anchors, index), writer, batch_size=args.batch_size, resume=resume,
+        lookup=lookup, index=index, top_k=args.top_k, targets=targets, device=args.device, where=str(queries),
+        report=lambda text: tqdm.write(text, file=sys.stderr), progress=bar.update,
+    )
+    stopped: str | None = None
+    try:
+        runner.run(lines)
+        bar.update(max(bar.total - bar.n, 0))  # comment lines are not counted as they pass
+    except KeyboardInterrupt:
+        stopped = "interrupted"
+    except _SetupError as exc:
+        raise exc.error from None  # the model or the index cannot be used: a usage-level error
+    except (FortekitError, OSError) as exc:
+        stopped = str(exc)
+    finally:
+        writer.close()
+        bar.close()
+    report = runner.summary
+    report.seconds = time.perf_counter() - started
+    where = str(output) if output is not None else "standard output"
+    if stopped is not None:
+        print(f"fol-refine: {Errors.E459.format(reason=stopped, path=where)}", file=sys.stderr)
+    stats = runner.refiner.encoder.stats if runner.refiner_built else None
+    _say(args, _summary(report, stats, where, lookup is not None))
+    if stopped == "interrupted":
+        return 130
+    return 0 if report.ok and stopped is None else 1
+
+
+def _lines(numbers: Sequence[int]) -> str:
+    shown = ", ".join(map(str, numbers[:_SHOWN_LINES]))
+    return shown + (f", ... ({len(numbers)} in all)" if len(numbers) > _SHOWN_LINES else "")
+
+
+def _summary(report: RunReport, stats: EncoderStats | None, where: str, with_lookup: bool) -> str:
+    parts = [f"{report.refined} refined"]
+    if with_lookup:
+        parts.append(f"{report.from_lookup} from the lookup table")
+    parts.append(f"{report.already_done} already done")
+    for label, numbers in (("bad lines", report.bad), ("failed", report.failed)):
+        parts.append(f"{len(numbers)} {label}" + (f" (lines {_lines(numbers)})" if numbers else ""))
+    encoder = "no model loaded" if stats is None else (
+        f"encoder: {stats.calls} calls, {stats.texts_encoded} texts encoded, "
+        f"{stats.cache_hits} from the cache"
+    )
+    return f"fol-refine: {', '.join(parts)} in {report.seconds:.1f} s; {encoder}; results: {where}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``fol-refine`` (returns the exit status; see the module docstring).
+
+    Example:
+        >>> main(["examples/queries.txt", "-o", "refined.jsonl", "--quiet"])  # doctest: +SKIP
+        1
+    """
+    parser = build_refine_parser()
+    args = parser.parse_args(argv)
+    if args.list_plugins:
+        from fortekit.plugins.cli import format_plugins
+
+        sys.stdout.write(format_plugins())
+        return 0
+    _check_usage(parser, args)
+    try:
+        return _explain(args) if args.explain is not None else _refine_file(args)
+    except KeyboardInterrupt:
+        print("fol-refine: interrupted", file=sys.stderr)
+        return 130
+    except (FortekitError, OSError) as exc:
+        print(f"fol-refine: {exc}", file=sys.stderr)
+        return 2

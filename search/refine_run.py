@@ -1,0 +1,267 @@
+"""The batch loop of ``fol-refine``: queries in, one result line out per query.
+
+Queries go through :meth:`Refiner.refine_many` ``batch_size`` at a time; each
+batch's results are written (and flushed) as soon as it finishes. A batch that
+raises a :class:`~fortekit.errors.FortekitError` is retried one query at a time,
+so only the bad query is reported. Queries a lookup table knows skip the search;
+with an index, every query's q* is searched in one scan per batch.
+
+Example:
+    >>> from fortekit.search import Refiner  # doctest: +SKIP
+    >>> runner = BatchRunner(Refiner(), ResultWriter("out.jsonl"))  # doctest: +SKIP
+    >>> report = runner.run(read_queries("examples/queries.txt"))  # doctest: +SKIP
+    >>> report.refined, report.bad  # doctest: +SKIP
+    (12, [9, 14])
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from fortekit.errors import Errors, FortekitError
+from fortekit.search.query_io import QueryLine
+from fortekit.search.query_lookup import LookupTable
+from fortekit.search.query_output import ResultWriter, ResumeState, result_record
+
+if TYPE_CHECKING:
+    import torch
+
+    from fortekit.search.beam import Refiner
+    from fortekit.search.index import AudioIndex
+    from fortekit.search.result import RefinementResult
+
+__all__ = ["BatchRunner", "RunReport", "TargetAnchors"]
+
+
+@dataclass(slots=True)
+class RunReport:
+    """What a run did.
+
+    Attributes:
+        refined: queries searched and written in this run.
+        from_lookup: queries answered by the lookup table and written.
+        already_done: queries skipped because the output already held them.
+        bad: line numbers skipped as unusable (empty, not UTF-8, too long, bad JSON).
+        failed: line numbers whose search raised an error.
+        seconds: wall time of the run.
+    """
+
+    refined: int = 0
+    from_lookup: int = 0
+    already_done: int = 0
+    bad: list[int] = field(default_factory=list)
+    failed: list[int] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        """Whether every line was usable and refined."""
+        return not self.bad and not self.failed
+
+
+class TargetAnchors:
+    """Oracle anchors from a query file's target column: e+ is the target item's embedding.
+
+    Feeds :class:`~fortekit.search.anchors.OracleAnchors` batch by batch, so a long
+    file never holds all its targets in memory.
+
+    Args:
+        index: the collection the target ids name.
+
+    Example:
+        >>> anchors = TargetAnchors(index)  # doctest: +SKIP
+        >>> anchors.set_batch([("a dog barks", "Y7_ZZtG9qWRU")])  # doctest: +SKIP
+    """
+
+    def __init__(self, index: AudioIndex) -> None:
+        from fortekit.search.anchors import OracleAnchors
+
+        self.index = index
+        self.rows = {item_id: row for row, item_id in enumerate(index.ids)}
+        self.source = OracleAnchors({})
+
+    def set_batch(self, pairs: Iterable[tuple[str, str | None]]) -> None:
+        """The (query, target id) pairs of the next batch; unknown ids get no anchor (E409 later)."""
+        embeddings = self.index.embedding_tensor("cpu")
+        self.source.anchors.clear()
+        for query, target in pairs:
+            row = self.rows.get(target) if target is not None else None
+            if row is not None:
+                self.source.anchors[query] = (embeddings[row], None)
+
+
+class BatchRunner:
+    """Runs queries through a refiner in batches and writes one record per query.
+
+    Args:
+        refiner: the Stage 1 refiner, or a function that builds it: then it is built
+            when the first query needs a search or an encoding, so that a resumed run
+            with nothing left to do, or one the lookup table answers, loads no model.
+        writer: where results go.
+        batch_size: queries searched together.
+        resume: queries already in the output (skipped).
+        lookup: a lookup table (known queries skip the search), or None.
+        index: an index to rank with every query's q*, or None.
+        top_k: ranking length.
+        targets: oracle anchors fed from the query file's target column, or None.
+        device: where the index is searched ("auto": CUDA when present).
+        report: called with a message for each skipped or failed line.
+        progress: called with the number of lines handled (for a progress bar).
+        where: the query file's name, for the messages.
+    """
+
+    def __init__(
+        self,
+        refiner: Refiner | Callable[[], Refiner],
+        writer: ResultWriter,
+        *,
+        batch_size: int = 32,
+        resume: ResumeState | None = None,
+        lookup: LookupTable | None = None,
+        index: AudioIndex | None = None,
+        top_k: int = 10,
+        targets: TargetAnchors | None = None,
+        device: str = "auto",
+        report: Callable[[str], None] = print,
+        progress: Callable[[int], None] | None = None,
+        where: str = "queries",
+    ) -> None:
+        self._refiner: Refiner | None = None if callable(refiner) else refiner
+        self._build: Callable[[], Refiner] = refiner if callable(refiner) else (lambda: refiner)
+        self.writer = writer
+        self.batch_size = batch_size
+        self.resume = resume or ResumeState()
+        self.lookup = lookup
+        self.index = index
+        self.top_k = top_k
+        self.targets = targets
+        self.device = device
+        self.report = report
+        self.progress = progress or (lambda count: None)
+        self.where = where
+        self.summary = RunReport()
+
+    @property
+    def refiner(self) -> Refiner:
+        """The refiner (built now if it was given as a function)."""
+        if self._refiner is None:
+            self._refiner = self._build()
+        return self._refiner
+
+    @property
+    def refiner_built(self) -> bool:
+        """Whether the refiner exists (a lazily built one may never be needed)."""
+        return self._refiner is not None
+
+    def run(self, lines: Iterable[QueryLine]) -> RunReport:
+        """Refine and write every usable, not yet done line of `lines`.
+
+        Returns:
+            The report (also kept as ``self.summary``, which is up to date when the
+            loop is interrupted).
+
+        Raises:
+            QueryFileError: the output cannot be written.
+            KeyboardInterrupt: passed on; every finished batch is written.
+        """
+        started = time.perf_counter()
+        pending: list[QueryLine] = []
+        try:
+            for item in lines:
+                if item.problem is not None:
+                    self.summary.bad.append(item.line)
+                    self.report(f"{self.where}:{item.line}: skipped: {item.problem}")
+                    self.progress(1)
+                elif item.key in self.resume:
+                    self.summary.already_done += 1
+                    self.progress(1)
+                else:
+                    pending.append(item)
+                    if len(pending) >= self.batch_size:
+                        self._batch(pending)
+                        pending = []
+            if pending:
+                self._batch(pending)
+        finally:
+            self.summary.seconds = time.perf_counter() - started
+        return self.summary
+
+    def _batch(self, items: list[QueryLine]) -> None:
+        lookup = self.lookup
+        hits = {item.line for item in items if lookup is not None and _query(item) in lookup}
+        searched = self._search([item for item in items if item.line not in hits])
+        done = [item for item in items if item.line in hits or _query(item) in searched]
+        rankings: Sequence[list[dict[str, Any]] | None] = [None] * len(done)
+        if self.index is not None and done:
+            rankings = self._rank(self._q_stars(done, hits, searched))
+        for item, ranking in zip(done, rankings, strict=True):
+            if lookup is not None and item.line in hits:
+                stored = lookup.get(_query(item)) or {}
+                record = result_record(item.line, _query(item), stored, source="lookup", ranking=ranking)
+                self.summary.from_lookup += 1
+            else:
+                result = searched[_query(item)].to_dict()
+                record = result_record(item.line, _query(item), result, source="search", ranking=ranking)
+                self.summary.refined += 1
+            self.writer.write(record)
+        self.summary.failed.extend(
+            item.line for item in items if item.line not in hits and _query(item) not in searched
+        )
+        self.progress(len(items))
+
+    def _search(self, items: Sequence[QueryLine]) -> dict[str, RefinementResult]:
+        """Query text -> result; a query whose search fails is reported and left out."""
+        texts = list(dict.fromkeys(_query(item) for item in items))
+        if not texts:
+            return {}
+        if self.targets is not None:
+            self.targets.set_batch((_query(item), item.target) for item in items)
+        try:
+            results = self.refiner.refine_many(texts, batch_size=len(texts))
+            return dict(zip(texts, results, strict=True))
+        except FortekitError:
+            pass  # find the query at fault: one at a time
+        found: dict[str, RefinementResult] = {}
+        for text in texts:
+            try:
+                found[text] = self.refiner.refine(text)
+            except FortekitError as exc:
+                lines = ", ".join(str(item.line) for item in items if item.query == text)
+                self.report(f"{self.where}:{lines}: failed: {Errors.E450.format(error=exc)}")
+        return found
+
+    def _q_stars(
+        self, done: Sequence[QueryLine], hits: set[int], searched: dict[str, RefinementResult],
+    ) -> torch.Tensor:
+        """q* of each query in `done`: looked-up refined texts encoded in one call, else the search's."""
+        import torch
+
+        known = list(dict.fromkeys(_query(item) for item in done if item.line in hits))
+        looked_up: dict[str, torch.Tensor] = {}
+        if known and self.lookup is not None:
+            rows = self.lookup.q_stars(known, self.refiner.encode_texts)
+            looked_up = {text: rows[i].detach().float().cpu() for i, text in enumerate(known)}
+        vectors = [
+            looked_up[_query(item)] if item.line in hits else searched[_query(item)].q_star for item in done
+        ]
+        return torch.stack(vectors)
+
+    def _rank(self, vectors: torch.Tensor) -> list[list[dict[str, Any]] | None]:
+        if self.index is None:
+            return []
+        scores, indices = self.index.search(vectors, k=min(self.top_k, len(self.index)), device=self.device)
+        ids, captions = self.index.ids, self.index.captions
+        rankings: list[list[dict[str, Any]] | None] = []
+        for row_scores, row_indices in zip(scores.tolist(), indices.tolist(), strict=True):
+            rankings.append([
+                {"id": ids[row], "score": round(float(score), 6), "caption": captions[row]}
+                for score, row in zip(row_scores, row_indices, strict=True)
+            ])
+        return rankings
+
+
+def _query(item: QueryLine) -> str:
+    return item.query or ""

@@ -1,0 +1,414 @@
+"""Training h_psi: data files, the loop (AdamW, cosine schedule, clipping), validation R@1, resume.
+
+The loop is independent of Stage 1: it takes tensors of refined queries q* (computed by the caller,
+e.g. with the cached Stage 1 search), audio embeddings and optional negatives f_T(G(phi-)).
+
+Determinism and resume. The initial weights come from ``seed``; each epoch reseeds the batch order
+and dropout from (seed, epoch) and the learning rate is a function of the global step, so an epoch
+depends only on the state at its start. After every epoch ``checkpoint.safetensors`` (weights and
+the AdamW moments, flattened to named tensors) and ``checkpoint.json`` (epoch, step, config, data
+fingerprint, optimiser groups, schedule, history) are replaced atomically; a resumed run therefore
+ends with bit-identical weights to an uninterrupted one on the same device.
+
+Example:
+    >>> import tempfile, torch
+    >>> q = torch.nn.functional.normalize(torch.randn(8, 4), dim=-1)
+    >>> data = ProjectionData(query=q, audio=q)
+    >>> config = ProjectionConfig(dim=4, epochs=1, batch_size=4)
+    >>> report = train_projection(data, config=config, out_dir=tempfile.mkdtemp(), progress=False)
+    >>> report.epochs_run
+    1
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from fortekit import __version__
+from fortekit.errors import Errors, ProjectionError
+from fortekit.search.projection import ProjectionConfig, ProjectionHead, projection_loss
+from fortekit.search.projection_io import (
+    CONFIG_NAME,
+    WEIGHTS_NAME,
+    ProjectionData,
+    read_safetensors,
+    save_projection,
+)
+
+__all__ = [
+    "CHECKPOINT_NAME",
+    "EpochStats",
+    "TrainingReport",
+    "recall_at_1",
+    "train_projection",
+]
+
+CHECKPOINT_NAME = "checkpoint"
+_CHECKPOINT_FORMAT = "fortekit-projection-checkpoint"
+
+
+@dataclass(frozen=True)
+class EpochStats:
+    """What one epoch did: mean losses over its steps, gamma and lr at its end, validation R@1."""
+
+    epoch: int
+    step: int
+    loss: float
+    align: float
+    logic: float
+    temperature: float
+    lr: float
+    val_r1: float | None
+    seconds: float
+
+
+@dataclass
+class TrainingReport:
+    """The outcome of :func:`train_projection`.
+
+    Attributes:
+        config: the settings.
+        history: one EpochStats per completed epoch (including those of a resumed run).
+        start_epoch: epochs already done when this call began (0 unless it resumed).
+        baseline_r1: validation R@1 of the unprojected audio embeddings (None without validation).
+        initial_r1: validation R@1 through the untrained head.
+        weights_path: projection.safetensors; config_path: projection.json.
+        device: where it trained.
+    """
+
+    config: ProjectionConfig
+    history: list[EpochStats]
+    start_epoch: int
+    baseline_r1: float | None
+    initial_r1: float | None
+    weights_path: Path
+    config_path: Path
+    device: str
+
+    @property
+    def epochs_run(self) -> int:
+        """Epochs trained by this call."""
+        return len(self.history) - self.start_epoch
+
+    @property
+    def final_r1(self) -> float | None:
+        """Validation R@1 after the last epoch."""
+        return self.history[-1].val_r1 if self.history else self.initial_r1
+
+
+def recall_at_1(queries: torch.Tensor, items: torch.Tensor, batch_size: int = 1024) -> float:
+    """Share of queries whose top-1 item (cosine) is the item of the same row.
+
+    Example:
+        >>> import torch
+        >>> recall_at_1(torch.eye(3), torch.eye(3))
+        1.0
+    """
+    queries = torch.nn.functional.normalize(queries.float(), dim=-1)
+    items = torch.nn.functional.normalize(items.float().to(queries.device), dim=-1)
+    hits = 0
+    for start in range(0, queries.shape[0], batch_size):
+        best = (queries[start:start + batch_size] @ items.T).argmax(dim=1)
+        hits += int((best == torch.arange(start, start + best.shape[0], device=best.device)).sum())
+    return hits / max(queries.shape[0], 1)
+
+
+class _CosineSchedule:
+    """lr(step): linear warm-up, then cosine decay to 0 at the last step; a pure function of step."""
+
+    def __init__(self, peak: float, warmup: int, total: int) -> None:
+        self.peak, self.warmup, self.total = peak, warmup, max(total, 1)
+
+    def lr(self, step: int) -> float:
+        if step < self.warmup:
+            return self.peak * (step + 1) / self.warmup
+        progress = (step - self.warmup) / max(self.total - self.warmup, 1)
+        return self.peak * 0.5 * (1.0 + math.cos(math.pi * min(progress, 1.0)))
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"kind": "cosine", "peak": self.peak, "warmup": self.warmup, "total": self.total}
+
+
+@dataclass
+class _State:
+    epoch: int = 0
+    step: int = 0
+    history: list[EpochStats] = field(default_factory=list)
+    baseline_r1: float | None = None
+    initial_r1: float | None = None
+
+
+def _make_optimizer(head: ProjectionHead, config: ProjectionConfig) -> torch.optim.AdamW:
+    # Decay only the two weight matrices (the usual AdamW practice); decaying the LayerNorm gain,
+    # biases or log gamma would pull them to 0, away from the identity-like start.
+    decay = [head.fc1.weight, head.fc2.weight]
+    rest = [p for p in head.parameters() if all(p is not d for d in decay)]
+    return torch.optim.AdamW(
+        [{"params": decay, "weight_decay": config.weight_decay}, {"params": rest, "weight_decay": 0.0}],
+        lr=config.lr,
+    )
+
+
+def train_projection(
+    train: ProjectionData,
+    *,
+    config: ProjectionConfig | None = None,
+    validation: ProjectionData | None = None,
+    out_dir: str | Path,
+    device: str = "auto",
+    resume: bool = True,
+    progress: bool = True,
+    on_epoch_end: Callable[[EpochStats], None] | None = None,
+) -> TrainingReport:
+    """Train h_psi and gamma with InfoNCE + mu L_logic; checkpoint every epoch; write the final head.
+
+    Args:
+        train: training items (q*, audio, optional negatives).
+        config: settings (default: the paper's, with dim from `train`).
+        validation: items for the per-epoch R@1 (query -> projected audio among them), or None.
+        out_dir: gets checkpoint.* after each epoch and projection.safetensors/.json at the end.
+        device: "auto" (CUDA when present), "cpu", "cuda", ...
+        resume: continue from out_dir's checkpoint when there is one (else start over).
+        progress: show a tqdm bar on stderr.
+        on_epoch_end: called with each epoch's stats after its checkpoint is written.
+
+    Returns:
+        A TrainingReport.
+
+    Raises:
+        ProjectionError: bad settings or data (E460/E466), an incompatible or broken checkpoint
+            (E467/E468), a non-finite loss (E469), unwritable out_dir (E470).
+
+    Example:
+        >>> report = train_projection(train, config=ProjectionConfig(dim=512), validation=val,
+        ...                           out_dir="runs/clotho")  # doctest: +SKIP
+        >>> report.weights_path.name  # doctest: +SKIP
+        'projection.safetensors'
+    """
+    from fortekit.plugins._runtime import resolve_device
+
+    config = ProjectionConfig(dim=train.dim) if config is None else config
+    for name, data in (("training", train), ("validation", validation)):
+        if data is not None and data.dim != config.dim:
+            raise ProjectionError(Errors.E460.format(
+                name="dim", expected=f"the {name} data's dimension {data.dim}", value=config.dim,
+            ))
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ProjectionError(Errors.E470.format(path=out, problem=exc)) from exc
+    if not resume:
+        # Otherwise a run stopped before its first checkpoint would later resume the old one.
+        for suffix in (".json", ".safetensors"):
+            (out / f"{CHECKPOINT_NAME}{suffix}").unlink(missing_ok=True)
+    device = resolve_device(device)
+    fingerprint = {
+        "train": train.fingerprint(), "validation": None if validation is None else validation.fingerprint(),
+    }
+    cuda = [torch.device(device).index or 0] if torch.device(device).type == "cuda" else []
+    # The caller's CPU RNG (and that of the CUDA device trained on) is left as it was: all seeding
+    # happens inside this fork.
+    with torch.random.fork_rng(devices=cuda):
+        torch.manual_seed(config.seed)
+        head = ProjectionHead.from_config(config).to(device)
+        optimizer = _make_optimizer(head, config)
+        steps_per_epoch = len(_batches(train.size, config.batch_size, torch.arange(train.size)))
+        schedule = _CosineSchedule(config.lr, config.warmup_steps, config.epochs * steps_per_epoch)
+        if resume and (out / f"{CHECKPOINT_NAME}.json").exists():
+            state = _load_checkpoint(out, head, optimizer, config, fingerprint)
+        else:
+            state = _State()
+            if validation is not None:
+                state.baseline_r1 = recall_at_1(validation.query.to(device), validation.audio.to(device))
+                state.initial_r1 = _validate(head, validation, device)
+        start_epoch = state.epoch
+        tensors = [None if t is None else t.to(device) for t in (train.query, train.audio, train.negative)]
+        for epoch in range(state.epoch + 1, config.epochs + 1):
+            stats = _run_epoch(head, optimizer, schedule, tensors, config, state, epoch, device,
+                               validation, progress)
+            state.epoch, state.history = epoch, [*state.history, stats]
+            _save_checkpoint(out, head, optimizer, schedule, config, fingerprint, state)
+            if on_epoch_end is not None:
+                on_epoch_end(stats)
+    weights_path = save_projection(
+        head, out / WEIGHTS_NAME, config=config, history=[asdict(s) for s in state.history],
+        extra={"baseline_r1": state.baseline_r1, "initial_r1": state.initial_r1},
+    )
+    return TrainingReport(
+        config=config, history=state.history, start_epoch=start_epoch, baseline_r1=state.baseline_r1,
+        initial_r1=state.initial_r1, weights_path=weights_path, config_path=out / CONFIG_NAME, device=device,
+    )
+
+
+def _batches(n: int, size: int, order: torch.Tensor) -> list[torch.Tensor]:
+    # A trailing batch of one item has no in-batch negative: it is skipped (it moves each epoch).
+    return [order[start:start + size] for start in range(0, n, size) if min(size, n - start) >= 2]
+
+
+def _validate(head: ProjectionHead, data: ProjectionData, device: str) -> float:
+    return recall_at_1(data.query.to(device), head.project(data.audio.to(device)))
+
+
+def _run_epoch(
+    head: ProjectionHead,
+    optimizer: torch.optim.AdamW,
+    schedule: _CosineSchedule,
+    tensors: list[torch.Tensor | None],
+    config: ProjectionConfig,
+    state: _State,
+    epoch: int,
+    device: str,
+    validation: ProjectionData | None,
+    progress: bool,
+) -> EpochStats:
+    from tqdm.auto import tqdm
+
+    query, audio, negative = tensors
+    assert query is not None and audio is not None
+    started = time.perf_counter()
+    # Batch order and dropout depend on (seed, epoch) only, so a resumed epoch replays exactly.
+    torch.manual_seed(config.seed * 100_003 + epoch)
+    shuffle = torch.Generator().manual_seed(config.seed * 7919 + epoch)
+    order = torch.randperm(query.shape[0], generator=shuffle)
+    batches = _batches(query.shape[0], config.batch_size, order)
+    head.train()
+    totals = torch.zeros(3, dtype=torch.float64, device=device)
+    bar = tqdm(batches, desc=f"epoch {epoch}/{config.epochs}", file=sys.stderr, disable=not progress,
+               unit="batch", leave=True)
+    lr = config.lr
+    for index in bar:
+        lr = schedule.lr(state.step)
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+        index = index.to(device)
+        terms = projection_loss(
+            query[index], audio[index], None if negative is None else negative[index], head, mu=config.mu,
+        )
+        if not bool(torch.isfinite(terms.total)):
+            raise ProjectionError(Errors.E469.format(
+                value=float(terms.total.detach()), epoch=epoch, step=state.step, lr=lr,
+            ))
+        optimizer.zero_grad(set_to_none=True)
+        terms.total.backward()  # type: ignore[no-untyped-call]
+        torch.nn.utils.clip_grad_norm_(head.parameters(), config.grad_clip)
+        optimizer.step()
+        head.clamp_temperature_()
+        state.step += 1
+        totals += torch.stack([t.detach().double() for t in terms]) * index.shape[0]
+        if state.step % 10 == 0:
+            bar.set_postfix(loss=f"{float(terms.total.detach()):.4f}")
+    seen = sum(int(b.shape[0]) for b in batches)
+    loss, align, logic = (totals / max(seen, 1)).tolist()
+    val_r1 = _validate(head, validation, device) if validation is not None else None
+    bar.set_postfix(loss=f"{loss:.4f}", **({} if val_r1 is None else {"val_R@1": f"{val_r1:.3f}"}))
+    bar.close()
+    return EpochStats(
+        epoch=epoch, step=state.step, loss=loss, align=align, logic=logic,
+        temperature=float(head.temperature.detach()), lr=lr, val_r1=val_r1,
+        seconds=time.perf_counter() - started,
+    )
+
+
+# -- checkpoints ----------------------------------------------------------------------------------
+
+
+def _write_json(path: Path, document: dict[str, Any]) -> None:
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    os.replace(temporary, path)
+
+
+def _save_checkpoint(
+    out: Path,
+    head: ProjectionHead,
+    optimizer: torch.optim.AdamW,
+    schedule: _CosineSchedule,
+    config: ProjectionConfig,
+    fingerprint: dict[str, str | None],
+    state: _State,
+) -> None:
+    from safetensors.torch import save_file
+
+    optimizer_state = optimizer.state_dict()
+    tensors = {f"model.{k}": v.detach().to("cpu").contiguous() for k, v in head.state_dict().items()}
+    for index, moments in optimizer_state["state"].items():
+        for key, value in moments.items():
+            tensors[f"optimizer.{index}.{key}"] = torch.as_tensor(value).detach().to("cpu").contiguous()
+    groups = [{k: list(v) if isinstance(v, tuple) else v for k, v in g.items()}
+              for g in optimizer_state["param_groups"]]
+    document = {
+        "format": _CHECKPOINT_FORMAT, "fortekit_version": __version__, "epoch": state.epoch,
+        "step": state.step, "config": config.to_dict(), "data": fingerprint,
+        "optimizer": {"param_groups": groups}, "scheduler": {**schedule.state_dict(), "step": state.step},
+        "rng": {"scheme": "torch.manual_seed(seed * 100003 + epoch) at each epoch start; batch order "
+                "from a Generator seeded seed * 7919 + epoch", "seed": config.seed},
+        "baseline_r1": state.baseline_r1, "initial_r1": state.initial_r1,
+        "history": [asdict(s) for s in state.history],
+    }
+    weights = out / f"{CHECKPOINT_NAME}.safetensors"
+    temporary = weights.with_name(weights.name + ".tmp")
+    try:
+        save_file(tensors, str(temporary), metadata={"epoch": str(state.epoch), "step": str(state.step)})
+        os.replace(temporary, weights)
+        # The JSON goes last: it names the epoch, and the tensors' metadata must agree with it.
+        _write_json(out / f"{CHECKPOINT_NAME}.json", document)
+    except OSError as exc:
+        raise ProjectionError(Errors.E470.format(path=weights, problem=exc)) from exc
+
+
+def _load_checkpoint(
+    out: Path,
+    head: ProjectionHead,
+    optimizer: torch.optim.AdamW,
+    config: ProjectionConfig,
+    fingerprint: dict[str, str | None],
+) -> _State:
+    path = out / f"{CHECKPOINT_NAME}.json"
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        if document.get("format") != _CHECKPOINT_FORMAT:
+            raise ValueError(f"format is {document.get('format')!r}")
+        tensors, metadata = read_safetensors(out / f"{CHECKPOINT_NAME}.safetensors")
+        if metadata.get("epoch") != str(document["epoch"]):
+            raise ValueError(
+                f"the tensors are of epoch {metadata.get('epoch')}, the JSON of {document['epoch']}"
+            )
+    except (OSError, ValueError, KeyError, AttributeError) as exc:
+        raise ProjectionError(Errors.E468.format(path=out, problem=exc)) from exc
+    saved = document.get("config", {})
+    changed = sorted(k for k, v in config.to_dict().items() if saved.get(k) != v)
+    if changed:
+        detail = ", ".join(f"{k}={saved.get(k)!r} (now {getattr(config, k)!r})" for k in changed)
+        raise ProjectionError(Errors.E467.format(path=out, problem=f"it was trained with {detail}"))
+    if document.get("data") != fingerprint:
+        raise ProjectionError(Errors.E467.format(
+            path=out, problem="it was trained on other data (the tensors' SHA-1 differ)",
+        ))
+    try:
+        head.load_state_dict({k[len("model."):]: v for k, v in tensors.items() if k.startswith("model.")})
+        moments: dict[int, dict[str, torch.Tensor]] = {}
+        for key, value in tensors.items():
+            if key.startswith("optimizer."):
+                _, index, name = key.split(".", 2)
+                moments.setdefault(int(index), {})[name] = value
+        groups = [{k: tuple(v) if k == "betas" else v for k, v in g.items()}
+                  for g in document["optimizer"]["param_groups"]]
+        optimizer.load_state_dict({"state": moments, "param_groups": groups})
+        history = [EpochStats(**record) for record in document["history"]]
+    except (RuntimeError, ValueError, KeyError, TypeError) as exc:
+        raise ProjectionError(Errors.E468.format(path=out, problem=exc)) from exc
+    return _State(
+        epoch=int(document["epoch"]), step=int(document["step"]), history=history,
+        baseline_r1=document.get("baseline_r1"), initial_r1=document.get("initial_r1"),
+    )
