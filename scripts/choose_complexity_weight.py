@@ -22,7 +22,7 @@ from fortekit.search import Refiner, SearchConfig
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("csv")
-    parser.add_argument("--clips", type=int, default=400, help="the first N clips (all inside the training part)")
+    parser.add_argument("--clips", type=int, default=400, help="the first N clips (inside the training part)")
     parser.add_argument("--weights", default="0,0.01,0.02,0.05,0.1,1")
     parser.add_argument("--bank-clips", type=int, default=0,
                         help="also try anchors from a bank of the next N training clips (after --clips)")
@@ -33,13 +33,14 @@ def main() -> None:
     backbone = get_backbone("minilm", device="auto")
     queries = [row["caption_1"] for row in rows]
     items = torch.stack([
-        torch.nn.functional.normalize(backbone.encode_text([row[f"caption_{k}"] for k in range(2, 6)]).mean(0), dim=0)
+        torch.nn.functional.normalize(
+            backbone.encode_text([row[f"caption_{k}"] for k in range(2, 6)]).mean(0), dim=0)
         for row in rows
     ])
     targets = torch.arange(len(rows))
 
     def recall_at_1(vectors: torch.Tensor) -> float:
-        return float((( vectors @ items.T).argmax(dim=1) == targets).float().mean())
+        return float(((vectors @ items.T).argmax(dim=1) == targets).float().mean())
 
     print(f"clips {len(rows)}; frozen baseline R@1 {recall_at_1(backbone.encode_text(queries)):.4f}")
     refiner = Refiner(backbone, "lexical")
@@ -65,7 +66,8 @@ def main() -> None:
         results = refiner.refine_many(queries, batch_size=64)
         refined = sum(r.phi_star != r.phi0 for r in results) / len(results)
         r1 = recall_at_1(torch.stack([r.q_star for r in results]).to(items.device))
-        print(f"{output:<14} w={weight:<5} R@1 {r1:.4f}  refined {refined:.1%}  ({time.perf_counter() - started:.1f} s)")
+        seconds = time.perf_counter() - started
+        print(f"{output:<14} w={weight:<5} R@1 {r1:.4f}  refined {refined:.1%}  ({seconds:.1f} s)")
 
 
 if __name__ == "__main__":

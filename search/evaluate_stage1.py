@@ -1,0 +1,275 @@
+"""Stage 1 for ``fortekit eval``: anchor sources per setting, and a JSONL cache of the results.
+
+Stage 1 runs once per query set (test or training), anchor setting and search
+configuration. Its results are appended to ``<out>/stage1/<set>-<anchors>-<key>.jsonl``
+batch by batch (one JSON object per query, q* as base64 float32 bytes, exact), so an
+interrupted run loses nothing and a re-run of the same command reads them back instead
+of searching again. The key hashes everything the results depend on (backbone, search
+configuration, anchor source, data, fortekit version); each line also names its query,
+so a line that does not fit is searched again. A torn last line is ignored.
+
+Example:
+    >>> from fortekit.search.evaluate_stage1 import cache_key
+    >>> len(cache_key({"anchors": "bank"}))
+    12
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from fortekit.errors import Errors, EvaluationError
+from fortekit.fol.predicates import PredicateSymbol
+from fortekit.search.anchors import ANCHOR_SOURCES, parse_symbol
+
+if TYPE_CHECKING:
+    import torch
+
+    from fortekit.search.anchors import AnchorBank, AnchorSource
+    from fortekit.search.beam import Refiner
+    from fortekit.search.config import SearchConfig
+    from fortekit.search.evaluate_data import EmbeddedCollection
+    from fortekit.search.result import RefinementResult
+
+__all__ = ["Stage1Cache", "Stage1Output", "anchor_source", "cache_key", "oracle_negatives", "parse_anchors"]
+
+
+def cache_key(parts: Mapping[str, Any]) -> str:
+    """A short hash of JSON-able settings (the name part of a cache file)."""
+    text = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+def parse_anchors(spec: str) -> list[str]:
+    """The anchor settings of ``--anchors`` ("bank,none,..."), de-duplicated, in order.
+
+    Raises:
+        EvaluationError: an unknown source or an empty list (E496).
+
+    Example:
+        >>> parse_anchors("bank, none,bank")
+        ['bank', 'none']
+    """
+    names = [name.strip().lower() for name in spec.split(",") if name.strip()]
+    for name in names or [spec]:
+        if name not in ANCHOR_SOURCES:
+            raise EvaluationError(Errors.E496.format(name=name, options=", ".join(ANCHOR_SOURCES)))
+    return list(dict.fromkeys(names))
+
+
+def oracle_negatives(scores: torch.Tensor, targets: Sequence[int]) -> list[int]:
+    """Per query, the highest-scoring item that is not its target (the oracle's e-).
+
+    Example:
+        >>> import torch
+        >>> oracle_negatives(torch.tensor([[0.9, 0.8, 0.1], [0.2, 0.3, 0.7]]), [0, 2])
+        [1, 1]
+    """
+    import torch
+
+    masked = scores.clone().float()
+    rows = torch.arange(masked.shape[0])
+    masked[rows, torch.as_tensor(list(targets))] = -float("inf")
+    return [int(i) for i in masked.argmax(dim=1)]
+
+
+def anchor_source(name: str, part: EmbeddedCollection, bank: AnchorBank | None) -> AnchorSource:
+    """The anchor source ``name`` for the queries of ``part``.
+
+    Args:
+        name: "none", "proxy" (the frozen first pass over the part's own items), "bank"
+            (the training collection's anchor bank) or "oracle" (e+ the query's own item,
+            e- the highest-scoring other item under the frozen baseline).
+        part: the collection the queries search.
+        bank: the anchor bank, required for "bank".
+
+    Returns:
+        An object with ``anchor_batch``.
+
+    Raises:
+        EvaluationError: an unknown name (E496).
+    """
+    from fortekit.search.anchors import NoAnchors, OracleAnchors, ProxyAnchors
+
+    if name == "none":
+        return NoAnchors()
+    if name == "proxy":
+        return ProxyAnchors(part.index, k=10)
+    if name == "bank" and bank is not None:
+        return bank
+    if name == "oracle":
+        negatives = oracle_negatives(part.queries @ part.items.T, part.task.targets)
+        # Keyed by text: a caption that is the query of two clips gets the later clip's anchors.
+        return OracleAnchors({
+            query: (part.items[target], part.items[negative])
+            for query, target, negative in zip(part.task.queries, part.task.targets, negatives, strict=True)
+        })
+    raise EvaluationError(Errors.E496.format(name=name, options=", ".join(ANCHOR_SOURCES)))
+
+
+@dataclass
+class Stage1Output:
+    """Stage 1's results for one query set, in query order.
+
+    Attributes:
+        q_star: (n, d) float32 refined query vectors.
+        phi_star_predicates: Pred(phi*) per query.
+        negative_texts: G(phi-) of each query's first negative elaboration.
+        refined_texts: G(phi*) per query.
+        seconds: Stage 1 wall time per query, measured when it was searched.
+        refined: share of queries whose phi* differs from phi0.
+        from_cache: how many results were read from the cache.
+    """
+
+    q_star: torch.Tensor
+    phi_star_predicates: list[frozenset[PredicateSymbol]]
+    negative_texts: list[str]
+    refined_texts: list[str]
+    seconds: list[float]
+    refined: float
+    from_cache: int
+
+    @property
+    def seconds_per_query(self) -> float:
+        """The mean Stage 1 time of a query."""
+        return float(np.mean(self.seconds)) if self.seconds else 0.0
+
+
+def _record(index: int, result: RefinementResult, seconds: float) -> dict[str, Any]:
+    from fortekit.fol import predicates
+    from fortekit.verbalise import verbalise
+
+    vector = result.q_star.detach().to("cpu").float().numpy().astype("<f4")
+    negative = verbalise(result.phi_minus[0]) if result.phi_minus else result.refined_text
+    return {
+        "i": index,
+        "query": result.query,
+        "refined_text": result.refined_text,
+        "phi0": str(result.phi0),
+        "phi_star": str(result.phi_star),
+        "phi_star_predicates": sorted(str(symbol) for symbol in predicates(result.phi_star)),
+        "negative_text": negative,
+        "refined": result.phi_star != result.phi0,
+        "seconds": round(seconds, 6),
+        "q_star_f32": base64.b64encode(vector.tobytes()).decode("ascii"),
+    }
+
+
+class Stage1Cache:
+    """Runs Stage 1 through one :class:`~fortekit.search.beam.Refiner`, caching results as JSONL.
+
+    Args:
+        refiner: the refiner (its text cache is shared by every setting run through it).
+        directory: where the ``.jsonl`` files go.
+        batch_size: queries searched together.
+        log: called with progress lines.
+    """
+
+    def __init__(
+        self, refiner: Refiner, directory: Path, *, batch_size: int = 64,
+        log: Callable[[str], None] | None = None,
+    ) -> None:
+        self.refiner = refiner
+        self.directory = directory
+        self.batch_size = batch_size
+        self.log = log or (lambda line: None)
+
+    def run(
+        self, label: str, queries: Sequence[str], anchors: AnchorSource, config: SearchConfig,
+        key: Mapping[str, Any],
+    ) -> Stage1Output:
+        """Stage 1 of ``queries`` with ``anchors`` and ``config``, read from the cache where it can be.
+
+        Args:
+            label: names the cache file, e.g. "test-bank".
+            queries: the query texts.
+            anchors: the anchor source.
+            config: the search configuration.
+            key: what else the results depend on (data, backbone, version).
+
+        Returns:
+            The :class:`Stage1Output`.
+
+        Raises:
+            EvaluationError: the cache cannot be read or written (E499, E498).
+        """
+        full_key = {**key, "config": config.to_dict(), "anchors": anchors.name, "queries": len(queries)}
+        path = self.directory / f"{label}-{cache_key(full_key)}.jsonl"
+        records = self._read(path, queries)
+        missing = [i for i in range(len(queries)) if i not in records]
+        if missing:
+            self.refiner.anchors = anchors
+            self.refiner.config = config
+            self._search(path, queries, missing, records, full_key, label)
+        ordered = [records[i] for i in range(len(queries))]
+        import torch
+
+        vectors = np.stack([
+            np.frombuffer(base64.b64decode(record["q_star_f32"]), dtype="<f4") for record in ordered
+        ])
+        return Stage1Output(
+            q_star=torch.from_numpy(vectors.astype(np.float32)),
+            phi_star_predicates=[
+                frozenset(parse_symbol(text) for text in record["phi_star_predicates"]) for record in ordered
+            ],
+            negative_texts=[str(record["negative_text"]) for record in ordered],
+            refined_texts=[str(record["refined_text"]) for record in ordered],
+            seconds=[float(record["seconds"]) for record in ordered],
+            refined=float(np.mean([bool(record["refined"]) for record in ordered])),
+            from_cache=len(queries) - len(missing),
+        )
+
+    def _read(self, path: Path, queries: Sequence[str]) -> dict[int, dict[str, Any]]:
+        records: dict[int, dict[str, Any]] = {}
+        if not path.exists():
+            return records
+        try:
+            lines = path.read_bytes().decode("utf-8", errors="replace").splitlines()
+        except OSError as exc:
+            raise EvaluationError(Errors.E499.format(path=path, problem=exc)) from None
+        for line in lines:
+            try:
+                record = json.loads(line)
+                index = int(record["i"])
+                fits = 0 <= index < len(queries) and record["query"] == queries[index]
+                if fits and len(base64.b64decode(record["q_star_f32"])) % 4 == 0:
+                    records[index] = record
+            except (ValueError, KeyError, TypeError):
+                continue  # a torn or foreign line: that query is searched again
+        return records
+
+    def _search(
+        self, path: Path, queries: Sequence[str], missing: list[int], records: dict[int, dict[str, Any]],
+        key: Mapping[str, Any], label: str,
+    ) -> None:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handle = path.open("a", encoding="utf-8")
+        except OSError as exc:
+            raise EvaluationError(Errors.E498.format(path=path, problem=exc)) from None
+        started = time.perf_counter()
+        with handle:
+            if path.stat().st_size == 0:
+                handle.write(json.dumps({"key": dict(key)}, default=str) + "\n")
+            for start in range(0, len(missing), self.batch_size):
+                chunk = missing[start:start + self.batch_size]
+                tick = time.perf_counter()
+                results = self.refiner.refine_many([queries[i] for i in chunk], batch_size=self.batch_size)
+                share = (time.perf_counter() - tick) / len(chunk)
+                for index, result in zip(chunk, results, strict=True):
+                    record = _record(index, result, share)
+                    records[index] = record
+                    handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+                handle.flush()
+                done = start + len(chunk)
+                self.log(f"  stage 1 [{label}]: {done}/{len(missing)} queries "
+                         f"({time.perf_counter() - started:.0f} s)")
