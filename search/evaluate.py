@@ -20,7 +20,6 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-import math
 import platform
 import time
 from collections.abc import Callable, Sequence
@@ -31,9 +30,10 @@ from typing import TYPE_CHECKING, Any
 from fortekit import __version__
 from fortekit.errors import Errors, EvaluationError
 from fortekit.search.config import SearchConfig
-from fortekit.search.evaluate_data import EmbeddedCollection, file_sha256, load_split
+from fortekit.search.evaluate_data import EmbeddedCollection, ItemText, file_sha256, load_split
 from fortekit.search.evaluate_report import system_row, write_per_query_file
 from fortekit.search.evaluate_stage1 import Stage1Cache, Stage1Output, anchor_source, cache_key
+from fortekit.search.evaluate_sweep import SWEEPABLE, parse_sweep
 from fortekit.search.evaluate_systems import Direction, RankedRun, System, ablation_systems, rank_collection
 
 if TYPE_CHECKING:
@@ -43,42 +43,6 @@ if TYPE_CHECKING:
     from fortekit.search.beam import Refiner
 
 __all__ = ["SWEEPABLE", "EvalResult", "EvalSettings", "environment", "parse_sweep", "run_evaluation"]
-
-#: --sweep name -> the setting it changes (S3's alpha, or a SearchConfig field of Stage 1).
-SWEEPABLE = {"alpha": "alpha", "lambda": "lam", "beta": "beta", "tau": "tau"}
-
-
-def parse_sweep(spec: str) -> tuple[str, tuple[float, ...]]:
-    """``NAME=v1,v2,...`` as (name, values).
-
-    Raises:
-        EvaluationError: no ``=``, an unknown name or a value that is not a number (E495).
-
-    Example:
-        >>> parse_sweep("alpha=0,0.1, 0.3")
-        ('alpha', (0.0, 0.1, 0.3))
-    """
-    name, sep, text = spec.partition("=")
-    name = name.strip().lower()
-
-    def fail(problem: str) -> EvaluationError:
-        return EvaluationError(Errors.E495.format(spec=spec, problem=problem, names=", ".join(SWEEPABLE)))
-
-    if not sep:
-        raise fail("there is no '='")
-    if name not in SWEEPABLE:
-        raise fail(f"{name!r} is not a setting that can be swept")
-    try:
-        values = tuple(float(value) for value in text.split(",") if value.strip())
-    except ValueError:
-        raise fail("a value is not a number") from None
-    if not values:
-        raise fail("no values")
-    if not all(math.isfinite(value) for value in values):
-        raise fail("a value is not finite")
-    if name == "alpha" and not all(0.0 <= value <= 1.0 for value in values):
-        raise fail("alpha values must lie in [0, 1]")
-    return name, values
 
 
 @dataclass(frozen=True)
@@ -139,7 +103,9 @@ class EvalSettings:
             (bool(self.anchors), "--anchors is empty", "Name at least one of none, proxy, bank, oracle."),
             (bool(self.directions), "no direction", "Use t2a, a2t or both."),
         ]
-        checks += [(d in ("t2a", "a2t"), f"the direction {d!r}", "Use t2a, a2t or both.") for d in self.directions]
+        checks += [
+            (d in ("t2a", "a2t"), f"the direction {d!r}", "Use t2a, a2t or both.") for d in self.directions
+        ]
         for ok, problem, fix in checks:
             if not ok:
                 raise EvaluationError(Errors.E494.format(problem=f"{problem} is not valid", fix=fix))
@@ -195,8 +161,9 @@ class _Run:
                            limit_train=s.limit_train)
         self.log(f"test clips {len(split.test)}, training clips {len(split.train)}; loading {s.backbone}")
         backbone = get_backbone(s.backbone, device=s.device)
-        self.test = embed_collection(split.test, backbone, item_text=s.item_text, what="test")  # type: ignore[arg-type]
-        self.train = embed_collection(split.train, backbone, item_text=s.item_text, what="training")  # type: ignore[arg-type]
+        item_text: ItemText = "single" if s.item_text == "single" else "mean"  # checked in EvalSettings
+        self.test = embed_collection(split.test, backbone, item_text=item_text, what="test")
+        self.train = embed_collection(split.train, backbone, item_text=item_text, what="training")
         self.log(f"embedded {len(self.test)} test and {len(self.train)} training items "
                  f"({sum(self.test.seconds.values()) + sum(self.train.seconds.values()):.0f} s)")
         if "bank" in s.anchors:
@@ -226,8 +193,12 @@ class _Run:
         return output
 
     def train_stage2(self) -> None:
-        from fortekit.search.projection import ProjectionConfig, ProjectionData, load_projection
-        from fortekit.search.projection import project_embeddings
+        from fortekit.search.projection import (
+            ProjectionConfig,
+            ProjectionData,
+            load_projection,
+            project_embeddings,
+        )
         from fortekit.search.training import train_projection
 
         s = self.settings
@@ -373,8 +344,7 @@ def run_evaluation(settings: EvalSettings, log: Callable[[str], None] | None = N
     }
     metrics["stage2"] = run.summary["stage2"]
     metrics["sweeps"] = {name: run_sweep(run, name, values) for name, values in settings.sweeps}
-    seconds = time.perf_counter() - started
-    files = write_outputs(run, metrics, seconds)
+    files = write_outputs(run, metrics, started)
     return EvalResult(metrics, files, time.perf_counter() - started)
 
 

@@ -166,7 +166,9 @@ def load_split(
             "trained on)",
             fix="Add --n-train N: the first N clips train, the rest test.",
         ))
-    return split_collections(test_clips, None, n_train=n_train, limit_test=limit_test, limit_train=limit_train)
+    return split_collections(
+        test_clips, None, n_train=n_train, limit_test=limit_test, limit_train=limit_train,
+    )
 
 
 @dataclass
@@ -214,7 +216,8 @@ def item_embeddings(backbone: Backbone, item_texts: Sequence[tuple[str, ...]]) -
 
     Example:
         >>> from fortekit.plugins import get_backbone
-        >>> item_embeddings(get_backbone("minilm", device="cpu"), [("a", "b"), ("c",)]).shape  # doctest: +SKIP
+        >>> minilm = get_backbone("minilm", device="cpu")  # doctest: +SKIP
+        >>> item_embeddings(minilm, [("a", "b"), ("c",)]).shape  # doctest: +SKIP
         torch.Size([2, 384])
     """
     import torch
@@ -256,6 +259,9 @@ def embed_collection(
     if len(task) < 2:
         raise EvaluationError(Errors.E497.format(needed=2, what=f"{what} clips", found=len(task)))
     seconds: dict[str, float] = {}
+    # Warm-up, so the timings below exclude loading the encoder's and spaCy's weights.
+    backbone.encode_text(task.queries[:1])
+    item_predicates_from_captions(task.queries[:1])
     tick = time.perf_counter()
     queries = backbone.encode_text(task.queries).detach().to("cpu").float()
     queries = _unit(queries)

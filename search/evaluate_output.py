@@ -7,6 +7,7 @@ Example:
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,13 +23,13 @@ __all__ = ["results_markdown", "write_outputs"]
 _DIRECTIONS = {"t2a": "Text to audio", "a2t": "Audio to text"}
 
 
-def write_outputs(run: _Run, metrics: dict[str, Any], seconds: float) -> list[Path]:
+def write_outputs(run: _Run, metrics: dict[str, Any], started: float) -> list[Path]:
     """Write the modality-gap plot, the ablation charts, metrics.json, results.md and config.json.
 
     Args:
         run: the finished evaluation.
         metrics: the metrics document (the modality-gap numbers are added to it).
-        seconds: the run's wall time so far.
+        started: the run's start, a ``time.perf_counter()`` value.
 
     Returns:
         Every file the run wrote (per-query files and sweeps included).
@@ -56,6 +57,7 @@ def write_outputs(run: _Run, metrics: dict[str, Any], seconds: float) -> list[Pa
         name = "ablation.png" if direction == "t2a" else "ablation_a2t.png"
         title = f"{_DIRECTIONS[direction]}: {len(run.test)} queries, anchors {run.primary}"
         run.files.append(plot_ablation(metrics[direction]["systems"], out / name, title=title))
+    seconds = time.perf_counter() - started
     metrics["wall_seconds"] = seconds
     run.files.append(write_json(out / "metrics.json", metrics))
     markdown = results_markdown(metrics, run.settings.to_dict(), seconds)
@@ -64,8 +66,10 @@ def write_outputs(run: _Run, metrics: dict[str, Any], seconds: float) -> list[Pa
     run.files.append(results)
     config = {
         "settings": run.settings.to_dict(), "environment": environment(), "data": run.summary["data"],
-        "counts": {"test_queries": len(run.test), "train_items": len(run.train),
-                   "test_dropped_clips": run.test.task.dropped, "train_dropped_clips": run.train.task.dropped},
+        "counts": {
+            "test_queries": len(run.test), "train_items": len(run.train),
+            "test_dropped_clips": run.test.task.dropped, "train_dropped_clips": run.train.task.dropped,
+        },
         "stage1_key": run.key, "projection": run.summary.get("stage2"),
     }
     run.files.append(write_json(out / "config.json", config))

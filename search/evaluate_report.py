@@ -95,7 +95,7 @@ def system_row(
 
 
 def _percent(value: object) -> str:
-    return f"{100 * float(value):.2f}" if isinstance(value, (int, float)) else "–"  # type: ignore[arg-type]
+    return f"{100 * float(value):.2f}" if isinstance(value, (int, float)) else "–"
 
 
 def _p(value: object, name: str) -> str:

@@ -260,6 +260,8 @@ class Stage1Cache:
         with handle:
             if path.stat().st_size == 0:
                 handle.write(json.dumps({"key": dict(key)}, default=str) + "\n")
+            elif not path.read_bytes().endswith(b"\n"):
+                handle.write("\n")  # end a torn last line, so the next record starts on its own
             for start in range(0, len(missing), self.batch_size):
                 chunk = missing[start:start + self.batch_size]
                 tick = time.perf_counter()

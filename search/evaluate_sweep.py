@@ -15,9 +15,11 @@ Example:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from fortekit.errors import Errors, EvaluationError
 from fortekit.search.evaluate_report import METRIC_NAMES, write_json
 from fortekit.search.evaluate_systems import System
 from fortekit.search.metrics import retrieval_metrics
@@ -25,7 +27,43 @@ from fortekit.search.metrics import retrieval_metrics
 if TYPE_CHECKING:
     from fortekit.search.evaluate import _Run
 
-__all__ = ["alpha_systems", "run_sweep", "stage1_systems"]
+__all__ = ["SWEEPABLE", "alpha_systems", "parse_sweep", "run_sweep", "stage1_systems"]
+
+#: --sweep name -> the setting it changes (S3's alpha, or a SearchConfig field of Stage 1).
+SWEEPABLE = {"alpha": "alpha", "lambda": "lam", "beta": "beta", "tau": "tau"}
+
+
+def parse_sweep(spec: str) -> tuple[str, tuple[float, ...]]:
+    """``NAME=v1,v2,...`` as (name, values).
+
+    Raises:
+        EvaluationError: no ``=``, an unknown name or a value that is not a number (E495).
+
+    Example:
+        >>> parse_sweep("alpha=0,0.1, 0.3")
+        ('alpha', (0.0, 0.1, 0.3))
+    """
+    name, sep, text = spec.partition("=")
+    name = name.strip().lower()
+
+    def fail(problem: str) -> EvaluationError:
+        return EvaluationError(Errors.E495.format(spec=spec, problem=problem, names=", ".join(SWEEPABLE)))
+
+    if not sep:
+        raise fail("there is no '='")
+    if name not in SWEEPABLE:
+        raise fail(f"{name!r} is not a setting that can be swept")
+    try:
+        values = tuple(float(value) for value in text.split(",") if value.strip())
+    except ValueError:
+        raise fail("a value is not a number") from None
+    if not values:
+        raise fail("no values")
+    if not all(math.isfinite(value) for value in values):
+        raise fail("a value is not finite")
+    if name == "alpha" and not all(0.0 <= value <= 1.0 for value in values):
+        raise fail("alpha values must lie in [0, 1]")
+    return name, values
 
 
 def alpha_systems(anchors: str) -> list[System]:
@@ -57,7 +95,6 @@ def run_sweep(run: _Run, name: str, values: Sequence[float]) -> dict[str, Any]:
     Returns:
         The sweep's JSON document (also in ``metrics.json``).
     """
-    from fortekit.search.evaluate import SWEEPABLE
     from fortekit.search.plots import plot_sweep
 
     systems = alpha_systems(run.primary) if name == "alpha" else stage1_systems(run.primary)

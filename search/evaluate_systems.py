@@ -148,8 +148,8 @@ def rank_collection(
     Example:
         >>> import torch
         >>> run = rank_collection(torch.eye(3), torch.eye(3), [0, 2, 1])
-        >>> run.ranks.tolist()
-        [1, 2, 2]
+        >>> run.ranks.tolist()  # a tie (score 0) goes to the lower item index first
+        [1, 3, 3]
     """
     import torch
 

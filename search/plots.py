@@ -7,7 +7,8 @@ modality-gap plot needs ``umap-learn`` (``pip install 'fortekit[eval]'``).
 Example:
     >>> import tempfile, pathlib
     >>> out = pathlib.Path(tempfile.mkdtemp())
-    >>> rows = {"baseline": {"R@1": 0.5, "R@5": 0.7, "R@10": 0.8}, "S1": {"R@1": 0.55, "R@5": 0.7, "R@10": 0.8}}
+    >>> rows = {"baseline": {"R@1": 0.5, "R@5": 0.7, "R@10": 0.8},
+    ...         "S1": {"R@1": 0.55, "R@5": 0.7, "R@10": 0.8}}
     >>> plot_ablation(rows, out / "ablation.png").name
     'ablation.png'
 """
