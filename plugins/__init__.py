@@ -165,7 +165,8 @@ def get_backbone(name: str, **options: Any) -> Backbone:
     Args:
         name: a name from :func:`available_backbones`.
         **options: the plug-in's own options (for example ``model=``, ``device=``,
-            ``batch_size=``; see docs/plugins.md for each built-in).
+            ``batch_size=``; see docs/plugins.md for each built-in). ``device="auto"``
+            reaches the plug-in as "cuda" when torch sees a GPU, else "cpu".
 
     Returns:
         The backbone: ``encode_text`` and ``encode_audio`` give L2-normalised tensors.
@@ -180,6 +181,12 @@ def get_backbone(name: str, **options: Any) -> Backbone:
         >>> backbone.encode_text(["a dog barks"]).shape  # doctest: +SKIP
         torch.Size([1, 384])
     """
+    if options.get("device") == "auto":
+        # Plug-ins written against the protocol expect a torch device string; "auto" is
+        # fortekit's own convention, so it is resolved here once for every backbone.
+        from fortekit.plugins._runtime import resolve_device
+
+        options["device"] = resolve_device("auto")
     plugin: Backbone = REGISTRIES["backbone"].create(name, **options)
     return plugin
 
