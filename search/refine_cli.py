@@ -52,7 +52,7 @@ _DEVICE = re.compile(r"^(auto|cpu|mps|cuda(:\d+)?)$")
 #: Command-line flag -> SearchConfig field, for the hyperparameters given explicitly.
 _CONFIG_FLAGS = {
     "beam_width": "beam_width", "depth": "max_depth", "tau": "tau", "threshold": "threshold",
-    "lam": "lam", "beta": "beta", "complexity_weight": "complexity_weight",
+    "lam": "lam", "beta": "beta", "complexity_weight": "complexity_weight", "query_vector": "output",
 }
 _SHOWN_LINES = 12
 
@@ -100,7 +100,7 @@ def build_refine_parser() -> argparse.ArgumentParser:
         >>> args.offline, args.beam_width, args.depth
         (True, 4, None)
     """
-    from fortekit.search.config import THRESHOLD_MODES
+    from fortekit.search.config import QUERY_OUTPUTS, THRESHOLD_MODES
 
     parser = argparse.ArgumentParser(
         prog="fol-refine",
@@ -162,6 +162,11 @@ def build_refine_parser() -> argparse.ArgumentParser:
     )
     search.add_argument(
         "--complexity-weight", metavar="W", type=float, help="weight w of c(phi) in F = w c - u"
+    )
+    search.add_argument(
+        "--query-vector", choices=QUERY_OUTPUTS,
+        help="q* for --index rankings: residual, f_T(q) moved by the refinement's edit (default), "
+        "or verbalised, the paper's f_T(G(phi*)); see docs/search.md",
     )
     search.add_argument(
         "--anchors", choices=("none", "proxy", "bank", "oracle"), default="none",

@@ -233,7 +233,7 @@ def test_index_ranking_with_proxy_anchors(clotho_index: ClothoIndex, workdir: Pa
     output = workdir / "ranked.jsonl"
     status, _, err = run(
         str(queries), "--column", "caption_2", "--index", str(directory), "-k", "5", "--anchors", "proxy",
-        "-o", str(output), *SMALL,
+        "--query-vector", "verbalised", "-o", str(output), *SMALL,
     )
     assert status == 0, err
     index = AudioIndex.load(directory)
@@ -243,7 +243,7 @@ def test_index_ranking_with_proxy_anchors(clotho_index: ClothoIndex, workdir: Pa
         assert isinstance(ranking, list) and len(ranking) == 5 and record["anchors"] == "proxy"
         scores = [item["score"] for item in ranking]
         assert scores == sorted(scores, reverse=True)
-        # the ranking is the index searched with q* = f_T(G(phi*))
+        # the ranking is the index searched with q* = f_T(G(phi*)), the paper's query vector
         _, top = index.search(backbone.encode_text([str(record["refined_text"])]), k=5, device="cpu")
         assert [item["id"] for item in ranking] == [index.ids[i] for i in top[0].tolist()]
         assert ranking[0]["caption"] == index.captions[top[0, 0]]
