@@ -64,12 +64,13 @@ def main() -> int:
     from fortekit.plugins import get_backbone, register_backbone
     from fortekit.search.beam import Refiner
     from fortekit.search.config import SearchConfig
-    from fortekit.search.datasets import load_collection, retrieval_task
+    from fortekit.search.datasets import load_collection
     from fortekit.search.index import AudioIndex
     from fortekit.search.metrics import ranks_from_indices, ranks_of_targets, retrieval_metrics
     from fortekit.search.projection import ProjectionConfig
     from fortekit.search.projection_io import ProjectionData, load_projection
     from fortekit.search.rerank import Reranker, item_predicates_from_captions
+    from fortekit.search.tasks import retrieval_task
     from fortekit.search.training import train_projection
 
     args.out.mkdir(parents=True, exist_ok=True)

@@ -1,7 +1,7 @@
 """The data of ``fortekit eval``: the test and training collections, embedded and parsed once.
 
 A collection is read with :func:`fortekit.search.datasets.load_collection`, split by clip
-(:func:`~fortekit.search.datasets.split_by_clip`) when one file serves as both parts, and
+(:func:`~fortekit.search.tasks.split_by_clip`) when one file serves as both parts, and
 turned into the caption-indexed retrieval task: caption 1 of a clip is the query, the
 item is the mean embedding of its other captions (``"mean"``) or caption 2 alone
 (``"single"``). Each item also keeps one caption, its first item text (caption 2), as the
@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Literal
 
 from fortekit.errors import Errors, EvaluationError
 from fortekit.fol.predicates import PredicateSymbol
-from fortekit.search.datasets import Clip, RetrievalTask, load_collection, retrieval_task, split_by_clip
+from fortekit.search.datasets import Clip, load_collection
+from fortekit.search.tasks import RetrievalTask, retrieval_task, split_by_clip
 
 if TYPE_CHECKING:
     import torch

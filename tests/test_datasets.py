@@ -11,19 +11,18 @@ import pytest
 from conftest import SHARED_DATA, require
 
 import fortekit.search.datasets as datasets_module
+import fortekit.search.tasks as tasks_module
 from fortekit.errors import DataFileError, EvaluationError
 from fortekit.search.datasets import (
     Clip,
-    audio_to_text_task,
     load_audiocaps_csv,
     load_clotho_csv,
     load_collection,
     read_audiocaps_csv,
     read_clotho_csv,
     read_collection,
-    retrieval_task,
-    split_by_clip,
 )
+from fortekit.search.tasks import audio_to_text_task, retrieval_task, split_by_clip
 
 CLOTHO_DEV = SHARED_DATA / "clotho" / "clotho_captions_development.csv"
 AUDIOCAPS = SHARED_DATA / "audiocaps"
@@ -223,6 +222,7 @@ def test_audio_to_text_task_query_collection_is_the_transpose() -> None:
     assert full.caption_clips == [0, 0, 0] and full.clip_ids == ["a"] and full.dropped == 2
 
 
-def test_docstring_examples() -> None:
-    result = doctest.testmod(datasets_module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    assert result.failed == 0
+@pytest.mark.parametrize("module", [datasets_module, tasks_module], ids=lambda m: m.__name__)
+def test_docstring_examples(module: object) -> None:
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
