@@ -85,6 +85,7 @@ class _Query:
     pools: Any
     confidence: dict[str, float]
     nodes: list[_Node] = field(default_factory=list)
+    known: set[Formula] = field(default_factory=set)  # the formulas of ``nodes``
     beam: list[_Node] = field(default_factory=list)
     threshold: str = ""
     pivot0: float = 0.0
@@ -277,6 +278,7 @@ class Refiner:
             root = _Node(0, None, 0, phi0, (), _complexity(phi0, state.confidence))
             root.text = self._text(root.formula)
             state.nodes.append(root)
+            state.known.add(phi0)
             roots.append(root)
         scoring = (pivots, positive, negative, has_positive, has_negative)
         root_rows = embedded[[row_of[node.text] for node in roots]]
@@ -364,25 +366,21 @@ class Refiner:
 
     def _expand(self, state: _Query, depth: int) -> Iterator[_Node]:
         tick = time.perf_counter()
-        children: list[_Node] = []
+        fresh: list[_Node] = []
         for parent in state.beam:
             for successor in successors(
                 parent.formula, depth, state.pools, state.invariant, schedule=self.config.schedule
             ):
-                node = _Node(
-                    len(state.nodes) + len(children), parent.node_id, depth, successor.formula,
+                # Two parents can reach one formula (attr A then B, or B then A), and a
+                # child can equal a node of an earlier depth: the first one stands.
+                if successor.formula in state.known:
+                    continue
+                state.known.add(successor.formula)
+                fresh.append(_Node(
+                    len(state.nodes) + len(fresh), parent.node_id, depth, successor.formula,
                     (successor.operator, *successor.argument),
                     _complexity(successor.formula, state.confidence),
-                )
-                children.append(node)
-        # Two parents can reach one formula (attr A then B, or B then A): keep the first.
-        unique: dict[Formula, _Node] = {}
-        for child in children:
-            unique.setdefault(child.formula, child)
-        known = {node.formula for node in state.nodes}
-        fresh = [child for child in unique.values() if child.formula not in known]
-        for offset, child in enumerate(fresh):
-            child.node_id = len(state.nodes) + offset
+                ))
         state.nodes.extend(fresh)
         self.times.expand += time.perf_counter() - tick
         return iter(fresh)
