@@ -22,13 +22,21 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from fortekit.errors import Errors, SearchError
-from fortekit.fol import Formula, PredicateSymbol, invariant_predicates, predicates, successors
-from fortekit.fol.caption import CaptionParser, ParseResult
+from fortekit.fol import Formula, invariant_predicates, predicates, successors
+from fortekit.fol.caption import CaptionParser
 from fortekit.search.anchors import AnchorRequest, Anchors, AnchorSource, NoAnchors
+from fortekit.search.beam_state import (
+    Node,
+    QueryState,
+    StageTimes,
+    anchor_tensors,
+    formula_complexity,
+    objective_of,
+    pivot_of,
+)
 from fortekit.search.config import SearchConfig
 from fortekit.search.encoder import CachedTextEncoder, TextEmbeddingCache
 from fortekit.search.pools import PoolSources, candidate_pools, confidences
@@ -40,62 +48,6 @@ if TYPE_CHECKING:
     from fortekit.plugins.protocols import Backbone, Elaborator
 
 __all__ = ["Refiner", "StageTimes"]
-
-
-@dataclass(slots=True)
-class StageTimes:
-    """Seconds spent per part of Stage 1 (the encoder's own time is in ``encoder.stats``)."""
-
-    elaborate: float = 0.0
-    parse: float = 0.0
-    expand: float = 0.0
-    verbalise: float = 0.0
-    encode: float = 0.0
-    score: float = 0.0
-    total: float = 0.0
-
-    def reset(self) -> None:
-        for name in ("elaborate", "parse", "expand", "verbalise", "encode", "score", "total"):
-            setattr(self, name, 0.0)
-
-
-@dataclass(slots=True)
-class _Node:
-    node_id: int
-    parent: int | None
-    depth: int
-    formula: Formula
-    edit: tuple[str, ...]
-    complexity: float
-    text: str = ""
-    terms: ObjectiveTerms | None = None
-    feasible: bool = False
-    kept: bool = False
-
-
-@dataclass(slots=True)
-class _Query:
-    """The search state of one query."""
-
-    text: str
-    phi0: ParseResult
-    plus: list[ParseResult]
-    minus: list[ParseResult]
-    invariant: frozenset[PredicateSymbol]
-    pools: Any
-    confidence: dict[str, float]
-    nodes: list[_Node] = field(default_factory=list)
-    known: set[Formula] = field(default_factory=set)  # the formulas of ``nodes``
-    beam: list[_Node] = field(default_factory=list)
-    threshold: str = ""
-    pivot0: float = 0.0
-    active: bool = True
-    index: int = 0
-
-
-def _complexity(phi: Formula, confidence: dict[str, float]) -> float:
-    """c(phi): each predicate symbol counts its grounding confidence (1 when exact)."""
-    return float(sum(confidence.get(symbol.name, 1.0) for symbol in predicates(phi)))
 
 
 class Refiner:
@@ -269,13 +221,13 @@ class Refiner:
             for state in states
         ]
         anchors = self.anchors.anchor_batch(requests)
-        positive, negative, has_positive, has_negative = _anchor_tensors(anchors, embedded)
+        positive, negative, has_positive, has_negative = anchor_tensors(anchors, embedded)
 
         roots = []
         for i, state in enumerate(states):
             state.index = i
             phi0 = state.phi0.formula
-            root = _Node(0, None, 0, phi0, (), _complexity(phi0, state.confidence))
+            root = Node(0, None, 0, phi0, (), formula_complexity(phi0, state.confidence))
             root.text = self._text(root.formula)
             state.nodes.append(root)
             state.known.add(phi0)
@@ -310,7 +262,7 @@ class Refiner:
         self.times.total += time.perf_counter() - started
         return results
 
-    def _prepare(self, queries: list[str]) -> list[_Query]:
+    def _prepare(self, queries: list[str]) -> list[QueryState]:
         tick = time.perf_counter()
         elaborate_many = getattr(self.elaborator, "elaborate_many", None)
         if callable(elaborate_many):
@@ -328,7 +280,7 @@ class Refiner:
         unique = list(dict.fromkeys(wanted))
         parsed = dict(zip(unique, self.parser.parse_many(unique), strict=True))
         self.times.parse += time.perf_counter() - tick
-        states: list[_Query] = []
+        states: list[QueryState] = []
         sources = self._pool_sources or PoolSources.default()
         for query, elaboration in zip(queries, elaborations, strict=True):
             phi0 = parsed[query]
@@ -342,7 +294,7 @@ class Refiner:
                 phi0, plus, minus, max_attributes=config.max_attributes,
                 max_relations=config.max_relations, max_negations=config.max_negations, sources=sources,
             )
-            states.append(_Query(
+            states.append(QueryState(
                 query, phi0, plus, minus, invariant, pools, confidences([phi0, *plus, *minus]),
             ))
         return states
@@ -364,9 +316,9 @@ class Refiner:
         self.times.encode += time.perf_counter() - tick
         return rows
 
-    def _expand(self, state: _Query, depth: int) -> Iterator[_Node]:
+    def _expand(self, state: QueryState, depth: int) -> Iterator[Node]:
         tick = time.perf_counter()
-        fresh: list[_Node] = []
+        fresh: list[Node] = []
         for parent in state.beam:
             for successor in successors(
                 parent.formula, depth, state.pools, state.invariant, schedule=self.config.schedule
@@ -376,10 +328,10 @@ class Refiner:
                 if successor.formula in state.known:
                     continue
                 state.known.add(successor.formula)
-                fresh.append(_Node(
+                fresh.append(Node(
                     len(state.nodes) + len(fresh), parent.node_id, depth, successor.formula,
                     (successor.operator, *successor.argument),
-                    _complexity(successor.formula, state.confidence),
+                    formula_complexity(successor.formula, state.confidence),
                 ))
         state.nodes.extend(fresh)
         self.times.expand += time.perf_counter() - tick
@@ -387,11 +339,11 @@ class Refiner:
 
     def _score(
         self,
-        states: list[_Query],
-        nodes: list[_Node],
+        states: list[QueryState],
+        nodes: list[Node],
         rows: torch.Tensor,
         scoring: tuple[torch.Tensor, ...],
-        owners: list[_Query] | None = None,
+        owners: list[QueryState] | None = None,
     ) -> None:
         import torch
 
@@ -411,21 +363,21 @@ class Refiner:
             node.terms = ObjectiveTerms(*(float(column[position]) for column in values))
         self.times.score += time.perf_counter() - tick
 
-    def _passes(self, state: _Query, pivot: float, mode: str) -> bool:
+    def _passes(self, state: QueryState, pivot: float, mode: str) -> bool:
         if mode == "relative":
             return pivot >= state.pivot0 + self.config.relative_margin
         return pivot >= self.config.tau
 
-    def _decide(self, state: _Query, mode: str) -> None:
+    def _decide(self, state: QueryState, mode: str) -> None:
         """Fix the query's threshold mode; phi0's feasibility follows from it."""
         state.threshold = mode
         root = state.nodes[0]
         root.feasible = self._passes(state, root.terms.pivot if root.terms else 0.0, mode)
 
-    def _select(self, states: list[_Query], frontier: list[tuple[_Query, _Node]]) -> None:
+    def _select(self, states: list[QueryState], frontier: list[tuple[QueryState, Node]]) -> None:
         tick = time.perf_counter()
         config = self.config
-        by_state: dict[int, list[_Node]] = {}
+        by_state: dict[int, list[Node]] = {}
         for state, child in frontier:
             by_state.setdefault(state.index, []).append(child)
         for state in states:
@@ -435,15 +387,15 @@ class Refiner:
             if not state.threshold:
                 # "auto": the absolute tau, unless it prunes all or none of the query's
                 # first candidates; then it says nothing and the relative test decides.
-                passing = sum(self._passes(state, _pivot(child), "absolute") for child in children)
+                passing = sum(self._passes(state, pivot_of(child), "absolute") for child in children)
                 self._decide(state, "absolute" if 0 < passing < len(children) else "relative")
             for child in children:
-                child.feasible = self._passes(state, _pivot(child), state.threshold)
+                child.feasible = self._passes(state, pivot_of(child), state.threshold)
             feasible = [child for child in children if child.feasible]
             if not feasible and config.early_exit:
                 state.active = False
                 continue
-            ranked = sorted(feasible or children, key=lambda node: (_objective(node), node.node_id))
+            ranked = sorted(feasible or children, key=lambda node: (objective_of(node), node.node_id))
             state.beam = ranked[: config.beam_width]
             for child in state.beam:
                 child.kept = True
@@ -456,11 +408,13 @@ class Refiner:
             row = self.encoder.encode([text])[0]
         return row.detach().float().cpu()
 
-    def _result(self, state: _Query, anchors: Anchors) -> RefinementResult:
+    def _result(self, state: QueryState, anchors: Anchors) -> RefinementResult:
         import torch
 
         feasible_nodes = [node for node in state.nodes if node.feasible and node.terms is not None]
-        best = min(feasible_nodes, key=lambda node: (_objective(node), node.node_id), default=state.nodes[0])
+        best = min(
+            feasible_nodes, key=lambda node: (objective_of(node), node.node_id), default=state.nodes[0]
+        )
         feasible = best.feasible
         q_star = self._embedding(best.text)
         if self.config.output == "residual" and best.node_id != 0:
@@ -499,34 +453,3 @@ class Refiner:
             anchor_source=source,
             tree=tree,
         )
-
-
-def _pivot(node: _Node) -> float:
-    return node.terms.pivot if node.terms is not None else 0.0
-
-
-def _objective(node: _Node) -> float:
-    return node.terms.objective if node.terms is not None else float("inf")
-
-
-def _anchor_tensors(
-    anchors: Sequence[Anchors], like: torch.Tensor
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Stack e+ and e- (zeros where absent) and the 0/1 masks that switch their terms off."""
-    import torch
-
-    count, dim = len(anchors), like.shape[1]
-    positive = torch.zeros((count, dim), dtype=like.dtype, device=like.device)
-    negative = torch.zeros_like(positive)
-    has_positive = torch.zeros(count, dtype=like.dtype, device=like.device)
-    has_negative = torch.zeros_like(has_positive)
-    for i, anchor in enumerate(anchors):
-        pairs = ((anchor.positive, positive, has_positive), (anchor.negative, negative, has_negative))
-        for vector, target, mask in pairs:
-            if vector is None:
-                continue
-            if vector.shape[-1] != dim:
-                raise SearchError(Errors.E407.format(what="An anchor", got=vector.shape[-1], expected=dim))
-            target[i] = torch.nn.functional.normalize(vector.to(like.device, like.dtype), dim=-1)
-            mask[i] = 1.0
-    return positive, negative, has_positive, has_negative

@@ -255,3 +255,12 @@ def test_explain_shows_the_tree(refiner: Refiner) -> None:
     assert text.splitlines()[0] == "query  a person talking"
     assert "★" in text and "φ*" in text and "C      {" in text
     assert "Person/1" in text
+
+
+def test_beam_state_docstring_examples() -> None:
+    import doctest
+
+    import fortekit.search.beam_state as beam_state
+
+    result = doctest.testmod(beam_state)
+    assert result.attempted > 0 and result.failed == 0
