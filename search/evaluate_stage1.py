@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -144,6 +145,13 @@ class Stage1Output:
         return float(np.mean(self.seconds)) if self.seconds else 0.0
 
 
+def _ends_with_newline(path: Path) -> bool:
+    """Whether a non-empty file's last byte is a newline (read alone: the cache can be large)."""
+    with path.open("rb") as handle:
+        handle.seek(-1, os.SEEK_END)
+        return handle.read(1) == b"\n"
+
+
 def _record(index: int, result: RefinementResult, seconds: float) -> dict[str, Any]:
     from fortekit.fol import predicates
     from fortekit.verbalise import verbalise
@@ -260,7 +268,7 @@ class Stage1Cache:
         with handle:
             if path.stat().st_size == 0:
                 handle.write(json.dumps({"key": dict(key)}, default=str) + "\n")
-            elif not path.read_bytes().endswith(b"\n"):
+            elif not _ends_with_newline(path):
                 handle.write("\n")  # end a torn last line, so the next record starts on its own
             for start in range(0, len(missing), self.batch_size):
                 chunk = missing[start:start + self.batch_size]
