@@ -20,11 +20,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 
 def _one(
     captions: Path, column: str, queries: int, preset: str, mode: str, batch_size: int,
-) -> dict[str, float]:
+) -> dict[str, Any]:
     from fortekit.search import Refiner, SearchConfig
     from fortekit.search.relations import read_caption_column
 
@@ -34,10 +35,17 @@ def _one(
     if mode == "frozen":
         gc.collect()
         gc.freeze()
-    full = [0]
+    tracked = len(gc.get_objects())
+    full: list[float] = []  # seconds of each full (generation 2) collection
+    began = [0.0]
 
     def count(phase: str, info: dict[str, int]) -> None:
-        full[0] += phase == "start" and info["generation"] == 2
+        if info["generation"] != 2:
+            return
+        if phase == "start":
+            began[0] = time.perf_counter()
+        else:
+            full.append(time.perf_counter() - began[0])
 
     gc.callbacks.append(count)
     refiner.times.reset()
@@ -48,7 +56,8 @@ def _one(
     wall = time.perf_counter() - started
     outside = wall - refiner.encoder.stats.seconds
     return {"queries": len(texts), "wall_s": wall, "outside_encoder_s": outside,
-            "outside_share": outside / wall, "full_collections": full[0]}
+            "outside_share": outside / wall, "full_collections": len(full),
+            "full_collection_s": sum(full) / len(full) if full else 0.0, "tracked_objects": tracked}
 
 
 def main() -> int:
@@ -71,7 +80,9 @@ def main() -> int:
         figures = json.loads(line.splitlines()[-1])
         print(f"  {mode:8s} wall {figures['wall_s']:7.2f} s, outside the encoder "
               f"{figures['outside_encoder_s']:6.2f} s ({figures['outside_share']:.1%}), "
-              f"full collections {figures['full_collections']}")
+              f"full collections {figures['full_collections']} "
+              f"({figures['full_collection_s']:.2f} s each, {figures['tracked_objects']:,} objects tracked "
+              "before the run)")
     return 0
 
 
