@@ -1,7 +1,7 @@
 """Measure what freezing the loaded models out of the garbage collector would save Stage 1.
 
-Loading WordNet (through NLTK), spaCy and MiniLM leaves about 800,000 long-lived objects
-that every full collection walks (about 0.4 s each here). :func:`gc.freeze` after loading
+Loading WordNet (through NLTK), spaCy and MiniLM leaves about 834,000 tracked objects
+that every full collection walks (0.5-0.6 s each here). :func:`gc.freeze` after loading
 would exempt them. This script runs Stage 1 (real MiniLM, lexical elaborator) over the first N
 captions of a caption CSV, in batches as fol-refine does, once as the process starts
 (``default``) and once frozen (``frozen``), each in a fresh process, and prints the time
