@@ -1,0 +1,374 @@
+"""Formula scoring: rank items by evaluating the query's formula over them.
+
+The formula (phi0 = Π(q), or Stage 1's phi*) is split into clauses
+(:mod:`fortekit.search.clauses`); each clause is verbalised with G and encoded like a
+query, all clauses of a batch of queries in ONE encoder call through the text cache.
+Each clause's similarity to each item is calibrated into a degree of truth in [0, 1],
+and the degrees are combined with fuzzy connectives: ∧ by a t-norm (``min`` or
+``product``), ∨ by its dual co-norm, ¬ by the complement ``1 - t`` (or, with
+``negation="subtract"``, a conjunction's negated operands are subtracted with weight
+``negation_weight``). The item's final score blends the logic with the whole query:
+
+    s = (1 - gamma) * sim(q, item) + gamma * logic(phi, item)
+
+It needs nothing but the backbone: clause texts are scored against the same item
+vectors as the query (audio embeddings, caption means, or Stage 2's projections).
+A plain query (one asserted clause) scores exactly ``sim(q, item)``; a formula with
+nothing to score (None, only negations, only constants) falls back to the same.
+
+Calibration (``calibration="zscore"``, the default): a clause's similarities are
+standardised by their mean and standard deviation over the items (over an evenly
+spaced sample of at most ``calibration_sample`` items, so a 100,000-item index costs
+no more than a small one), then ``t = sigmoid(slope * z - shift)``. ``"minmax"`` maps
+the sample's range to [0, 1]; ``"none"`` clips the cosine to [0, 1].
+
+Example:
+    >>> import torch
+    >>> from fortekit.fol import parse_formula
+    >>> vectors = {"a dog barking": [1.0, 0.0, 0.0], "a person talking": [0.0, 1.0, 0.0]}
+    >>> encode = lambda texts: torch.tensor([vectors[t] for t in texts])
+    >>> scorer = FormulaScorer(encode, FormulaScoringConfig(gamma=1.0, calibration="none"))
+    >>> items = torch.tensor([[0.8, 0.6, 0.0], [0.9, 0.0, 0.44]])  # barking+talking, barking alone
+    >>> phi = parse_formula("∃x [Dog(x) ∧ Barking(x) ∧ ¬∃y [Person(y) ∧ Talking(y)]]")
+    >>> scores = scorer.score([phi], torch.tensor([[0.7, 0.6]]), items)
+    >>> [round(v, 2) for v in scores[0].tolist()]
+    [0.32, 0.9]
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from fortekit.errors import Errors, EvaluationError
+from fortekit.search.clauses import (
+    Clause,
+    ClauseAnd,
+    ClauseNot,
+    ClauseOr,
+    ClauseTree,
+    has_positive_clause,
+    is_plain,
+    leaves,
+    split_clauses,
+)
+
+if TYPE_CHECKING:
+    import torch
+
+    from fortekit.fol.ast import Formula
+
+__all__ = [
+    "CALIBRATIONS",
+    "NEGATIONS",
+    "TNORMS",
+    "FormulaScorer",
+    "FormulaScoringConfig",
+    "QueryPlan",
+]
+
+TNorm = Literal["min", "product"]
+Negation = Literal["complement", "subtract"]
+Calibration = Literal["zscore", "minmax", "none"]
+TNORMS: tuple[str, ...] = ("min", "product")
+NEGATIONS: tuple[str, ...] = ("complement", "subtract")
+CALIBRATIONS: tuple[str, ...] = ("zscore", "minmax", "none")
+TextEncoder = Callable[[Sequence[str]], "torch.Tensor"]
+
+
+@dataclass(frozen=True, slots=True)
+class FormulaScoringConfig:
+    """How formulas are evaluated over items (defaults chosen on development data: docs/evaluation.md).
+
+    Attributes:
+        gamma: weight of the logic score against the whole-query similarity, in [0, 1].
+        tnorm: ``"min"`` (Gödel) or ``"product"``; ∨ uses the dual co-norm (max, probabilistic sum).
+        negation: ``"complement"`` (¬t = 1 - t) or ``"subtract"`` (a conjunction's negated
+            operands lower it by ``negation_weight`` times their co-norm).
+        negation_weight: the weight of ``"subtract"``.
+        calibration: ``"zscore"``, ``"minmax"`` or ``"none"`` (see the module docstring).
+        slope: the sigmoid's slope on z-scores.
+        shift: the sigmoid's shift on z-scores (t = 0.5 at z = shift / slope).
+        calibration_sample: the most items the calibration statistics are taken over.
+        max_clauses: the most clauses per formula (None: ``grammars/clauses.toml``).
+
+    Raises:
+        EvaluationError: a setting out of range (E480).
+
+    Example:
+        >>> FormulaScoringConfig(gamma=0.4).tnorm
+        'product'
+    """
+
+    gamma: float = 0.5
+    tnorm: TNorm = "product"
+    negation: Negation = "complement"
+    negation_weight: float = 1.0
+    calibration: Calibration = "zscore"
+    slope: float = 2.0
+    shift: float = 2.0
+    calibration_sample: int = 4096
+    max_clauses: int | None = None
+
+    def __post_init__(self) -> None:
+        checks: list[tuple[bool, str, str, object]] = [
+            (_number(self.gamma) and 0.0 <= self.gamma <= 1.0, "gamma", "a number in [0, 1]", self.gamma),
+            (self.tnorm in TNORMS, "tnorm", f"one of {', '.join(TNORMS)}", self.tnorm),
+            (self.negation in NEGATIONS, "negation", f"one of {', '.join(NEGATIONS)}", self.negation),
+            (_number(self.negation_weight) and self.negation_weight >= 0, "negation_weight",
+             "a number >= 0", self.negation_weight),
+            (self.calibration in CALIBRATIONS, "calibration", f"one of {', '.join(CALIBRATIONS)}",
+             self.calibration),
+            (_number(self.slope) and self.slope > 0, "slope", "a number > 0", self.slope),
+            (_number(self.shift), "shift", "a finite number", self.shift),
+            (isinstance(self.calibration_sample, int) and self.calibration_sample >= 2,
+             "calibration_sample", "an int >= 2", self.calibration_sample),
+            (self.max_clauses is None or (isinstance(self.max_clauses, int) and self.max_clauses >= 1),
+             "max_clauses", "None or an int >= 1", self.max_clauses),
+        ]
+        for ok, name, expected, value in checks:
+            if not ok:
+                raise EvaluationError(Errors.E480.format(
+                    what="formula scoring", name=name, expected=expected, value=value,
+                ))
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of every setting."""
+        return asdict(self)
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+@dataclass(frozen=True, slots=True)
+class QueryPlan:
+    """What formula scoring does for one query.
+
+    Attributes:
+        tree: the clause tree, or None when the query falls back to its whole-query similarity.
+        texts: the verbalised clause of each leaf, in leaf order.
+        reason: why the query falls back (``"plain"``, ``"no formula"``, ``"no asserted clause"``)
+            or ``""`` when it is scored by its formula.
+    """
+
+    tree: ClauseTree | None
+    texts: tuple[str, ...]
+    reason: str = ""
+
+    @property
+    def scored(self) -> bool:
+        return self.tree is not None
+
+
+class FormulaScorer:
+    """Score items by a formula's clauses, blended with the whole-query similarity.
+
+    Args:
+        encoder: the text encoder: a :class:`~fortekit.search.encoder.CachedTextEncoder`, a
+            :class:`~fortekit.plugins.Backbone`, or any callable from texts to an (n, d) tensor.
+        config: the :class:`FormulaScoringConfig`.
+        verbaliser: G (default :func:`fortekit.verbalise.verbalise`).
+
+    Example:
+        >>> from fortekit.fol import parse_formula
+        >>> scorer = FormulaScorer(lambda texts: None)
+        >>> scorer.plan([parse_formula("∃x ∃y [Dog(x) ∧ Barking(x) ∧ ¬Music(y)]")])[0].texts
+        ('a dog barking', 'music')
+    """
+
+    def __init__(
+        self,
+        encoder: Any,
+        config: FormulaScoringConfig | None = None,
+        *,
+        verbaliser: Callable[[Formula], str] | None = None,
+    ) -> None:
+        self.config = config or FormulaScoringConfig()
+        if hasattr(encoder, "encode"):
+            self._encode: TextEncoder = encoder.encode
+        elif hasattr(encoder, "encode_text"):
+            self._encode = encoder.encode_text
+        else:
+            self._encode = encoder
+        if verbaliser is None:
+            from fortekit.verbalise import verbalise
+
+            verbaliser = verbalise
+        self._verbalise = verbaliser
+
+    def __repr__(self) -> str:
+        return f"FormulaScorer({self.config!r})"
+
+    def plan(self, formulas: Sequence[Formula | None]) -> list[QueryPlan]:
+        """The clause tree and clause texts of each formula (no encoding).
+
+        Args:
+            formulas: one formula per query (None where a query has none).
+
+        Returns:
+            One :class:`QueryPlan` per formula.
+        """
+        plans: list[QueryPlan] = []
+        for phi in formulas:
+            if phi is None:
+                plans.append(QueryPlan(None, (), "no formula"))
+                continue
+            tree = split_clauses(phi, max_clauses=self.config.max_clauses)
+            if tree is None:
+                plans.append(QueryPlan(None, (), "no formula"))
+            elif is_plain(tree):
+                plans.append(QueryPlan(None, (), "plain"))
+            elif not has_positive_clause(tree):
+                plans.append(QueryPlan(None, (), "no asserted clause"))
+            else:
+                texts = tuple(self._verbalise(leaf.formula) for leaf in leaves(tree))
+                if not all(text.strip() for text in texts):
+                    plans.append(QueryPlan(None, (), "no formula"))
+                else:
+                    plans.append(QueryPlan(tree, texts))
+        return plans
+
+    def encode_clauses(self, plans: Sequence[QueryPlan]) -> dict[str, torch.Tensor]:
+        """Every distinct clause text of ``plans`` encoded in one encoder call, unit rows on the CPU."""
+        import torch
+
+        texts = list(dict.fromkeys(text for plan in plans for text in plan.texts))
+        if not texts:
+            return {}
+        vectors = torch.as_tensor(self._encode(texts)).detach().to("cpu", torch.float32)
+        if vectors.ndim != 2 or vectors.shape[0] != len(texts):
+            raise EvaluationError(Errors.E481.format(
+                problem=f"the encoder returned shape {tuple(vectors.shape)} for {len(texts)} clause texts",
+            ))
+        vectors = torch.nn.functional.normalize(vectors, dim=1)
+        return dict(zip(texts, vectors, strict=True))
+
+    def score(
+        self,
+        formulas: Sequence[Formula | None],
+        query_scores: torch.Tensor,
+        items: torch.Tensor,
+        *,
+        candidates: torch.Tensor | None = None,
+        plans: Sequence[QueryPlan] | None = None,
+    ) -> torch.Tensor:
+        """The blended score of every (query, item) pair, or of each query's candidate items.
+
+        Args:
+            formulas: one formula per query (phi0 or phi*); None falls back to ``query_scores``.
+            query_scores: sim(q, item): (queries, items), or (queries, k) with ``candidates``.
+            items: the item vectors the queries were scored against, (items, d), unit rows.
+            candidates: optional (queries, k) item indices: score only these (the first pass's
+                top k), ``query_scores`` being their similarities.
+            plans: the :meth:`plan` of ``formulas``, when already made.
+
+        Returns:
+            A float32 tensor shaped like ``query_scores``, on its device.
+
+        Raises:
+            EvaluationError: shapes that do not fit (E481).
+        """
+        import torch
+
+        plans = list(plans) if plans is not None else self.plan(formulas)
+        scores = torch.as_tensor(query_scores)
+        if scores.ndim != 2 or scores.shape[0] != len(plans):
+            raise EvaluationError(Errors.E481.format(
+                problem=f"query_scores of shape {tuple(scores.shape)} for {len(plans)} formulas",
+            ))
+        if candidates is not None and tuple(candidates.shape) != tuple(scores.shape):
+            raise EvaluationError(Errors.E481.format(
+                problem=f"candidates of shape {tuple(candidates.shape)}, scores {tuple(scores.shape)}",
+            ))
+        if candidates is None and scores.shape[1] != items.shape[0]:
+            raise EvaluationError(Errors.E481.format(
+                problem=f"scores for {scores.shape[1]} items but {items.shape[0]} item vectors",
+            ))
+        out = scores.detach().to(torch.float32).clone()
+        if not any(plan.scored for plan in plans) or self.config.gamma == 0.0:
+            return out
+        vectors = self.encode_clauses(plans)
+        item_matrix = items.detach().to(out.device, torch.float32)
+        texts = list(vectors)
+        clause_matrix = torch.stack([vectors[text] for text in texts]).to(out.device)
+        row_of = {text: row for row, text in enumerate(texts)}
+        location, spread = self._statistics(clause_matrix, item_matrix)
+        gamma = self.config.gamma
+        for q, plan in enumerate(plans):
+            if plan.tree is None:
+                continue
+            rows = [row_of[text] for text in plan.texts]
+            selected = item_matrix if candidates is None else item_matrix[candidates[q].to(out.device)]
+            sims = clause_matrix[rows] @ selected.T
+            truth = self._calibrate(sims, location[rows], spread[rows])
+            logic = self._evaluate(plan.tree, list(truth), [0])
+            out[q] = (1.0 - gamma) * out[q] + gamma * logic
+        return out
+
+    # -- calibration and connectives -----------------------------------------------------------------
+    def _statistics(self, clauses: torch.Tensor, items: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per clause, the location and spread of its similarities over a sample of the items."""
+        import torch
+
+        n = items.shape[0]
+        size = min(n, self.config.calibration_sample)
+        sample = items if size == n else items[torch.linspace(0, n - 1, size).long().to(items.device)]
+        sims = clauses @ sample.T
+        if self.config.calibration == "minmax":
+            low = sims.min(dim=1).values
+            return low, (sims.max(dim=1).values - low).clamp_min(1e-6)
+        return sims.mean(dim=1), sims.std(dim=1).nan_to_num(0.0).clamp_min(1e-6)
+
+    def _calibrate(self, sims: torch.Tensor, location: torch.Tensor, spread: torch.Tensor) -> torch.Tensor:
+        import torch
+
+        mode = self.config.calibration
+        if mode == "none":
+            return sims.clamp(0.0, 1.0)
+        scaled = (sims - location[:, None]) / spread[:, None]
+        if mode == "minmax":
+            return scaled.clamp(0.0, 1.0)
+        return torch.sigmoid(self.config.slope * scaled - self.config.shift)
+
+    def _evaluate(self, node: ClauseTree, truth: list[torch.Tensor], cursor: list[int]) -> torch.Tensor:
+        """The degree of truth of ``node`` per item; ``cursor`` walks the leaves in order."""
+        import torch
+
+        if isinstance(node, Clause):
+            value = truth[cursor[0]]
+            cursor[0] += 1
+            return value
+        if isinstance(node, ClauseNot):
+            return 1.0 - self._evaluate(node.body, truth, cursor)
+        if isinstance(node, ClauseOr):
+            values = [self._evaluate(operand, truth, cursor) for operand in node.operands]
+            return self._conorm(values)
+        assert isinstance(node, ClauseAnd)
+        if self.config.negation == "subtract":
+            asserted: list[torch.Tensor] = []
+            denied: list[torch.Tensor] = []
+            for operand in node.operands:
+                if isinstance(operand, ClauseNot):
+                    denied.append(self._evaluate(operand.body, truth, cursor))
+                else:
+                    asserted.append(self._evaluate(operand, truth, cursor))
+            base = self._tnorm(asserted) if asserted else torch.ones_like(denied[0])
+            if denied:
+                base = base - self.config.negation_weight * self._conorm(denied)
+            return base
+        return self._tnorm([self._evaluate(operand, truth, cursor) for operand in node.operands])
+
+    def _tnorm(self, values: list[torch.Tensor]) -> torch.Tensor:
+        result = values[0]
+        for value in values[1:]:
+            result = result.minimum(value) if self.config.tnorm == "min" else result * value
+        return result
+
+    def _conorm(self, values: list[torch.Tensor]) -> torch.Tensor:
+        result = values[0]
+        for value in values[1:]:
+            result = result.maximum(value) if self.config.tnorm == "min" else result + value - result * value
+        return result
