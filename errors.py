@@ -511,6 +511,51 @@ class Errors(metaclass=_Messages):
         "directory's stage1/ folder) to recompute Stage 1."
     )
 
+    # --- multi-relevance evaluation (E500-E519): BEIR folders, `fortekit eval --beir` ---
+    E500 = (
+        "The BEIR folder {folder} has no {what} ({path}). A BEIR folder holds corpus.jsonl, "
+        "queries.jsonl and qrels/test.tsv (item_concepts.jsonl optional); see docs/evaluation.md, "
+        "'Multi-relevance collections (BEIR layout)'."
+    )
+    E501 = (
+        "{path}, line {line}: {problem}. Each line of a BEIR JSON Lines file is one JSON object "
+        "{fields}; fix or remove that line."
+    )
+    E502 = (
+        "{path}, line {line}: the id {id!r} was already given on line {first}. Ids must be unique "
+        "within a file; remove or rename one."
+    )
+    E503 = (
+        "{path}, line {line}: {problem}. qrels/test.tsv holds an optional header "
+        "'query-id<TAB>corpus-id<TAB>score', then one judgement a line: a query id, a corpus id and "
+        "an integer score (1 or more relevant, 0 not), each pair once."
+    )
+    E504 = (
+        "{path} names {count} {what} id(s) that {source} lacks (first on line {line}: {example!r}). "
+        "Every id there must be in {source}: fix the ids, or the file they come from."
+    )
+    E505 = (
+        "The BEIR folder {folder} leaves nothing to evaluate: {problem}. It needs at least one item and "
+        "one query with a relevant item (a score of 1 or more in qrels/test.tsv)."
+    )
+    E506 = "Unknown system {name!r} in --systems. Valid systems: {options} (comma-separated, in any order)."
+    E507 = (
+        "--by {field!r}: no query has the metadata field {field!r}. Fields in queries.jsonl: {fields} "
+        "(comma-separated; leave --by out to break down by every field with at most 10 values)."
+    )
+    E508 = (
+        "fortekit eval: {problem}. {fix} See docs/evaluation.md, 'Multi-relevance collections (BEIR layout)'."
+    )
+    E509 = (
+        "Multi-relevance metrics need {package} ({problem}). Install it: pip install 'ir-measures>=0.4' "
+        "(it brings pytrec-eval-terrier, trec_eval's reference implementation)."
+    )
+    E510 = (
+        "{path}, line {line}: the item {id!r} names the audio file {audio}, which {problem}. Audio paths "
+        "are relative to the BEIR folder; fix the path, or leave out \"audio\" to index the item by its "
+        "captions or text."
+    )
+
     W001 = (
         "The formula {formula!r} leaves {names} free although a quantifier binds the "
         "same name elsewhere: a quantifier without brackets or a dot scopes only over "

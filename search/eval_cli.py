@@ -2,16 +2,22 @@
 
 Heavy modules load inside the handler, so ``fortekit --help`` stays instant.
 
+Two kinds of collection: ``--test`` a caption CSV (one relevant clip per query, the
+S1/S2/S3 ablation, :mod:`fortekit.search.evaluate`), or ``--beir`` a multi-relevance folder
+in the BEIR layout (trec_eval metrics, :mod:`fortekit.search.beir_eval`).
+
 Example:
     $ fortekit eval --test clotho_captions_development.csv --n-train 2000 --item-text mean \\
         --out runs/clotho_mean
     $ fortekit eval --test test.csv --train train.csv --sweep alpha=0,0.1,0.3,0.5 --out runs/ac
+    $ fortekit eval --beir negation/audiocaps_val --systems baseline,S3-polarity --out runs/val
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
@@ -28,20 +34,27 @@ def add_eval_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
         >>> parser = argparse.ArgumentParser(prog="fortekit")
         >>> add_eval_commands(parser.add_subparsers(dest="command"))
         >>> args = parser.parse_args(["eval", "--test", "t.csv", "--n-train", "5", "--out", "o"])
-        >>> args.item_text, args.anchors, args.direction
-        ('mean', 'bank,none,proxy,oracle', 'both')
+        >>> args.item_text, args.anchors, args.direction  # --anchors: bank,none,proxy,oracle for --test
+        ('mean', None, 'both')
+        >>> args = parser.parse_args(["eval", "--beir", "negation/audiocaps_val", "--out", "o"])
+        >>> args.beir.name, args.systems, args.gamma
+        ('audiocaps_val', None, None)
     """
     parser = commands.add_parser(
         "eval",
-        help="benchmark the S1/S2/S3 systems on a Clotho or AudioCaps caption CSV",
+        help="benchmark the S1/S2/S3 systems on a caption CSV (--test) or a BEIR folder (--beir)",
         description="Caption-indexed benchmark: caption 1 of each test clip is the query, the item is the "
         "mean of its other captions (or caption 2). Trains Stage 2 and the anchor bank on the training "
         "collection, evaluates the 8 S1/S2/S3 combinations (and S1 per anchor setting) and writes "
         "metrics.json, results.md, ablation.png, per_query/, modality_gap.png and config.json to --out. "
-        "See docs/evaluation.md.",
+        "With --beir DIR instead: a multi-relevance collection in the BEIR layout (corpus.jsonl, "
+        "queries.jsonl, qrels/test.tsv), the systems of --systems, trec_eval's nDCG@10, AP, P@10, "
+        "R@1/5/10 and violation@10, broken down by query metadata. See docs/evaluation.md.",
     )
     data = parser.add_argument_group("data")
-    data.add_argument("--test", required=True, type=Path, help="the test collection (caption CSV)")
+    data.add_argument("--test", type=Path, help="the test collection (caption CSV); or --beir")
+    data.add_argument("--beir", type=Path, metavar="DIR",
+                      help="a multi-relevance collection in the BEIR layout, instead of --test")
     data.add_argument("--train", type=Path, help="the training collection (default: split --test)")
     data.add_argument("--n-train", type=int, help="split --test: the first N clips train, the rest test")
     data.add_argument("--item-text", choices=["mean", "single"], default="mean",
@@ -53,9 +66,10 @@ def add_eval_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     model.add_argument("--backbone", default="minilm", help="registered text encoder (default minilm)")
     model.add_argument("--device", default="auto", help="auto (CUDA when present), cpu, cuda, cuda:N")
     model.add_argument("--threads", type=int, help="torch CPU threads (default: torch's choice)")
-    model.add_argument("--anchors", default="bank,none,proxy,oracle",
+    model.add_argument("--anchors",
                        help="Stage 1 anchor settings, comma-separated; the first drives the S1/S2/S3 "
-                       "combinations and Stage 2's training queries (default bank,none,proxy,oracle)")
+                       "combinations and Stage 2's training queries (default bank,none,proxy,oracle); "
+                       "with --beir one of none (default), proxy")
     model.add_argument("--beam-width", type=int, default=3, help="Stage 1 beam width B (default 3)")
     model.add_argument("--max-depth", type=int, default=2, help="Stage 1 depth D (default 2)")
     model.add_argument("--lambda", dest="lam", type=float, default=1.0, help="Stage 1 lambda (default 1.0)")
@@ -72,6 +86,18 @@ def add_eval_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     report.add_argument("--sweep", action="append", default=[], metavar="NAME=V1,V2,...",
                         help="sensitivity sweep on the test part (alpha, lambda, beta, tau); repeatable")
     report.add_argument("--no-umap", action="store_true", help="skip the modality-gap UMAP plot")
+    beir = parser.add_argument_group("multi-relevance collections (--beir)")
+    beir.add_argument("--systems", help="systems to run, comma-separated (default all: baseline, S3-paper, "
+                      "S3-polarity, formula, S1+formula, full); baseline always runs")
+    beir.add_argument("--by", help="metadata fields to break the results down by, comma-separated "
+                      "(default: every field with 2-10 distinct values)")
+    beir.add_argument("--projection", type=Path, help="a trained Stage 2 head for the system full")
+    beir.add_argument("--limit-queries", type=int, help="only the first N queries (quick runs)")
+    beir.add_argument("--gamma", type=float, help="formula scoring: weight of the logic score")
+    beir.add_argument("--tnorm", choices=["min", "product"], help="formula scoring: the t-norm")
+    beir.add_argument("--negation", choices=["complement", "subtract"], help="formula scoring: negation")
+    beir.add_argument("--calibration", choices=["zscore", "minmax", "none"],
+                      help="formula scoring: clause similarity to truth degree")
     parser.set_defaults(handler=run_eval)
 
 
@@ -83,6 +109,9 @@ def run_eval(args: argparse.Namespace, out: TextIO) -> int:
         print(line, file=out, flush=True)
 
     try:
+        _check_mode(args)
+        if args.beir is not None:
+            return _run_beir(args, log)
         from fortekit.search.config import SearchConfig
         from fortekit.search.evaluate import EvalSettings, parse_sweep, run_evaluation
         from fortekit.search.evaluate_stage1 import parse_anchors
@@ -102,7 +131,7 @@ def run_eval(args: argparse.Namespace, out: TextIO) -> int:
             test=args.test, out=args.out, train=args.train, n_train=args.n_train, item_text=args.item_text,
             limit_test=args.limit_test, limit_train=args.limit_train, backbone=args.backbone,
             device=args.device, epochs=args.epochs, batch_size=args.batch_size,
-            anchors=tuple(parse_anchors(args.anchors)),
+            anchors=tuple(parse_anchors(args.anchors or "bank,none,proxy,oracle")),
             search=SearchConfig.online(beam_width=args.beam_width, max_depth=args.max_depth, lam=args.lam,
                                        beta=args.beta, tau=args.tau),
             alpha=args.alpha, top_n=args.top_n,
@@ -122,6 +151,65 @@ def run_eval(args: argparse.Namespace, out: TextIO) -> int:
         log(f"{direction}: " + ", ".join(
             f"{name} R@1 {100 * row['R@1']:.2f}" for name, row in systems.items() if "@" not in name
         ))
+    log(f"wrote {args.out / 'metrics.json'}, {args.out / 'results.md'} and {len(result.files) - 2} more "
+        f"files in {result.seconds:.0f} s")
+    return 0
+
+
+_TEST_ONLY = ("train", "n_train", "limit_test", "limit_train", "sweep")
+_BEIR_ONLY = ("systems", "by", "projection", "limit_queries", "gamma", "tnorm", "negation", "calibration")
+
+
+def _check_mode(args: argparse.Namespace) -> None:
+    """Exactly one of --test and --beir, and no option of the other kind (E508)."""
+    from fortekit.errors import Errors, EvaluationError
+
+    if (args.test is None) == (args.beir is None):
+        given = "both --test and --beir are given" if args.test is not None else "neither --test nor --beir"
+        raise EvaluationError(Errors.E508.format(
+            problem=given, fix="Give --test CSV (one relevant clip per query) or --beir DIR (a BEIR folder).",
+        ))
+    wrong = _BEIR_ONLY if args.test is not None else _TEST_ONLY
+    mode = "--test" if args.test is not None else "--beir"
+    for name in wrong:
+        if getattr(args, name) not in (None, []):
+            flag = "--" + name.replace("_", "-")
+            raise EvaluationError(Errors.E508.format(
+                problem=f"{flag} does not apply to {mode}", fix=f"Leave out {flag}, or use the other mode.",
+            ))
+
+
+def _run_beir(args: argparse.Namespace, log: Callable[[str], None]) -> int:
+    """``fortekit eval --beir``: build the settings, run, print the overall table's headline."""
+    from fortekit.errors import Errors, EvaluationError
+    from fortekit.search.beir_eval import BeirSettings, run_beir_evaluation
+    from fortekit.search.config import SearchConfig
+    from fortekit.search.formula_scoring import FormulaScoringConfig
+
+    for name in ("limit_queries", "threads", "top_n"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            flag = "--" + name.replace("_", "-")
+            raise EvaluationError(Errors.E508.format(problem=f"{flag} is {value}",
+                                                     fix=f"Pass {flag} 1 or more."))
+    if args.threads is not None:
+        import torch
+
+        torch.set_num_threads(args.threads)
+    formula = {name: getattr(args, name) for name in ("gamma", "tnorm", "negation", "calibration")
+               if getattr(args, name) is not None}
+    settings = BeirSettings(
+        beir=args.beir, out=args.out,
+        systems=tuple(args.systems.split(",")) if args.systems is not None else (),
+        by=tuple(f.strip() for f in args.by.split(",") if f.strip()) if args.by is not None else None,
+        backbone=args.backbone, device=args.device, anchors=(args.anchors or "none").strip().lower(),
+        projection=args.projection, formula=FormulaScoringConfig(**formula),
+        search=SearchConfig.online(beam_width=args.beam_width, max_depth=args.max_depth, lam=args.lam,
+                                   beta=args.beta, tau=args.tau),
+        alpha=args.alpha, top_n=args.top_n, limit_queries=args.limit_queries,
+    )
+    result = run_beir_evaluation(settings, log=log)
+    log(", ".join(f"{name} nDCG@10 {row['nDCG@10']:.3f}" for name, row in result.metrics["systems"].items()))
     log(f"wrote {args.out / 'metrics.json'}, {args.out / 'results.md'} and {len(result.files) - 2} more "
         f"files in {result.seconds:.0f} s")
     return 0

@@ -22,7 +22,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -129,6 +129,8 @@ class Stage1Output:
         seconds: Stage 1 wall time per query, measured when it was searched.
         refined: share of queries whose phi* differs from phi0.
         from_cache: how many results were read from the cache.
+        phi_star: phi* per query, as written by ``str(formula)`` (parse it back with
+            :func:`fortekit.fol.parse_formula`).
     """
 
     q_star: torch.Tensor
@@ -138,6 +140,7 @@ class Stage1Output:
     seconds: list[float]
     refined: float
     from_cache: int
+    phi_star: list[str] = field(default_factory=list)
 
     @property
     def seconds_per_query(self) -> float:
@@ -234,6 +237,7 @@ class Stage1Cache:
             seconds=[float(record["seconds"]) for record in ordered],
             refined=float(np.mean([bool(record["refined"]) for record in ordered])),
             from_cache=len(queries) - len(missing),
+            phi_star=[str(record["phi_star"]) for record in ordered],
         )
 
     def _read(self, path: Path, queries: Sequence[str]) -> dict[int, dict[str, Any]]:

@@ -1,0 +1,317 @@
+"""``fortekit eval --beir DIR``: every registered system on a multi-relevance BEIR collection.
+
+The folder is read by :func:`fortekit.search.beir.load_beir`; the systems come from
+:data:`fortekit.search.beir_systems.SYSTEMS`; the metrics are trec_eval's through
+ir-measures (:mod:`fortekit.search.beir_metrics`), with violation@10 when the folder has
+``item_concepts.jsonl`` (read for that metric only). Outputs in ``out``: ``metrics.json``,
+``results.md``, ``per_query/<system>.jsonl``, ``config.json`` and Stage 1's cache ``stage1/``.
+
+Example:
+    >>> settings = BeirSettings(beir=Path("negation/audiocaps_val"), out=Path("runs/val"),
+    ...                         systems=("baseline", "S3-polarity"))
+    >>> settings.systems
+    ('baseline', 'S3-polarity')
+    >>> run_beir_evaluation(settings, log=print)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fortekit import __version__
+from fortekit.errors import Errors, EvaluationError
+from fortekit.search.beir import BeirCollection, load_beir
+from fortekit.search.beir_metrics import (
+    MEASURES,
+    VIOLATION,
+    breakdown_fields,
+    group_summary,
+    per_query_measures,
+    violation_at,
+)
+from fortekit.search.beir_systems import SYSTEMS, BeirData, parse_systems
+from fortekit.search.config import SearchConfig
+from fortekit.search.evaluate import EvalResult
+from fortekit.search.formula_scoring import FormulaScoringConfig
+
+__all__ = ["ANCHORS", "BeirSettings", "results_markdown", "run_beir_evaluation"]
+
+ANCHORS = ("none", "proxy")
+TOP_STORED = 10
+
+
+@dataclass(frozen=True)
+class BeirSettings:
+    """Everything a ``--beir`` run depends on (written to ``config.json``).
+
+    Attributes:
+        beir: the BEIR folder.
+        out: the output directory.
+        systems: the systems to run (``baseline`` is added first when missing).
+        by: the metadata fields to break down by (None: every field with 2-10 values).
+        backbone: the encoder's registered name.
+        device: "auto", "cpu", "cuda", ...
+        anchors: Stage 1's anchor setting, "none" or "proxy".
+        projection: a trained Stage 2 head for ``full`` (None: no Stage 2).
+        formula: the formula-scoring configuration.
+        search: Stage 1's configuration.
+        alpha: Stage 3's weight of s_pred.
+        top_n: how many items Stage 3 re-ranks.
+        limit_queries: only the first N queries (quick runs).
+        violation_kinds: violation@10 is computed for queries whose metadata names a concept
+            ``b`` and whose ``kind`` is one of these (or that have no ``kind``): exclusions. For
+            an "A and B" query a top 10 mentioning B is what was asked for, not a violation.
+
+    Raises:
+        EvaluationError: an unknown system (E506) or anchor setting, or a bad option (E508).
+    """
+
+    beir: Path
+    out: Path
+    systems: tuple[str, ...] = tuple(SYSTEMS)
+    by: tuple[str, ...] | None = None
+    backbone: str = "minilm"
+    device: str = "auto"
+    anchors: str = "none"
+    projection: Path | None = None
+    formula: FormulaScoringConfig = field(default_factory=FormulaScoringConfig)
+    search: SearchConfig = field(default_factory=SearchConfig.online)
+    alpha: float = 0.3
+    top_n: int = 50
+    limit_queries: int | None = None
+    violation_kinds: tuple[str, ...] = ("without",)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "systems", tuple(parse_systems(",".join(self.systems) or None)))
+        checks = [
+            (self.anchors in ANCHORS, f"--anchors {self.anchors!r} is not valid with --beir",
+             f"Use one of {', '.join(ANCHORS)}."),
+            (0.0 <= self.alpha <= 1.0, f"--alpha {self.alpha} is not valid", "Pass a number in [0, 1]."),
+            (self.top_n >= 1, f"--top-n {self.top_n} is not valid", "Pass 1 or more."),
+            (self.limit_queries is None or self.limit_queries >= 1,
+             f"--limit-queries {self.limit_queries} keeps no query", "Pass 1 or more, or leave it out."),
+        ]
+        for ok, problem, fix in checks:
+            if not ok:
+                raise EvaluationError(Errors.E508.format(problem=problem, fix=fix))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The settings as JSON values."""
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        values["formula"] = self.formula.to_dict()
+        values["search"] = self.search.to_dict()
+        return {k: str(v) if isinstance(v, Path) else v for k, v in values.items()}
+
+
+def _rankings(collection: BeirCollection, order: np.ndarray) -> dict[str, list[str]]:
+    ids = np.asarray([item.id for item in collection.items], dtype=object)
+    return {query.id: ids[row].tolist() for query, row in zip(collection.queries, order, strict=True)}
+
+
+def _records(collection: BeirCollection, rankings: Mapping[str, list[str]],
+             extra: Mapping[str, Sequence[Any]], violation_kinds: Sequence[str]) -> list[dict[str, Any]]:
+    """Per query: id, text, metadata, the measures, violation@10 (None where not applicable), the top 10."""
+    values = per_query_measures(collection.qrels, rankings)
+    concepts = collection.item_concepts
+    records: list[dict[str, Any]] = []
+    for position, query in enumerate(collection.queries):
+        ranking = rankings[query.id]
+        b, kind = query.metadata.get("b"), query.metadata.get("kind")
+        violation = None
+        if concepts is not None and isinstance(b, str) and (kind is None or kind in violation_kinds):
+            violation = violation_at(ranking, b, concepts, k=TOP_STORED)
+        record: dict[str, Any] = {
+            "query_id": query.id, "query": query.text, "kind": kind, "metadata": dict(query.metadata),
+            **values[query.id], VIOLATION: violation, "top": ranking[:TOP_STORED],
+        }
+        for name, column in extra.items():
+            record[name] = column[position]
+        records.append(record)
+    return records
+
+
+def _summaries(collection: BeirCollection, records: Mapping[str, list[dict[str, Any]]],
+               by: Sequence[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(overall per system, breakdown field -> value -> system -> summary)."""
+    baseline = records["baseline"]
+    overall = {name: group_summary(rows, None if name == "baseline" else baseline)
+               for name, rows in records.items()}
+    breakdown: dict[str, Any] = {}
+    for name in by:
+        groups: dict[str, list[int]] = {}
+        for position, query in enumerate(collection.queries):
+            if name in query.metadata:
+                groups.setdefault(str(query.metadata[name]), []).append(position)
+        breakdown[name] = {
+            value: {
+                system: group_summary([rows[i] for i in members],
+                                      None if system == "baseline" else [baseline[i] for i in members])
+                for system, rows in records.items()
+            }
+            for value, members in groups.items()
+        }
+    return overall, breakdown
+
+
+def _table(rows: Mapping[str, Mapping[str, Any]]) -> str:
+    columns = [*MEASURES, VIOLATION]
+    head = "| System | " + " | ".join(columns) + " | p nDCG@10 | p AP | ms / query |"
+    lines = [head, "|" + "---|" * (len(columns) + 4)]
+
+    def number(value: object, digits: int = 3) -> str:
+        return f"{value:.{digits}f}" if isinstance(value, (int, float)) else "–"
+
+    def p_value(value: object) -> str:
+        if not isinstance(value, (int, float)):
+            return "–"
+        return "<0.001" if value < 0.001 else f"{value:.3f}"
+
+    for name, row in rows.items():
+        cells = " | ".join(number(row.get(column)) for column in columns)
+        lines.append(f"| {name} | {cells} | {p_value(row.get('p_nDCG@10'))} | {p_value(row.get('p_AP'))} "
+                     f"| {number(row.get('ms_per_query'), 1)} |")
+    return "\n".join(lines)
+
+
+def results_markdown(metrics: Mapping[str, Any]) -> str:
+    """``results.md``: the table of every system, then one table per breakdown value.
+
+    Example:
+        >>> doc = {"collection": "x", "queries": 2, "items": 3, "systems": {"baseline": {"nDCG@10": 0.5}},
+        ...        "breakdown": {"kind": {"and": {"baseline": {"queries": 1, "AP": 0.25}}}}}
+        >>> print(results_markdown(doc).splitlines()[8])
+        | baseline | 0.500 | – | – | – | – | – | – | – | – | – |
+    """
+    lines = [f"# fortekit eval --beir: {metrics['collection']}", "",
+             f"{metrics['queries']} queries, {metrics['items']} items. Metrics by trec_eval (ir-measures); "
+             "p: two-sided paired t-test against the baseline, per query.", "", "## All queries", "",
+             _table(metrics["systems"])]
+    for name, groups in metrics.get("breakdown", {}).items():
+        for value, rows in groups.items():
+            first: Mapping[str, Any] = next(iter(rows.values()), {})
+            count = first.get("queries", 0)
+            lines += ["", f"## {name} = {value} ({count} queries)", "", _table(rows)]
+    return "\n".join(lines) + "\n"
+
+
+def _data_files(collection: BeirCollection) -> dict[str, Any]:
+    from fortekit.search.evaluate_data import file_sha256
+
+    return {role: {"path": str(path.resolve()), "sha256": file_sha256(path)}
+            for role, path in collection.files.items()}
+
+
+def _versions() -> dict[str, str]:
+    from importlib import metadata
+
+    from fortekit.search.evaluate import environment
+
+    versions = environment()
+    for package in ("ir-measures", "pytrec-eval-terrier", "scipy"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = "not installed"
+    return versions
+
+
+def run_beir_evaluation(settings: BeirSettings, log: Callable[[str], None] | None = None) -> EvalResult:
+    """Run the systems of ``settings`` on the BEIR folder and write the outputs.
+
+    Args:
+        settings: what to run.
+        log: called with progress lines (default: silent).
+
+    Returns:
+        An :class:`~fortekit.search.evaluate.EvalResult` (the metrics document, the files written).
+
+    Raises:
+        EvaluationError: a bad folder (E500-E505, E510), options (E506-E508), ir-measures
+            missing (E509), an unwritable ``out`` (E498).
+        FortekitError: from the backbone, Stage 1 or Stage 2, with their codes.
+    """
+    from fortekit.plugins import get_backbone
+    from fortekit.search.evaluate_report import write_json
+    from fortekit.search.evaluate_stage1 import cache_key
+    from fortekit.search.metrics import write_per_query
+
+    say = log or (lambda line: None)
+    started = time.perf_counter()
+    collection = load_beir(settings.beir).limit_queries(settings.limit_queries)
+    by = breakdown_fields([q.metadata for q in collection.queries], settings.by)
+    try:
+        settings.out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise EvaluationError(Errors.E498.format(path=settings.out, problem=exc)) from None
+    data_files = _data_files(collection)
+    say(f"{collection.folder}: {len(collection.items)} items, {len(collection.queries)} queries "
+        f"({collection.dropped_queries} without a relevant item dropped); loading {settings.backbone}")
+    backbone = get_backbone(settings.backbone, device=settings.device)
+    key = {"version": __version__, "backbone": settings.backbone, "data": cache_key({
+        "corpus": data_files["corpus"]["sha256"], "queries": data_files["queries"]["sha256"],
+        "limit_queries": settings.limit_queries,
+    })}
+    data = BeirData(collection, backbone, search=settings.search, anchors=settings.anchors,
+                    formula=settings.formula, alpha=settings.alpha, top_n=settings.top_n,
+                    projection=settings.projection, stage1_dir=settings.out / "stage1", stage1_key=key,
+                    device=settings.device, log=say)
+    records: dict[str, list[dict[str, Any]]] = {}
+    timings: dict[str, dict[str, float]] = {}
+    files: list[Path] = []
+    for name in settings.systems:
+        spec = SYSTEMS[name]
+        ranking = spec.rank(data)
+        rankings = _rankings(collection, ranking.order)
+        records[name] = _records(collection, rankings, ranking.extra, settings.violation_kinds)
+        query_seconds = sum(data.seconds.get(step, 0.0) for step in spec.query_steps)
+        item_seconds = sum(data.seconds.get(step, 0.0) for step in spec.item_steps)
+        timings[name] = {
+            "ms_per_query": 1000 * (query_seconds + ranking.seconds) / len(collection.queries),
+            "ms_per_query_ranking": 1000 * ranking.seconds / len(collection.queries),
+            "s_per_1000_items": 1000 * item_seconds / len(collection.items),
+        }
+        path = settings.out / "per_query" / f"{name}.jsonl"
+        try:
+            files.append(write_per_query(path, records[name]))
+        except OSError as exc:
+            raise EvaluationError(Errors.E498.format(path=path, problem=exc)) from None
+        mean_ndcg = np.mean([row["nDCG@10"] for row in records[name]])
+        say(f"{name}: nDCG@10 {mean_ndcg:.3f} ({timings[name]['ms_per_query']:.1f} ms/query)")
+    overall, breakdown = _summaries(collection, records, by)
+    for name, row in overall.items():
+        row.update(timings[name], description=SYSTEMS[name].description)
+    metrics: dict[str, Any] = {
+        "fortekit_version": __version__, "collection": str(collection.folder),
+        "queries": len(collection.queries), "items": len(collection.items), "systems": overall,
+        "breakdown": breakdown, "preparation_seconds": dict(data.seconds),
+    }
+    if "stage1" in data.__dict__:
+        output, _ = data.stage1
+        metrics["stage1"] = {"anchors": settings.anchors, "queries": len(output.seconds),
+                             "refined": output.refined, "from_cache": output.from_cache,
+                             "ms_per_query": 1000 * output.seconds_per_query}
+    seconds = time.perf_counter() - started
+    metrics["seconds"] = seconds
+    config = {
+        "settings": settings.to_dict(), "data": data_files, "versions": _versions(),
+        "counts": {"items": len(collection.items), "queries": len(collection.queries),
+                   "dropped_queries": collection.dropped_queries, "item_sources": data.item_sources},
+        "breakdown_fields": by, "stage1_key": key,
+        "systems": {name: SYSTEMS[name].description for name in settings.systems},
+        "item_concepts": "read for violation@10 only" if collection.item_concepts is not None else None,
+    }
+    files.append(write_json(settings.out / "metrics.json", metrics))
+    files.append(write_json(settings.out / "config.json", config))
+    markdown = settings.out / "results.md"
+    try:
+        markdown.write_text(results_markdown(metrics), encoding="utf-8")
+    except OSError as exc:
+        raise EvaluationError(Errors.E498.format(path=markdown, problem=exc)) from None
+    files.append(markdown)
+    return EvalResult(metrics, files, seconds)
