@@ -2,6 +2,11 @@
 
 This set was annotated after the rules were written; one lexicon entry (negative
 pronouns: "nothing", "nobody") was added after reading its errors (docs/parser.md).
+It was annotated under the first negation convention (a denied entity's modifiers
+positive, "with no N" keeping With); the guideline now puts a denied entity in a
+clause ¬∃y [..] of its own (docs/annotation.md "Negation"). The held-out annotations
+are left as they were, so its negation precision counts the clause's modifiers
+against the parser: the test checks recall, which both conventions share.
 """
 
 from __future__ import annotations
@@ -27,12 +32,14 @@ NEGATION_GOLD = Path(__file__).parent / "data" / "parser_gold_negation.jsonl"
 )
 def test_negations_of_real_captions(caption: str, negated: str) -> None:
     result = parser().parse(caption)
-    assert negated in {record.symbol for record in result.predicates if record.negated}
+    assert negated in {record.symbol for record in result.predicates if record.negated or record.excluded}
 
 
 def test_negation_scores_on_the_negation_gold_set() -> None:
     scores = gold_scores(parser(), read_gold(require(NEGATION_GOLD, "the negation gold set")))
     ours, baseline = scores["parser"], scores["bag-of-lemmas baseline"]
-    assert ours.negation.f1 >= 0.75  # 78.9% measured; the baseline finds no negation at all
+    # 16 of the 20 gold negations found (15 under the first convention); F1 69.6%, since
+    # the clause's other literals are positive in this file (see the module docstring).
+    assert ours.negation.recall >= 0.75  # the baseline finds no negation at all
     assert baseline.negation.tp == 0
     assert ours.unary.f1 > baseline.unary.f1

@@ -26,7 +26,7 @@ from fortekit.fol.caption.lemmas import camel
 from fortekit.fol.caption.pass1 import Graph
 from fortekit.fol.caption.tokens import Tok
 
-__all__ = ["Candidate", "candidates", "entity_heads", "predicate_lemma", "time_nodes"]
+__all__ = ["Candidate", "candidates", "entity_heads", "excluded_nodes", "predicate_lemma", "time_nodes"]
 
 _NOUNS = frozenset({"NOUN", "PROPN"})
 _PARTICIPLE_ENDINGS = ("ed", "en", "ing", "wn", "nt")
@@ -45,6 +45,8 @@ class Candidate:
         negated: whether the literal is negated.
         rule: the arc rule that produced it.
         tokens: the caption tokens it comes from.
+        excluded: whether it belongs to a denied entity's clause ``¬∃y [..]`` (one of
+            its arguments is an excluded entity).
     """
 
     lemma: str
@@ -53,6 +55,7 @@ class Candidate:
     negated: bool
     rule: str
     tokens: tuple[int, ...]
+    excluded: bool = False
 
 
 def predicate_lemma(graph: Graph, tok: Tok) -> tuple[str, str] | None:
@@ -163,10 +166,23 @@ def time_nodes(graph: Graph, heads: Heads) -> set[int]:
     return timed - {graph.find(tok.i) for tok, lemma in heads if lemma not in time_words}
 
 
+def excluded_nodes(graph: Graph) -> set[int]:
+    """Nodes of the entities a negation denies (each becomes a clause ``¬∃y [..]``)."""
+    return {graph.find(i) for i in graph.excluded} if graph.excluded else set()
+
+
 def _corefer_repeated(graph: Graph, heads: Heads) -> None:
-    """A repeated noun ('a car ... the car') reuses its antecedent unless marked new ('another duck')."""
+    """A repeated noun ('a car ... the car') reuses its antecedent unless marked new ('another duck').
+
+    A denied entity ('a dog barks without other dogs') is never coreferent.
+    """
     time_words = graph.words("time_nouns")
-    nouns = [(tok, lemma) for tok, lemma in heads if tok.pos != "PRON" and lemma not in time_words]
+    denied = excluded_nodes(graph)
+    nouns = [
+        (tok, lemma)
+        for tok, lemma in heads
+        if tok.pos != "PRON" and lemma not in time_words and graph.find(tok.i) not in denied
+    ]
     if len({lemma for _, lemma in nouns}) == len(nouns):
         return  # no noun repeats: nothing to do (the common case)
     new_words = graph.words("new_entity_words")
@@ -187,6 +203,7 @@ def _resolve_pronouns(graph: Graph, heads: Heads, timed: set[int]) -> None:
     if not graph.pronouns:
         return
     events = {graph.find(t.i) for t in graph.view if t.pos == "VERB" and graph.emit[t.i]}
+    denied = excluded_nodes(graph)
     for pronoun, anchor in graph.pronouns:
         excluded = graph.find(anchor) if anchor is not None else None
         fallback: int | None = None
@@ -194,6 +211,8 @@ def _resolve_pronouns(graph: Graph, heads: Heads, timed: set[int]) -> None:
         for tok, _lemma in reversed(heads):
             node = graph.find(tok.i)
             if tok.i >= pronoun or node in timed or node == excluded or node == graph.find(pronoun):
+                continue
+            if node in denied:  # a denied entity is no antecedent
                 continue
             if fallback is None:
                 fallback = tok.i
@@ -214,6 +233,8 @@ def _objects(graph: Graph, tok: Tok, lemma: str) -> list[int]:
     # 'holding and squeezing a toy': a transitive verb shares the next conjunct's object.
     for conj in graph.view.children(tok.i, ("conj",)):
         if conj.pos == "VERB" and graph.view.subject(conj.i) is None and graph.objects.get(conj.i):
+            if any(obj in graph.excluded for obj in graph.objects[conj.i]):
+                return []  # 'operating and detecting nothing': a denied object is not shared
             return graph.objects[conj.i] if graph.lex.is_transitive(lemma) else []
     return []
 
@@ -246,6 +267,11 @@ def _compound_phrase(
         if is_multiword(phrase):
             return phrase, chain[start:]
     return None
+
+
+def _temporal_rules(graph: Graph) -> frozenset[str]:
+    """Ids of the rules that order clauses in time (While, Before)."""
+    return frozenset(r.id for r in graph.rules.rules if r.action.startswith("temporal_"))
 
 
 def candidates(
@@ -288,11 +314,8 @@ def candidates(
             done.update(tokens)
             pos = "NOUN" if tok.pos in _NOUNS else "ADJ"
             negation = negated[tok.i]
-            out.append(
-                Candidate(
-                    lemma, pos, (graph.find(tok.i),), negation is not None, negation or rule, tuple(tokens)
-                )
-            )
+            rule = graph.excluded.get(tok.i) or negation or rule
+            out.append(Candidate(lemma, pos, (graph.find(tok.i),), negation is not None, rule, tuple(tokens)))
     for tok in view:
         if tok.i in done or not graph.emit[tok.i]:
             continue
@@ -315,11 +338,23 @@ def candidates(
                 else:
                     args = (holder,)
                 negation = negated[tok.i]
-                # A negated predicate's provenance is the rule that negated it ('prep-without').
-                out.append(Candidate(lemma, pos, args, negation is not None, negation or rule, (tok.i,)))
+                # A negated predicate's provenance is the rule that negated it ('neg'), a
+                # denied entity's noun the rule that excluded it ('prep-without').
+                source = graph.excluded.get(tok.i) or negation or rule
+                out.append(Candidate(lemma, pos, args, negation is not None, source, (tok.i,)))
+    denied = excluded_nodes(graph)
+    privative = graph.words("privative_prepositions")
     for rel in graph.relations:
         first, second = graph.find(rel.first), graph.find(rel.second)
         if first in timed or second in timed:
+            continue
+        # 'with no music' says 'without music': no With; 'no people talk while a dog
+        # barks' is no more than 'a dog barks without people talking': no While.
+        if (
+            denied
+            and (first in denied) != (second in denied)
+            and ((rel.lemma in privative and second in denied) or rel.rule in _temporal_rules(graph))
+        ):
             continue
         out.append(Candidate(rel.lemma, rel.pos, (first, second), False, rel.rule, rel.tokens))
     # Both arguments of a binary predicate must be entities the caption names
@@ -334,6 +369,13 @@ def candidates(
             cand = Candidate(cand.lemma, cand.pos, cand.args[:1], cand.negated, cand.rule, cand.tokens)
         kept.append(cand)
     out = kept
+    if denied:
+        out = [
+            Candidate(c.lemma, c.pos, c.args, c.negated, c.rule, c.tokens, True)
+            if any(arg in denied for arg in c.args)
+            else c
+            for c in out
+        ]
     out.sort(key=lambda c: min(c.tokens))
     unique: dict[tuple[str, tuple[int, ...], bool], Candidate] = {}
     for cand in out:

@@ -22,7 +22,7 @@ from fortekit.fol.caption.lemmas import WordNetLemmas
 from fortekit.fol.caption.pass1 import Graph
 from fortekit.fol.caption.pipeline import DEFAULT_PIPELINE, MAX_CHARS, check_text, load_pipeline, prepare
 from fortekit.fol.caption.repairs import apply_repairs
-from fortekit.fol.caption.result import ParseResult, PredicateRecord, build_formula, variable_names
+from fortekit.fol.caption.result import ParseResult, PredicateRecord, build_formula, clauses, variable_names
 from fortekit.fol.caption.rules import RuleSet, load_rules
 from fortekit.fol.caption.tokens import TokenView, from_doc
 
@@ -202,6 +202,10 @@ class CaptionParser:
         used_fallback: bool,
     ) -> ParseResult | None:
         order: dict[int, None] = {}
+        for cand in found:  # asserted entities first: a denied one is named after them
+            if not cand.excluded:
+                for node in cand.args:
+                    order.setdefault(node, None)
         for cand in found:
             for node in cand.args:
                 order.setdefault(node, None)
@@ -221,7 +225,7 @@ class CaptionParser:
             if not grounded.symbol:  # a lemma of symbols only ('’'): no name can be made
                 continue
             args = tuple([names[node] for node in cand.args])
-            key = (grounded.symbol, args, cand.negated)
+            key = (grounded.symbol, args, cand.negated)  # excluded follows from args
             if key in seen:
                 continue
             seen.add(key)
@@ -250,10 +254,13 @@ class CaptionParser:
                     grounded.confidence,
                     grounded.category,
                     cand.pos,
+                    cand.excluded,
                 )
             )
         if not records:
             return None
+        if any(record.excluded for record in records):  # the formula's order: clauses grouped
+            records = [record for group in clauses(records) for record in group]
         return ParseResult(
             text=text,
             formula=build_formula(records),

@@ -24,15 +24,12 @@ from dataclasses import dataclass
 from fortekit.fol.caption.conditions import holds
 from fortekit.fol.caption.lemmas import WordNetLemmas
 from fortekit.fol.caption.rules import ARC_ACTIONS, ArcRule, Conditions, RuleSet
+from fortekit.fol.caption.temporal import TemporalActions
 from fortekit.fol.caption.tokens import Tok, TokenView
 
 __all__ = ["ACTIONS", "Graph", "Relation"]
 
 _NOUN_POS = frozenset({"NOUN", "PROPN"})
-_CLAUSE_DEPS = frozenset({"ccomp", "advcl", "conj", "parataxis", "dep", "csubj", "xcomp"})
-_AFTER_DEPS = frozenset(
-    {"appos", "conj", "npadvmod", "dep", "dobj", "attr", "advcl", "ccomp", "parataxis", "xcomp"}
-)
 _FALLBACK_RULE = ArcRule("default", "separate", Conditions())
 _EMPTY: frozenset[str] = frozenset()
 
@@ -58,7 +55,7 @@ class Relation:
     pos: str = "ADP"
 
 
-class Graph:
+class Graph(TemporalActions):
     """The state of Pass 1 over one caption.
 
     Args:
@@ -70,6 +67,7 @@ class Graph:
     __slots__ = (
         "consumed",
         "emit",
+        "excluded",
         "lex",
         "lexicon",
         "negated",
@@ -94,6 +92,8 @@ class Graph:
         self.rule_of: list[ArcRule] = [_FALLBACK_RULE] * n
         self.emit = [True] * n
         self.negated: list[str | None] = [None] * n  # the id of the rule that negated the token
+        # Tokens whose entity is denied, a clause ¬∃y [..] of its own: token -> rule id.
+        self.excluded: dict[int, str] = {}
         self.suppressed = [False] * n
         self.consumed: set[int] = set()
         self.objects: dict[int, list[int]] = {}
@@ -192,8 +192,8 @@ class Graph:
         self.classify()
         negative = self.words("negative_pronouns")
         for tok in self.view:
-            if tok.lower in negative:  # "nothing": its entity is denied, whatever its arc
-                self.negated[tok.i] = "negative-pronoun"
+            if tok.lower in negative:  # "nobody": its entity is excluded, whatever its arc
+                self.excluded[tok.i] = "negative-pronoun"
         for tok in self.view:
             if tok.i in self.consumed:
                 continue
@@ -238,6 +238,8 @@ class Graph:
             for j in tokens[:-1]:  # 'front' of 'in front of' is no entity
                 self.emit[j] = False
                 self.consumed.add(j)
+            if lemma in self.words("coordinating_prepositions"):
+                return  # 'A together with B': coordination, two entities and no relation
         head = self.anchor(self.view[self.view[first].head]) if self.view[first].head != first else first
         for second in self.conj_nouns(obj.i):
             if self.is_pronoun(self.view[second]):
@@ -308,86 +310,33 @@ class Graph:
 
     def act_negated_object(self, tok: Tok, rule: ArcRule) -> None:
         obj = self.view.prep_object(tok.i)
-        if obj is not None:
-            for member in self.conj_nouns(obj.i):
-                self.negated[member] = rule.id
-
-    def _clause(self, tok: Tok) -> Tok:
-        """The verb of the clause a connective marks (a marker on an auxiliary marks its verb)."""
-        head = self.view[tok.head]
-        if head.pos == "AUX" and head.dep in ("aux", "auxpass") and head.head != head.i:
-            return self.view[head.head]
-        return head
-
-    def act_temporal_clause(self, tok: Tok, rule: ArcRule) -> None:
-        clause = self._clause(tok)
-        if clause.head == clause.i:
-            return
-        main = self.anchor(self.view[clause.head])
-        self.relate(rule.relation or "while", main, clause.i, rule, [tok.i])
-
-    def act_temporal_preposition(self, tok: Tok, rule: ArcRule) -> None:
-        obj = self.view.prep_object(tok.i)
-        if obj is None or tok.head == tok.i:
-            return
-        head = self.anchor(self.view[tok.head])
-        clause = self.view[head]
-        if obj.tag in ("WDT", "WP") and clause.dep == "relcl" and clause.head != clause.i:
-            # 'A book thumps onto a surface, after which its pages are flipped': 'which'
-            # is the clause before; the relative clause is the event after it.
-            main = self.anchor(self.view[self.view[clause.head].head])
-            self.emit[obj.i] = False
-            self.relate(rule.relation or "before", clause.i, main, rule, [tok.i, obj.i])
-            return
-        for second in self.conj_nouns(obj.i):
-            self.relate(rule.relation or "before", head, second, rule, [tok.i])
-
-    def _previous_item(self, item: Tok, before: int) -> Tok | None:
-        """The coordinated item or clause just before ``item`` (for 'A, B, and then C')."""
-        if item.dep == "conj" and item.head != item.i:
-            head = self.view[item.head]
-            siblings = [c for c in self.view.children(head.i, ("conj",)) if c.i < item.i]
-            return siblings[-1] if siblings else head
-        clauses = [c for c in self.view.children(item.i) if c.dep in _CLAUSE_DEPS and c.i < before]
-        if clauses:
-            return clauses[-1]
-        head = self.view[item.head]
-        return head if head.i < before else None  # 'A stream runs then/advmod someone speaks/ccomp
-
-    def act_temporal_then(self, tok: Tok, rule: ArcRule) -> None:
-        if tok.head == tok.i:
-            return
-        head = self.view[tok.head]
-        if head.i > tok.i:
-            first: Tok | None = self._previous_item(head, tok.i)
-            seconds = self.conj_nouns(head.i)
-        else:
-            first = head
-            after = [c for c in self.view.children(head.i) if c.dep in _AFTER_DEPS and c.i > tok.i]
-            seconds = self.conj_nouns(after[0].i) if after else []
-        if first is None:
-            return
-        for second in seconds:
-            self.relate(rule.relation or "before", self.anchor(first), second, rule, [tok.i])
-
-    def act_temporal_followed(self, tok: Tok, rule: ArcRule) -> None:
-        by = [c for c in self.view.children(tok.i) if c.lower == "by"]
-        if not by:
-            return
-        if tok.head == tok.i:  # 'A is followed by B': the passive subject comes first
-            subject = self.view.subject(tok.i)
-            if subject is None:
-                return
-            self.emit[subject.i] = True
-            first = subject.i
-        else:
-            first = self.anchor(self.view[tok.head])
-        self.consumed.add(by[0].i)
-        obj = self.view.prep_object(by[0].i)
+        if obj is None:  # 'excluding/prep traffic/dobj'
+            found = self.view.children(tok.i, ("dobj", "obj"))
+            obj = found[0] if found else None
         if obj is None:
             return
-        for second in self.conj_nouns(obj.i):
-            self.relate(rule.relation or "before", first, second, rule, [tok.i, by[0].i])
+        if obj.pos in ("VERB", "AUX") and self.view.subject(obj.i) is None:
+            self.negated[obj.i] = rule.id  # 'passes without stopping': the entity's own event
+            if tok.head != tok.i:
+                self.union(obj.i, self.anchor(self.view[tok.head]))
+            return
+        for member in self.conj_nouns(obj.i):
+            self.excluded[member] = rule.id
+
+    def act_exclude(self, tok: Tok, rule: ArcRule) -> None:
+        for member in self.conj_nouns(tok.i):
+            self.excluded[member] = rule.id
+
+    def act_exclude_head(self, tok: Tok, rule: ArcRule) -> None:
+        if tok.head != tok.i:
+            self.excluded[tok.head] = rule.id
+
+    def act_negated_comparison(self, tok: Tok, rule: ArcRule) -> None:
+        pronoun = tok.head
+        self.emit[pronoun] = False
+        self.suppressed[pronoun] = True
+        self.excluded.pop(pronoun, None)
+        self.act_negated_object(tok, rule)
 
     def act_skip_phrase(self, tok: Tok, rule: ArcRule) -> None:
         # Its quantity words ('several', 'two more') are no predicates by their own rules.

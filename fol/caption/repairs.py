@@ -252,6 +252,73 @@ def release_marked_clause(
     return True
 
 
+def negator_to_next_noun(
+    view: TokenView, tok: Tok, lex: WordNetLemmas, rule_id: str = "negator-before-noun"
+) -> bool:
+    """'only birds/ROOT, not/neg traffic/appos': the negator denies the noun after it, not its head."""
+    if tok.head == tok.i or tok.head > tok.i:
+        return False
+    following = [
+        t for t in view.tokens[tok.i + 1 :] if t.dep not in ("det", "amod", "compound", "nummod", "punct")
+    ][:1]
+    if not following or following[0].pos not in _NOUNS or following[0].i == tok.head:
+        return False
+    if following[0].head == tok.i:
+        return False
+    tok.head = following[0].i
+    tok.repaired += (rule_id,)
+    view.rebuild()
+    return True
+
+
+def gerund_to_previous_noun(
+    view: TokenView, tok: Tok, lex: WordNetLemmas, rule_id: str = "gerund-after-noun"
+) -> bool:
+    """A gerund right after a noun it was not attached to describes that noun.
+
+    'a car passing by without any horns honking/ROOT' (subject 'car'), 'music playing
+    together with wind blowing/ROOT', 'a door opening and closing and water
+    flowing/conj' (of 'opening'): the small model hangs the last gerund on the first
+    entity; it belongs to the noun just before it. A distant subject of the gerund
+    takes its place in the tree.
+    """
+    if tok.i == 0 or not tok.lower.endswith("ing"):
+        return False
+    noun = view[tok.i - 1]
+    if noun.pos not in _NOUNS or noun.dep not in ("pobj", "conj") or tok.head == noun.i:
+        return False
+    subject = view.subject(tok.i)
+    if subject is not None and (subject.i > noun.i or subject.dep not in ("nsubj", "nsubjpass")):
+        return False
+    if subject is None and (tok.dep != "conj" or noun.dep != "conj"):
+        return False
+    if subject is not None:
+        root = tok.head == tok.i
+        subject.head, subject.dep = (subject.i, "ROOT") if root else (tok.head, tok.dep)
+        for child in view.children(tok.i):
+            if child.i != subject.i and child.i < noun.i:
+                child.head = subject.i
+        subject.repaired += (rule_id,)
+    tok.head, tok.dep = noun.i, "acl"
+    tok.repaired += (rule_id,)
+    view.rebuild()
+    return True
+
+
+def gerund_noun_to_verb(
+    view: TokenView, tok: Tok, lex: WordNetLemmas, rule_id: str = "bare-gerund-conj"
+) -> bool:
+    """'a door opening and closing/NOUN': a bare -ing noun coordinated with an event is a verb."""
+    head = view.head(tok.i)
+    if not tok.lower.endswith("ing") or not (head.pos == "VERB" or head.lower.endswith("ing")):
+        return False
+    base = lex.verb_base(tok.lower)
+    if base is None:
+        return False
+    _set_verb(tok, base, rule_id)
+    return True
+
+
 Repair = Callable[[TokenView, Tok, WordNetLemmas, str], bool]
 #: The repair actions the rule file may name.
 REPAIRS: dict[str, Repair] = {
@@ -264,6 +331,9 @@ REPAIRS: dict[str, Repair] = {
     "preposition_to_mark": preposition_to_mark,
     "attach_to_verb": attach_to_verb,
     "release_marked_clause": release_marked_clause,
+    "negator_to_next_noun": negator_to_next_noun,
+    "gerund_to_previous_noun": gerund_to_previous_noun,
+    "gerund_noun_to_verb": gerund_noun_to_verb,
 }
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from fortekit.fol.ast import Atom, Formula, Not, Quant, Quantifier, Var, conjoin
 
-__all__ = ["ParseResult", "PredicateRecord", "build_formula", "variable_names"]
+__all__ = ["ParseResult", "PredicateRecord", "build_formula", "clauses", "variable_names"]
 
 _ENTITY_LETTERS = ("x", "y", "z", "w", "v", "u")
 _VARS: dict[str, Var] = {}
@@ -64,6 +64,9 @@ class PredicateRecord:
         confidence: grounding confidence (1.0; sigma in [0.5, 1) for a soft match; 0.0 OOV).
         category: its V_audio category, None when out of vocabulary.
         pos: the part of speech it was grounded with.
+        excluded: whether the literal belongs to a denied entity's clause: "without
+            people talking" gives ``¬∃y [Person(y) ∧ Talking(y)]``, whose two records
+            are ``excluded`` (and not ``negated``: the literals inside are positive).
     """
 
     symbol: str
@@ -78,6 +81,7 @@ class PredicateRecord:
     confidence: float
     category: str | None
     pos: str
+    excluded: bool = False
 
     @property
     def grounded(self) -> bool:
@@ -114,28 +118,109 @@ class PredicateRecord:
             "confidence": self.confidence,
             "category": self.category,
             "pos": self.pos,
+            "excluded": self.excluded,
         }
 
 
-def build_formula(records: Sequence[PredicateRecord]) -> Formula:
-    """The existential closure of the conjunction of the records' literals.
+def _literal(record: PredicateRecord) -> Formula:
+    atom = Atom(record.symbol, tuple([_var(name) for name in record.args]))
+    return Not(atom) if record.negated else atom
 
-    Variables are bound in order of first mention: ``∃x ∃t [Bird(x) ∧ Morning(t)]``.
+
+def clauses(records: Sequence[PredicateRecord]) -> list[list[PredicateRecord]]:
+    """The records grouped as the formula's conjuncts, in its order.
+
+    A group of one asserted record is a literal; a group of excluded records is one
+    denied clause ``¬∃y [..]``: excluded records share a clause when they share a
+    variable that no asserted record has. A clause stands where its first record was.
+
+    Example:
+        >>> def rec(symbol, args, excluded=False):
+        ...     return PredicateRecord(symbol, symbol.lower(), args, False, "r", (), (0, 0), "",
+        ...                            "exact", 1.0, None, "NOUN", excluded)
+        >>> groups = clauses([rec("Dog", ("x",)), rec("Person", ("y",), True),
+        ...                   rec("Barking", ("x",)), rec("Talking", ("y",), True)])
+        >>> [[r.symbol for r in group] for group in groups]
+        [['Dog'], ['Person', 'Talking'], ['Barking']]
+    """
+    if not any(record.excluded for record in records):
+        return [[record] for record in records]
+    asserted = {name for record in records if not record.excluded for name in record.args}
+    parent: dict[str, str] = {}
+
+    def find(name: str) -> str:
+        while parent.setdefault(name, name) != name:
+            name = parent[name]
+        return name
+
+    for record in records:
+        own = [name for name in record.args if name not in asserted]
+        if record.excluded and own:
+            for name in own[1:]:
+                parent[find(name)] = find(own[0])
+    groups: list[list[PredicateRecord]] = []
+    by_root: dict[str, list[PredicateRecord]] = {}
+    for record in records:
+        own = [name for name in record.args if name not in asserted]
+        if not record.excluded or not own:
+            groups.append([record])
+            continue
+        root = find(own[0])
+        group = by_root.get(root)
+        if group is None:
+            group = by_root[root] = []
+            groups.append(group)
+        group.append(record)
+    return groups
+
+
+def build_formula(records: Sequence[PredicateRecord]) -> Formula:
+    """The existential closure of the conjunction of the records' literals and denied clauses.
+
+    Variables are bound in order of first mention: ``∃x ∃t [Bird(x) ∧ Morning(t)]``;
+    the variables of an excluded entity are bound inside its own negated clause:
+    ``∃x [Dog(x) ∧ Barking(x) ∧ ¬∃y [Person(y) ∧ Talking(y)]]``.
 
     Raises:
         ValueError: for no records (the parser always has at least one).
+
+    Example:
+        >>> def rec(symbol, args, excluded=False):
+        ...     return PredicateRecord(symbol, symbol.lower(), args, False, "r", (), (0, 0), "",
+        ...                            "exact", 1.0, None, "NOUN", excluded)
+        >>> str(build_formula([rec("Bird", ("x",)), rec("Traffic", ("y",), True)]))
+        '∃x [Bird(x) ∧ ¬∃y Traffic(y)]'
     """
-    literals: list[Formula] = []
-    order: dict[str, None] = {}
-    for record in records:
-        args = record.args
-        for name in args:
-            order.setdefault(name, None)
-        # Built here rather than through .literal: this runs once per caption parsed.
-        atom = Atom(record.symbol, tuple([_var(name) for name in args]))
-        literals.append(Not(atom) if record.negated else atom)
-    formula = conjoin(*literals)
-    for name in reversed(order):
+    if not any(record.excluded for record in records):
+        literals: list[Formula] = []
+        order: dict[str, None] = {}
+        for record in records:
+            for name in record.args:
+                order.setdefault(name, None)
+            literals.append(_literal(record))  # once per caption parsed: kept direct
+        return _close(conjoin(*literals), order)
+    conjuncts: list[Formula] = []
+    outer: dict[str, None] = {}
+    asserted = {name for record in records if not record.excluded for name in record.args}
+    for group in clauses(records):
+        if len(group) == 1 and not group[0].excluded:
+            for name in group[0].args:
+                outer.setdefault(name, None)
+            conjuncts.append(_literal(group[0]))
+            continue
+        inner: dict[str, None] = {}
+        for record in group:
+            for name in record.args:
+                if name not in asserted:
+                    inner.setdefault(name, None)
+                else:
+                    outer.setdefault(name, None)
+        conjuncts.append(Not(_close(conjoin(*[_literal(r) for r in group]), inner)))
+    return _close(conjoin(*conjuncts), outer)
+
+
+def _close(formula: Formula, names: dict[str, None]) -> Formula:
+    for name in reversed(names):
         formula = Quant(Quantifier.EXISTS, _var(name), formula)
     return formula
 

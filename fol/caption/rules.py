@@ -7,7 +7,7 @@ names are an error with the rule's id, not a silent no-op).
 Example:
     >>> rules = load_rules()
     >>> [r.id for r in rules.rules][:3]
-    ['repetition', 'neg', 'det-no']
+    ['repetition', 'at-all', 'at-all-head']
     >>> "morning" in rules.lexicon.words("time_nouns")
     True
 """
@@ -53,6 +53,9 @@ ARC_ACTIONS: frozenset[str] = frozenset(
         "negate",
         "negate_head",
         "negated_object",
+        "exclude",
+        "exclude_head",
+        "negated_comparison",
         "temporal_clause",
         "temporal_preposition",
         "temporal_then",
@@ -72,6 +75,9 @@ REPAIR_ACTIONS: frozenset[str] = frozenset(
         "preposition_to_mark",
         "attach_to_verb",
         "release_marked_clause",
+        "negator_to_next_noun",
+        "gerund_to_previous_noun",
+        "gerund_noun_to_verb",
     }
 )
 _LIST_KEYS = (
