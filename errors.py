@@ -51,6 +51,10 @@ class Errors(metaclass=_Messages):
         "Cannot apply {operator} to a formula with no variable to attach to: {formula}. "
         "Pass variable= explicitly."
     )
+    E008 = (
+        "Cannot apply {operator} to {variable}: it is bound inside a denied clause of {formula}, "
+        "so it names no entity of the description. Attach to one of: {options}."
+    )
 
     # E200-E249: plug-ins (fortekit.plugins): registry, backbones, elaborators, captioners.
     E200 = (

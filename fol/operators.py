@@ -25,7 +25,7 @@ from fortekit.errors import Errors, OperatorError
 from fortekit.fol.ast import And, Atom, Formula, Not, Quant, Quantifier, Var
 from fortekit.fol.canonical import canonical
 from fortekit.fol.predicates import PredicateSymbol, atom_occurrences, preserves
-from fortekit.fol.terms import free_variables, fresh_variable
+from fortekit.fol.terms import bound_names, free_variables, fresh_variable
 
 OperatorName = Literal["attr", "rel", "neg"]
 OPERATORS: tuple[OperatorName, ...] = ("attr", "rel", "neg")
@@ -94,6 +94,12 @@ def entity_variables(phi: Formula) -> tuple[Var, ...]:
 
 def _target(phi: Formula, variable: Var | None, operator: str) -> Var:
     if variable is not None:
+        if variable.name in bound_names(phi) and variable not in _Shape.of(phi).prefix:
+            # '∃x [Dog(x) ∧ ¬∃y [Person(y) ∧ Talking(y)]]': y is no entity to describe
+            options = ", ".join(v.name for v in entity_variables(phi)) or "none"
+            raise OperatorError(
+                Errors.E008.format(operator=operator, variable=variable.name, formula=phi, options=options)
+            )
         return variable
     candidates = entity_variables(phi)
     if not candidates:

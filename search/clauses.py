@@ -246,7 +246,7 @@ def _literal_clauses(literals: list[Formula], rules: dict[str, Any]) -> list[Cla
 
 
 def _is_time(name: str, prefix: str) -> bool:
-    return name.startswith(prefix) and name[len(prefix):].isdigit() or name == prefix
+    return (name.startswith(prefix) and name[len(prefix):].isdigit()) or name == prefix
 
 
 def _tree(phi: Formula, rules: dict[str, Any]) -> ClauseTree | None:

@@ -308,6 +308,43 @@ class FormulaScorer:
             out[q] = (1.0 - gamma) * out[q] + gamma * logic
         return out
 
+    def rerank(
+        self,
+        formulas: Sequence[Formula | None],
+        top_scores: torch.Tensor,
+        top_indices: torch.Tensor,
+        items: torch.Tensor,
+        *,
+        k: int | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Re-score each query's first-pass candidates by its formula and sort them.
+
+        Args:
+            formulas: one formula per query.
+            top_scores: (queries, n) first-pass similarities, best first (``index.search``).
+            top_indices: (queries, n) their item rows.
+            items: every item vector of the collection (calibration samples them).
+            k: keep the best k after re-scoring (default all n).
+
+        Returns:
+            ``(scores, indices)``, (queries, k), best first; ties keep the first-pass order.
+
+        Example:
+            >>> import torch
+            >>> scorer = FormulaScorer(lambda texts: None)
+            >>> scores, rows = scorer.rerank([None], torch.tensor([[0.9, 0.5]]), torch.tensor([[3, 1]]),
+            ...                              torch.eye(4))
+            >>> rows.tolist()
+            [[3, 1]]
+        """
+        import torch
+
+        blended = self.score(formulas, top_scores, items, candidates=top_indices)
+        order = torch.sort(blended, dim=1, descending=True, stable=True).indices
+        if k is not None:
+            order = order[:, :k]
+        return torch.gather(blended, 1, order), torch.gather(top_indices.to(order.device), 1, order)
+
     # -- calibration and connectives -----------------------------------------------------------------
     def _statistics(self, clauses: torch.Tensor, items: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Per clause, the location and spread of its similarities over a sample of the items."""

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from fortekit.search.beam import Refiner
     from fortekit.search.config import SearchConfig
     from fortekit.search.encoder import EncoderStats
+    from fortekit.search.formula_scoring import FormulaScoringConfig
     from fortekit.search.index import AudioIndex
     from fortekit.search.query_output import OutputFormat
     from fortekit.search.refine_run import RunReport, TargetAnchors
@@ -144,6 +145,16 @@ def build_refine_parser() -> argparse.ArgumentParser:
     out.add_argument(
         "-k", "--top-k", metavar="K", type=_positive_int, default=10,
         help="ranking length with --index (default: 10)",
+    )
+    out.add_argument(
+        "--formula-scoring", choices=["on", "off"], default="on",
+        help="with --index: re-score each query's first-pass candidates by its formula phi* "
+        "(negations push excluded sounds down, conjunctions need every part); default on. "
+        "See docs/evaluation.md, 'Formula scoring'",
+    )
+    out.add_argument(
+        "--gamma", metavar="GAMMA", type=float,
+        help="weight of the formula's score against q*'s similarity (default: FormulaScoringConfig's)",
     )
     search = parser.add_argument_group("search (defaults: the online regime)")
     regime = search.add_mutually_exclusive_group()
@@ -317,8 +328,22 @@ def _settings(args: argparse.Namespace, file_format: str) -> dict[str, Any]:
         "elaborator": args.elaborator, "config": _config(args).to_dict(), "anchors": args.anchors,
         "anchor_bank": args.anchor_bank and str(Path(args.anchor_bank).resolve()),
         "index": args.index and str(Path(args.index).resolve()), "top_k": args.top_k if args.index else None,
+        "formula_scoring": _formula_config(args).to_dict() if args.index and args.formula_scoring == "on"
+        else None,
         "format": file_format,
     }
+
+
+def _formula_config(args: argparse.Namespace) -> FormulaScoringConfig:
+    """Formula scoring's settings: the defaults, with ``--gamma`` when given."""
+    from fortekit.search.formula_scoring import FormulaScoringConfig
+
+    if args.gamma is None:
+        return FormulaScoringConfig()
+    try:
+        return FormulaScoringConfig(gamma=args.gamma)
+    except FortekitError as exc:
+        raise QueryFileError(str(exc)) from None
 
 
 def _say(args: argparse.Namespace, text: str) -> None:
@@ -372,10 +397,15 @@ def _refine_file(args: argparse.Namespace) -> int:
     )
     if output is not None:
         write_settings(output, settings)
+    scorer = None
+    if index is not None and args.formula_scoring == "on":
+        from fortekit.search.formula_scoring import FormulaScorer
+
+        scorer = FormulaScorer(lambda texts: runner.refiner.encoder.encode(texts), _formula_config(args))
     runner = BatchRunner(
         _LazyRefiner(args, anchors, index), writer, batch_size=args.batch_size, resume=resume,
         lookup=lookup, index=index, top_k=args.top_k, targets=targets, device=args.device, where=str(queries),
-        report=lambda text: tqdm.write(text, file=sys.stderr), progress=bar.update,
+        report=lambda text: tqdm.write(text, file=sys.stderr), progress=bar.update, formula_scorer=scorer,
     )
     stopped: str | None = None
     try:

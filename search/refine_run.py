@@ -29,7 +29,9 @@ from fortekit.search.query_output import ResultWriter, ResumeState, result_recor
 if TYPE_CHECKING:
     import torch
 
+    from fortekit.fol.ast import Formula
     from fortekit.search.beam import Refiner
+    from fortekit.search.formula_scoring import FormulaScorer
     from fortekit.search.index import AudioIndex
     from fortekit.search.result import RefinementResult
 
@@ -111,6 +113,9 @@ class BatchRunner:
         report: called with a message for each skipped or failed line.
         progress: called with the number of lines handled (for a progress bar).
         where: the query file's name, for the messages.
+        formula_scorer: re-scores each query's first-pass candidates by its formula (phi*)
+            before the top ``top_k`` are kept; None ranks by q* alone.
+        candidates: how many first-pass items the formula scorer re-scores per query.
     """
 
     def __init__(
@@ -128,6 +133,8 @@ class BatchRunner:
         report: Callable[[str], None] = print,
         progress: Callable[[int], None] | None = None,
         where: str = "queries",
+        formula_scorer: FormulaScorer | None = None,
+        candidates: int = 1000,
     ) -> None:
         self._refiner: Refiner | None = None if callable(refiner) else refiner
         self._build: Callable[[], Refiner] = refiner if callable(refiner) else (lambda: refiner)
@@ -142,6 +149,8 @@ class BatchRunner:
         self.report = report
         self.progress = progress or (lambda count: None)
         self.where = where
+        self.formula_scorer = formula_scorer
+        self.candidates = candidates
         self.summary = RunReport()
 
     @property
@@ -196,7 +205,7 @@ class BatchRunner:
         done = [item for item in items if item.line in hits or _query(item) in searched]
         rankings: Sequence[list[dict[str, Any]] | None] = [None] * len(done)
         if self.index is not None and done:
-            rankings = self._rank(self._q_stars(done, hits, searched))
+            rankings = self._rank(self._q_stars(done, hits, searched), self._formulas(done, hits, searched))
         for item, ranking in zip(done, rankings, strict=True):
             if lookup is not None and item.line in hits:
                 stored = lookup.get(_query(item)) or {}
@@ -249,10 +258,42 @@ class BatchRunner:
         ]
         return torch.stack(vectors)
 
-    def _rank(self, vectors: torch.Tensor) -> list[list[dict[str, Any]] | None]:
+    def _formulas(
+        self, done: Sequence[QueryLine], hits: set[int], searched: dict[str, RefinementResult],
+    ) -> list[Formula | None]:
+        """phi* of each query in `done` (a looked-up one read back from its stored text)."""
+        if self.formula_scorer is None:
+            return [None] * len(done)
+        from fortekit.errors import FormulaSyntaxError
+        from fortekit.fol import parse_formula
+
+        formulas: list[Formula | None] = []
+        for item in done:
+            if item.line not in hits:
+                formulas.append(searched[_query(item)].phi_star)
+                continue
+            stored = (self.lookup.get(_query(item)) if self.lookup is not None else None) or {}
+            text = stored.get("phi_star")
+            try:
+                formulas.append(parse_formula(text) if isinstance(text, str) else None)
+            except FormulaSyntaxError:
+                formulas.append(None)  # documented fallback: the whole-query similarity
+        return formulas
+
+    def _rank(
+        self, vectors: torch.Tensor, formulas: Sequence[Formula | None],
+    ) -> list[list[dict[str, Any]] | None]:
         if self.index is None:
             return []
-        scores, indices = self.index.search(vectors, k=min(self.top_k, len(self.index)), device=self.device)
+        k = min(self.top_k, len(self.index))
+        if self.formula_scorer is None:
+            scores, indices = self.index.search(vectors, k=k, device=self.device)
+        else:
+            pool = min(max(k, self.candidates), len(self.index))
+            scores, indices = self.index.search(vectors, k=pool, device=self.device)
+            scores, indices = self.formula_scorer.rerank(
+                formulas, scores, indices, self.index.embedding_tensor(str(scores.device)), k=k,
+            )
         ids, captions = self.index.ids, self.index.captions
         rankings: list[list[dict[str, Any]] | None] = []
         for row_scores, row_indices in zip(scores.tolist(), indices.tolist(), strict=True):

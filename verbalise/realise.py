@@ -22,7 +22,7 @@ from functools import cache
 from itertools import pairwise
 from typing import Any
 
-from fortekit.fol.ast import And, Atom, Formula, Not, Quant, Var
+from fortekit.fol.ast import And, Atom, Formula, Not, Quant, Quantifier, Var
 from fortekit.verbalise.lexicon import (
     Lexicon,
     Role,
@@ -70,6 +70,7 @@ class _Reading:
     relations: list[tuple[Word, str, str]]
     order: list[tuple[str, str, str]]
     member_of: dict[str, str] = field(default_factory=dict)  # ∀x∈X: x -> X
+    excluded: list[Quant] = field(default_factory=list)  # denied clauses ¬∃y [..]
 
     def merge_members(self) -> None:
         """Say what the members of ∀x∈X do as what the group X does ("a flock of birds chirping")."""
@@ -103,6 +104,8 @@ def _literals(phi: Formula, reading: _Reading, lexicon: Lexicon | None) -> None:
             _literals(operand, reading, lexicon)
     elif isinstance(phi, Not) and isinstance(phi.body, Atom):
         _add_atom(phi.body, reading, lexicon, negated=True)
+    elif isinstance(phi, Not) and isinstance(phi.body, Quant) and phi.body.quantifier is Quantifier.EXISTS:
+        reading.excluded.append(phi.body)  # a denied entity: "without a person talking"
     elif isinstance(phi, Atom):
         _add_atom(phi, reading, lexicon, negated=False)
     else:  # ∨, →, ↔, ⊕, nested ¬: operators never build them; say their atoms
@@ -301,11 +304,13 @@ class _Renderer:
         nested = self.relations(entity)
         return f"{_phrase(entity, deny=True)} {nested}".strip()
 
-    def clause(self, entity: _Entity, denied: list[_Entity], time: str | None) -> tuple[str, bool]:
+    def clause(
+        self, entity: _Entity, denied: list[_Entity], time: str | None, excluded: tuple[str, ...] = ()
+    ) -> tuple[str, bool]:
         """One clause by the first template whose features the entity has; and whether it used time."""
         self.visited.add(entity.variable)
         relations = self.relations(entity)
-        negations = _negations(entity, denied)
+        negations = ", ".join(part for part in (_negations(entity, denied), *excluded) if part)
         features = _features(entity, bool(relations), bool(negations), time is not None)
         template = next(t for t in _templates() if set(t["requires"]) <= features)
         self.templates.append(int(template["id"]))
@@ -326,7 +331,9 @@ class _Renderer:
         return text.replace(" ,", ",").strip(" ,"), "{time}" in pattern
 
 
-def _sentences(reading: _Reading, renderer: _Renderer) -> Iterator[tuple[str, str]]:
+def _sentences(
+    reading: _Reading, renderer: _Renderer, excluded: tuple[str, ...] = ()
+) -> Iterator[tuple[str, str]]:
     entities = list(reading.entities.values())
     times = [e for e in entities if e.times and not e.nouns and not e.properties]
     time_text = None
@@ -337,9 +344,11 @@ def _sentences(reading: _Reading, renderer: _Renderer) -> Iterator[tuple[str, st
     denied = [e for e in entities if e.only_denied and e.variable not in objects]
     others = [e for e in entities if e not in times and e not in denied]
     mains = [e for e in others if e.variable not in objects] or others[:1]
-    if not mains and denied:  # only denials: "without rain" (template 8's second form)
+    if not mains and (denied or excluded):  # only denials: "without rain" (template 8's second form)
         renderer.templates.append(8)
-        yield denied[0].variable, _negations(_Entity(denied[0].variable), denied)
+        first = denied[0].variable if denied else "_"
+        text = ", ".join(part for part in (_negations(_Entity(first), denied), *excluded) if part)
+        yield first, text
         return
     if not mains:  # only a time, or nothing at all: still say every predicate
         renderer.templates.append(9)
@@ -347,7 +356,9 @@ def _sentences(reading: _Reading, renderer: _Renderer) -> Iterator[tuple[str, st
         yield "_", f"{sound} during {time_text}" if time_text else sound
         return
     for index, entity in enumerate(mains):
-        text, used_time = renderer.clause(entity, denied if index == 0 else [], time_text)
+        text, used_time = renderer.clause(
+            entity, denied if index == 0 else [], time_text, excluded if index == 0 else ()
+        )
         if index == 0 and time_text and not used_time:
             text = f"{text} during {time_text}"
         yield entity.variable, text
@@ -383,10 +394,76 @@ def _render(phi: Formula, lexicon: Lexicon | None) -> tuple[str, list[int]]:
         lexicon = default_lexicon()
     reading = _Reading({}, [], [])
     _literals(phi, reading, lexicon)
+    return _render_reading(reading, lexicon)
+
+
+def _render_reading(reading: _Reading, lexicon: Lexicon) -> tuple[str, list[int]]:
+    phrases = [_excluded_clause(clause, reading, lexicon) for clause in reading.excluded]
+    phrases = [phrase for phrase in phrases if phrase]
+    excluded: tuple[str, ...] = ()
+    if phrases:  # "without wind or rain": one "without", read back as one clause each
+        said = templates_data()["connectives"]["negated_entity"].format(phrase=" or ".join(phrases))
+        if not any(e.nouns or e.properties for e in reading.entities.values()):
+            said = "no " + " or no ".join(_bare(phrase) for phrase in phrases)  # "no bird chirping"
+        excluded = (said,)
     reading.merge_members()
     renderer = _Renderer(reading)
-    clauses = list(_sentences(reading, renderer))
+    clauses = list(_sentences(reading, renderer, excluded))
     return " ".join(_join(clauses, reading.order).split()), renderer.templates
+
+
+_NEGATIVE_PRONOUNS = {"something": "nothing", "thing": "nothing", "someone": "nobody", "somebody": "nobody"}
+
+
+def _bare(phrase: str) -> str:
+    """A noun phrase without its indefinite article ("a bird chirping" -> "bird chirping")."""
+    for article in ("a ", "an "):
+        if phrase.startswith(article):
+            return phrase[len(article) :]
+    return phrase
+
+
+def _excluded_clause(clause: Quant, outer: _Reading, lexicon: Lexicon) -> str:
+    """A denied clause ``¬∃y [Person(y) ∧ Talking(y)]`` as "without a person talking".
+
+    A relation from an entity outside the clause ("detecting nothing": ``¬∃y
+    [Detect(x, y) ∧ Something(y)]``) is said of that entity as "detecting nothing",
+    "in no room", as the caption parser reads it back.
+    """
+    bound: list[str] = []
+    body: Formula = clause
+    while isinstance(body, Quant) and body.quantifier is Quantifier.EXISTS:
+        bound.append(body.variable.name)
+        body = body.body
+    conjuncts = body.operands if isinstance(body, And) else (body,)
+    inner: list[Formula] = []
+    crossing: list[Atom] = []
+    for conjunct in conjuncts:
+        names = [a.name for a in conjunct.args if isinstance(a, Var)] if isinstance(conjunct, Atom) else []
+        if isinstance(conjunct, Atom) and len(names) == 2 and (names[0] in bound) != (names[1] in bound):
+            crossing.append(conjunct)
+        else:
+            inner.append(conjunct)
+    reading = _Reading({}, [], [])
+    for conjunct in inner:
+        _literals(conjunct, reading, lexicon)
+    for atom in crossing:
+        source, target = (arg.name for arg in atom.args if isinstance(arg, Var))
+        if source in bound:  # "nobody standing in it": the outside entity named again inside
+            _literals(atom, reading, lexicon)
+            known = outer.entities.get(target)
+            _entity(reading, target).nouns[:] = known.nouns if known is not None else []
+            continue
+        outside, inside = source, target
+        entity = reading.entities.pop(inside, _Entity(inside))
+        head = " ".join(entity.nouns) or "thing"
+        phrase = _NEGATIVE_PRONOUNS.get(head, f"no {head}")
+        word = _word(atom.predicate, 2, lexicon)
+        slot = "events" if word.role is Role.VERB else "adverbs"
+        getattr(_entity(outer, outside), slot).append(f"{word.surface} {phrase}")
+    if not reading.entities:
+        return ""
+    return _render_reading(reading, lexicon)[0]
 
 
 def verbalise(phi: Formula, lexicon: Lexicon | None = None) -> str:

@@ -1,0 +1,139 @@
+"""Choose formula scoring's connectives, calibration and gamma on DEVELOPMENT data only.
+
+Reads BEIR-layout exclusion/conjunction sets (the negation sets' ``clotho_development``
+and ``audiocaps_val``; never ``audiocaps_test``, which is for reporting) and, optionally,
+caption-indexed CSV collections for the plain-query check (R@1 of caption 1 against the
+mean of captions 2-5: AudioCaps val, Clotho development clips 1-2000). For every setting
+of the grid it prints, per set, nDCG@10 / AP / violation@10 of "without" queries and
+nDCG@10 of "and" queries (measures computed here with numpy for speed; the reported
+figures come from ``fortekit eval --beir``, which uses ir-measures), and R@1 on the CSVs.
+Item embeddings are cached in ``--cache``::
+
+    python scripts/choose_formula_scoring.py ../shared/data/negation/clotho_development \\
+        ../shared/data/negation/audiocaps_val --csv ../shared/data/audiocaps/val.csv \\
+        --csv ../shared/data/clotho/clotho_captions_development.csv:2000
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import itertools
+import json
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from fortekit.fol.caption import parse_captions
+from fortekit.plugins import get_backbone
+from fortekit.search.evaluate_data import item_embeddings
+from fortekit.search.formula_scoring import FormulaScorer, FormulaScoringConfig
+
+
+def _lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text("utf-8").split("\n") if line.strip()]
+
+
+def _cached(cache: Path, key: str, make) -> torch.Tensor:
+    name = cache / (hashlib.sha256(key.encode()).hexdigest()[:16] + ".npy")
+    if name.is_file():
+        return torch.from_numpy(np.load(name))
+    value = make()
+    cache.mkdir(parents=True, exist_ok=True)
+    np.save(name, value.numpy())
+    return value
+
+
+class BeirSet:
+    def __init__(self, folder: Path, backbone, cache: Path) -> None:
+        corpus = _lines(folder / "corpus.jsonl")
+        self.ids = [row["_id"] for row in corpus]
+        position = {cid: i for i, cid in enumerate(self.ids)}
+        self.queries = _lines(folder / "queries.jsonl")
+        self.relevant: list[set[int]] = [set() for _ in self.queries]
+        qpos = {q["_id"]: i for i, q in enumerate(self.queries)}
+        for line in (folder / "qrels" / "test.tsv").read_text("utf-8").split("\n")[1:]:
+            parts = line.split("\t")
+            if len(parts) == 3 and int(parts[2]) > 0:
+                self.relevant[qpos[parts[0]]].add(position[parts[1]])
+        concepts = {row["_id"]: row["concepts"] for row in _lines(folder / "item_concepts.jsonl")}
+        self.mentions = [concepts.get(cid, {}) for cid in self.ids]
+        texts = [tuple(row.get("captions") or [row["text"]]) for row in corpus]
+        self.items = _cached(cache, f"{folder.resolve()}:items", lambda: item_embeddings(backbone, texts))
+        query_texts = [q["text"] for q in self.queries]
+        self.query_vectors = torch.nn.functional.normalize(
+            backbone.encode_text(query_texts).detach().float().cpu(), dim=1
+        )
+        self.formulas = [parse.formula for parse in parse_captions(query_texts)]
+        self.name = folder.name
+
+    def measure(self, scores: torch.Tensor) -> dict[str, float]:
+        order = torch.argsort(scores, dim=1, descending=True).numpy()
+        out: dict[str, list[float]] = {}
+        for q, query in enumerate(self.queries):
+            kind = query["metadata"]["kind"]
+            rel = self.relevant[q]
+            gains = np.array([1.0 if i in rel else 0.0 for i in order[q]])
+            discounts = 1.0 / np.log2(np.arange(2, 12))
+            ideal = discounts[: min(len(rel), 10)].sum()
+            ndcg = float((gains[:10] * discounts).sum() / ideal) if ideal else 0.0
+            hits = np.cumsum(gains)
+            ap = float((gains * hits / np.arange(1, len(gains) + 1)).sum() / max(len(rel), 1))
+            out.setdefault(f"{kind}_ndcg", []).append(ndcg)
+            out.setdefault(f"{kind}_ap", []).append(ap)
+            if kind == "without":
+                b = query["metadata"]["b"]
+                out.setdefault("violation", []).append(
+                    float(np.mean([self.mentions[i].get(b, 0) >= 1 for i in order[q][:10]]))
+                )
+        return {key: float(np.mean(values)) for key, values in out.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("sets", nargs="+", type=Path, help="BEIR-layout development folders")
+    parser.add_argument("--csv", action="append", default=[], help="CSV[:N] caption collection")
+    parser.add_argument("--cache", type=Path, default=Path(".cache/choose_formula_scoring"))
+    parser.add_argument("--gammas", default="0.3,0.5,0.7,1.0")
+    parser.add_argument("--tnorms", default="product,min")
+    parser.add_argument("--negations", default="complement,subtract")
+    parser.add_argument("--calibrations", default="zscore,minmax,none")
+    parser.add_argument("--slopes", default="1,2,3")
+    parser.add_argument("--shifts", default="1,2,3")
+    parser.add_argument("--weights", default="1", help="negation_weight values (subtract)")
+    args = parser.parse_args()
+    backbone = get_backbone("minilm", device="cpu")
+    sets = [BeirSet(folder, backbone, args.cache) for folder in args.sets]
+    for beir in sets:
+        base = beir.measure(beir.query_vectors @ beir.items.T)
+        print(beir.name, "baseline", {k: round(v, 3) for k, v in base.items()})
+    grid = itertools.product(
+        [float(v) for v in args.gammas.split(",")], args.tnorms.split(","), args.negations.split(","),
+        args.calibrations.split(","), [float(v) for v in args.slopes.split(",")],
+        [float(v) for v in args.shifts.split(",")], [float(v) for v in args.weights.split(",")],
+    )
+    seen: set[tuple] = set()
+    for gamma, tnorm, negation, calibration, slope, shift, weight in grid:
+        if calibration != "zscore":
+            slope, shift = 2.0, 2.0  # unused by the other calibrations
+        if negation != "subtract":
+            weight = 1.0
+        key = (gamma, tnorm, negation, calibration, slope, shift, weight)
+        if key in seen:
+            continue
+        seen.add(key)
+        config = FormulaScoringConfig(gamma=gamma, tnorm=tnorm, negation=negation,  # type: ignore[arg-type]
+                                      calibration=calibration, slope=slope, shift=shift,
+                                      negation_weight=weight)  # type: ignore[arg-type]
+        cells = []
+        for beir in sets:
+            scorer = FormulaScorer(backbone, config)
+            m = beir.measure(scorer.score(beir.formulas, beir.query_vectors @ beir.items.T, beir.items))
+            cells.append(f"{beir.name[:8]} w {m['without_ndcg']:.3f}/{m['without_ap']:.3f}/"
+                         f"{m['violation']:.3f} and {m['and_ndcg']:.3f}")
+        print(" ".join(map(str, key)), "|", " | ".join(cells), flush=True)
+
+
+if __name__ == "__main__":
+    main()
