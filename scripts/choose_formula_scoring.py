@@ -27,6 +27,7 @@ import torch
 
 from fortekit.fol.caption import parse_captions
 from fortekit.plugins import get_backbone
+from fortekit.search.encoder import CachedTextEncoder
 from fortekit.search.evaluate_data import item_embeddings
 from fortekit.search.formula_scoring import FormulaScorer, FormulaScoringConfig
 
@@ -102,9 +103,12 @@ def main() -> None:
     parser.add_argument("--slopes", default="1,2,3")
     parser.add_argument("--shifts", default="1,2,3")
     parser.add_argument("--weights", default="1", help="negation_weight values (subtract)")
+    parser.add_argument("--negated", default="same",
+                        help="slope:shift pairs for negated clauses, comma-separated ('same': as asserted)")
     args = parser.parse_args()
     backbone = get_backbone("minilm", device="cpu")
     sets = [BeirSet(folder, backbone, args.cache) for folder in args.sets]
+    encoder = CachedTextEncoder(backbone)  # clause texts are encoded once for the whole grid
     for beir in sets:
         base = beir.measure(beir.query_vectors @ beir.items.T)
         print(beir.name, "baseline", {k: round(v, 3) for k, v in base.items()})
@@ -112,23 +116,28 @@ def main() -> None:
         [float(v) for v in args.gammas.split(",")], args.tnorms.split(","), args.negations.split(","),
         args.calibrations.split(","), [float(v) for v in args.slopes.split(",")],
         [float(v) for v in args.shifts.split(",")], [float(v) for v in args.weights.split(",")],
+        args.negated.split(","),
     )
     seen: set[tuple] = set()
-    for gamma, tnorm, negation, calibration, slope, shift, weight in grid:
+    for gamma, tnorm, negation, calibration, slope, shift, weight, negated in grid:
         if calibration != "zscore":
             slope, shift = 2.0, 2.0  # unused by the other calibrations
         if negation != "subtract":
             weight = 1.0
-        key = (gamma, tnorm, negation, calibration, slope, shift, weight)
+        if calibration != "zscore":
+            negated = "same"
+        key = (gamma, tnorm, negation, calibration, slope, shift, weight, negated)
+        neg_slope, neg_shift = (None, None) if negated == "same" else map(float, negated.split(":"))
         if key in seen:
             continue
         seen.add(key)
         config = FormulaScoringConfig(gamma=gamma, tnorm=tnorm, negation=negation,  # type: ignore[arg-type]
                                       calibration=calibration, slope=slope, shift=shift,
-                                      negation_weight=weight)  # type: ignore[arg-type]
+                                      negation_weight=weight, negated_slope=neg_slope,
+                                      negated_shift=neg_shift)  # type: ignore[arg-type]
         cells = []
         for beir in sets:
-            scorer = FormulaScorer(backbone, config)
+            scorer = FormulaScorer(encoder, config)
             m = beir.measure(scorer.score(beir.formulas, beir.query_vectors @ beir.items.T, beir.items))
             cells.append(f"{beir.name[:8]} w {m['without_ndcg']:.3f}/{m['without_ap']:.3f}/"
                          f"{m['violation']:.3f} and {m['and_ndcg']:.3f}")

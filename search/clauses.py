@@ -41,6 +41,7 @@ __all__ = [
     "clause_rules",
     "has_positive_clause",
     "is_plain",
+    "leaf_polarities",
     "leaves",
     "split_clauses",
 ]
@@ -116,6 +117,25 @@ def leaves(tree: ClauseTree | None) -> list[Clause]:
     if isinstance(tree, ClauseNot):
         return leaves(tree.body)
     return [leaf for operand in tree.operands for leaf in leaves(operand)]
+
+
+def leaf_polarities(tree: ClauseTree | None) -> list[bool]:
+    """Per leaf (in :func:`leaves` order), whether it lies under an odd number of negations.
+
+    Example:
+        >>> from fortekit.fol import parse_formula
+        >>> leaf_polarities(split_clauses(parse_formula("∃x [Dog(x) ∧ ¬∃y Music(y)]")))
+        [False, True]
+    """
+
+    def walk(node: ClauseTree, negated: bool) -> list[bool]:
+        if isinstance(node, Clause):
+            return [negated]
+        if isinstance(node, ClauseNot):
+            return walk(node.body, not negated)
+        return [flag for operand in node.operands for flag in walk(operand, negated)]
+
+    return [] if tree is None else walk(tree, False)
 
 
 def has_positive_clause(tree: ClauseTree | None) -> bool:

@@ -51,6 +51,7 @@ from fortekit.search.clauses import (
     ClauseTree,
     has_positive_clause,
     is_plain,
+    leaf_polarities,
     leaves,
     split_clauses,
 )
@@ -91,6 +92,10 @@ class FormulaScoringConfig:
         calibration: ``"zscore"``, ``"minmax"`` or ``"none"`` (see the module docstring).
         slope: the sigmoid's slope on z-scores.
         shift: the sigmoid's shift on z-scores (t = 0.5 at z = shift / slope).
+        negated_slope: the slope for clauses under a negation (None: ``slope``). An
+            exclusion is violated by any trace of the excluded sound, so a steeper, earlier
+            sigmoid suits it better than the one that grades what is asked for.
+        negated_shift: the shift for clauses under a negation (None: ``shift``).
         calibration_sample: the most items the calibration statistics are taken over.
         max_clauses: the most clauses per formula (None: ``grammars/clauses.toml``).
 
@@ -109,6 +114,8 @@ class FormulaScoringConfig:
     calibration: Calibration = "zscore"
     slope: float = 2.0
     shift: float = 2.0
+    negated_slope: float | None = None
+    negated_shift: float | None = None
     calibration_sample: int = 4096
     max_clauses: int | None = None
 
@@ -123,6 +130,10 @@ class FormulaScoringConfig:
              self.calibration),
             (_number(self.slope) and self.slope > 0, "slope", "a number > 0", self.slope),
             (_number(self.shift), "shift", "a finite number", self.shift),
+            (self.negated_slope is None or (_number(self.negated_slope) and self.negated_slope > 0),
+             "negated_slope", "None or a number > 0", self.negated_slope),
+            (self.negated_shift is None or _number(self.negated_shift), "negated_shift",
+             "None or a finite number", self.negated_shift),
             (isinstance(self.calibration_sample, int) and self.calibration_sample >= 2,
              "calibration_sample", "an int >= 2", self.calibration_sample),
             (self.max_clauses is None or (isinstance(self.max_clauses, int) and self.max_clauses >= 1),
@@ -150,6 +161,7 @@ class QueryPlan:
     Attributes:
         tree: the clause tree, or None when the query falls back to its whole-query similarity.
         texts: the verbalised clause of each leaf, in leaf order.
+        negated: per leaf, whether it lies under an odd number of negations.
         reason: why the query falls back (``"plain"``, ``"no formula"``, ``"no asserted clause"``)
             or ``""`` when it is scored by its formula.
     """
@@ -157,6 +169,7 @@ class QueryPlan:
     tree: ClauseTree | None
     texts: tuple[str, ...]
     reason: str = ""
+    negated: tuple[bool, ...] = ()
 
     @property
     def scored(self) -> bool:
@@ -228,7 +241,7 @@ class FormulaScorer:
                 if not all(text.strip() for text in texts):
                     plans.append(QueryPlan(None, (), "no formula"))
                 else:
-                    plans.append(QueryPlan(tree, texts))
+                    plans.append(QueryPlan(tree, texts, "", tuple(leaf_polarities(tree))))
         return plans
 
     def encode_clauses(self, plans: Sequence[QueryPlan]) -> dict[str, torch.Tensor]:
@@ -303,7 +316,7 @@ class FormulaScorer:
             rows = [row_of[text] for text in plan.texts]
             selected = item_matrix if candidates is None else item_matrix[candidates[q].to(out.device)]
             sims = clause_matrix[rows] @ selected.T
-            truth = self._calibrate(sims, location[rows], spread[rows])
+            truth = self._calibrate(sims, location[rows], spread[rows], plan.negated)
             logic = self._evaluate(plan.tree, list(truth), [0])
             out[q] = (1.0 - gamma) * out[q] + gamma * logic
         return out
@@ -359,16 +372,26 @@ class FormulaScorer:
             return low, (sims.max(dim=1).values - low).clamp_min(1e-6)
         return sims.mean(dim=1), sims.std(dim=1).nan_to_num(0.0).clamp_min(1e-6)
 
-    def _calibrate(self, sims: torch.Tensor, location: torch.Tensor, spread: torch.Tensor) -> torch.Tensor:
+    def _calibrate(
+        self, sims: torch.Tensor, location: torch.Tensor, spread: torch.Tensor, negated: Sequence[bool],
+    ) -> torch.Tensor:
         import torch
 
-        mode = self.config.calibration
-        if mode == "none":
+        config = self.config
+        if config.calibration == "none":
             return sims.clamp(0.0, 1.0)
         scaled = (sims - location[:, None]) / spread[:, None]
-        if mode == "minmax":
+        if config.calibration == "minmax":
             return scaled.clamp(0.0, 1.0)
-        return torch.sigmoid(self.config.slope * scaled - self.config.shift)
+        slope = torch.tensor(
+            [config.negated_slope if flag and config.negated_slope is not None else config.slope
+             for flag in negated], dtype=scaled.dtype, device=scaled.device,
+        )
+        shift = torch.tensor(
+            [config.negated_shift if flag and config.negated_shift is not None else config.shift
+             for flag in negated], dtype=scaled.dtype, device=scaled.device,
+        )
+        return torch.sigmoid(slope[:, None] * scaled - shift[:, None])
 
     def _evaluate(self, node: ClauseTree, truth: list[torch.Tensor], cursor: list[int]) -> torch.Tensor:
         """The degree of truth of ``node`` per item; ``cursor`` walks the leaves in order."""
