@@ -339,6 +339,26 @@ def test_ranking_is_the_same_without_item_concepts(
         assert again["systems"][name]["nDCG@10"] == metrics["systems"][name]["nDCG@10"]
 
 
+def test_full_with_a_projection_head_proxy_anchors_and_a_query_limit(
+    tiny_run: tuple[Path, Path, dict[str, Any]], tmp_path: Path,
+) -> None:
+    from fortekit.search.projection import ProjectionHead, save_projection
+
+    folder, _, _ = tiny_run
+    head = tmp_path / "head"
+    save_projection(ProjectionHead(384), head)
+    out = tmp_path / "out"
+    assert main(["eval", "--beir", str(folder), "--out", str(out), "--device", "cpu", "--beam-width", "2",
+                 "--systems", "full", "--anchors", "proxy", "--projection", str(head),
+                 "--limit-queries", "2", "--tnorm", "min"]) == 0
+    metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+    assert list(metrics["systems"]) == ["baseline", "full"] and metrics["queries"] == 2
+    assert metrics["stage1"]["anchors"] == "proxy" and "project_items" in metrics["preparation_seconds"]
+    assert list((out / "stage1").glob("beir-proxy-*.jsonl"))
+    config = json.loads((out / "config.json").read_text(encoding="utf-8"))
+    assert config["settings"]["formula"]["tnorm"] == "min" and config["settings"]["projection"] == str(head)
+
+
 @pytest.mark.parametrize(
     ("arguments", "code"),
     [(["--test", "x.csv"], "[E508]"), ([], "[E508]"), (["--systems", "baseline,S9"], "[E506]"),
