@@ -11,6 +11,8 @@ candidate re-ranker:
 * ``gate``: the same, only for queries whose first-pass margin (top-1 minus top-2
   similarity) is below a threshold (the first pass is unsure);
 * ``z``: ``z(sim) + w z(s_pred)``, both standardised over each query's top 50;
+* ``gate share``: the same, only for queries whose predicates are, on average, in
+  fewer than a given share of the item captions (overlap on rare predicates is informative);
 * ``coverage``: s_pred replaced by the share of the query's predicates the item's
   caption asserts, minus the share it contradicts.
 
@@ -83,9 +85,24 @@ def main() -> None:
         sorted_scores = torch.sort(scores, dim=1, descending=True).values
         margin = sorted_scores[:, 0] - sorted_scores[:, 1]
         rows = []
-        for alpha in (0.05, 0.1, 0.2, 0.3):
+        for alpha in (0.01, 0.02, 0.03, 0.05, 0.1, 0.2, 0.3):
             _, order = Reranker(alpha=alpha, top_n=TOP, mode="polarity").rerank(scores, qp, ip)
             rows.append((f"alpha {alpha}", order))
+        # A gate on how common the query's predicates are among the item captions: where
+        # they are shared by many items, overlap says little about which item is meant.
+        df: dict[PredicateSymbol, int] = {}
+        for symbols in ip:
+            for symbol in symbols:
+                df[symbol] = df.get(symbol, 0) + 1
+        share = torch.tensor([
+            sum(df.get(s, 0) for s in q) / (len(ip) * len(q)) if q else 1.0 for q in qp
+        ])
+        for threshold in (0.02, 0.03, 0.05, 0.08):
+            for alpha in (0.1, 0.2, 0.3):
+                rows.append((f"gate share<{threshold} alpha {alpha}",
+                             _fuse(scores, pol, alpha, False, unsure=share < threshold)))
+        quartiles = [round(float(v), 4) for v in torch.quantile(share, torch.tensor([0.25, 0.5, 0.75]))]
+        print(f"  document-frequency share of the query predicates, quartiles {quartiles}")
         for window in (3, 5, 10):
             for alpha in (0.1, 0.2, 0.3):
                 rows.append((f"window {window} alpha {alpha}", _fuse(scores, pol, alpha, False, window)))
