@@ -46,6 +46,32 @@ def _cached(cache: Path, key: str, make) -> torch.Tensor:
     return value
 
 
+class CaptionSet:
+    """A caption-indexed collection (caption 1 the query, the mean of the others the item): R@1."""
+
+    def __init__(self, spec: str, backbone, cache: Path) -> None:
+        from fortekit.search.datasets import load_collection
+        from fortekit.search.tasks import retrieval_task
+
+        path, _, limit = spec.partition(":")
+        clips = load_collection(path)[: int(limit)] if limit else load_collection(path)
+        task = retrieval_task(clips, item_captions="mean")
+        self.name = Path(path).stem + (f":{limit}" if limit else "")
+        self.items = _cached(cache, f"{Path(path).resolve()}:{limit}:mean",
+                             lambda: item_embeddings(backbone, task.item_texts))
+        self.query_vectors = torch.nn.functional.normalize(
+            backbone.encode_text(task.queries).detach().float().cpu(), dim=1
+        )
+        self.formulas = [parse.formula for parse in parse_captions(task.queries)]
+        self.targets = torch.tensor(task.targets)
+
+    def measure(self, scores: torch.Tensor) -> dict[str, float]:
+        target = scores[torch.arange(len(self.targets)), self.targets]
+        ranks = (scores > target[:, None]).sum(dim=1) + 1
+        return {"R@1": 100 * float((ranks == 1).float().mean()),
+                "R@5": 100 * float((ranks <= 5).float().mean())}
+
+
 class BeirSet:
     def __init__(self, folder: Path, backbone, cache: Path) -> None:
         corpus = _lines(folder / "corpus.jsonl")
@@ -108,6 +134,10 @@ def main() -> None:
     args = parser.parse_args()
     backbone = get_backbone("minilm", device="cpu")
     sets = [BeirSet(folder, backbone, args.cache) for folder in args.sets]
+    captions = [CaptionSet(spec, backbone, args.cache) for spec in args.csv]
+    for collection in captions:
+        base = collection.measure(collection.query_vectors @ collection.items.T)
+        print(collection.name, "baseline", {k: round(v, 2) for k, v in base.items()})
     encoder = CachedTextEncoder(backbone)  # clause texts are encoded once for the whole grid
     for beir in sets:
         base = beir.measure(beir.query_vectors @ beir.items.T)
@@ -141,6 +171,12 @@ def main() -> None:
             m = beir.measure(scorer.score(beir.formulas, beir.query_vectors @ beir.items.T, beir.items))
             cells.append(f"{beir.name[:8]} w {m['without_ndcg']:.3f}/{m['without_ap']:.3f}/"
                          f"{m['violation']:.3f} and {m['and_ndcg']:.3f}")
+        for collection in captions:
+            scorer = FormulaScorer(encoder, config)
+            m = collection.measure(scorer.score(
+                collection.formulas, collection.query_vectors @ collection.items.T, collection.items,
+            ))
+            cells.append(f"{collection.name[:12]} R@1 {m['R@1']:.2f} R@5 {m['R@5']:.2f}")
         print(" ".join(map(str, key)), "|", " | ".join(cells), flush=True)
 
 

@@ -107,13 +107,13 @@ class FormulaScoringConfig:
         'product'
     """
 
-    gamma: float = 0.5
+    gamma: float = 0.7
     tnorm: TNorm = "product"
     negation: Negation = "complement"
     negation_weight: float = 1.0
     calibration: Calibration = "zscore"
-    slope: float = 2.0
-    shift: float = 2.0
+    slope: float = 1.0
+    shift: float = 1.0
     negated_slope: float | None = None
     negated_shift: float | None = None
     calibration_sample: int = 4096
