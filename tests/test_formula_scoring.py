@@ -156,7 +156,8 @@ def test_connectives_by_hand() -> None:
     assert half.score([phi], torch.tensor([[0.2, 0.4]]), items)[0].tolist() == pytest.approx([0.26, 0.7])
     either = parse_formula("∃x Dog(x) ∨ ∃y Person(y)")
     vectors.update({"a dog": [1.0, 0.0], "a person": [0.0, 1.0]})
-    disjunction = FormulaScorer(encode, FormulaScoringConfig(**none)).score([either], torch.zeros(1, 2), items)
+    disjunction = FormulaScorer(encode, FormulaScoringConfig(**none)).score(
+        [either], torch.zeros(1, 2), items)
     assert disjunction[0].tolist() == pytest.approx([0.8 + 0.6 - 0.48, 1.0])
 
 
@@ -165,7 +166,8 @@ def test_rerank_of_candidates_matches_the_full_matrix(minilm) -> None:  # type: 
                 "rain on a roof", "a dog growls and a man speaks"]
     items = torch.nn.functional.normalize(minilm.encode_text(captions), dim=1)
     formula = parse_caption("a dog barking without people talking").formula
-    vector = torch.nn.functional.normalize(minilm.encode_text(["a dog barking without people talking"]), dim=1)
+    query = "a dog barking without people talking"
+    vector = torch.nn.functional.normalize(minilm.encode_text([query]), dim=1)
     scorer = FormulaScorer(minilm)
     full = scorer.score([formula], vector @ items.T, items)
     top, rows = torch.topk(vector @ items.T, k=5)

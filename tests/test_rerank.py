@@ -135,8 +135,8 @@ def test_alpha_one_sorts_the_top_n_by_s_pred_and_keeps_the_rest() -> None:
 
 def test_polarity_mode_demotes_the_contradicting_item() -> None:
     scores = torch.tensor([[0.50, 0.0, 0.52, 0.50, 0.0, 0.0]])  # rainy clip slightly ahead
-    _, paper = Reranker(mode="paper").rerank(scores, [WIND_STAR], ITEMS)
-    _, polarity = Reranker(mode="polarity").rerank(scores, [WIND_STAR], ITEMS)
+    _, paper = Reranker(alpha=0.3, mode="paper").rerank(scores, [WIND_STAR], ITEMS)
+    _, polarity = Reranker(alpha=0.3, mode="polarity").rerank(scores, [WIND_STAR], ITEMS)
     assert paper[0, 0].item() == 2  # ¬Rain vs Rain counts as a match: the rainy clip stays first
     assert polarity[0, 0].item() == 3  # the dry wind clip overtakes it
 
@@ -177,6 +177,7 @@ def test_reranker_options_and_shapes_are_checked() -> None:
         with pytest.raises(EvaluationError, match=rf"\[E480\].*{name}"):
             Reranker(**options)  # type: ignore[arg-type]
     reranker = Reranker()
+    assert (reranker.alpha, reranker.mode) == (0.03, "polarity")  # the default chosen on development data
     scores = torch.zeros(2, 6)
     queries = [frozenset(), frozenset()]
     bad_calls = [

@@ -1,0 +1,82 @@
+"""Formula scoring's cost over a 100,000-item index (pytest-benchmark), against the first pass alone.
+
+Both benchmarks run in the same process on the same 32 real queries (the "without" and
+"and" queries of the development set audiocaps_val) with the bundled MiniLM, over an
+index of 100,000 unit vectors of MiniLM's 384 dimensions (random: only the cost is
+measured here; what it retrieves is measured in tests/test_formula_scoring.py and
+docs/results.md). The first pass is: encode the queries, then the exact top 10.
+With formula scoring: encode the queries, the exact top 1,000 (the candidates), then
+parse the queries, verbalise and encode their clauses in one call (cold: no cache) and
+re-score the candidates. Figures: docs/evaluation.md, "Formula scoring".
+
+Run: pytest tests/test_formula_scoring_bench.py --benchmark-group-by=group -s
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+import torch
+from conftest import SHARED_DATA, require
+
+from fortekit.fol.caption import parse_captions
+from fortekit.search.formula_scoring import FormulaScorer
+from fortekit.search.index_search import exact_top_k
+
+pytest.importorskip("pytest_benchmark")
+
+ROUNDS = 1 if os.environ.get("CI") else 5
+ITEMS = 100_000
+CANDIDATES = 1000
+
+
+@pytest.fixture(scope="module")
+def queries() -> list[str]:
+    path = require(SHARED_DATA / "negation" / "audiocaps_val" / "queries.jsonl")
+    rows = [json.loads(line) for line in path.read_text("utf-8").split("\n") if line.strip()]
+    return [row["text"] for row in rows][::4][:32]
+
+
+@pytest.fixture(scope="module")
+def backbone():  # type: ignore[no-untyped-def]
+    from fortekit.plugins import get_backbone
+
+    return get_backbone("minilm", device="cpu")
+
+
+@pytest.fixture(scope="module")
+def index() -> torch.Tensor:
+    generator = torch.Generator().manual_seed(0)
+    return torch.nn.functional.normalize(torch.randn(ITEMS, 384, generator=generator), dim=1)
+
+
+def _first_pass(backbone, queries: list[str], index: torch.Tensor, k: int):  # type: ignore[no-untyped-def]
+    vectors = torch.nn.functional.normalize(backbone.encode_text(queries).float(), dim=1)
+    return exact_top_k(index, vectors, k)
+
+
+@pytest.mark.benchmark(group="100,000 items, 32 queries")
+def test_bench_first_pass(benchmark, backbone, queries, index) -> None:  # type: ignore[no-untyped-def]
+    _first_pass(backbone, queries[:2], index, 10)  # warm-up
+    _, rows = benchmark.pedantic(
+        _first_pass, args=(backbone, queries, index, 10), rounds=ROUNDS, iterations=1,
+    )
+    assert rows.shape == (len(queries), 10)
+
+
+@pytest.mark.benchmark(group="100,000 items, 32 queries")
+def test_bench_first_pass_with_formula_scoring(benchmark, backbone, queries, index) -> None:  # type: ignore[no-untyped-def]
+    scorer = FormulaScorer(backbone)
+
+    def run():  # type: ignore[no-untyped-def]
+        top, rows = _first_pass(backbone, queries, index, CANDIDATES)
+        formulas = [parse.formula for parse in parse_captions(queries)]
+        return scorer.rerank(formulas, top, rows, index, k=10)
+
+    scorer.rerank([None], torch.zeros(1, 2), torch.zeros(1, 2, dtype=torch.long), index)  # warm-up
+    _, rows = benchmark.pedantic(run, rounds=ROUNDS, iterations=1)
+    assert rows.shape == (len(queries), 10)
+    assert sum(plan.scored for plan in scorer.plan(
+        [parse.formula for parse in parse_captions(queries)])) >= len(queries) // 2
