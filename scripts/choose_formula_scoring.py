@@ -54,7 +54,10 @@ class CaptionSet:
         from fortekit.search.tasks import retrieval_task
 
         path, _, limit = spec.partition(":")
-        clips = load_collection(path)[: int(limit)] if limit else load_collection(path)
+        clips = load_collection(path)
+        if limit:  # "N": the first N clips; "N-": the clips after the first N
+            start, dash, _ = limit.partition("-")
+            clips = clips[int(start):] if dash else clips[: int(start)]
         task = retrieval_task(clips, item_captions="mean")
         self.name = Path(path).stem + (f":{limit}" if limit else "")
         self.items = _cached(cache, f"{Path(path).resolve()}:{limit}:mean",
@@ -120,7 +123,8 @@ class BeirSet:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("sets", nargs="+", type=Path, help="BEIR-layout development folders")
-    parser.add_argument("--csv", action="append", default=[], help="CSV[:N] caption collection")
+    parser.add_argument("--csv", action="append", default=[],
+                        help="CSV[:N] (first N clips) or CSV[:N-] (the clips after them), caption-indexed")
     parser.add_argument("--cache", type=Path, default=Path(".cache/choose_formula_scoring"))
     parser.add_argument("--gammas", default="0.3,0.5,0.7,1.0")
     parser.add_argument("--tnorms", default="product,min")

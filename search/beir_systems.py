@@ -311,10 +311,12 @@ def _order(scores: torch.Tensor) -> npt.NDArray[np.int64]:
 
 
 def _rerank(data: BeirData, scores: torch.Tensor, mode: str,
-            query_predicates: Sequence[frozenset[PredicateSymbol]]) -> npt.NDArray[np.int64]:
+            query_predicates: Sequence[frozenset[PredicateSymbol]],
+            alpha: float | None = None) -> npt.NDArray[np.int64]:
     from fortekit.search.rerank import Reranker
 
-    reranker = Reranker(alpha=data.alpha, top_n=data.top_n, mode=mode)  # type: ignore[arg-type]
+    weight = data.alpha if alpha is None else alpha
+    reranker = Reranker(alpha=weight, top_n=data.top_n, mode=mode)  # type: ignore[arg-type]
     _, order = reranker.rerank(scores, query_predicates, data.item_predicates)
     return order.cpu().numpy().astype(np.int64)
 
@@ -326,12 +328,12 @@ def _baseline(data: BeirData) -> SystemRanking:
     return SystemRanking(order, time.perf_counter() - tick, {})
 
 
-def _stage3(mode: str) -> Callable[[BeirData], SystemRanking]:
+def _stage3(mode: str, alpha: float | None = None) -> Callable[[BeirData], SystemRanking]:
     def rank(data: BeirData) -> SystemRanking:
         queries, items = data.queries, data.items
         query_predicates, _ = data.query_predicates, data.item_predicates
         tick = time.perf_counter()
-        order = _rerank(data, queries @ items.T, mode, query_predicates)
+        order = _rerank(data, queries @ items.T, mode, query_predicates, alpha)
         return SystemRanking(order, time.perf_counter() - tick, {})
 
     return rank
@@ -351,12 +353,26 @@ def _s1_formula(data: BeirData) -> SystemRanking:
     return SystemRanking(order, time.perf_counter() - tick, {"refined": output.refined_texts})
 
 
+def _default(data: BeirData) -> SystemRanking:
+    """The pipeline a user gets: formula scoring of Π(q), then Stage 3 with its default (alpha 0.03)."""
+    from fortekit.search.rerank import DEFAULT_ALPHA
+
+    queries, items, formulas, scorer = data.queries, data.items, data.query_formulas, data.scorer
+    _ = data.item_predicates
+    tick = time.perf_counter()
+    scores = scorer.score(formulas, queries @ items.T, items)
+    order = _rerank(data, scores, "polarity", data.query_predicates, DEFAULT_ALPHA)
+    return SystemRanking(order, time.perf_counter() - tick, {})
+
+
 def _full(data: BeirData) -> SystemRanking:
+    from fortekit.search.rerank import DEFAULT_ALPHA
+
     (output, formulas), items, scorer = data.stage1, data.projected, data.scorer
     _ = data.item_predicates
     tick = time.perf_counter()
     scores = scorer.score(formulas, output.q_star @ items.T, items)
-    order = _rerank(data, scores, "polarity", output.phi_star_predicates)
+    order = _rerank(data, scores, "polarity", output.phi_star_predicates, DEFAULT_ALPHA)
     return SystemRanking(order, time.perf_counter() - tick, {"refined": output.refined_texts})
 
 
@@ -369,7 +385,13 @@ for _spec in (
     SystemSpec("formula", _formula, "formula scoring of Π(q) over the items",
                ("encode_queries", "parse_queries")),
     SystemSpec("S1+formula", _s1_formula, "Stage 1's q* and formula scoring of phi*", ("stage1",)),
-    SystemSpec("full", _full, "Stage 1, formula scoring of phi*, Stage 3 polarity (+ Stage 2: --projection)",
+    SystemSpec("S3-default", _stage3("polarity", 0.03),
+               "Stage 3's default: polarity-aware s_pred, alpha 0.03",
+               ("encode_queries", "parse_queries"), ("encode_items", "parse_items")),
+    SystemSpec("default", _default, "formula scoring of Π(q), then Stage 3's default (alpha 0.03)",
+               ("encode_queries", "parse_queries"), ("encode_items", "parse_items")),
+    SystemSpec("full", _full,
+               "Stage 1, formula scoring of phi*, Stage 3's default (alpha 0.03) (+ Stage 2: --projection)",
                ("stage1",), ("encode_items", "parse_items", "project_items")),
 ):
     register_system(_spec)

@@ -88,7 +88,7 @@ def add_eval_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     report.add_argument("--no-umap", action="store_true", help="skip the modality-gap UMAP plot")
     beir = parser.add_argument_group("multi-relevance collections (--beir)")
     beir.add_argument("--systems", help="systems to run, comma-separated (default all: baseline, S3-paper, "
-                      "S3-polarity, formula, S1+formula, full); baseline always runs")
+                      "S3-polarity, formula, S1+formula, S3-default, default, full); baseline always runs")
     beir.add_argument("--by", help="metadata fields to break the results down by, comma-separated "
                       "(default: every field with 2-10 distinct values)")
     beir.add_argument("--projection", type=Path, help="a trained Stage 2 head for the system full")

@@ -39,8 +39,10 @@ from fortekit.search.evaluate_systems import Direction, RankedRun, System, ablat
 if TYPE_CHECKING:
     import torch
 
+    from fortekit.fol.ast import Formula
     from fortekit.search.anchors import AnchorBank
     from fortekit.search.beam import Refiner
+    from fortekit.search.formula_scoring import FormulaScorer
 
 __all__ = ["SWEEPABLE", "EvalResult", "EvalSettings", "environment", "parse_sweep", "run_evaluation"]
 
@@ -144,6 +146,7 @@ class _Run:
         self.key: dict[str, Any] = {}
         self.projected: torch.Tensor
         self.project_seconds = 0.0
+        self._formula_scorer: FormulaScorer | None = None
 
     @property
     def primary(self) -> str:
@@ -258,11 +261,14 @@ class _Run:
         texts, text_predicates, text_seconds = self.text_side(system, s1)
         items, item_seconds = self.item_side(system)
         targets = self.test.task.targets
-        options: dict[str, Any] = {
-            "rerank_mode": system.s3, "alpha": self.settings.alpha if alpha is None else alpha,
-            "top_n": self.settings.top_n,
-        }
+        chosen = alpha if alpha is not None else (
+            system.alpha if system.alpha is not None else self.settings.alpha
+        )
+        options: dict[str, Any] = {"rerank_mode": system.s3, "alpha": chosen, "top_n": self.settings.top_n}
         if direction == "t2a":
+            if system.formula:
+                options["formulas"] = self.formulas(system, s1)
+                options["formula_scorer"] = self.formula_scorer
             run = rank_collection(texts, items, targets, query_predicates=text_predicates,
                                   item_predicates=self.test.item_predicates, **options)
             query_seconds, per_item = text_seconds, item_seconds
@@ -271,6 +277,8 @@ class _Run:
                                   item_predicates=text_predicates, **options)
             query_seconds, per_item = item_seconds, text_seconds
         n = len(self.test)
+        if system.formula and direction == "t2a" and not system.s1:
+            query_seconds += self.test.seconds["parse_queries"] / n
         timing = {
             "ms_per_query": 1000 * (query_seconds + run.seconds / n),
             "s_per_1000_items": 1000 * per_item,
@@ -279,12 +287,39 @@ class _Run:
         }
         return run, timing
 
+    @property
+    def formula_scorer(self) -> FormulaScorer:
+        """Formula scoring with its defaults, through Stage 1's text cache."""
+        if self._formula_scorer is None:
+            from fortekit.search.formula_scoring import FormulaScorer
+
+            self._formula_scorer = FormulaScorer(self.refiner.encoder)
+        return self._formula_scorer
+
+    def formulas(self, system: System, s1: Stage1Output | None = None) -> list[Formula | None]:
+        """The formula of each test query: phi* with Stage 1, else Pi(q)."""
+        if not system.s1:
+            return list(self.test.query_formulas)
+        from fortekit.errors import FormulaSyntaxError
+        from fortekit.fol import parse_formula
+
+        output = s1 or self.stage1[f"test-{system.anchors}"]
+        formulas: list[Formula | None] = []
+        for text in output.phi_star:
+            try:
+                formulas.append(parse_formula(text))
+            except FormulaSyntaxError:
+                formulas.append(None)  # the whole-query similarity, as for any formula with nothing to score
+        return formulas
+
     def evaluate_direction(self, direction: Direction, systems: Sequence[System]) -> dict[str, Any]:
         test = self.test
         folder = self.out / ("per_query" if direction == "t2a" else "per_query_a2t")
         rows: dict[str, Any] = {}
         baseline: RankedRun | None = None
         for system in systems:
+            if system.formula and direction != "t2a":
+                continue  # formula scoring scores a text query's formula: text to audio only
             run, timing = self.rank(system, direction)
             baseline = baseline or run
             rows[system.name] = system_row(run.ranks, baseline.ranks, timing=timing, system=system.to_dict())

@@ -21,7 +21,7 @@ import hashlib
 import os
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -33,6 +33,7 @@ from fortekit.search.tasks import RetrievalTask, retrieval_task, split_by_clip
 if TYPE_CHECKING:
     import torch
 
+    from fortekit.fol.ast import Formula
     from fortekit.plugins.protocols import Backbone
     from fortekit.search.index import AudioIndex
 
@@ -183,6 +184,8 @@ class EmbeddedCollection:
         index: an :class:`~fortekit.search.index.AudioIndex` of the items (ids, the item
             caption, its predicate set), for the proxy anchors and the anchor bank.
         query_predicates: Pred(Pi(q)) of each query (Stage 3 without Stage 1).
+        query_formulas: Pi(q) of each query (formula scoring without Stage 1); None where
+            a query could not be parsed.
         item_captions: the caption of each item that Stage 3 parses (its first item text).
         seconds: wall time of each preparation step: encode_queries, encode_items,
             parse_queries, parse_items.
@@ -195,6 +198,7 @@ class EmbeddedCollection:
     query_predicates: list[frozenset[PredicateSymbol]]
     item_captions: list[str]
     seconds: dict[str, float]
+    query_formulas: list[Formula | None] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.task)
@@ -254,7 +258,11 @@ def embed_collection(
         torch.Size([40, 384])
     """
     from fortekit.search.index import AudioIndex
-    from fortekit.search.rerank import item_predicates_from_captions
+    from fortekit.search.item_captions import (
+        item_formulas_from_captions,
+        item_predicates_from_captions,
+        predicate_sets,
+    )
 
     task = retrieval_task(clips, item_captions=item_text)
     if len(task) < 2:
@@ -271,7 +279,8 @@ def embed_collection(
     items = item_embeddings(backbone, task.item_texts)
     seconds["encode_items"] = time.perf_counter() - tick
     tick = time.perf_counter()
-    query_predicates = item_predicates_from_captions(task.queries)
+    query_formulas = item_formulas_from_captions(task.queries)
+    query_predicates = predicate_sets(query_formulas)
     seconds["parse_queries"] = time.perf_counter() - tick
     captions = [texts[0] for texts in task.item_texts]
     tick = time.perf_counter()
@@ -279,7 +288,9 @@ def embed_collection(
         task.clip_ids, captions, backbone.name, embeddings=items.numpy(), parse_captions=True,
     )
     seconds["parse_items"] = time.perf_counter() - tick
-    return EmbeddedCollection(task, queries, items, index, query_predicates, captions, seconds)
+    return EmbeddedCollection(
+        task, queries, items, index, query_predicates, captions, seconds, query_formulas,
+    )
 
 
 def _unit(rows: torch.Tensor) -> torch.Tensor:

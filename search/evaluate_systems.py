@@ -5,7 +5,12 @@ A system switches three stages on or off over the frozen baseline ``f_T(q) · e_
 * S1: the query vector is Stage 1's q* (with one anchor setting) instead of f_T(q);
 * S2: the items are projected, h(e_a), by the trained Stage 2 head;
 * S3: each query's top 50 are re-ranked with ``(1 - alpha) sim + alpha s_pred``, the
-  paper's s_pred or the polarity-aware one, with Pred(phi*) (S1 on) or Pred(Pi(q)).
+  paper's s_pred or the polarity-aware one, with Pred(phi*) (S1 on) or Pred(Pi(q));
+* formula: each query's similarities are re-scored by its formula (phi* with S1, else
+  Pi(q)) before Stage 3 (:mod:`fortekit.search.formula_scoring`; text-to-audio only).
+
+``default`` is the pipeline a user gets: formula scoring and Stage 3 with its default
+(polarity-aware, alpha 0.03), no Stage 1 (which adds nothing with realistic anchors).
 
 In the audio-to-text direction the item is the query and the captions the collection:
 the score matrix is the transpose, S1 refines the captions of the collection and S3
@@ -32,6 +37,9 @@ from fortekit.search.metrics import ranks_from_indices
 if TYPE_CHECKING:
     import torch
 
+    from fortekit.fol.ast import Formula
+    from fortekit.search.formula_scoring import FormulaScorer
+
 __all__ = ["Direction", "RankedRun", "System", "ablation_systems", "rank_collection"]
 
 Direction = Literal["t2a", "a2t"]
@@ -48,6 +56,8 @@ class System:
         s2: project the items (Stage 2).
         s3: re-rank with this s_pred mode ("paper", "polarity"), or None.
         anchors: the anchor setting of Stage 1 (meaningful when ``s1``).
+        formula: re-score by the query's formula (formula scoring).
+        alpha: Stage 3's alpha for this system (None: the run's ``--alpha``).
     """
 
     name: str
@@ -55,9 +65,12 @@ class System:
     s2: bool
     s3: str | None
     anchors: str
+    formula: bool = False
+    alpha: float | None = None
 
     def to_dict(self) -> dict[str, object]:
-        return {"S1": self.s1, "S2": self.s2, "S3": self.s3, "anchors": self.anchors if self.s1 else None}
+        return {"S1": self.s1, "S2": self.s2, "S3": self.s3, "anchors": self.anchors if self.s1 else None,
+                "formula": self.formula, "alpha": self.alpha}
 
 
 def _combo_name(s1: bool, s2: bool, s3: bool) -> str:
@@ -66,7 +79,8 @@ def _combo_name(s1: bool, s2: bool, s3: bool) -> str:
 
 
 def ablation_systems(primary: str, anchors: Sequence[str]) -> list[System]:
-    """The 8 S1/S2/S3 combinations (paper s_pred), their 4 polarity variants, and S1 per anchor setting.
+    """The 8 S1/S2/S3 combinations (paper s_pred), their 4 polarity variants, S1 per anchor setting,
+    then formula scoring alone, with Stage 1, Stage 3's default alone, and the default pipeline.
 
     Args:
         primary: the anchor setting of the combinations (and of Stage 2's training queries).
@@ -89,6 +103,14 @@ def ablation_systems(primary: str, anchors: Sequence[str]) -> list[System]:
         for s1, s2, s3 in order if s3
     ]
     systems += [System(f"S1@{name}", True, False, None, name) for name in anchors if name != primary]
+    from fortekit.search.rerank import DEFAULT_ALPHA
+
+    systems += [
+        System("formula", False, False, None, primary, formula=True),
+        System("S1+formula", True, False, None, primary, formula=True),
+        System("S3-default", False, False, "polarity", primary, alpha=DEFAULT_ALPHA),
+        System("default", False, False, "polarity", primary, formula=True, alpha=DEFAULT_ALPHA),
+    ]
     return systems
 
 
@@ -121,6 +143,8 @@ def rank_collection(
     query_predicates: Sequence[frozenset[PredicateSymbol]] | None = None,
     item_predicates: Sequence[frozenset[PredicateSymbol]] | None = None,
     chunk_rows: int = 512,
+    formulas: Sequence[Formula | None] | None = None,
+    formula_scorer: FormulaScorer | None = None,
 ) -> RankedRun:
     """Rank ``items`` for each query by cosine similarity, optionally re-ranked (Stage 3).
 
@@ -138,6 +162,9 @@ def rank_collection(
         query_predicates: per query, its predicate set (Stage 3 only).
         item_predicates: per item, its predicate set (Stage 3 only).
         chunk_rows: queries scored per matrix product.
+        formulas: per query, its formula (formula scoring only).
+        formula_scorer: re-scores each query's similarities by its formula before
+            Stage 3; None to rank by similarity alone.
 
     Returns:
         The :class:`RankedRun`.
@@ -159,11 +186,15 @@ def rank_collection(
     wanted = np.asarray(list(targets), dtype=np.int64)
     ranks: list[npt.NDArray[np.int64]] = []
     tops: list[npt.NDArray[np.int64]] = []
-    rerank_seconds = 0.0
+    rerank_seconds = formula_seconds = 0.0
     started = time.perf_counter()
     with torch.inference_mode():
         for start in range(0, queries.shape[0], chunk_rows):
             block = queries[start:start + chunk_rows] @ items.T
+            if formula_scorer is not None:
+                tick = time.perf_counter()
+                block = formula_scorer.score(list(formulas or [])[start:start + chunk_rows], block, items)
+                formula_seconds += time.perf_counter() - tick
             chunk_targets = wanted[start:start + chunk_rows]
             if reranker is None:
                 order = torch.sort(block, dim=1, descending=True, stable=True).indices
@@ -177,4 +208,5 @@ def rank_collection(
     return RankedRun(
         ranks=np.concatenate(ranks), top=np.concatenate(tops),
         seconds=time.perf_counter() - started, rerank_seconds=rerank_seconds,
+        extra={"formula_seconds": formula_seconds},
     )

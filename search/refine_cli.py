@@ -397,16 +397,19 @@ def _refine_file(args: argparse.Namespace) -> int:
     )
     if output is not None:
         write_settings(output, settings)
+    built: list[BatchRunner] = []
     scorer = None
     if index is not None and args.formula_scoring == "on":
         from fortekit.search.formula_scoring import FormulaScorer
 
-        scorer = FormulaScorer(lambda texts: runner.refiner.encoder.encode(texts), _formula_config(args))
+        # The clauses go through Stage 1's text cache; the refiner is built on first use.
+        scorer = FormulaScorer(lambda texts: built[0].refiner.encoder.encode(texts), _formula_config(args))
     runner = BatchRunner(
         _LazyRefiner(args, anchors, index), writer, batch_size=args.batch_size, resume=resume,
         lookup=lookup, index=index, top_k=args.top_k, targets=targets, device=args.device, where=str(queries),
         report=lambda text: tqdm.write(text, file=sys.stderr), progress=bar.update, formula_scorer=scorer,
     )
+    built.append(runner)
     stopped: str | None = None
     try:
         runner.run(lines)

@@ -33,14 +33,20 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from fortekit.errors import Errors, EvaluationError, FortekitError
+from fortekit.errors import Errors, EvaluationError
 from fortekit.fol.predicates import PredicateSymbol
+
+# Parsing item captions lives in item_captions; these names stay importable from here.
+from fortekit.search.item_captions import (
+    captions_from_captioner,
+    item_formulas_from_captions,
+    item_predicates_from_captions,
+    predicate_sets,
+)
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     import torch
 
-    from fortekit.fol.caption.parser import CaptionParser
-    from fortekit.plugins.protocols import AudioInput, Captioner
 
 __all__ = [
     "DEFAULT_ALPHA",
@@ -49,9 +55,11 @@ __all__ = [
     "PAPER_ALPHA",
     "Reranker",
     "captions_from_captioner",
+    "item_formulas_from_captions",
     "item_predicates_from_captions",
     "polarity_overlap",
     "predicate_overlap",
+    "predicate_sets",
 ]
 
 Mode = Literal["paper", "polarity"]
@@ -297,104 +305,3 @@ class Reranker:
             raise fail("scores with NaN or infinity")
         values, order = torch.sort(values, dim=1, descending=True, stable=True)
         return values, torch.gather(indices, 1, order)
-
-
-def item_predicates_from_captions(
-    captions: Sequence[str | None],
-    *,
-    parser: CaptionParser | None = None,
-    batch_size: int = 256,
-) -> list[frozenset[PredicateSymbol]]:
-    """Parse item captions once into predicate sets (batched through spaCy).
-
-    A caption that is None, empty, whitespace, not a str or longer than the parser's
-    limit gets the empty set, which scores 0 against any query (an item without a
-    caption is neither helped nor hurt in paper mode).
-
-    Args:
-        captions: one caption per item, or None where an item has none.
-        parser: a :class:`~fortekit.fol.caption.CaptionParser`; default the shared one.
-        batch_size: captions per spaCy batch.
-
-    Returns:
-        ``Pred(Π(caption))`` per item, in order.
-
-    Example:
-        >>> sets = item_predicates_from_captions(["a dog barks", None, "  "])
-        >>> [sorted(map(str, s)) for s in sets]
-        [['Barking/1', 'Dog/1'], [], []]
-    """
-    from fortekit.fol.caption.parser import default_parser, parse_captions
-    from fortekit.fol.caption.pipeline import check_text
-    from fortekit.fol.predicates import predicates
-
-    result: list[frozenset[PredicateSymbol]] = [frozenset()] * len(captions)
-    valid: list[int] = []
-    texts: list[str] = []
-    limit: int | None = None
-    for position, caption in enumerate(captions):
-        if not isinstance(caption, str) or not caption.strip():
-            continue
-        if limit is None:
-            limit = (parser or default_parser()).max_chars
-        try:
-            check_text(caption, function="item_predicates_from_captions", max_chars=limit)
-        except (ValueError, TypeError):
-            continue
-        valid.append(position)
-        texts.append(caption)
-    parsed = parse_captions(texts, batch_size=batch_size, parser=parser)
-    for position, parse in zip(valid, parsed, strict=True):
-        result[position] = predicates(parse.formula)
-    return result
-
-
-def captions_from_captioner(captioner: Captioner | str, items: Sequence[AudioInput]) -> list[str]:
-    """Captions for items from a Captioner plug-in (an instance, or a registered name).
-
-    Args:
-        captioner: a :class:`~fortekit.plugins.Captioner`, or its name for
-            :func:`fortekit.plugins.get_captioner` (built with no options).
-        items: the audio items (paths, :class:`~fortekit.plugins.AudioItem`, waveforms).
-
-    Returns:
-        One caption per item, in order ("" where the captioner had nothing).
-
-    Raises:
-        EvaluationError: the captioner raised an untyped error (E482), or returned
-            something other than one str per item (E483). Its own fortekit errors (a
-            missing caption, a missing model) pass through unchanged.
-
-    Example:
-        >>> from fortekit.plugins import AudioItem
-        >>> captions_from_captioner("stored", [AudioItem(path="a.wav", text="rain on a roof")])
-        ['rain on a roof']
-    """
-    if isinstance(captioner, str):
-        from fortekit.plugins import get_captioner
-
-        captioner = get_captioner(captioner)
-    name = str(getattr(captioner, "name", type(captioner).__name__))
-    batch = list(items)
-    if not batch:
-        return []
-    try:
-        captions = captioner.caption(batch)
-    except FortekitError:
-        raise
-    except Exception as exc:
-        raise EvaluationError(Errors.E482.format(
-            name=name, count=len(batch), problem=f"{type(exc).__name__}: {exc}",
-        )) from exc
-    if not isinstance(captions, (list, tuple)):
-        raise EvaluationError(Errors.E483.format(name=name, problem=f"a {type(captions).__name__}"))
-    if len(captions) != len(batch):
-        raise EvaluationError(Errors.E483.format(
-            name=name, problem=f"{len(captions)} captions for {len(batch)} items",
-        ))
-    wrong = [position for position, caption in enumerate(captions) if not isinstance(caption, str)]
-    if wrong:
-        raise EvaluationError(Errors.E483.format(
-            name=name, problem=f"non-str captions at positions {wrong[:5]} (e.g. {captions[wrong[0]]!r})",
-        ))
-    return list(captions)

@@ -80,3 +80,27 @@ def test_bench_first_pass_with_formula_scoring(benchmark, backbone, queries, ind
     assert rows.shape == (len(queries), 10)
     assert sum(plan.scored for plan in scorer.plan(
         [parse.formula for parse in parse_captions(queries)])) >= len(queries) // 2
+
+
+@pytest.mark.benchmark(group="100,000 items, 32 queries")
+def test_bench_first_pass_with_formula_scoring_warm_clauses(  # type: ignore[no-untyped-def]
+    benchmark, backbone, queries, index,
+) -> None:
+    """A query log repeats its clauses ("a person talking"): the text cache already holds them.
+
+    The queries themselves are still encoded cold, as in the first pass alone.
+    """
+    from fortekit.search.encoder import CachedTextEncoder
+
+    encoder = CachedTextEncoder(backbone)
+    scorer = FormulaScorer(encoder)
+    formulas = [parse.formula for parse in parse_captions(queries)]
+    scorer.encode_clauses(scorer.plan(formulas))  # the clauses of earlier queries
+
+    def run():  # type: ignore[no-untyped-def]
+        top, rows = _first_pass(backbone, queries, index, CANDIDATES)
+        return scorer.rerank([parse.formula for parse in parse_captions(queries)], top, rows, index, k=10)
+
+    calls = encoder.stats.calls
+    _, rows = benchmark.pedantic(run, rounds=ROUNDS, iterations=1)
+    assert rows.shape == (len(queries), 10) and encoder.stats.calls == calls  # nothing re-encoded
