@@ -163,11 +163,31 @@ def test_parse_sweep_and_anchors() -> None:
 def test_ablation_systems_cover_the_eight_combinations_once() -> None:
     systems = ablation_systems("proxy", ["proxy", "none", "bank"])
     names = [system.name for system in systems]
-    assert names[:8] == COMBINATIONS and len(set(names)) == len(names) == 8 + 4 + 2
+    assert names[:8] == COMBINATIONS and len(set(names)) == len(names) == 8 + 4 + 2 + 4
     switches = {(s.s1, s.s2, s.s3) for s in systems[:8]}
     assert len(switches) == 8
     assert all(s.anchors == "proxy" for s in systems[:12])
-    assert [s.anchors for s in systems[12:]] == ["none", "bank"]
+    assert [s.anchors for s in systems[12:14]] == ["none", "bank"]
+    formula = {s.name: s for s in systems[14:]}
+    assert list(formula) == ["formula", "S1+formula", "S3-default", "default"]
+    assert formula["default"].formula and formula["default"].alpha == 0.03 and not formula["default"].s1
+    assert not formula["S3-default"].formula and formula["S3-default"].s3 == "polarity"
+
+
+def test_rank_collection_with_formula_scoring_changes_only_what_the_formula_scores() -> None:
+    from fortekit.fol import parse_formula
+    from fortekit.search.formula_scoring import FormulaScorer, FormulaScoringConfig
+
+    vectors = {"a dog barking": [1.0, 0.0, 0.0], "a person talking": [0.0, 1.0, 0.0]}
+    scorer = FormulaScorer(lambda texts: torch.tensor([vectors[t] for t in texts]),
+                           FormulaScoringConfig(calibration="none", gamma=1.0))
+    rows = [[0.8, 0.6, 0.0], [0.9, 0.0, 0.44], [0.0, 0.0, 1.0]]
+    items = torch.nn.functional.normalize(torch.tensor(rows), dim=1)
+    queries = torch.nn.functional.normalize(torch.tensor([[0.7, 0.6, 0.0], [0.0, 0.1, 1.0]]), dim=1)
+    formulas = [parse_formula("∃x [Dog(x) ∧ Barking(x) ∧ ¬∃y [Person(y) ∧ Talking(y)]]"), None]
+    plain = rank_collection(queries, items, [1, 2])
+    scored = rank_collection(queries, items, [1, 2], formulas=formulas, formula_scorer=scorer)
+    assert plain.ranks.tolist() == [2, 1] and scored.ranks.tolist() == [1, 1]
 
 
 def test_rank_collection_in_chunks_matches_the_reranker_on_the_full_matrix() -> None:
