@@ -37,10 +37,8 @@ Example:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from fortekit.errors import Errors, EvaluationError
 from fortekit.search.clauses import (
@@ -55,11 +53,20 @@ from fortekit.search.clauses import (
     leaves,
     split_clauses,
 )
+from fortekit.search.formula_config import (
+    CALIBRATIONS,
+    NEGATIONS,
+    TNORMS,
+    FormulaScoringConfig,
+    QueryPlan,
+    TextEncoder,
+)
 
 if TYPE_CHECKING:
     import torch
 
     from fortekit.fol.ast import Formula
+    from fortekit.search.index import AudioIndex
 
 __all__ = [
     "CALIBRATIONS",
@@ -68,113 +75,8 @@ __all__ = [
     "FormulaScorer",
     "FormulaScoringConfig",
     "QueryPlan",
+    "search_index",
 ]
-
-TNorm = Literal["min", "product"]
-Negation = Literal["complement", "subtract"]
-Calibration = Literal["zscore", "minmax", "none"]
-TNORMS: tuple[str, ...] = ("min", "product")
-NEGATIONS: tuple[str, ...] = ("complement", "subtract")
-CALIBRATIONS: tuple[str, ...] = ("zscore", "minmax", "none")
-TextEncoder = Callable[[Sequence[str]], "torch.Tensor"]
-
-
-@dataclass(frozen=True, slots=True)
-class FormulaScoringConfig:
-    """How formulas are evaluated over items (defaults chosen on development data: docs/evaluation.md).
-
-    Attributes:
-        gamma: weight of the logic score against the whole-query similarity, in [0, 1].
-        tnorm: ``"min"`` (Gödel) or ``"product"``; ∨ uses the dual co-norm (max, probabilistic sum).
-        negation: ``"complement"`` (¬t = 1 - t) or ``"subtract"`` (a conjunction's negated
-            operands lower it by ``negation_weight`` times their co-norm).
-        negation_weight: the weight of ``"subtract"``.
-        calibration: ``"zscore"``, ``"minmax"`` or ``"none"`` (see the module docstring).
-        slope: the sigmoid's slope on z-scores.
-        shift: the sigmoid's shift on z-scores (t = 0.5 at z = shift / slope).
-        negated_slope: the slope for clauses under a negation (None: ``slope``). An
-            exclusion is violated by any trace of the excluded sound, so a steeper, earlier
-            sigmoid suits it better than the one that grades what is asked for.
-        negated_shift: the shift for clauses under a negation (None: ``shift``).
-        calibration_sample: the most items the calibration statistics are taken over.
-        max_clauses: the most clauses per formula (None: ``grammars/clauses.toml``).
-
-    Raises:
-        EvaluationError: a setting out of range (E480).
-
-    Example:
-        >>> FormulaScoringConfig(gamma=0.4).tnorm
-        'product'
-    """
-
-    gamma: float = 0.7
-    tnorm: TNorm = "product"
-    negation: Negation = "complement"
-    negation_weight: float = 1.0
-    calibration: Calibration = "zscore"
-    slope: float = 1.0
-    shift: float = 1.0
-    negated_slope: float | None = None
-    negated_shift: float | None = None
-    calibration_sample: int = 4096
-    max_clauses: int | None = None
-
-    def __post_init__(self) -> None:
-        checks: list[tuple[bool, str, str, object]] = [
-            (_number(self.gamma) and 0.0 <= self.gamma <= 1.0, "gamma", "a number in [0, 1]", self.gamma),
-            (self.tnorm in TNORMS, "tnorm", f"one of {', '.join(TNORMS)}", self.tnorm),
-            (self.negation in NEGATIONS, "negation", f"one of {', '.join(NEGATIONS)}", self.negation),
-            (_number(self.negation_weight) and self.negation_weight >= 0, "negation_weight",
-             "a number >= 0", self.negation_weight),
-            (self.calibration in CALIBRATIONS, "calibration", f"one of {', '.join(CALIBRATIONS)}",
-             self.calibration),
-            (_number(self.slope) and self.slope > 0, "slope", "a number > 0", self.slope),
-            (_number(self.shift), "shift", "a finite number", self.shift),
-            (self.negated_slope is None or (_number(self.negated_slope) and self.negated_slope > 0),
-             "negated_slope", "None or a number > 0", self.negated_slope),
-            (self.negated_shift is None or _number(self.negated_shift), "negated_shift",
-             "None or a finite number", self.negated_shift),
-            (isinstance(self.calibration_sample, int) and self.calibration_sample >= 2,
-             "calibration_sample", "an int >= 2", self.calibration_sample),
-            (self.max_clauses is None or (isinstance(self.max_clauses, int) and self.max_clauses >= 1),
-             "max_clauses", "None or an int >= 1", self.max_clauses),
-        ]
-        for ok, name, expected, value in checks:
-            if not ok:
-                raise EvaluationError(Errors.E480.format(
-                    what="formula scoring", name=name, expected=expected, value=value,
-                ))
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict of every setting."""
-        return asdict(self)
-
-
-def _number(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-@dataclass(frozen=True, slots=True)
-class QueryPlan:
-    """What formula scoring does for one query.
-
-    Attributes:
-        tree: the clause tree, or None when the query falls back to its whole-query similarity.
-        texts: the verbalised clause of each leaf, in leaf order.
-        negated: per leaf, whether it lies under an odd number of negations.
-        reason: why the query falls back (``"plain"``, ``"no formula"``, ``"no asserted clause"``)
-            or ``""`` when it is scored by its formula.
-    """
-
-    tree: ClauseTree | None
-    texts: tuple[str, ...]
-    reason: str = ""
-    negated: tuple[bool, ...] = ()
-
-    @property
-    def scored(self) -> bool:
-        return self.tree is not None
-
 
 class FormulaScorer:
     """Score items by a formula's clauses, blended with the whole-query similarity.
@@ -432,3 +334,50 @@ class FormulaScorer:
         for value in values[1:]:
             result = result.maximum(value) if self.config.tnorm == "min" else result + value - result * value
         return result
+
+
+def search_index(
+    index: AudioIndex,
+    texts: Sequence[str],
+    backbone: Any,
+    k: int = 10,
+    *,
+    scorer: FormulaScorer | None = None,
+    candidates: int = 1000,
+    device: str = "auto",
+    use_faiss: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Rank an index for text queries: the first pass, then formula scoring of its candidates.
+
+    Each text is parsed (Π) for its formula; a text the parser cannot read (empty, too long)
+    keeps its first-pass ranking, as does a plain query.
+
+    Args:
+        index: the :class:`~fortekit.search.index.AudioIndex`.
+        texts: the queries.
+        backbone: the index's backbone (checked against it).
+        k: results per query.
+        scorer: the :class:`FormulaScorer` (default: one over ``backbone`` with the defaults).
+        candidates: first-pass items re-scored per query.
+        device: where the index is searched.
+        use_faiss: search the saved FAISS index for the candidates.
+
+    Returns:
+        ``(scores, rows)``, (queries, min(k, items)), best first.
+
+    Raises:
+        AudioIndexError: another backbone or dimension (E429), and as ``AudioIndex.search``.
+
+    Example:
+        >>> scores, rows = search_index(index, ["a dog barking without people talking"],
+        ...                             get_backbone("minilm"), k=5)  # doctest: +SKIP
+    """
+    from fortekit.search.item_captions import item_formulas_from_captions
+
+    index.check_backbone(backbone)
+    k = min(k, len(index))
+    pool = min(max(k, candidates), len(index))
+    top, rows = index.search(backbone.encode_text(list(texts)), pool, device=device, use_faiss=use_faiss)
+    scorer = scorer or FormulaScorer(backbone)
+    formulas = item_formulas_from_captions(list(texts))
+    return scorer.rerank(formulas, top, rows, index.embedding_tensor(str(top.device)), k=k)

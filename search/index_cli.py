@@ -192,7 +192,12 @@ def run_query(args: argparse.Namespace, out: TextIO) -> int:
     index = AudioIndex.load(args.directory)
     options = _backbone_options(args, dict(index.meta.backbone_options))
     backbone = get_backbone(index.backbone_name, **options)
-    scores, rows = index.search_text(args.texts, backbone, args.k, use_faiss=args.faiss)
+    if args.formula_scoring == "on":
+        from fortekit.search.formula_scoring import search_index
+
+        scores, rows = search_index(index, args.texts, backbone, args.k, use_faiss=args.faiss)
+    else:
+        scores, rows = index.search_text(args.texts, backbone, args.k, use_faiss=args.faiss)
     for text, row_scores, row_items in zip(args.texts, scores.tolist(), rows.tolist(), strict=True):
         hits = [
             {"rank": rank, "id": index.ids[row], "score": round(score, 6), "caption": index.captions[row],
@@ -272,5 +277,10 @@ def add_index_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
     query.add_argument("-k", type=int, default=10, help="results per query (default: 10)")
     query.add_argument("--faiss", action="store_true", help="search the saved FAISS index instead of exactly")
     query.add_argument("--json", action="store_true", help="one JSON object per query")
+    query.add_argument(
+        "--formula-scoring", choices=["on", "off"], default="on",
+        help="re-score the first 1,000 items by the query's formula "
+        "(default on; see docs/formula_scoring.md)",
+    )
     _add_backbone_arguments(query)
     query.set_defaults(handler=_guarded(run_query))

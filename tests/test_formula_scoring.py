@@ -241,3 +241,28 @@ def test_exclusions_on_audiocaps_val(minilm) -> None:  # type: ignore[no-untyped
 
     before, after = violation(scores), violation(blended)
     assert before > 0.5 and after < before / 3, (before, after)
+
+
+# -- every retrieval path: fortekit index query ------------------------------------------------------------
+CAFE = ["a dog barks while people are talking", "a dog barks loudly in a quiet yard",
+        "people talking in a cafe", "rain falls on a tin roof", "a car engine idles", "birds chirp in the morning", "a bell rings twice",
+        "waves crash on the shore"]
+
+
+def test_index_query_ranks_by_the_formula(minilm, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from fortekit.search.cli import main
+    from fortekit.search.formula_scoring import search_index
+    from fortekit.search.index import AudioIndex
+
+    index = AudioIndex.from_captions([f"clip{i}" for i in range(len(CAFE))], CAFE, minilm)
+    index.save(tmp_path / "idx")
+    query = "a dog barking without people talking"
+    _, plain = index.search_text([query], minilm, k=3, device="cpu")
+    _, scored = search_index(index, [query, "", "rain"], minilm, k=3, device="cpu")
+    assert plain[0, 0].item() == 0 and scored[0, 0].item() == 1
+    assert scored[2].tolist() == index.search_text(["rain"], minilm, k=3, device="cpu")[1][0].tolist()
+    assert main(["index", "query", str(tmp_path / "idx"), query, "-k", "2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["results"][0]["id"] == "clip1"
+    assert main(["index", "query", str(tmp_path / "idx"), query, "-k", "2", "--json",
+                 "--formula-scoring", "off"]) == 0
+    assert json.loads(capsys.readouterr().out)["results"][0]["id"] == "clip0"
