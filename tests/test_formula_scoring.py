@@ -245,8 +245,8 @@ def test_exclusions_on_audiocaps_val(minilm) -> None:  # type: ignore[no-untyped
 
 # -- every retrieval path: fortekit index query ------------------------------------------------------------
 CAFE = ["a dog barks while people are talking", "a dog barks loudly in a quiet yard",
-        "people talking in a cafe", "rain falls on a tin roof", "a car engine idles", "birds chirp in the morning", "a bell rings twice",
-        "waves crash on the shore"]
+        "people talking in a cafe", "rain falls on a tin roof", "a car engine idles",
+        "birds chirp in the morning", "a bell rings twice", "waves crash on the shore"]
 
 
 def test_index_query_ranks_by_the_formula(minilm, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
