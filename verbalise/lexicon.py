@@ -7,7 +7,7 @@ symbol V_audio does not know is spelt from its CamelCase parts.
 Example:
     >>> from fortekit.verbalise.lexicon import Role, guess_word, indefinite, adverb
     >>> guess_word("DistressCall", arity=1)
-    Word(surface='distress call', role=<Role.NOUN: 'noun'>)
+    Word(surface='distress call', role=<Role.NOUN: 'noun'>, acoustic=False)
     >>> indefinite("empty corridor"), indefinite("hour"), adverb("rhythmic")
     ('an empty corridor', 'an hour', 'rhythmically')
 """
@@ -90,8 +90,10 @@ def guess_word(symbol: str, arity: int) -> Word:
         if words[0] in PREPOSITIONS:
             return Word(surface, Role.PREP)
         return Word(surface if words[-1].endswith("ing") else _participle(surface), Role.VERB)
-    if words[-1].endswith("ing") and len(words[-1]) > 4:
-        return Word(surface, Role.VERB)
+    if len(words) == 1 and words[0] in templates_data()["verbs"]["bare_lemmas"]:
+        return Word(_participle(surface), Role.VERB)  # Keep(x): "keeping"
+    if words[-1].endswith("ing") and len(words[-1]) > 4 and not words[-1].endswith("thing"):
+        return Word(surface, Role.VERB)  # "something", "nothing" are nouns
     if words[-1].endswith("ly") and len(words[-1]) > 4:
         return Word(surface, Role.ADV)
     return Word(surface, Role.NOUN)

@@ -1,10 +1,11 @@
 """G(φ): a conjunctive formula back to one English sentence, through the templates.
 
 The formula is read as entities (one per variable, with their nouns, properties,
-events and denied predicates), relations between them, and temporal expressions.
-Each entity that is not the object of a relation becomes a clause, written with
-the most complex template of ``templates.toml`` whose features it has; clauses are
-joined by their temporal relations ("while", "followed by") or "and".
+events and denied predicates), relations between them, and temporal expressions
+(:mod:`fortekit.verbalise.reading`). Each entity that is not the object of a
+relation becomes a clause, written with the most complex template of
+``templates.toml`` whose features it has; clauses are joined by their temporal
+relations ("while", "followed by") or "and".
 
 Example:
     >>> from fortekit.fol import parse_formula
@@ -17,230 +18,37 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from functools import cache
 from itertools import pairwise
 from typing import Any
 
-from fortekit.fol.ast import And, Atom, Formula, Not, Quant, Quantifier, Var
-from fortekit.verbalise.lexicon import (
-    Lexicon,
-    Role,
-    Word,
-    adverb,
-    guess_word,
-    indefinite,
-    plural,
-    templates_data,
+from fortekit.fol.ast import And, Atom, Formula, Quant, Quantifier, Var
+from fortekit.verbalise.lexicon import Lexicon, Role, Word, indefinite, templates_data
+from fortekit.verbalise.reading import (  # re-exported: search/clauses.py uses _word
+    _add_atom,
+    _denied_phrase,
+    _Entity,
+    _entity,
+    _literals,
+    _phrase,
+    _Reading,
+    _word,
+    read_formula,
 )
 
-# Binary predicates that order events in time; they join clauses instead of nesting.
-_ORDER_RELATIONS = {"while": "while", "before": "before", "after": "after"}
-
-
-@dataclass(slots=True)
-class _Entity:
-    """What the formula says about one variable."""
-
-    variable: str
-    nouns: list[str] = field(default_factory=list)
-    adjectives: list[str] = field(default_factory=list)
-    manners: list[str] = field(default_factory=list)
-    events: list[str] = field(default_factory=list)
-    adverbs: list[str] = field(default_factory=list)
-    times: list[str] = field(default_factory=list)
-    denied: list[Word] = field(default_factory=list)
-    members: list[str] = field(default_factory=list)  # ∀x∈X: what X is a group of
-    self_order: str | None = None  # While(x, x) / Before(x, x): how its events relate
-    plural: bool = False
-    is_object: bool = False
-
-    @property
-    def properties(self) -> int:
-        return len(self.adjectives) + len(self.manners) + len(self.events) + len(self.adverbs)
-
-    @property
-    def only_denied(self) -> bool:
-        return bool(self.denied) and not (self.nouns or self.properties or self.times)
-
-
-@dataclass(slots=True)
-class _Reading:
-    entities: dict[str, _Entity]
-    relations: list[tuple[Word, str, str]]
-    order: list[tuple[str, str, str]]
-    member_of: dict[str, str] = field(default_factory=dict)  # ∀x∈X: x -> X
-    excluded: list[Quant] = field(default_factory=list)  # denied clauses ¬∃y [..]
-
-    def merge_members(self) -> None:
-        """Say what the members of ∀x∈X do as what the group X does ("a flock of birds chirping")."""
-        for member, group in self.member_of.items():
-            source = self.entities.pop(member, None)
-            if source is None:
-                continue
-            target = self.entities.setdefault(group, _Entity(group))
-            target.members.extend(source.nouns)
-            for name in ("adjectives", "manners", "events", "adverbs", "denied"):
-                getattr(target, name).extend(getattr(source, name))
-            self.relations = [
-                (word, group if a == member else a, group if b == member else b)
-                for word, a, b in self.relations
-            ]
-            self.order = [
-                (kind, group if a == member else a, group if b == member else b)
-                for kind, a, b in self.order
-            ]
-
-
-def _literals(phi: Formula, reading: _Reading, lexicon: Lexicon | None) -> None:
-    if isinstance(phi, Quant):
-        if phi.domain is not None and isinstance(phi.domain, Var):
-            reading.member_of[phi.variable.name] = phi.domain.name
-            _literals(phi.body, reading, lexicon)
-        else:
-            _literals(phi.body, reading, lexicon)
-    elif isinstance(phi, And):
-        for operand in phi.operands:
-            _literals(operand, reading, lexicon)
-    elif isinstance(phi, Not) and isinstance(phi.body, Atom):
-        _add_atom(phi.body, reading, lexicon, negated=True)
-    elif isinstance(phi, Not) and isinstance(phi.body, Quant) and phi.body.quantifier is Quantifier.EXISTS:
-        reading.excluded.append(phi.body)  # a denied entity: "without a person talking"
-    elif isinstance(phi, Atom):
-        _add_atom(phi, reading, lexicon, negated=False)
-    else:  # ∨, →, ↔, ⊕, nested ¬: operators never build them; say their atoms
-        from fortekit.fol.ast import children
-
-        for child in children(phi):
-            _literals(child, reading, lexicon)
-
-
-def _entity(reading: _Reading, variable: str) -> _Entity:
-    entity = reading.entities.get(variable)
-    if entity is None:
-        entity = reading.entities[variable] = _Entity(variable)
-    return entity
-
-
-def _word(symbol: str, arity: int, lexicon: Lexicon | None) -> Word:
-    word = lexicon.word(symbol, arity) if lexicon is not None else None
-    return guess_word(symbol, arity) if word is None else word
-
-
-def _slug(text: str) -> str:
-    return "".join(ch if ch.isalnum() else "_" for ch in text) or "_"
-
-
-_EVENT_JOIN = {"while": " while ", "before": " and then ", "after": " after "}
-
-_SLOT_OF_ROLE = {
-    Role.NOUN: "nouns",
-    Role.VERB: "events",
-    Role.ADV: "adverbs",
-    Role.TIME: "times",
-    Role.PREP: "adverbs",
-}
-
-
-def _add_atom(
-    atom: Atom, reading: _Reading, lexicon: Lexicon | None, *, negated: bool
-) -> None:
-    args = atom.args
-    if len(args) == 1 and type(args[0]) is Var and not negated:  # the common case, kept short
-        word = _word(atom.predicate, 1, lexicon)
-        entity = reading.entities.get(args[0].name) or _entity(reading, args[0].name)
-        if word.role is Role.ADJ:
-            slot = "manners" if word.acoustic else "adjectives"
-        else:
-            slot = _SLOT_OF_ROLE[word.role]
-        getattr(entity, slot).append(word.surface)
-        return
-    # Constants and function terms are entities too ("Student(rina)"); a proposition
-    # is an entity of its own.
-    # Variables by name: hashing a str is much cheaper than hashing a Var node.
-    variables = [arg.name for arg in atom.args if isinstance(arg, Var)] or [
-        f"_{_slug(str(arg))}" for arg in atom.args
-    ] or [f"_{_slug(atom.predicate)}"]
-    arity = len(atom.args)
-    order = _ORDER_RELATIONS.get(atom.predicate.lower()) if arity == 2 else None
-    word = _word(atom.predicate, arity, lexicon)
-    if len(variables) >= 2:
-        source, target = variables[0], variables[1]
-        _entity(reading, source)
-        if order is not None and not negated:
-            if source == target:  # two events of one entity: "squawking, then whistling"
-                _entity(reading, source).self_order = order
-                return
-            _entity(reading, target)
-            reading.order.append((order, source, target))
-            return
-        _entity(reading, target).is_object = True
-        if negated:
-            _entity(reading, source).denied.append(
-                Word(f"{word.surface} {_phrase(_entity(reading, target))}", Role.ADV)
-            )
-        else:
-            reading.relations.append((word, source, target))
-        return
-    entity = _entity(reading, variables[0])
-    if negated:
-        entity.denied.append(word)
-        return
-    if word.role is Role.ADJ:  # acoustic adjectives become manner adverbs after an event
-        slot = "manners" if word.acoustic else "adjectives"
-    else:
-        slot = _SLOT_OF_ROLE[word.role]
-    getattr(entity, slot).append(word.surface)
-
-
-def _phrase(entity: _Entity, *, bare: bool = False, deny: bool = False) -> str:
-    """The entity's noun phrase: determiner, adjectives, head, then events and manners.
-
-    With ``deny``, an entity whose noun is denied is written "no <noun>" (its other
-    words stay positive), as the caption parser reads it back.
-    """
-    connectives = templates_data()["connectives"]
-    if deny and entity.denied:
-        return _denied_phrase(entity)
-    head = " ".join(entity.nouns or entity.times) or connectives["generic_head"]
-    if entity.plural:
-        head = plural(head)
-    if entity.members and not entity.nouns:
-        head = plural(" and ".join(dict.fromkeys(entity.members)))
-    elif entity.members:
-        head = connectives["member_of"].format(
-            collective=head, members=plural(" and ".join(dict.fromkeys(entity.members)))
-        )
-    if bare:
-        return head if entity.plural else indefinite(head)
-    manners_first = entity.manners if not entity.events else []
-    modifiers = " ".join([*manners_first, *entity.adjectives])
-    noun_phrase = f"{modifiers} {head}".strip()
-    noun_phrase = noun_phrase if entity.plural else indefinite(noun_phrase)
-    after = []
-    if entity.events:
-        join = _EVENT_JOIN.get(entity.self_order or "", " and ") if len(entity.events) > 1 else " and "
-        after.append(join.join(entity.events))
-        after.extend(adverb(manner) for manner in entity.manners)
-    after.extend(entity.adverbs)
-    if entity.nouns and entity.times:  # a time said of an entity: "... during the end"
-        after.append(connectives["time"].format(words=" and ".join(entity.times)))
-    return " ".join([noun_phrase, *after])
-
-
-def _denied_phrase(entity: _Entity) -> str:
-    """An object with denied words: "no discernible pattern", "a clip but not loud"."""
-    nouns = [w.surface for w in entity.denied if w.role in (Role.NOUN, Role.TIME)]
-    others = [w.surface for w in entity.denied if w.role not in (Role.NOUN, Role.TIME)]
-    if nouns and not entity.nouns:
-        modifiers = " ".join([*entity.manners, *entity.adjectives])
-        after = [" and ".join(entity.events), *entity.adverbs] if entity.events else list(entity.adverbs)
-        text = " ".join(part for part in ["no", modifiers, " and ".join(nouns), *after] if part)
-    else:
-        text = _phrase(_Entity(entity.variable, entity.nouns, entity.adjectives, entity.manners,
-                               entity.events, entity.adverbs, entity.times))
-        text += "".join(f", but no {noun}" for noun in nouns)
-    return text + "".join(f", but not {word}" for word in others)
+__all__ = [
+    "_Entity",
+    "_Reading",
+    "_add_atom",
+    "_denied_phrase",
+    "_entity",
+    "_literals",
+    "_phrase",
+    "_word",
+    "read_formula",
+    "templates_used",
+    "verbalise",
+]
 
 
 def _negations(entity: _Entity, denied_entities: list[_Entity]) -> str:
@@ -282,10 +90,13 @@ def _features(entity: _Entity, relations: int, negations: bool, time: bool) -> s
 class _Renderer:
     """Writes clauses; every entity's relations are written once, cycles end in a bare phrase."""
 
-    def __init__(self, reading: _Reading) -> None:
+    def __init__(self, reading: _Reading, *, inner: bool = False) -> None:
         self.reading = reading
         self.visited: set[str] = set()
         self.templates: list[int] = []  # the template of each clause, for explanations
+        # Inside a denied clause, relations follow each other without a comma, so that
+        # the caption parser keeps them in the clause ("without a thing stopping wind from it").
+        self.relation_join = " " if inner else ", "
         self.outgoing: dict[str, list[tuple[Word, str]]] = {}
         for word, source, target in reading.relations:
             self.outgoing.setdefault(source, []).append((word, target))
@@ -295,7 +106,7 @@ class _Renderer:
         parts = []
         for word, target in self.outgoing.get(entity.variable, []):
             parts.append(f"{word.surface} {self.object_phrase(self.reading.entities[target])}")
-        return ", ".join(parts)
+        return self.relation_join.join(parts)
 
     def object_phrase(self, entity: _Entity) -> str:
         if entity.variable in self.visited:
@@ -392,12 +203,10 @@ def _render(phi: Formula, lexicon: Lexicon | None) -> tuple[str, list[int]]:
         from fortekit.verbalise.vocab_lexicon import default_lexicon
 
         lexicon = default_lexicon()
-    reading = _Reading({}, [], [])
-    _literals(phi, reading, lexicon)
-    return _render_reading(reading, lexicon)
+    return _render_reading(read_formula(phi, lexicon), lexicon)
 
 
-def _render_reading(reading: _Reading, lexicon: Lexicon) -> tuple[str, list[int]]:
+def _render_reading(reading: _Reading, lexicon: Lexicon, *, inner: bool = False) -> tuple[str, list[int]]:
     phrases = [_excluded_clause(clause, reading, lexicon) for clause in reading.excluded]
     phrases = [phrase for phrase in phrases if phrase]
     excluded: tuple[str, ...] = ()
@@ -407,7 +216,7 @@ def _render_reading(reading: _Reading, lexicon: Lexicon) -> tuple[str, list[int]
             said = "no " + " or no ".join(_bare(phrase) for phrase in phrases)  # "no bird chirping"
         excluded = (said,)
     reading.merge_members()
-    renderer = _Renderer(reading)
+    renderer = _Renderer(reading, inner=inner)
     clauses = list(_sentences(reading, renderer, excluded))
     return " ".join(_join(clauses, reading.order).split()), renderer.templates
 
@@ -463,7 +272,18 @@ def _excluded_clause(clause: Quant, outer: _Reading, lexicon: Lexicon) -> str:
         getattr(_entity(outer, outside), slot).append(f"{word.surface} {phrase}")
     if not reading.entities:
         return ""
-    return _render_reading(reading, lexicon)[0]
+    for entity in reading.entities.values():
+        if entity.times and not entity.nouns and not entity.properties:
+            # "without a break": a temporal noun denied on its own is a thing, not a time
+            entity.nouns.extend(entity.times)
+            entity.times.clear()
+    sources = {source for word, source, _ in reading.relations if word.role is Role.PREP}
+    for entity in reading.entities.values():
+        if not entity.events and (entity.adverbs or entity.variable in sources):
+            # "without noise that is in the background", "without water that is in a
+            # container": a bare "in ..." after the noun is read as said of the subject
+            entity.events.append("that is")
+    return _render_reading(reading, lexicon, inner=True)[0]
 
 
 def verbalise(phi: Formula, lexicon: Lexicon | None = None) -> str:
