@@ -174,6 +174,9 @@ def excluded_nodes(graph: Graph) -> set[int]:
 def _corefer_repeated(graph: Graph, heads: Heads) -> None:
     """A repeated noun ('a car ... the car') reuses its antecedent unless marked new ('another duck').
 
+    A repeated bare plural with its own event is a new group ('people laughing and people
+    clapping'); a repeated object is the same ('walks to stairs and climbs stairs').
+
     A denied entity ('a dog barks without other dogs') is never coreferent.
     """
     time_words = graph.words("time_nouns")
@@ -186,10 +189,16 @@ def _corefer_repeated(graph: Graph, heads: Heads) -> None:
     if len({lemma for _, lemma in nouns}) == len(nouns):
         return  # no noun repeats: nothing to do (the common case)
     new_words = graph.words("new_entity_words")
+    plural_is_new = graph.rules.option("bare_plural_repeats_are_new", True)
     earlier: Heads = []
     for tok, lemma in nouns:
         modifiers = graph.view.children(tok.i, ("det", "amod", "nummod", "quantmod"))
-        if not any(m.lower in new_words for m in modifiers):
+        bare_plural = (
+            tok.tag in ("NNS", "NNPS")
+            and not graph.view.has_child(tok.i, ("det", "poss", "nummod"))
+            and (tok.dep in ("nsubj", "nsubjpass") or graph.view.has_child(tok.i, ("acl",)))
+        )
+        if not any(m.lower in new_words for m in modifiers) and not (plural_is_new and bare_plural):
             governor = graph.anchor(graph.view[tok.head]) if tok.dep == "pobj" else tok.head
             for other, other_lemma in reversed(earlier):
                 if other_lemma == lemma and other.i != governor and graph.find(other.i) != graph.find(tok.i):

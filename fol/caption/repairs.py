@@ -27,6 +27,11 @@ from collections.abc import Callable
 
 from fortekit.fol.caption.conditions import holds
 from fortekit.fol.caption.lemmas import WordNetLemmas
+from fortekit.fol.caption.repairs_coord import (
+    compound_to_subject,
+    interjection_to_determiner,
+    split_coordinated_subject,
+)
 from fortekit.fol.caption.rules import ArcRule
 from fortekit.fol.caption.tokens import SUBJECT_DEPS, Tok, TokenView
 
@@ -334,6 +339,9 @@ REPAIRS: dict[str, Repair] = {
     "negator_to_next_noun": negator_to_next_noun,
     "gerund_to_previous_noun": gerund_to_previous_noun,
     "gerund_noun_to_verb": gerund_noun_to_verb,
+    "interjection_to_determiner": interjection_to_determiner,
+    "compound_to_subject": compound_to_subject,
+    "split_coordinated_subject": split_coordinated_subject,
 }
 
 

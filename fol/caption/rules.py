@@ -66,6 +66,9 @@ ARC_ACTIONS: frozenset[str] = frozenset(
 #: Actions a repair may name (implemented in fortekit.fol.caption.repairs).
 REPAIR_ACTIONS: frozenset[str] = frozenset(
     {
+        "interjection_to_determiner",
+        "compound_to_subject",
+        "split_coordinated_subject",
         "propn_to_noun",
         "noun_chain_to_verb",
         "to_verb",
