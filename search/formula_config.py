@@ -35,6 +35,8 @@ class FormulaScoringConfig:
 
     Attributes:
         gamma: weight of the logic score against the whole-query similarity, in [0, 1].
+        conjunction_gamma: the weight for formulas with no negated clause (conjunctions,
+            disjunctions of asserted clauses); None: ``gamma``.
         tnorm: ``"min"`` (Gödel) or ``"product"``; ∨ uses the dual co-norm (max, probabilistic sum).
         negation: ``"complement"`` (¬t = 1 - t) or ``"subtract"`` (a conjunction's negated
             operands lower it by ``negation_weight`` times their co-norm).
@@ -46,6 +48,8 @@ class FormulaScoringConfig:
             exclusion is violated by any trace of the excluded sound, so a steeper, earlier
             sigmoid suits it better than the one that grades what is asked for.
         negated_shift: the shift for clauses under a negation (None: ``shift``).
+        negated_scope: calibrate a negated clause over the query's own best ``negated_scope``
+            items (by whole-query similarity) instead of over the collection; None: the collection.
         calibration_sample: the most items the calibration statistics are taken over.
         max_clauses: the most clauses per formula (None: ``grammars/clauses.toml``).
 
@@ -58,6 +62,7 @@ class FormulaScoringConfig:
     """
 
     gamma: float = 0.7
+    conjunction_gamma: float | None = None
     tnorm: TNorm = "product"
     negation: Negation = "complement"
     negation_weight: float = 1.0
@@ -66,12 +71,16 @@ class FormulaScoringConfig:
     shift: float = 1.0
     negated_slope: float | None = None
     negated_shift: float | None = None
+    negated_scope: int | None = None
     calibration_sample: int = 4096
     max_clauses: int | None = None
 
     def __post_init__(self) -> None:
         checks: list[tuple[bool, str, str, object]] = [
             (_number(self.gamma) and 0.0 <= self.gamma <= 1.0, "gamma", "a number in [0, 1]", self.gamma),
+            (self.conjunction_gamma is None or (_number(self.conjunction_gamma)
+                                                and 0.0 <= self.conjunction_gamma <= 1.0),
+             "conjunction_gamma", "None or a number in [0, 1]", self.conjunction_gamma),
             (self.tnorm in TNORMS, "tnorm", f"one of {', '.join(TNORMS)}", self.tnorm),
             (self.negation in NEGATIONS, "negation", f"one of {', '.join(NEGATIONS)}", self.negation),
             (_number(self.negation_weight) and self.negation_weight >= 0, "negation_weight",
@@ -84,6 +93,10 @@ class FormulaScoringConfig:
              "negated_slope", "None or a number > 0", self.negated_slope),
             (self.negated_shift is None or _number(self.negated_shift), "negated_shift",
              "None or a finite number", self.negated_shift),
+            (self.negated_scope is None or (isinstance(self.negated_scope, int)
+                                            and not isinstance(self.negated_scope, bool)
+                                            and self.negated_scope >= 2),
+             "negated_scope", "None or an int >= 2", self.negated_scope),
             (isinstance(self.calibration_sample, int) and self.calibration_sample >= 2,
              "calibration_sample", "an int >= 2", self.calibration_sample),
             (self.max_clauses is None or (isinstance(self.max_clauses, int) and self.max_clauses >= 1),

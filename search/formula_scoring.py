@@ -203,7 +203,9 @@ class FormulaScorer:
                 problem=f"scores for {scores.shape[1]} items but {items.shape[0]} item vectors",
             ))
         out = scores.detach().to(torch.float32).clone()
-        if not any(plan.scored for plan in plans) or self.config.gamma == 0.0:
+        if not any(plan.scored for plan in plans) or (
+            self.config.gamma == 0.0 and self.config.conjunction_gamma in (None, 0.0)
+        ):
             return out
         vectors = self.encode_clauses(plans)
         item_matrix = items.detach().to(out.device, torch.float32)
@@ -211,15 +213,21 @@ class FormulaScorer:
         clause_matrix = torch.stack([vectors[text] for text in texts]).to(out.device)
         row_of = {text: row for row, text in enumerate(texts)}
         location, spread = self._statistics(clause_matrix, item_matrix)
-        gamma = self.config.gamma
+        config = self.config
         for q, plan in enumerate(plans):
             if plan.tree is None:
                 continue
             rows = [row_of[text] for text in plan.texts]
             selected = item_matrix if candidates is None else item_matrix[candidates[q].to(out.device)]
             sims = clause_matrix[rows] @ selected.T
-            truth = self._calibrate(sims, location[rows], spread[rows], plan.negated)
+            where, scale = location[rows], spread[rows]
+            if self.config.negated_scope is not None and any(plan.negated):
+                where, scale = self._scoped(sims, out[q], where, scale, plan.negated)
+            truth = self._calibrate(sims, where, scale, plan.negated)
             logic = self._evaluate(plan.tree, list(truth), [0])
+            gamma = config.gamma
+            if config.conjunction_gamma is not None and not any(plan.negated):
+                gamma = config.conjunction_gamma
             out[q] = (1.0 - gamma) * out[q] + gamma * logic
         return out
 
@@ -273,6 +281,31 @@ class FormulaScorer:
             low = sims.min(dim=1).values
             return low, (sims.max(dim=1).values - low).clamp_min(1e-6)
         return sims.mean(dim=1), sims.std(dim=1).nan_to_num(0.0).clamp_min(1e-6)
+
+    def _scoped(
+        self, sims: torch.Tensor, query: torch.Tensor, location: torch.Tensor, spread: torch.Tensor,
+        negated: Sequence[bool],
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Negated clauses calibrated over the query's own best items, not over the collection.
+
+        Whether an item has the excluded sound is judged against the items that already
+        sound like the query: a crying baby resembles "a person talking" more than rain
+        does, so the collection's statistics would call every crying baby a talker.
+        """
+        import torch
+
+        size = min(int(self.config.negated_scope or 0), sims.shape[1])
+        if size < 2:
+            return location, spread
+        top = torch.topk(query, size).indices
+        scoped = sims[:, top]
+        flags = torch.tensor(list(negated), dtype=torch.bool, device=sims.device)
+        if self.config.calibration == "minmax":
+            low = scoped.min(dim=1).values
+            high = (scoped.max(dim=1).values - low).clamp_min(1e-6)
+        else:
+            low, high = scoped.mean(dim=1), scoped.std(dim=1).nan_to_num(0.0).clamp_min(1e-6)
+        return torch.where(flags, low, location), torch.where(flags, high, spread)
 
     def _calibrate(
         self, sims: torch.Tensor, location: torch.Tensor, spread: torch.Tensor, negated: Sequence[bool],
