@@ -144,6 +144,7 @@ def main() -> None:
     parser.add_argument("--shifts", default="1,2,3")
     parser.add_argument("--weights", default="1", help="negation_weight values (subtract)")
     parser.add_argument("--scopes", default="none", help="negated_scope values ('none': the collection)")
+    parser.add_argument("--saturations", default="none", help="saturation values ('none': off)")
     parser.add_argument("--conjunction-gammas", default="same",
                         help="conjunction_gamma values ('same': gamma)")
     parser.add_argument("--negated", default="same",
@@ -164,16 +165,20 @@ def main() -> None:
         args.calibrations.split(","), [float(v) for v in args.slopes.split(",")],
         [float(v) for v in args.shifts.split(",")], [float(v) for v in args.weights.split(",")],
         args.negated.split(","), args.scopes.split(","), args.conjunction_gammas.split(","),
+        args.saturations.split(","),
     )
     seen: set[tuple] = set()
-    for gamma, tnorm, negation, calibration, slope, shift, weight, negated, scope, conjunction in grid:
+    for setting in grid:
+        (gamma, tnorm, negation, calibration, slope, shift, weight, negated, scope, conjunction,
+         saturation) = setting
         if calibration != "zscore":
             slope, shift = 2.0, 2.0  # unused by the other calibrations
         if negation != "subtract":
             weight = 1.0
         if calibration != "zscore":
             negated = "same"
-        key = (gamma, tnorm, negation, calibration, slope, shift, weight, negated, scope, conjunction)
+        key = (gamma, tnorm, negation, calibration, slope, shift, weight, negated, scope, conjunction,
+               saturation)
         neg_slope, neg_shift = (None, None) if negated == "same" else map(float, negated.split(":"))
         if key in seen:
             continue
@@ -183,7 +188,8 @@ def main() -> None:
                                       negation_weight=weight, negated_slope=neg_slope,
                                       negated_shift=neg_shift,
                                       negated_scope=None if scope == "none" else int(scope),
-                                      conjunction_gamma=None if conjunction == "same" else float(conjunction))  # type: ignore[arg-type]
+                                      conjunction_gamma=None if conjunction == "same" else float(conjunction),
+                                      saturation=None if saturation == "none" else float(saturation))  # type: ignore[arg-type]
         cells = []
         for beir in sets:
             scorer = FormulaScorer(encoder, config)

@@ -37,6 +37,8 @@ class FormulaScoringConfig:
         gamma: weight of the logic score against the whole-query similarity, in [0, 1].
         conjunction_gamma: the weight for formulas with no negated clause (conjunctions,
             disjunctions of asserted clauses); None: ``gamma``.
+        saturation: a degree of truth at or above which the formula counts as fully
+            satisfied (``logic = min(1, logic / saturation)``); None: no saturation.
         tnorm: ``"min"`` (Gödel) or ``"product"``; ∨ uses the dual co-norm (max, probabilistic sum).
         negation: ``"complement"`` (¬t = 1 - t) or ``"subtract"`` (a conjunction's negated
             operands lower it by ``negation_weight`` times their co-norm).
@@ -62,15 +64,16 @@ class FormulaScoringConfig:
     """
 
     gamma: float = 0.7
-    conjunction_gamma: float | None = None
+    conjunction_gamma: float | None = 0.2
+    saturation: float | None = None
     tnorm: TNorm = "product"
     negation: Negation = "complement"
     negation_weight: float = 1.0
     calibration: Calibration = "zscore"
     slope: float = 1.0
     shift: float = 1.0
-    negated_slope: float | None = None
-    negated_shift: float | None = None
+    negated_slope: float | None = 1.0
+    negated_shift: float | None = 0.0
     negated_scope: int | None = None
     calibration_sample: int = 4096
     max_clauses: int | None = None
@@ -81,6 +84,8 @@ class FormulaScoringConfig:
             (self.conjunction_gamma is None or (_number(self.conjunction_gamma)
                                                 and 0.0 <= self.conjunction_gamma <= 1.0),
              "conjunction_gamma", "None or a number in [0, 1]", self.conjunction_gamma),
+            (self.saturation is None or (_number(self.saturation) and 0.0 < self.saturation <= 1.0),
+             "saturation", "None or a number in (0, 1]", self.saturation),
             (self.tnorm in TNORMS, "tnorm", f"one of {', '.join(TNORMS)}", self.tnorm),
             (self.negation in NEGATIONS, "negation", f"one of {', '.join(NEGATIONS)}", self.negation),
             (_number(self.negation_weight) and self.negation_weight >= 0, "negation_weight",

@@ -228,6 +228,11 @@ class FormulaScorer:
             gamma = config.gamma
             if config.conjunction_gamma is not None and not any(plan.negated):
                 gamma = config.conjunction_gamma
+            if config.saturation is not None:
+                # Every item that satisfies the formula well enough gets the same bonus, so
+                # the whole query's similarity alone orders them: the logic says what must
+                # (not) be heard, the query's wording which of those fits best.
+                logic = (logic / config.saturation).clamp(max=1.0)
             out[q] = (1.0 - gamma) * out[q] + gamma * logic
         return out
 

@@ -144,7 +144,7 @@ def test_connectives_by_hand() -> None:
     encode = lambda texts: torch.tensor([vectors[t] for t in texts])  # noqa: E731
     items = torch.tensor([[0.8, 0.6], [1.0, 0.0]])
     phi = parse_formula("∃x [Dog(x) ∧ Barking(x) ∧ ¬∃y [Person(y) ∧ Talking(y)]]")
-    none = {"gamma": 1.0, "calibration": "none"}
+    none = {"gamma": 1.0, "conjunction_gamma": None, "calibration": "none"}
     complement = FormulaScorer(encode, FormulaScoringConfig(**none)).score([phi], torch.zeros(1, 2), items)
     assert complement[0].tolist() == pytest.approx([0.8 * 0.4, 1.0])
     minimum = FormulaScorer(encode, FormulaScoringConfig(tnorm="min", **none)).score(
@@ -154,11 +154,27 @@ def test_connectives_by_hand() -> None:
     assert subtract.score([phi], torch.zeros(1, 2), items)[0].tolist() == pytest.approx([0.5, 1.0])
     half = FormulaScorer(encode, FormulaScoringConfig(gamma=0.5, calibration="none"))
     assert half.score([phi], torch.tensor([[0.2, 0.4]]), items)[0].tolist() == pytest.approx([0.26, 0.7])
+    # a formula with no negation is weighed by conjunction_gamma
+    both = parse_formula("∃x ∃y [Dog(x) ∧ Barking(x) ∧ Person(y) ∧ Talking(y)]")
+    light = FormulaScorer(encode, FormulaScoringConfig(gamma=1.0, conjunction_gamma=0.2, calibration="none"))
+    assert light.score([both], torch.tensor([[0.5, 0.5]]), items)[0].tolist() == pytest.approx(
+        [0.8 * 0.5 + 0.2 * 0.48, 0.8 * 0.5 + 0.2 * 0.0])
     either = parse_formula("∃x Dog(x) ∨ ∃y Person(y)")
     vectors.update({"a dog": [1.0, 0.0], "a person": [0.0, 1.0]})
     disjunction = FormulaScorer(encode, FormulaScoringConfig(**none)).score(
         [either], torch.zeros(1, 2), items)
     assert disjunction[0].tolist() == pytest.approx([0.8 + 0.6 - 0.48, 1.0])
+
+
+def test_saturation_and_negated_scope() -> None:
+    vectors = {"a dog barking": [1.0, 0.0], "a person talking": [0.0, 1.0]}
+    encode = lambda texts: torch.tensor([vectors[t] for t in texts])  # noqa: E731
+    items = torch.tensor([[0.8, 0.6], [1.0, 0.0]])
+    phi = parse_formula("∃x [Dog(x) ∧ Barking(x) ∧ ¬∃y [Person(y) ∧ Talking(y)]]")
+    saturated = FormulaScorer(encode, FormulaScoringConfig(gamma=1.0, calibration="none", saturation=0.25))
+    assert saturated.score([phi], torch.zeros(1, 2), items)[0].tolist() == pytest.approx([1.0, 1.0])
+    scoped = FormulaScorer(encode, FormulaScoringConfig(negated_scope=2))
+    assert torch.isfinite(scoped.score([phi], torch.tensor([[0.9, 0.8]]), items)).all()
 
 
 def test_rerank_of_candidates_matches_the_full_matrix(minilm) -> None:  # type: ignore[no-untyped-def]
@@ -179,7 +195,8 @@ def test_rerank_of_candidates_matches_the_full_matrix(minilm) -> None:  # type: 
 @pytest.mark.parametrize(
     ("option", "value"),
     [("gamma", 1.5), ("tnorm", "lukasiewicz"), ("negation", "ignore"), ("calibration", "rank"),
-     ("slope", 0), ("negated_slope", -1.0), ("calibration_sample", 1), ("max_clauses", 0), ("gamma", True)],
+     ("slope", 0), ("negated_slope", -1.0), ("calibration_sample", 1), ("max_clauses", 0), ("gamma", True),
+     ("conjunction_gamma", 2.0), ("saturation", 0.0), ("negated_scope", 1)],
 )
 def test_bad_settings_are_coded_errors(option: str, value: object) -> None:
     with pytest.raises(EvaluationError, match=r"\[E480\].*formula scoring"):
