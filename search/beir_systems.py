@@ -17,7 +17,7 @@ never parses a caption or searches Stage 1. ``item_concepts.jsonl`` is not read 
 
 Example:
     >>> list(SYSTEMS)
-    ['baseline', 'S3-paper', 'S3-polarity', 'formula', 'S1+formula', 'full']
+    ['baseline', 'S3-paper', 'S3-polarity', 'S3-default', 'formula', 'default', 'S1+formula', 'full']
     >>> parse_systems("formula,S3-paper")
     ['baseline', 'formula', 'S3-paper']
 """
@@ -382,14 +382,14 @@ for _spec in (
                ("encode_queries", "parse_queries"), ("encode_items", "parse_items")),
     SystemSpec("S3-polarity", _stage3("polarity"), "Stage 3, polarity-aware s_pred, Pred(Π(q))",
                ("encode_queries", "parse_queries"), ("encode_items", "parse_items")),
-    SystemSpec("formula", _formula, "formula scoring of Π(q) over the items",
-               ("encode_queries", "parse_queries")),
-    SystemSpec("S1+formula", _s1_formula, "Stage 1's q* and formula scoring of phi*", ("stage1",)),
     SystemSpec("S3-default", _stage3("polarity", 0.03),
                "Stage 3's default: polarity-aware s_pred, alpha 0.03",
                ("encode_queries", "parse_queries"), ("encode_items", "parse_items")),
+    SystemSpec("formula", _formula, "formula scoring of Π(q) over the items",
+               ("encode_queries", "parse_queries")),
     SystemSpec("default", _default, "formula scoring of Π(q), then Stage 3's default (alpha 0.03)",
                ("encode_queries", "parse_queries"), ("encode_items", "parse_items")),
+    SystemSpec("S1+formula", _s1_formula, "Stage 1's q* and formula scoring of phi*", ("stage1",)),
     SystemSpec("full", _full,
                "Stage 1, formula scoring of phi*, Stage 3's default (alpha 0.03) (+ Stage 2: --projection)",
                ("stage1",), ("encode_items", "parse_items", "project_items")),
