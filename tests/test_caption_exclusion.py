@@ -36,6 +36,12 @@ EXPECTED = [
     ("a crowd cheering with no sound of music", "∃x [Crowd(x) ∧ Cheering(x) ∧ ¬∃y Music(y)]"),
     ("music playing and nothing like speech", "∃x [Music(x) ∧ Playing(x) ∧ ¬∃y Speech(y)]"),
     ("only birds, not traffic", "∃x [Bird(x) ∧ ¬∃y Traffic(y)]"),
+    # ', not N' after a clause with its own event ('contrastive-not' repair)
+    ("only rain falling, not thunder", "∃x [Rain(x) ∧ Falling(x) ∧ ¬∃y Thunder(y)]"),
+    ("only people talking, not music", "∃x [Person(x) ∧ Talking(x) ∧ ¬∃y Music(y)]"),
+    ("only a piano playing, not a violin", "∃x [Piano(x) ∧ Playing(x) ∧ ¬∃y Violin(y)]"),
+    ("only footsteps, not voices", "∃x [Footstep(x) ∧ ¬∃y Voice(y)]"),
+    ("an engine running with no a horn", "∃x [Engine(x) ∧ Running(x) ∧ ¬∃y Horn(y)]"),
     ("people talking, and no wind at all", "∃x [Person(x) ∧ Talking(x) ∧ ¬∃y Wind(y)]"),
     ("insects buzzing, and no an aircraft at all", "∃x [Insect(x) ∧ Buzzing(x) ∧ ¬∃y Aircraft(y)]"),
     ("wind blowing with no an aircraft", "∃x [Wind(x) ∧ Blowing(x) ∧ ¬∃y Aircraft(y)]"),

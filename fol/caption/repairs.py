@@ -29,6 +29,7 @@ from fortekit.fol.caption.conditions import holds
 from fortekit.fol.caption.lemmas import WordNetLemmas
 from fortekit.fol.caption.repairs_coord import (
     compound_to_subject,
+    contrastive_not,
     interjection_to_determiner,
     split_coordinated_subject,
 )
@@ -341,6 +342,7 @@ REPAIRS: dict[str, Repair] = {
     "gerund_noun_to_verb": gerund_noun_to_verb,
     "interjection_to_determiner": interjection_to_determiner,
     "compound_to_subject": compound_to_subject,
+    "contrastive_not": contrastive_not,
     "split_coordinated_subject": split_coordinated_subject,
 }
 
