@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from fortekit.search.beam import Refiner
     from fortekit.search.config import SearchConfig
     from fortekit.search.encoder import CachedTextEncoder, EncoderStats, TextEmbeddingCache
+    from fortekit.search.formula_scoring import FormulaScorer, FormulaScoringConfig, search_index
     from fortekit.search.index import AudioIndex
     from fortekit.search.result import ObjectiveTerms, RefinementResult, SearchNode
 
@@ -38,6 +39,9 @@ _LAZY = {
     "OracleAnchors": "fortekit.search.anchors",
     "ProxyAnchors": "fortekit.search.anchors",
     "AudioIndex": "fortekit.search.index",
+    "FormulaScorer": "fortekit.search.formula_scoring",
+    "FormulaScoringConfig": "fortekit.search.formula_scoring",
+    "search_index": "fortekit.search.formula_scoring",
 }
 
 __all__ = [
@@ -45,6 +49,8 @@ __all__ = [
     "AudioIndex",
     "CachedTextEncoder",
     "EncoderStats",
+    "FormulaScorer",
+    "FormulaScoringConfig",
     "NoAnchors",
     "ObjectiveTerms",
     "OracleAnchors",
@@ -54,6 +60,7 @@ __all__ = [
     "SearchConfig",
     "SearchNode",
     "TextEmbeddingCache",
+    "search_index",
 ]
 
 
