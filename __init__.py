@@ -25,6 +25,7 @@ _LAZY = {
     "parse_formula": "fortekit.fol",
     "format_formula": "fortekit.fol",
     "predicates": "fortekit.fol",
+    "Retriever": "fortekit.search.retriever",
 }
 
 

@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from fortekit.search.formula_scoring import FormulaScorer, FormulaScoringConfig, search_index
     from fortekit.search.index import AudioIndex
     from fortekit.search.result import ObjectiveTerms, RefinementResult, SearchNode
+    from fortekit.search.retriever import Hit, Retriever, SearchResult
 
 _LAZY = {
     "Refiner": "fortekit.search.beam",
@@ -42,6 +43,9 @@ _LAZY = {
     "FormulaScorer": "fortekit.search.formula_scoring",
     "FormulaScoringConfig": "fortekit.search.formula_scoring",
     "search_index": "fortekit.search.formula_scoring",
+    "Retriever": "fortekit.search.retriever",
+    "SearchResult": "fortekit.search.retriever",
+    "Hit": "fortekit.search.retriever",
 }
 
 __all__ = [
@@ -51,14 +55,17 @@ __all__ = [
     "EncoderStats",
     "FormulaScorer",
     "FormulaScoringConfig",
+    "Hit",
     "NoAnchors",
     "ObjectiveTerms",
     "OracleAnchors",
     "ProxyAnchors",
     "RefinementResult",
     "Refiner",
+    "Retriever",
     "SearchConfig",
     "SearchNode",
+    "SearchResult",
     "TextEmbeddingCache",
     "search_index",
 ]

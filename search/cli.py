@@ -115,6 +115,7 @@ def _add_optional_commands(commands: argparse._SubParsersAction[argparse.Argumen
     from fortekit.search.index_cli import add_index_commands
     from fortekit.search.projection_cli import add_projection_commands
     from fortekit.search.relations import add_relations_commands
+    from fortekit.search.search_cli import add_search_command
     from fortekit.vocab.cli import add_vocab_commands
 
     add_vocab_commands(commands)
@@ -124,6 +125,7 @@ def _add_optional_commands(commands: argparse._SubParsersAction[argparse.Argumen
     add_projection_commands(commands)
     add_eval_commands(commands)
     add_relations_commands(commands)
+    add_search_command(commands)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

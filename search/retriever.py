@@ -1,0 +1,361 @@
+"""``Retriever``: an index, a backbone and the stages a user switches on, behind one ``search()``.
+
+The pipeline, in order, each part optional:
+
+1. Stage 1 (a :class:`~fortekit.search.config.SearchConfig`): each query is refined to
+   q* and phi*; without it the query is encoded as it is and parsed to phi0 = Π(q).
+2. Stage 2 (a trained projection file): the items are projected once, h(e_a).
+3. The first pass: the exact top ``candidates`` items by cosine.
+4. Formula scoring (:mod:`fortekit.search.formula_scoring`, on by default): the
+   candidates are re-scored by the query's formula.
+5. Stage 3 (:class:`~fortekit.search.rerank.Reranker`, its default on): the top 50 are
+   re-ranked with the items' caption predicates, where the index holds captions.
+
+The defaults are the pipeline that the development data supported (docs/results.md):
+formula scoring and Stage 3's default, no Stage 1, no Stage 2.
+
+Example:
+    >>> retriever = Retriever("clips.index")  # doctest: +SKIP
+    >>> result = retriever.search("a dog barking without people talking", explain=True)[0]  # doctest: +SKIP
+    >>> [(hit.rank, hit.item_id, round(hit.score, 3)) for hit in result.hits]  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fortekit.errors import Errors, EvaluationError
+from fortekit.fol.predicates import PredicateSymbol
+
+if TYPE_CHECKING:
+    import torch
+
+    from fortekit.fol.ast import Formula
+    from fortekit.plugins.protocols import Backbone
+    from fortekit.search.anchors import AnchorSource
+    from fortekit.search.beam import Refiner
+    from fortekit.search.config import SearchConfig
+    from fortekit.search.encoder import CachedTextEncoder
+    from fortekit.search.formula_scoring import FormulaScorer
+    from fortekit.search.index import AudioIndex
+    from fortekit.search.rerank import Reranker
+
+__all__ = ["Hit", "Retriever", "SearchResult", "explain_predicates"]
+
+_DEFAULT = object()  # "the default component", as distinct from None ("switched off")
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One retrieved item.
+
+    Attributes:
+        rank: 1 for the best.
+        item_id: the item's id in the index.
+        score: the final score (after formula scoring and Stage 3).
+        caption: the item's caption, when the index has one.
+        path: the item's audio path, when the index has one.
+        matched: the query's predicates (with their polarity) that the caption agrees with.
+        missed: the query's asserted predicates the caption does not mention.
+        violated: the query's predicates the caption contradicts (an excluded sound it names).
+        clause_similarities: with ``explain``, each clause's cosine to the item, in clause order.
+    """
+
+    rank: int
+    item_id: str
+    score: float
+    caption: str | None = None
+    path: str | None = None
+    matched: tuple[str, ...] = ()
+    missed: tuple[str, ...] = ()
+    violated: tuple[str, ...] = ()
+    clause_similarities: tuple[float, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of every field."""
+        return {
+            "rank": self.rank, "id": self.item_id, "score": round(self.score, 6), "caption": self.caption,
+            "path": self.path, "matched": list(self.matched), "missed": list(self.missed),
+            "violated": list(self.violated),
+            "clause_similarities": [round(value, 6) for value in self.clause_similarities],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    """What :meth:`Retriever.search` found for one query.
+
+    Attributes:
+        query: the query as given.
+        hits: the ranked items, best first.
+        phi0: Π(q) as text (None when the query could not be parsed).
+        phi_star: Stage 1's phi* as text (phi0 without Stage 1).
+        refined_text: G(phi*) with Stage 1, else None.
+        clauses: the clauses formula scoring judged: (verbalised text, negated), in order;
+            empty when the query scored by its similarity alone.
+        fallback: why formula scoring was not applied ("plain", "no formula", ...), or "".
+    """
+
+    query: str
+    hits: tuple[Hit, ...]
+    phi0: str | None = None
+    phi_star: str | None = None
+    refined_text: str | None = None
+    clauses: tuple[tuple[str, bool], ...] = ()
+    fallback: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict: the query, its formulas and clauses, and every hit."""
+        return {
+            "query": self.query, "phi0": self.phi0, "phi_star": self.phi_star,
+            "refined_text": self.refined_text,
+            "clauses": [{"text": text, "negated": negated} for text, negated in self.clauses],
+            "fallback": self.fallback, "hits": [hit.to_dict() for hit in self.hits],
+        }
+
+
+def explain_predicates(
+    query: frozenset[PredicateSymbol], item: frozenset[PredicateSymbol],
+) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """Which of the query's predicates an item's caption matches, misses and violates.
+
+    Args:
+        query: Pred(φ) of the query, signed.
+        item: Pred of the item's caption, signed.
+
+    Returns:
+        ``(matched, missed, violated)`` as sorted symbol strings: matched = same symbol and
+        polarity; missed = asserted query symbols the caption does not mention; violated =
+        query symbols whose opposite the caption states (``¬Talking/1`` against ``Talking/1``).
+
+    Example:
+        >>> from fortekit.fol import parse_formula, predicates
+        >>> q = predicates(parse_formula("∃x [Dog(x) ∧ Barking(x) ∧ ¬∃y [Person(y) ∧ Talking(y)]]"))
+        >>> explain_predicates(q, predicates(parse_formula("∃x [Dog(x) ∧ Talking(x)]")))
+        (('Dog/1',), ('Barking/1',), ('¬Talking/1',))
+    """
+    matched, missed, violated = [], [], []
+    for symbol in sorted(query):
+        opposite = PredicateSymbol(symbol.name, symbol.arity, symbol.polarity.flipped())
+        if symbol in item:
+            matched.append(str(symbol))
+        elif opposite in item:
+            violated.append(str(symbol))
+        elif not symbol.negated:
+            missed.append(str(symbol))
+    return tuple(matched), tuple(missed), tuple(violated)
+
+
+class Retriever:
+    """Search an index with text queries through the stages a user switches on.
+
+    Args:
+        index: an :class:`~fortekit.search.index.AudioIndex`, or its directory.
+        backbone: the text encoder: an instance, a registered name, or None for the one
+            the index was built with (its recorded options are reused).
+        stage1: a :class:`~fortekit.search.config.SearchConfig` to refine each query first
+            (Stage 1), or None (default) to search with the query as it is.
+        elaborator: Stage 1's elaborator (a name or an instance).
+        anchors: Stage 1's anchor source (None: the pivot alone).
+        projection: a trained Stage 2 head (a ``.safetensors`` file or its directory), or None.
+        formula: a :class:`~fortekit.search.formula_scoring.FormulaScoringConfig`; the
+            default config when left out; None switches formula scoring off.
+        rerank: a :class:`~fortekit.search.rerank.Reranker`; Stage 3's default when left
+            out; None switches Stage 3 off (it is also off when the index has no captions).
+        candidates: first-pass items re-scored per query.
+        device: "auto", "cpu", "cuda", ...
+        cache_dir: a directory for the on-disk text-embedding cache, or None.
+
+    Raises:
+        AudioIndexError: an index that cannot be read (E42x) or another backbone (E429).
+        EvaluationError: a bad option (E480).
+        FortekitError: from the backbone, Stage 1 or the projection file, with their codes.
+
+    Example:
+        >>> retriever = Retriever("clips.index", stage1=SearchConfig.online())  # doctest: +SKIP
+        >>> retriever.search(["rain on a roof", "a dog without people talking"], k=3)  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        index: AudioIndex | str | os.PathLike[str],
+        backbone: Backbone | str | None = None,
+        *,
+        stage1: SearchConfig | None = None,
+        elaborator: Any = "lexical",
+        anchors: AnchorSource | None = None,
+        projection: str | os.PathLike[str] | None = None,
+        formula: Any = _DEFAULT,
+        rerank: Any = _DEFAULT,
+        candidates: int = 1000,
+        device: str = "auto",
+        cache_dir: str | os.PathLike[str] | None = None,
+    ) -> None:
+        from fortekit.plugins import get_backbone
+        from fortekit.search.encoder import CachedTextEncoder, TextEmbeddingCache
+        from fortekit.search.formula_scoring import FormulaScorer, FormulaScoringConfig
+        from fortekit.search.index import AudioIndex
+        from fortekit.search.rerank import Reranker
+
+        if isinstance(candidates, bool) or not isinstance(candidates, int) or candidates < 1:
+            raise EvaluationError(Errors.E480.format(
+                what="retriever", name="candidates", expected="an int >= 1", value=candidates,
+            ))
+        self.index = index if isinstance(index, AudioIndex) else AudioIndex.load(index)
+        if backbone is None or isinstance(backbone, str):
+            options = dict(self.index.meta.backbone_options) if backbone is None else {}
+            backbone = get_backbone(backbone or self.index.backbone_name, device=device, **options)
+        self.index.check_backbone(backbone)
+        self.backbone: Backbone = backbone
+        self.device = device
+        self.candidates = candidates
+        self.refiner: Refiner | None = None
+        if stage1 is not None:
+            from fortekit.search.beam import Refiner
+
+            self.refiner = Refiner(backbone, elaborator, config=stage1, anchors=anchors, device=device,
+                                   cache_dir=cache_dir)
+            self.encoder: CachedTextEncoder = self.refiner.encoder
+        else:
+            cache = TextEmbeddingCache(cache_dir, backbone=backbone.name, dim=int(backbone.dim)) \
+                if cache_dir is not None else None
+            self.encoder = CachedTextEncoder(backbone, cache)
+        config = FormulaScoringConfig() if formula is _DEFAULT else formula
+        self.formula_scorer: FormulaScorer | None = (
+            None if config is None else FormulaScorer(self.encoder, config)
+        )
+        self.reranker: Reranker | None = Reranker() if rerank is _DEFAULT else rerank
+        self.projection = projection
+        self._items: torch.Tensor | None = None
+
+    def __repr__(self) -> str:
+        stages = [
+            "stage1" if self.refiner is not None else None,
+            "projection" if self.projection is not None else None,
+            "formula" if self.formula_scorer is not None else None,
+            "rerank" if self.reranker is not None else None,
+        ]
+        return (f"Retriever({len(self.index)} items, backbone={self.backbone.name!r}, "
+                f"stages=[{', '.join(s for s in stages if s)}])")
+
+    @property
+    def items(self) -> torch.Tensor:
+        """The item vectors the queries are scored against (projected once with Stage 2)."""
+        if self._items is None:
+            import torch
+
+            vectors = self.index.embedding_tensor("cpu")
+            if self.projection is not None:
+                from fortekit.search.projection import project_embeddings
+                from fortekit.search.projection_io import load_projection
+
+                head = load_projection(Path(self.projection))
+                vectors = torch.nn.functional.normalize(
+                    torch.from_numpy(project_embeddings(head, vectors)).float(), dim=1,
+                )
+            self._items = vectors
+        return self._items
+
+    def search(
+        self, queries: str | Sequence[str], k: int = 10, *, explain: bool = False,
+    ) -> list[SearchResult]:
+        """Rank the index for each query: one encoder call per batch (and per Stage 1 depth).
+
+        Args:
+            queries: one query or a list of them.
+            k: hits per query.
+            explain: fill each hit's matched/missed/violated predicates and clause similarities.
+
+        Returns:
+            One :class:`SearchResult` per query, in order.
+
+        Raises:
+            EmptyCaptionError, CaptionTooLongError, CaptionTypeError: a query that is empty,
+                too long or not a str (E300-E302).
+            EvaluationError: ``k`` < 1 (E480).
+        """
+        import torch
+
+        from fortekit.fol.caption.pipeline import check_text
+        from fortekit.fol.predicates import predicates
+        from fortekit.search.index_search import exact_top_k
+        from fortekit.search.item_captions import item_formulas_from_captions
+
+        texts = [queries] if isinstance(queries, str) else list(queries)
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise EvaluationError(Errors.E480.format(what="retriever", name="k", expected="an int >= 1",
+                                                     value=k))
+        for text in texts:
+            check_text(text, function="Retriever.search")
+        if not texts:
+            return []
+        phi0: list[Formula | None]
+        refined: list[str | None] = [None] * len(texts)
+        if self.refiner is not None:
+            results = self.refiner.refine_many(texts, batch_size=max(len(texts), 1))
+            vectors = torch.stack([result.q_star for result in results])
+            formulas: list[Formula | None] = [result.phi_star for result in results]
+            phi0 = [result.phi0 for result in results]
+            refined = [result.refined_text for result in results]
+        else:
+            encoded = self.encoder.encode(texts).detach().float().cpu()
+            vectors = torch.nn.functional.normalize(encoded, dim=1)
+            phi0 = item_formulas_from_captions(texts)
+            formulas = list(phi0)
+        items = self.items
+        pool = min(max(k, self.candidates), len(self.index))
+        scores, rows = exact_top_k(items, vectors, pool)
+        plans = None
+        if self.formula_scorer is not None:
+            plans = self.formula_scorer.plan(formulas)
+            scores, rows = self.formula_scorer.rerank(formulas, scores, rows, items)
+        query_sets = [frozenset() if phi is None else predicates(phi) for phi in formulas]
+        item_sets = self.index.predicate_sets
+        if self.reranker is not None and any(item_sets):
+            scores, rows = self.reranker.rerank((scores, rows), query_sets, item_sets)
+        scores, rows = scores[:, :k], rows[:, :k]
+        out: list[SearchResult] = []
+        for q, text in enumerate(texts):
+            plan = plans[q] if plans is not None else None
+            clauses = (
+                tuple(zip(plan.texts, plan.negated, strict=True)) if plan is not None and plan.scored else ()
+            )
+            clause_vectors = (
+                self.formula_scorer.encode_clauses([plan])
+                if explain and clauses and plan is not None and self.formula_scorer is not None
+                else {}
+            )
+            hits = []
+            for rank, (score, row) in enumerate(zip(scores[q].tolist(), rows[q].tolist(), strict=True), 1):
+                hits.append(self._hit(rank, row, score, query_sets[q], clause_vectors, clauses, explain))
+            out.append(SearchResult(
+                text, tuple(hits), None if phi0[q] is None else str(phi0[q]),
+                None if formulas[q] is None else str(formulas[q]), refined[q], clauses,
+                plan.reason if plan is not None else "off",
+            ))
+        return out
+
+    def _hit(
+        self, rank: int, row: int, score: float, query_set: frozenset[PredicateSymbol],
+        clause_vectors: dict[str, torch.Tensor], clauses: tuple[tuple[str, bool], ...], explain: bool,
+    ) -> Hit:
+        index = self.index
+        matched: tuple[str, ...] = ()
+        missed: tuple[str, ...] = ()
+        violated: tuple[str, ...] = ()
+        sims: tuple[float, ...] = ()
+        item_set = index.predicate_sets[row] if index.predicate_sets else frozenset()
+        if item_set:
+            matched, missed, violated = explain_predicates(query_set, item_set)
+        if explain and clause_vectors:
+            item = self.items[row]
+            sims = tuple(float(clause_vectors[text] @ item) for text, _ in clauses)
+        if not explain:
+            matched = missed = ()
+        return Hit(rank, index.ids[row], float(score), index.captions[row], index.paths[row],
+                   matched, missed, violated, sims)

@@ -1,0 +1,115 @@
+"""``fortekit search``: rank an index for text queries through the Retriever.
+
+Example:
+    $ fortekit search --index clips.index "a dog barking without people talking" -k 5
+    $ fortekit search --index clips.index "rain on a roof" --explain
+    $ fortekit search --index clips.index "rain" "birds at dawn" --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TextIO
+
+__all__ = ["add_search_command", "run_search"]
+
+_CAPTION_WIDTH = 70
+
+
+def add_search_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``fortekit search`` on the ``fortekit`` sub-parsers.
+
+    Args:
+        commands: what ``ArgumentParser.add_subparsers()`` returned.
+
+    Example:
+        >>> parser = argparse.ArgumentParser(prog="fortekit")
+        >>> add_search_command(parser.add_subparsers(dest="command"))
+        >>> args = parser.parse_args(["search", "--index", "idx", "a dog barking", "-k", "3"])
+        >>> args.queries, args.k, args.formula_scoring, args.stage3
+        (['a dog barking'], 3, 'on', 'on')
+    """
+    parser = commands.add_parser(
+        "search",
+        help="rank an index for text queries (formula scoring and Stage 3 by default)",
+        description="Search an index built by `fortekit index build` with the Retriever: the first pass, "
+        "formula scoring of each query's formula and Stage 3's default re-ranking (optionally Stage 1 "
+        "and a Stage 2 head). Prints rank, id, score and caption; a hit whose caption names a sound the "
+        "query excludes is marked with '!'. See docs/retriever.md.",
+    )
+    parser.add_argument("queries", nargs="+", metavar="QUERY", help="the queries")
+    parser.add_argument("--index", required=True, type=Path, help="the index directory")
+    parser.add_argument("-k", type=int, default=10, help="hits per query (default 10)")
+    parser.add_argument("--explain", action="store_true",
+                        help="show phi0/phi*, the clauses, and per hit the predicates matched, missed and "
+                        "violated")
+    parser.add_argument("--json", action="store_true", help="one JSON object per query")
+    stages = parser.add_argument_group("stages")
+    stages.add_argument("--stage1", choices=["off", "online", "offline"], default="off",
+                        help="refine each query first (Stage 1; default off)")
+    stages.add_argument("--projection", type=Path, help="a trained Stage 2 head (.safetensors or directory)")
+    stages.add_argument("--formula-scoring", choices=["on", "off"], default="on",
+                        help="re-score the candidates by the query's formula (default on)")
+    stages.add_argument("--stage3", choices=["on", "off"], default="on",
+                        help="Stage 3's default re-ranking with the items' captions (default on)")
+    stages.add_argument("--device", default="auto", help="auto (CUDA when present), cpu, cuda, cuda:N")
+    parser.set_defaults(handler=run_search)
+
+
+def run_search(args: argparse.Namespace, out: TextIO) -> int:
+    """Handler of ``fortekit search``: 0 on success, 1 with a coded message on stderr for bad input."""
+    from fortekit.errors import FortekitError
+    from fortekit.search.config import SearchConfig
+    from fortekit.search.retriever import Retriever
+
+    stage1 = {"online": SearchConfig.online, "offline": SearchConfig.offline}.get(args.stage1)
+    try:
+        retriever = Retriever(
+            args.index, stage1=stage1() if stage1 is not None else None, projection=args.projection,
+            formula=None if args.formula_scoring == "off" else _default_formula(),
+            rerank=None if args.stage3 == "off" else _default_reranker(), device=args.device,
+        )
+        results = retriever.search(args.queries, k=args.k, explain=args.explain)
+    except FortekitError as exc:
+        print(f"fortekit search: {exc}", file=sys.stderr)
+        return 1
+    for result in results:
+        if args.json:
+            print(json.dumps(result.to_dict(), ensure_ascii=False), file=out)
+            continue
+        print(f"query: {result.query}", file=out)
+        if args.explain:
+            print(f"  phi0: {result.phi0}", file=out)
+            if result.refined_text is not None:
+                print(f"  phi*: {result.phi_star}\n  refined: {result.refined_text}", file=out)
+            if result.clauses:
+                clauses = "; ".join(
+                    f"{'not ' if negated else ''}'{text}'" for text, negated in result.clauses
+                )
+                print(f"  clauses: {clauses}", file=out)
+            else:
+                print(f"  formula scoring: not applied ({result.fallback})", file=out)
+        for hit in result.hits:
+            mark = "!" if hit.violated else " "
+            caption = (hit.caption or "")[:_CAPTION_WIDTH]
+            print(f"  {hit.rank:>3}.{mark}{hit.score:8.4f}  {hit.item_id}  {caption}", file=out)
+            if args.explain:
+                sims = ", ".join(f"{value:.3f}" for value in hit.clause_similarities)
+                print(f"        matched {list(hit.matched)} missed {list(hit.missed)} "
+                      f"violated {list(hit.violated)}" + (f" clauses [{sims}]" if sims else ""), file=out)
+    return 0
+
+
+def _default_formula() -> object:
+    from fortekit.search.formula_scoring import FormulaScoringConfig
+
+    return FormulaScoringConfig()
+
+
+def _default_reranker() -> object:
+    from fortekit.search.rerank import Reranker
+
+    return Reranker()
