@@ -96,7 +96,13 @@ class Const:
 
 @dataclass(frozen=True, slots=True)
 class Func:
-    """A function term used as an argument, such as ``MetalRoof(y)`` in ``On(x, MetalRoof(y))``."""
+    """A function term used as an argument, such as ``MetalRoof(y)`` in ``On(x, MetalRoof(y))``.
+
+    The constructors do not limit nesting; :func:`~fortekit.fol.parse_formula` does
+    (``MAX_DEPTH``, counting each function term as a level). A term built by hand
+    thousands of levels deep exceeds Python's recursion limit in ``str()``, ``==``
+    and ``hash()``.
+    """
 
     name: str
     args: tuple[Term, ...]

@@ -45,8 +45,10 @@ from fortekit.fol.ast import (
 )
 from fortekit.fol.terms import bound_names, free_variables, rebind_constant
 
-#: The deepest connective nesting :func:`parse_formula` accepts. Real formulas stay
-#: below 20; the limit keeps recursive consumers (printers, hashing) safe.
+#: The deepest nesting :func:`parse_formula` accepts, counting connectives,
+#: quantifiers and function terms (``P(f(g(x)))`` is 3 levels deep: the atom and two
+#: function terms). Real formulas stay below 20; the limit keeps recursive consumers
+#: (printers, ``==``, ``hash()``, substitution) safe.
 MAX_DEPTH = 200
 
 _QUANTIFIERS = {
@@ -98,9 +100,10 @@ class _ParseState(threading.local):
     """Book-keeping of the parse running in this thread."""
 
     def __init__(self) -> None:
-        # Connective depth of the nodes built so far, by id(); None when the text is
-        # too short to nest past MAX_DEPTH (depth never exceeds the token count).
-        self.depth_of: dict[int, tuple[int, Formula]] | None = None
+        # Depth of the nodes built so far, by id(): formulas deeper than an atom of
+        # plain terms, and function terms. None when the text is too short to nest
+        # past MAX_DEPTH (depth never exceeds the token count).
+        self.depth_of: dict[int, tuple[int, Formula | Term]] | None = None
         # Set when a quantified formula is the left operand of a connective: the
         # only way a bracket-less quantifier can leave its variable free.
         self.scope_ended_early = False
@@ -151,6 +154,30 @@ def _track(node: Formula, *parts: Any, token: Token | None = None) -> Formula:
     if level > 1:
         of[id(node)] = (level, node)  # holding the node keeps its id from being reused
     return node
+
+
+def _track_terms(node: Formula | Term, terms: tuple[Term, ...], base: int, token: Token | None) -> None:
+    """Record the depth of a node over terms: ``base`` plus the deepest term.
+
+    A variable or constant adds nothing, a function term one level per nesting, so
+    ``P(x)`` is 1 deep and ``P(f(g(x)))`` 3.
+    """
+    of = _state.depth_of
+    if of is None:
+        return
+    level = base + max((of[id(term)][0] if id(term) in of else 0 for term in terms), default=0)
+    if level > MAX_DEPTH:
+        raise _Rejected("depth", token)
+    if level > 1 or isinstance(node, Func):  # unrecorded: 1 for a formula, 0 for a term
+        of[id(node)] = (level, node)
+
+
+def _carry_depth(old: Formula, new: Formula) -> Formula:
+    """Give a rebuilt formula (a constant rebound as a variable) its original's depth."""
+    of = _state.depth_of
+    if of is not None and new is not old and id(old) in of:
+        of[id(new)] = (of[id(old)][0], new)
+    return new
 
 
 def _note_left_operand(left: Formula) -> None:
@@ -225,14 +252,14 @@ class _BuildAst(Transformer[Token, Formula]):
     def quantified(self, items: list[Any]) -> Formula:
         (quantifier, variable, domain, token), body = items[0], items[-1]
         if not is_variable_name(variable.name):
-            body = rebind_constant(body, variable.name)
+            body = _carry_depth(body, rebind_constant(body, variable.name))
         return _track(Quant(quantifier, variable, body, domain), body, token=token)
 
     def quantified_list(self, items: list[Any]) -> Formula:
         (quantifier, variables, token), body = items
         for variable in reversed(variables):
             if not is_variable_name(variable.name):
-                body = rebind_constant(body, variable.name)
+                body = _carry_depth(body, rebind_constant(body, variable.name))
             body = _track(Quant(quantifier, variable, body), body, token=token)
         result: Formula = body
         return result
@@ -242,13 +269,18 @@ class _BuildAst(Transformer[Token, Formula]):
         return formula
 
     def equality(self, items: list[Any]) -> Formula:
-        return Eq(items[0], items[2])
+        node = Eq(items[0], items[2])
+        _track_terms(node, (items[0], items[2]), 1, items[1])
+        return node
 
     def inequality(self, items: list[Any]) -> Formula:
-        return _track(Not(Eq(items[0], items[2])), token=items[1])
+        node = Not(Eq(items[0], items[2]))
+        _track_terms(node, (items[0], items[2]), 2, items[1])
+        return node
 
     def atom(self, items: list[Any]) -> Formula:
         result: Formula = _build(Atom, items[0], _name(items[0]), items[2])
+        _track_terms(result, items[2], 1, items[0])
         return result
 
     def proposition(self, items: list[Any]) -> Formula:
@@ -279,6 +311,12 @@ class _BuildAst(Transformer[Token, Formula]):
 
     def function_term(self, items: list[Any]) -> Term:
         result: Term = _build(Func, items[0], _name(items[0]), items[2])
+        # One level per function term; an atom over it adds one more, so a term at
+        # MAX_DEPTH could never stand in a formula: reject it here, at its name.
+        _track_terms(result, items[2], 1, items[0])
+        of = _state.depth_of
+        if of is not None and id(result) in of and of[id(result)][0] >= MAX_DEPTH:
+            raise _Rejected("depth", items[0])
         return result
 
 

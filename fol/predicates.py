@@ -46,29 +46,37 @@ class PredicateSymbol:
         return f"{'¬' if self.negated else ''}{self.name}/{self.arity}"
 
 
-def _occurrences(phi: Formula, polarity: Polarity) -> Iterator[tuple[Atom, Polarity]]:
+def _occurrences(
+    phi: Formula, polarity: Polarity, doubled: bool = False
+) -> Iterator[tuple[Atom, Polarity]]:
+    # ``doubled``: an enclosing ↔ or ⊕ already visits this sub-formula with both
+    # polarities, so a nested one need not double it again (2^depth visits otherwise).
     if isinstance(phi, Atom):
         yield phi, polarity
     elif isinstance(phi, Eq):
         return
     elif isinstance(phi, Not):
-        yield from _occurrences(phi.body, polarity.flipped())
+        yield from _occurrences(phi.body, polarity.flipped(), doubled)
     elif isinstance(phi, (And, Or)):
         for operand in phi.operands:
-            yield from _occurrences(operand, polarity)
+            yield from _occurrences(operand, polarity, doubled)
     elif isinstance(phi, Implies):
-        yield from _occurrences(phi.antecedent, polarity.flipped())
-        yield from _occurrences(phi.consequent, polarity)
+        yield from _occurrences(phi.antecedent, polarity.flipped(), doubled)
+        yield from _occurrences(phi.consequent, polarity, doubled)
     elif isinstance(phi, (Iff, Xor)):
         for side in (phi.left, phi.right):
-            yield from _occurrences(side, polarity)
-            yield from _occurrences(side, polarity.flipped())
+            yield from _occurrences(side, polarity, True)
+            if not doubled:
+                yield from _occurrences(side, polarity.flipped(), True)
     elif isinstance(phi, Quant):
-        yield from _occurrences(phi.body, polarity)
+        yield from _occurrences(phi.body, polarity, doubled)
 
 
 def atom_occurrences(phi: Formula) -> Iterator[tuple[Atom, Polarity]]:
     """Every atom of ``phi`` with its polarity, left to right (equalities excluded).
+
+    An atom under ↔ or ⊕ comes once with each polarity (a nested ↔ or ⊕ does not
+    double it again), so the cost is linear in the size of ``phi``.
 
     Example:
         >>> from fortekit.fol import parse_formula
