@@ -27,12 +27,12 @@ import torch
 
 from fortekit.fol.caption import parse_captions
 from fortekit.plugins import get_backbone
-from fortekit.search.encoder import CachedTextEncoder
-from fortekit.search.evaluate_data import item_embeddings
+from fortekit.search.eval.data import item_embeddings
+from fortekit.search.eval.metrics import ranks_from_indices
 from fortekit.search.formula_scoring import FormulaScorer, FormulaScoringConfig
 from fortekit.search.item_captions import item_predicates_from_captions, predicate_sets
-from fortekit.search.metrics import ranks_from_indices
 from fortekit.search.rerank import Reranker
+from fortekit.search.stage1.encoder import CachedTextEncoder
 
 
 def _lines(path: Path) -> list[dict]:
@@ -53,8 +53,8 @@ class CaptionSet:
     """A caption-indexed collection (caption 1 the query, the mean of the others the item): R@1."""
 
     def __init__(self, spec: str, backbone, cache: Path) -> None:
-        from fortekit.search.datasets import load_collection
-        from fortekit.search.tasks import retrieval_task
+        from fortekit.search.eval.datasets import load_collection
+        from fortekit.search.eval.tasks import retrieval_task
 
         path, _, limit = spec.partition(":")
         clips = load_collection(path)

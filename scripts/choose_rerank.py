@@ -24,9 +24,9 @@ import torch
 
 from fortekit.fol import PredicateSymbol
 from fortekit.plugins import get_backbone
-from fortekit.search.datasets import load_collection
-from fortekit.search.evaluate_data import embed_collection
-from fortekit.search.metrics import hits_at, ranks_from_indices, ranks_of_targets
+from fortekit.search.eval.data import embed_collection
+from fortekit.search.eval.datasets import load_collection
+from fortekit.search.eval.metrics import hits_at, ranks_from_indices, ranks_of_targets
 from fortekit.search.rerank import Reranker
 
 FILTERS = {

@@ -62,16 +62,16 @@ def main() -> int:
     from plugin_fixtures import save_tiny_clap
 
     from fortekit.plugins import get_backbone, register_backbone
-    from fortekit.search.beam import Refiner
-    from fortekit.search.config import SearchConfig
-    from fortekit.search.datasets import load_collection
+    from fortekit.search.eval.datasets import load_collection
+    from fortekit.search.eval.metrics import ranks_from_indices, ranks_of_targets, retrieval_metrics
+    from fortekit.search.eval.tasks import retrieval_task
     from fortekit.search.index import AudioIndex
-    from fortekit.search.metrics import ranks_from_indices, ranks_of_targets, retrieval_metrics
     from fortekit.search.projection import ProjectionConfig
-    from fortekit.search.projection_io import ProjectionData, load_projection
+    from fortekit.search.projection.files import ProjectionData, load_projection
+    from fortekit.search.projection.training import train_projection
     from fortekit.search.rerank import Reranker, item_predicates_from_captions
-    from fortekit.search.tasks import retrieval_task
-    from fortekit.search.training import train_projection
+    from fortekit.search.stage1.beam import Refiner
+    from fortekit.search.stage1.config import SearchConfig
 
     args.out.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp())
@@ -178,7 +178,7 @@ def main() -> int:
           baseline_r1=base["R@1"], reranked_r1=retrieval_metrics(ranks_gpu)["R@1"])
 
     # The whole benchmark with device="auto".
-    from fortekit.search.evaluate import EvalSettings, run_evaluation
+    from fortekit.search.eval.evaluate import EvalSettings, run_evaluation
 
     register_backbone("tiny-clap", lambda device="auto": get_backbone("hf-clap", model=str(clap_dir),
                                                                        device=device), override=True)

@@ -27,7 +27,7 @@ def _one(
     captions: Path, column: str, queries: int, preset: str, mode: str, batch_size: int,
 ) -> dict[str, Any]:
     from fortekit.search import Refiner, SearchConfig
-    from fortekit.search.relations import read_caption_column
+    from fortekit.search.stage1.relations import read_caption_column
 
     texts = list(dict.fromkeys(read_caption_column(captions, column)))[:queries]
     refiner = Refiner("minilm", "lexical", config=getattr(SearchConfig, preset)(), device="cpu")

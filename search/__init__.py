@@ -17,29 +17,29 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from fortekit.search.anchors import AnchorBank, NoAnchors, OracleAnchors, ProxyAnchors
-    from fortekit.search.beam import Refiner
-    from fortekit.search.config import SearchConfig
-    from fortekit.search.encoder import CachedTextEncoder, EncoderStats, TextEmbeddingCache
     from fortekit.search.formula_scoring import FormulaScorer, FormulaScoringConfig, search_index
-    from fortekit.search.index import AudioIndex
-    from fortekit.search.result import ObjectiveTerms, RefinementResult, SearchNode
+    from fortekit.search.index.audio_index import AudioIndex
     from fortekit.search.retriever import Hit, Retriever, SearchResult
+    from fortekit.search.stage1.anchors import AnchorBank, NoAnchors, OracleAnchors, ProxyAnchors
+    from fortekit.search.stage1.beam import Refiner
+    from fortekit.search.stage1.config import SearchConfig
+    from fortekit.search.stage1.encoder import CachedTextEncoder, EncoderStats, TextEmbeddingCache
+    from fortekit.search.stage1.result import ObjectiveTerms, RefinementResult, SearchNode
 
 _LAZY = {
-    "Refiner": "fortekit.search.beam",
-    "SearchConfig": "fortekit.search.config",
-    "RefinementResult": "fortekit.search.result",
-    "SearchNode": "fortekit.search.result",
-    "ObjectiveTerms": "fortekit.search.result",
-    "CachedTextEncoder": "fortekit.search.encoder",
-    "EncoderStats": "fortekit.search.encoder",
-    "TextEmbeddingCache": "fortekit.search.encoder",
-    "AnchorBank": "fortekit.search.anchors",
-    "NoAnchors": "fortekit.search.anchors",
-    "OracleAnchors": "fortekit.search.anchors",
-    "ProxyAnchors": "fortekit.search.anchors",
-    "AudioIndex": "fortekit.search.index",
+    "Refiner": "fortekit.search.stage1.beam",
+    "SearchConfig": "fortekit.search.stage1.config",
+    "RefinementResult": "fortekit.search.stage1.result",
+    "SearchNode": "fortekit.search.stage1.result",
+    "ObjectiveTerms": "fortekit.search.stage1.result",
+    "CachedTextEncoder": "fortekit.search.stage1.encoder",
+    "EncoderStats": "fortekit.search.stage1.encoder",
+    "TextEmbeddingCache": "fortekit.search.stage1.encoder",
+    "AnchorBank": "fortekit.search.stage1.anchors",
+    "NoAnchors": "fortekit.search.stage1.anchors",
+    "OracleAnchors": "fortekit.search.stage1.anchors",
+    "ProxyAnchors": "fortekit.search.stage1.anchors",
+    "AudioIndex": "fortekit.search.index.audio_index",
     "FormulaScorer": "fortekit.search.formula_scoring",
     "FormulaScoringConfig": "fortekit.search.formula_scoring",
     "search_index": "fortekit.search.formula_scoring",

@@ -66,7 +66,7 @@ if TYPE_CHECKING:
     import torch
 
     from fortekit.fol.ast import Formula
-    from fortekit.search.index import AudioIndex
+    from fortekit.search.index.audio_index import AudioIndex
 
 __all__ = [
     "CALIBRATIONS",
@@ -82,7 +82,7 @@ class FormulaScorer:
     """Score items by a formula's clauses, blended with the whole-query similarity.
 
     Args:
-        encoder: the text encoder: a :class:`~fortekit.search.encoder.CachedTextEncoder`, a
+        encoder: the text encoder: a :class:`~fortekit.search.stage1.encoder.CachedTextEncoder`, a
             :class:`~fortekit.plugins.Backbone`, or any callable from texts to an (n, d) tensor.
         config: the :class:`FormulaScoringConfig`.
         verbaliser: G (default :func:`fortekit.verbalise.verbalise`).
@@ -391,7 +391,7 @@ def search_index(
     keeps its first-pass ranking, as does a plain query.
 
     Args:
-        index: the :class:`~fortekit.search.index.AudioIndex`.
+        index: the :class:`~fortekit.search.index.audio_index.AudioIndex`.
         texts: the queries.
         backbone: the index's backbone (checked against it).
         k: results per query.

@@ -207,7 +207,7 @@ class Reranker:
         order). Items after them keep their order and get ``(1 - α) sim + α s_min``, with
         ``s_min`` the least score the mode can give (0 paper, -1 polarity), so each returned
         row is non-increasing. The row order of ``indices`` is the ranking: compute ranks
-        with :func:`fortekit.search.metrics.ranks_from_indices`.
+        with :func:`fortekit.search.eval.metrics.ranks_from_indices`.
 
         Args:
             scores: a (queries, items) similarity matrix, or a tuple ``(top_scores, top_indices)``

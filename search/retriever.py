@@ -2,7 +2,7 @@
 
 The pipeline, in order, each part optional:
 
-1. Stage 1 (a :class:`~fortekit.search.config.SearchConfig`): each query is refined to
+1. Stage 1 (a :class:`~fortekit.search.stage1.config.SearchConfig`): each query is refined to
    q* and phi*; without it the query is encoded as it is and parsed to phi0 = Π(q).
 2. Stage 2 (a trained projection file): the items are projected once, h(e_a).
 3. The first pass: the exact top ``candidates`` items by cosine.
@@ -36,13 +36,13 @@ if TYPE_CHECKING:
 
     from fortekit.fol.ast import Formula
     from fortekit.plugins.protocols import Backbone
-    from fortekit.search.anchors import AnchorSource
-    from fortekit.search.beam import Refiner
-    from fortekit.search.config import SearchConfig
-    from fortekit.search.encoder import CachedTextEncoder
     from fortekit.search.formula_scoring import FormulaScorer
-    from fortekit.search.index import AudioIndex
+    from fortekit.search.index.audio_index import AudioIndex
     from fortekit.search.rerank import Reranker
+    from fortekit.search.stage1.anchors import AnchorSource
+    from fortekit.search.stage1.beam import Refiner
+    from fortekit.search.stage1.config import SearchConfig
+    from fortekit.search.stage1.encoder import CachedTextEncoder
 
 __all__ = ["Hit", "Retriever", "SearchResult", "explain_predicates"]
 
@@ -155,10 +155,10 @@ class Retriever:
     """Search an index with text queries through the stages a user switches on.
 
     Args:
-        index: an :class:`~fortekit.search.index.AudioIndex`, or its directory.
+        index: an :class:`~fortekit.search.index.audio_index.AudioIndex`, or its directory.
         backbone: the text encoder: an instance, a registered name, or None for the one
             the index was built with (its recorded options are reused).
-        stage1: a :class:`~fortekit.search.config.SearchConfig` to refine each query first
+        stage1: a :class:`~fortekit.search.stage1.config.SearchConfig` to refine each query first
             (Stage 1), or None (default) to search with the query as it is.
         elaborator: Stage 1's elaborator (a name or an instance).
         anchors: Stage 1's anchor source (None: the pivot alone).
@@ -197,10 +197,10 @@ class Retriever:
         cache_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         from fortekit.plugins import get_backbone
-        from fortekit.search.encoder import CachedTextEncoder, TextEmbeddingCache
         from fortekit.search.formula_scoring import FormulaScorer, FormulaScoringConfig
-        from fortekit.search.index import AudioIndex
+        from fortekit.search.index.audio_index import AudioIndex
         from fortekit.search.rerank import Reranker
+        from fortekit.search.stage1.encoder import CachedTextEncoder, TextEmbeddingCache
 
         if isinstance(candidates, bool) or not isinstance(candidates, int) or candidates < 1:
             raise EvaluationError(Errors.E480.format(
@@ -216,7 +216,7 @@ class Retriever:
         self.candidates = candidates
         self.refiner: Refiner | None = None
         if stage1 is not None:
-            from fortekit.search.beam import Refiner
+            from fortekit.search.stage1.beam import Refiner
 
             self.refiner = Refiner(backbone, elaborator, config=stage1, anchors=anchors, device=device,
                                    cache_dir=cache_dir)
@@ -251,8 +251,8 @@ class Retriever:
 
             vectors = self.index.embedding_tensor("cpu")
             if self.projection is not None:
-                from fortekit.search.projection import project_embeddings
-                from fortekit.search.projection_io import load_projection
+                from fortekit.search.projection.files import load_projection
+                from fortekit.search.projection.head import project_embeddings
 
                 head = load_projection(Path(self.projection))
                 vectors = torch.nn.functional.normalize(
@@ -283,7 +283,7 @@ class Retriever:
 
         from fortekit.fol.caption.pipeline import check_text
         from fortekit.fol.predicates import predicates
-        from fortekit.search.index_search import exact_top_k
+        from fortekit.search.index.search import exact_top_k
         from fortekit.search.item_captions import item_formulas_from_captions
 
         texts = [queries] if isinstance(queries, str) else list(queries)

@@ -25,3 +25,16 @@ def require(path: Path, what: str) -> Path:
 def parser() -> CaptionParser:
     """The default parser (spaCy, WordNet and V_audio are loaded once per session)."""
     return default_parser()
+
+
+# Pathological captions (issue 15, item 11): spaCy's tokenizer is quadratic in the
+# length of a word without whitespace made of prefixes or suffixes. name -> builder of
+# a text of exactly n characters (code points).
+HOSTILE_SIZES = (2_500, 10_000, 40_000)
+HOSTILE = {
+    "parens": lambda n: "(" * n,
+    "bangs": lambda n: "!" * n,
+    "a-paren": lambda n: ("a (" * (n // 3 + 1))[:n],
+    "emoji": lambda n: "🐶" * n,
+    "one-word": lambda n: "a" * n,
+}

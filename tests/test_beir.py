@@ -9,15 +9,15 @@ import torch
 from beir_fixtures import CONCEPTS, CORPUS, QRELS, make_beir
 
 from fortekit.errors import EvaluationError
-from fortekit.search.beir import load_beir, read_jsonl
-from fortekit.search.beir_metrics import (
+from fortekit.search.eval.beir import load_beir, read_jsonl
+from fortekit.search.eval.beir_metrics import (
     breakdown_fields,
     group_summary,
     per_query_measures,
     violation_at,
 )
-from fortekit.search.beir_systems import SYSTEMS, BeirData, parse_systems
-from fortekit.search.config import SearchConfig
+from fortekit.search.eval.beir_systems import SYSTEMS, BeirData, parse_systems
+from fortekit.search.stage1.config import SearchConfig
 
 # -- the loader ---------------------------------------------------------------------------------
 

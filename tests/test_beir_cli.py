@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from beir_fixtures import CONCEPTS, NEGATION, make_beir
 
-from fortekit.search.beir_systems import SYSTEMS
 from fortekit.search.cli import main
-from fortekit.search.metrics import read_per_query
+from fortekit.search.eval.beir_systems import SYSTEMS
+from fortekit.search.eval.metrics import read_per_query
 
 # -- the command, end to end with MiniLM ---------------------------------------------------------
 
@@ -140,7 +140,8 @@ def test_audiocaps_val_baseline_and_polarity_reranking(tmp_path: Path) -> None:
     assert metrics["breakdown"]["kind"]["and"]["baseline"]["queries"] == 47
 
 
-@pytest.mark.parametrize("name", ["beir", "beir_metrics", "beir_systems", "beir_eval", "eval_cli"])
+@pytest.mark.parametrize("name", ["eval.beir", "eval.beir_metrics", "eval.beir_systems", "eval.beir_eval",
+                                  "cli.eval"])
 def test_docstring_examples(name: str) -> None:
     import doctest
     import importlib

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from conftest import SHARED_DATA, require
 
-import fortekit.search.datasets as datasets_module
-import fortekit.search.tasks as tasks_module
+import fortekit.search.eval.datasets as datasets_module
+import fortekit.search.eval.tasks as tasks_module
 from fortekit.errors import DataFileError, EvaluationError
-from fortekit.search.datasets import (
+from fortekit.search.eval.datasets import (
     Clip,
     load_audiocaps_csv,
     load_clotho_csv,
@@ -22,7 +22,7 @@ from fortekit.search.datasets import (
     read_clotho_csv,
     read_collection,
 )
-from fortekit.search.tasks import audio_to_text_task, retrieval_task, split_by_clip
+from fortekit.search.eval.tasks import audio_to_text_task, retrieval_task, split_by_clip
 
 CLOTHO_DEV = SHARED_DATA / "clotho" / "clotho_captions_development.csv"
 AUDIOCAPS = SHARED_DATA / "audiocaps"
@@ -130,7 +130,7 @@ def test_undecodable_bytes_are_replaced_and_counted(tmp_path: Path) -> None:
 
 def test_unclean_load_is_logged(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     path = write(tmp_path, "file_name,caption_1\na.wav,\nb.wav,x\n")
-    with caplog.at_level(logging.INFO, logger="fortekit.search.datasets"):
+    with caplog.at_level(logging.INFO, logger="fortekit.search.eval.datasets"):
         load_collection(path)
     assert caplog.records[-1].levelno == logging.WARNING
     assert "1 empty captions skipped, 1 clips dropped" in caplog.records[-1].getMessage()

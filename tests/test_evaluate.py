@@ -14,12 +14,12 @@ from conftest import SHARED_DATA, require
 from fortekit.errors import EvaluationError
 from fortekit.fol import PredicateSymbol
 from fortekit.search.cli import main
-from fortekit.search.evaluate import parse_sweep
-from fortekit.search.evaluate_data import file_sha256, split_collections
-from fortekit.search.evaluate_report import METRIC_NAMES, markdown_table, system_row
-from fortekit.search.evaluate_stage1 import oracle_negatives, parse_anchors
-from fortekit.search.evaluate_systems import ablation_systems, rank_collection
-from fortekit.search.metrics import hits_at, paired_t_test, ranks_from_indices, read_per_query
+from fortekit.search.eval.data import file_sha256, split_collections
+from fortekit.search.eval.evaluate import parse_sweep
+from fortekit.search.eval.metrics import hits_at, paired_t_test, ranks_from_indices, read_per_query
+from fortekit.search.eval.report import METRIC_NAMES, markdown_table, system_row
+from fortekit.search.eval.stage1 import oracle_negatives, parse_anchors
+from fortekit.search.eval.systems import ablation_systems, rank_collection
 from fortekit.search.rerank import Reranker
 
 COMBINATIONS = ["baseline", "S1", "S2", "S3", "S1+S2", "S1+S3", "S2+S3", "S1+S2+S3"]
@@ -215,7 +215,7 @@ def test_oracle_negatives_skip_the_target() -> None:
 
 
 def test_split_collections_never_shares_a_clip() -> None:
-    from fortekit.search.datasets import Clip
+    from fortekit.search.eval.datasets import Clip
 
     clips = [Clip(str(i), ("query", "item")) for i in range(10)]
     split = split_collections(clips, None, n_train=6, limit_test=3, limit_train=4)

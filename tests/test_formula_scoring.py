@@ -111,7 +111,7 @@ def test_plain_queries_score_exactly_as_the_query(minilm) -> None:  # type: igno
 
 
 def test_all_clauses_of_a_batch_in_one_encoder_call(minilm) -> None:  # type: ignore[no-untyped-def]
-    from fortekit.search.encoder import CachedTextEncoder
+    from fortekit.search.stage1.encoder import CachedTextEncoder
 
     encoder = CachedTextEncoder(minilm)
     queries = ["a dog barking without people talking", "a baby crying without people talking",
@@ -237,7 +237,7 @@ def _beir_lines(path: Path) -> list[dict]:
 
 def test_exclusions_on_audiocaps_val(minilm) -> None:  # type: ignore[no-untyped-def]
     """On the development set, formula scoring pushes excluded sounds out of the top 10."""
-    from fortekit.search.evaluate_data import item_embeddings
+    from fortekit.search.eval.data import item_embeddings
 
     folder = require(NEGATION / "audiocaps_val")
     corpus = _beir_lines(folder / "corpus.jsonl")

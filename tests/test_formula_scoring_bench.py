@@ -23,7 +23,7 @@ from conftest import SHARED_DATA, require
 
 from fortekit.fol.caption import parse_captions
 from fortekit.search.formula_scoring import FormulaScorer
-from fortekit.search.index_search import exact_top_k
+from fortekit.search.index.search import exact_top_k
 
 pytest.importorskip("pytest_benchmark")
 
@@ -90,7 +90,7 @@ def test_bench_first_pass_with_formula_scoring_warm_clauses(  # type: ignore[no-
 
     The queries themselves are still encoded cold, as in the first pass alone.
     """
-    from fortekit.search.encoder import CachedTextEncoder
+    from fortekit.search.stage1.encoder import CachedTextEncoder
 
     encoder = CachedTextEncoder(backbone)
     scorer = FormulaScorer(encoder)

@@ -29,9 +29,9 @@ from fortekit.fol.predicates import Polarity, PredicateSymbol, predicates
 from fortekit.plugins import AudioItem, get_backbone
 from fortekit.search.cli import main
 from fortekit.search.index import AudioIndex
-from fortekit.search.index_format import parse_predicate_symbol
-from fortekit.search.index_search import exact_top_k
-from fortekit.search.index_sources import parse_backbone_options, read_caption_file
+from fortekit.search.index.format import parse_predicate_symbol
+from fortekit.search.index.search import exact_top_k
+from fortekit.search.index.sources import parse_backbone_options, read_caption_file
 
 N_CLIPS = 200
 CLOTHO = SHARED_DATA / "clotho" / "clotho_captions_development.csv"
@@ -536,7 +536,7 @@ def test_cli_indexes_audio_files_with_a_clap_backbone(
 
 
 def test_build_from_a_list_of_audio_files(audio_folder: Path, tiny_clap, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from fortekit.search.index_sources import find_audio_items
+    from fortekit.search.index.sources import find_audio_items
 
     listing = audio_folder / "list.txt"
     listing.write_text("# two clips\nrain.wav\ndogs/bark.wav\n", encoding="utf-8")
@@ -548,8 +548,8 @@ def test_build_from_a_list_of_audio_files(audio_folder: Path, tiny_clap, tmp_pat
 
 
 # -- docstring examples -------------------------------------------------------------------------
-@pytest.mark.parametrize("name", ["index", "index_build", "index_format", "index_search", "index_faiss",
-                                  "index_parse", "index_sources", "index_cli"])
+@pytest.mark.parametrize("name", ["index", "index.audio_index", "index.build", "index.format", "index.search",
+                                  "index.faiss_search", "index.parse", "index.sources", "cli.index"])
 def test_docstring_examples(name: str) -> None:
     module = importlib.import_module(f"fortekit.search.{name}")
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)

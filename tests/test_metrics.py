@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import ttest_rel
 
-import fortekit.search.metrics as metrics_module
+import fortekit.search.eval.metrics as metrics_module
 from fortekit.errors import DataFileError, EvaluationError
-from fortekit.search.metrics import (
+from fortekit.search.eval.metrics import (
     average_precision,
     hits_at,
     paired_t_test,

@@ -12,9 +12,8 @@ import pytest
 from conftest import SHARED_DATA, require
 
 from fortekit.errors import QueryFileError
-from fortekit.search.query_io import QueryLine, count_lines, detect_format, read_queries
-from fortekit.search.query_lookup import LookupTable
-from fortekit.search.query_output import (
+from fortekit.search.refine.lookup import LookupTable
+from fortekit.search.refine.output import (
     ResultWriter,
     ResumeState,
     check_settings,
@@ -25,6 +24,7 @@ from fortekit.search.query_output import (
     tsv_unescape,
     write_settings,
 )
+from fortekit.search.refine.query_io import QueryLine, count_lines, detect_format, read_queries
 
 CLOTHO = SHARED_DATA / "clotho" / "clotho_captions_development.csv"
 AUDIOCAPS_VAL = SHARED_DATA / "audiocaps" / "val.csv"
@@ -38,8 +38,8 @@ def codes(lines: list[QueryLine]) -> dict[int, str]:
 @pytest.mark.parametrize(
     "name",
     [
-        "fortekit.search.query_io", "fortekit.search.query_output", "fortekit.search.query_lookup",
-        "fortekit.search.refine_run", "fortekit.search.refine_cli",
+        "fortekit.search.refine.query_io", "fortekit.search.refine.output", "fortekit.search.refine.lookup",
+        "fortekit.search.refine.run", "fortekit.search.cli.refine",
     ],
 )
 def test_docstring_examples(name: str) -> None:

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 from conftest import SHARED_DATA, require
 
-from fortekit.search import refine_cli
 from fortekit.search.cli import fol_refine_main
+from fortekit.search.cli import refine as refine_cli
 
 AUDIOCAPS_VAL = SHARED_DATA / "audiocaps" / "val.csv"
 CLOTHO = SHARED_DATA / "clotho" / "clotho_captions_development.csv"
@@ -111,8 +111,8 @@ def test_resume_after_a_crash_redoes_nothing_and_loses_nothing(
 def test_interrupted_run_keeps_finished_batches(
     workdir: Path, captions: list[str], monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from fortekit.search.beam import Refiner
-    from fortekit.search.result import RefinementResult
+    from fortekit.search.stage1.beam import Refiner
+    from fortekit.search.stage1.result import RefinementResult
 
     queries = workdir / "interrupt.txt"
     queries.write_text("\n".join(captions[8:13]) + "\n", encoding="utf-8")

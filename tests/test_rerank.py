@@ -17,8 +17,14 @@ from fortekit.errors import CaptionNotFoundError, EvaluationError
 from fortekit.fol import Polarity, PredicateSymbol, parse_formula, predicates
 from fortekit.plugins import AudioItem
 from fortekit.plugins.captioners.stored import StoredCaptioner
-from fortekit.search.datasets import load_clotho_csv
-from fortekit.search.metrics import paired_t_test, ranks_from_indices, ranks_of_targets, retrieval_metrics
+from fortekit.search.eval.datasets import load_clotho_csv
+from fortekit.search.eval.metrics import (
+    paired_t_test,
+    ranks_from_indices,
+    ranks_of_targets,
+    retrieval_metrics,
+)
+from fortekit.search.eval.tasks import retrieval_task
 from fortekit.search.rerank import (
     Reranker,
     captions_from_captioner,
@@ -26,7 +32,6 @@ from fortekit.search.rerank import (
     polarity_overlap,
     predicate_overlap,
 )
-from fortekit.search.tasks import retrieval_task
 
 CLOTHO_DEV = SHARED_DATA / "clotho" / "clotho_captions_development.csv"
 

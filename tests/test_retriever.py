@@ -63,9 +63,9 @@ def test_a_batch_is_one_encoder_call_for_queries_and_one_for_clauses(cafe: Path,
 
 
 def test_stages_can_be_switched_off_and_on(cafe: Path, minilm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from fortekit.search.config import SearchConfig
     from fortekit.search.projection import ProjectionHead
-    from fortekit.search.projection_io import save_projection
+    from fortekit.search.projection.files import save_projection
+    from fortekit.search.stage1.config import SearchConfig
 
     off = Retriever(cafe, minilm, formula=None, rerank=None)
     assert "stages=[]" in repr(off)
@@ -120,7 +120,7 @@ def test_fortekit_search_bad_input_exits_1_with_a_code(cafe: Path, tmp_path: Pat
 
 def test_eval_and_search_give_the_same_ranking(minilm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """`fortekit eval --beir` (system `default`) and the Retriever rank a collection alike."""
-    from fortekit.search.evaluate_data import item_embeddings
+    from fortekit.search.eval.data import item_embeddings
 
     folder = make_beir(tmp_path / "beir")
     assert main(["eval", "--beir", str(folder), "--systems", "default", "--out", str(tmp_path / "out"),

@@ -14,10 +14,10 @@ from fortekit.errors import CaptionTypeError, EmptyCaptionError, SearchError
 from fortekit.fol import PredicateSymbol, predicates
 from fortekit.fol.caption import parse_caption
 from fortekit.search import AnchorBank, NoAnchors, OracleAnchors, Refiner, SearchConfig
-from fortekit.search.anchors import AnchorRequest, parse_symbol
-from fortekit.search.encoder import CachedTextEncoder, TextEmbeddingCache
-from fortekit.search.pools import candidate_pools
-from fortekit.search.relations import load_relations, mine_relations, read_caption_column
+from fortekit.search.stage1.anchors import AnchorRequest, parse_symbol
+from fortekit.search.stage1.encoder import CachedTextEncoder, TextEmbeddingCache
+from fortekit.search.stage1.pools import candidate_pools
+from fortekit.search.stage1.relations import load_relations, mine_relations, read_caption_column
 
 AUDIOCAPS_VAL = SHARED_DATA / "audiocaps" / "val.csv"
 AUDIOCAPS_TRAIN = SHARED_DATA / "audiocaps" / "train.csv"
@@ -260,7 +260,7 @@ def test_explain_shows_the_tree(refiner: Refiner) -> None:
 def test_beam_state_docstring_examples() -> None:
     import doctest
 
-    import fortekit.search.beam_state as beam_state
+    import fortekit.search.stage1.beam_state as beam_state
 
     result = doctest.testmod(beam_state)
     assert result.attempted > 0 and result.failed == 0

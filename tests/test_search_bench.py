@@ -11,8 +11,8 @@ import pytest
 from conftest import SHARED_DATA, require
 
 from fortekit.search import Refiner, SearchConfig
-from fortekit.search.encoder import TextEmbeddingCache
-from fortekit.search.relations import read_caption_column
+from fortekit.search.stage1.encoder import TextEmbeddingCache
+from fortekit.search.stage1.relations import read_caption_column
 
 pytest.importorskip("pytest_benchmark")
 

@@ -3,8 +3,8 @@
 Heavy modules load inside the handler, so ``fortekit --help`` stays instant.
 
 Two kinds of collection: ``--test`` a caption CSV (one relevant clip per query, the
-S1/S2/S3 ablation, :mod:`fortekit.search.evaluate`), or ``--beir`` a multi-relevance folder
-in the BEIR layout (trec_eval metrics, :mod:`fortekit.search.beir_eval`).
+S1/S2/S3 ablation, :mod:`fortekit.search.eval.evaluate`), or ``--beir`` a multi-relevance folder
+in the BEIR layout (trec_eval metrics, :mod:`fortekit.search.eval.beir_eval`).
 
 Example:
     $ fortekit eval --test clotho_captions_development.csv --n-train 2000 --item-text mean \\
@@ -112,9 +112,9 @@ def run_eval(args: argparse.Namespace, out: TextIO) -> int:
         _check_mode(args)
         if args.beir is not None:
             return _run_beir(args, log)
-        from fortekit.search.config import SearchConfig
-        from fortekit.search.evaluate import EvalSettings, parse_sweep, run_evaluation
-        from fortekit.search.evaluate_stage1 import parse_anchors
+        from fortekit.search.eval.evaluate import EvalSettings, parse_sweep, run_evaluation
+        from fortekit.search.eval.stage1 import parse_anchors
+        from fortekit.search.stage1.config import SearchConfig
 
         for name in ("n_train", "limit_test", "limit_train", "threads", "epochs", "batch_size", "top_n"):
             value = getattr(args, name)
@@ -182,9 +182,9 @@ def _check_mode(args: argparse.Namespace) -> None:
 def _run_beir(args: argparse.Namespace, log: Callable[[str], None]) -> int:
     """``fortekit eval --beir``: build the settings, run, print the overall table's headline."""
     from fortekit.errors import Errors, EvaluationError
-    from fortekit.search.beir_eval import BeirSettings, run_beir_evaluation
-    from fortekit.search.config import SearchConfig
+    from fortekit.search.eval.beir_eval import BeirSettings, run_beir_evaluation
     from fortekit.search.formula_scoring import FormulaScoringConfig
+    from fortekit.search.stage1.config import SearchConfig
 
     for name in ("limit_queries", "threads", "top_n"):
         value = getattr(args, name)

@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
     from fortekit.plugins.protocols import Backbone
-    from fortekit.search.index import AudioIndex
-    from fortekit.search.index_sources import CaptionTable
+    from fortekit.search.index.audio_index import AudioIndex
+    from fortekit.search.index.sources import CaptionTable
 
 __all__ = ["add_index_commands", "run_build", "run_info", "run_query"]
 
@@ -58,7 +58,7 @@ def _guarded(handler: Handler) -> Handler:
 
 def _backbone_options(args: argparse.Namespace, recorded: dict[str, Any] | None = None) -> dict[str, Any]:
     """Recorded options, overridden by --backbone-option, plus --device when given."""
-    from fortekit.search.index_sources import parse_backbone_options
+    from fortekit.search.index.sources import parse_backbone_options
 
     options = {**(recorded or {}), **parse_backbone_options(args.backbone_option or [])}
     if args.device is not None:
@@ -81,7 +81,7 @@ def _recordable(options: dict[str, Any]) -> dict[str, Any]:
 def run_build(args: argparse.Namespace, out: TextIO) -> int:
     """Handler of ``index build``: read the collection, embed it, parse captions, save."""
     from fortekit.plugins import get_backbone
-    from fortekit.search.index import AudioIndex
+    from fortekit.search.index.audio_index import AudioIndex
 
     options = _backbone_options(args)
     out_dir = Path(args.out)
@@ -91,8 +91,8 @@ def run_build(args: argparse.Namespace, out: TextIO) -> int:
         raise AudioIndexError(Errors.E434.format(directory=out_dir))
     progress = not args.quiet
     if args.captions is not None:
-        from fortekit.search.index_format import check_unique_ids
-        from fortekit.search.index_sources import read_caption_file
+        from fortekit.search.index.format import check_unique_ids
+        from fortekit.search.index.sources import read_caption_file
 
         # Read and check the file before the (slow) model load, so that its errors come at once.
         table = read_caption_file(args.captions, id_column=args.id_column, caption_column=args.caption_column)
@@ -101,7 +101,7 @@ def run_build(args: argparse.Namespace, out: TextIO) -> int:
         backbone = get_backbone(args.backbone, **options)
         index = _build_from_captions(args, table, backbone, _recordable(options), progress)
     else:
-        from fortekit.search.index_sources import find_audio_items
+        from fortekit.search.index.sources import find_audio_items
 
         items = find_audio_items(args.audio)
         backbone = get_backbone(args.backbone, **options)
@@ -124,9 +124,9 @@ def _build_from_captions(
 ) -> AudioIndex:
     import numpy as np
 
-    from fortekit.search.index import AudioIndex
-    from fortekit.search.index_build import caption_items, embed_items
-    from fortekit.search.index_sources import group_duplicates
+    from fortekit.search.index.audio_index import AudioIndex
+    from fortekit.search.index.build import caption_items, embed_items
+    from fortekit.search.index.sources import group_duplicates
 
     common = {"parse_captions": not args.no_parse, "batch_size": args.batch_size, "progress": progress,
               "backbone_options": recorded}
@@ -152,7 +152,7 @@ def _predicate_line(index: AudioIndex) -> str:
 
 def run_info(args: argparse.Namespace, out: TextIO) -> int:
     """Handler of ``index info``: what an index holds."""
-    from fortekit.search.index import AudioIndex
+    from fortekit.search.index.audio_index import AudioIndex
 
     index = AudioIndex.load(args.directory)
     with_captions = sum(1 for caption in index.captions if caption is not None)
@@ -187,7 +187,7 @@ def run_info(args: argparse.Namespace, out: TextIO) -> int:
 def run_query(args: argparse.Namespace, out: TextIO) -> int:
     """Handler of ``index query``: encode the texts with the index's backbone and rank the items."""
     from fortekit.plugins import get_backbone
-    from fortekit.search.index import AudioIndex
+    from fortekit.search.index.audio_index import AudioIndex
 
     index = AudioIndex.load(args.directory)
     options = _backbone_options(args, dict(index.meta.backbone_options))

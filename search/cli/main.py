@@ -111,11 +111,11 @@ def _add_optional_commands(commands: argparse._SubParsersAction[argparse.Argumen
     """Sub-commands that other folders own; each module is light to import."""
     from fortekit.fol.caption import add_parse_report_command
     from fortekit.plugins.cli import add_plugin_commands
-    from fortekit.search.eval_cli import add_eval_commands
-    from fortekit.search.index_cli import add_index_commands
-    from fortekit.search.projection_cli import add_projection_commands
-    from fortekit.search.relations import add_relations_commands
-    from fortekit.search.search_cli import add_search_command
+    from fortekit.search.cli.eval import add_eval_commands
+    from fortekit.search.cli.index import add_index_commands
+    from fortekit.search.cli.projection import add_projection_commands
+    from fortekit.search.cli.search import add_search_command
+    from fortekit.search.stage1.relations import add_relations_commands
     from fortekit.vocab.cli import add_vocab_commands
 
     add_vocab_commands(commands)
@@ -146,15 +146,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def build_refine_parser() -> argparse.ArgumentParser:
-    """The ``fol-refine`` argument parser (see :mod:`fortekit.search.refine_cli`)."""
-    from fortekit.search.refine_cli import build_refine_parser as build
+    """The ``fol-refine`` argument parser (see :mod:`fortekit.search.cli.refine`)."""
+    from fortekit.search.cli.refine import build_refine_parser as build
 
     return build()
 
 
 def fol_refine_main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``fol-refine`` (see :mod:`fortekit.search.refine_cli`)."""
-    from fortekit.search.refine_cli import main as refine_main
+    """Entry point of ``fol-refine`` (see :mod:`fortekit.search.cli.refine`)."""
+    from fortekit.search.cli.refine import main as refine_main
 
     return refine_main(argv)
 

@@ -1,7 +1,7 @@
 """``fortekit train-projection``: train the Stage 2 head h_psi from a safetensors data file.
 
 The data file holds float tensors ``query`` (n, d) (refined queries q*), ``audio`` (n, d) and
-optionally ``negative`` (n, d); write it with :func:`fortekit.search.projection.save_projection_data`.
+optionally ``negative`` (n, d); write it with :func:`fortekit.search.projection.head.save_projection_data`.
 Per-epoch lines go to stdout, the progress bar to stderr; an interrupted run resumes from its last
 finished epoch when run again with the same arguments.
 
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
-    from fortekit.search.training import EpochStats
+    from fortekit.search.projection.training import EpochStats
 
 __all__ = ["add_projection_commands", "run_train_projection"]
 
@@ -61,8 +61,8 @@ def add_projection_commands(commands: argparse._SubParsersAction[argparse.Argume
 def run_train_projection(args: argparse.Namespace, out: TextIO) -> int:
     """Handler of ``train-projection``: exit code 0, 1 on bad input, 130 when interrupted."""
     from fortekit.errors import Errors, FortekitError
-    from fortekit.search.projection import ProjectionConfig, load_projection_data
-    from fortekit.search.training import CHECKPOINT_NAME, train_projection
+    from fortekit.search.projection.head import ProjectionConfig, load_projection_data
+    from fortekit.search.projection.training import CHECKPOINT_NAME, train_projection
 
     def report_epoch(stats: EpochStats) -> None:
         r1 = "-" if stats.val_r1 is None else f"{stats.val_r1:.4f}"

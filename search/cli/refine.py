@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from fortekit import __version__
 from fortekit.errors import Errors, FortekitError, QueryFileError
-from fortekit.search.query_io import (
+from fortekit.search.refine.query_io import (
     DEFAULT_MAX_CHARS,
     QUERY_FORMATS,
     count_lines,
@@ -38,14 +38,14 @@ from fortekit.search.query_io import (
 )
 
 if TYPE_CHECKING:
-    from fortekit.search.anchors import AnchorSource
-    from fortekit.search.beam import Refiner
-    from fortekit.search.config import SearchConfig
-    from fortekit.search.encoder import EncoderStats
     from fortekit.search.formula_scoring import FormulaScoringConfig
-    from fortekit.search.index import AudioIndex
-    from fortekit.search.query_output import OutputFormat
-    from fortekit.search.refine_run import RunReport, TargetAnchors
+    from fortekit.search.index.audio_index import AudioIndex
+    from fortekit.search.refine.output import OutputFormat
+    from fortekit.search.refine.run import RunReport, TargetAnchors
+    from fortekit.search.stage1.anchors import AnchorSource
+    from fortekit.search.stage1.beam import Refiner
+    from fortekit.search.stage1.config import SearchConfig
+    from fortekit.search.stage1.encoder import EncoderStats
 
 __all__ = ["build_refine_parser", "main"]
 
@@ -101,7 +101,7 @@ def build_refine_parser() -> argparse.ArgumentParser:
         >>> args.offline, args.beam_width, args.depth
         (True, 4, None)
     """
-    from fortekit.search.config import QUERY_OUTPUTS, THRESHOLD_MODES
+    from fortekit.search.stage1.config import QUERY_OUTPUTS, THRESHOLD_MODES
 
     parser = argparse.ArgumentParser(
         prog="fol-refine",
@@ -252,7 +252,7 @@ def _check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
 
 
 def _config(args: argparse.Namespace) -> SearchConfig:
-    from fortekit.search.config import SearchConfig
+    from fortekit.search.stage1.config import SearchConfig
 
     base = SearchConfig.offline() if args.offline else SearchConfig.online()
     given = {field: getattr(args, flag) for flag, field in _CONFIG_FLAGS.items()}
@@ -262,8 +262,8 @@ def _config(args: argparse.Namespace) -> SearchConfig:
 def _anchors(
     args: argparse.Namespace, index: AudioIndex | None,
 ) -> tuple[AnchorSource | None, TargetAnchors | None]:
-    from fortekit.search.anchors import AnchorBank, ProxyAnchors
-    from fortekit.search.refine_run import TargetAnchors
+    from fortekit.search.refine.run import TargetAnchors
+    from fortekit.search.stage1.anchors import AnchorBank, ProxyAnchors
 
     if args.anchors == "proxy" and index is not None:
         return ProxyAnchors(index), None
@@ -276,7 +276,7 @@ def _anchors(
 
 
 def _refiner(args: argparse.Namespace, anchors: AnchorSource | None, index: AudioIndex | None) -> Refiner:
-    from fortekit.search.beam import Refiner
+    from fortekit.search.stage1.beam import Refiner
 
     refiner = Refiner(
         args.backbone, args.elaborator, config=_config(args), anchors=anchors, device=args.device,
@@ -352,7 +352,7 @@ def _say(args: argparse.Namespace, text: str) -> None:
 
 
 def _explain(args: argparse.Namespace) -> int:
-    from fortekit.search.index import AudioIndex
+    from fortekit.search.index.audio_index import AudioIndex
 
     index = AudioIndex.load(args.index) if args.index else None
     anchors, _ = _anchors(args, index)
@@ -364,10 +364,10 @@ def _explain(args: argparse.Namespace) -> int:
 def _refine_file(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from fortekit.search.index import AudioIndex
-    from fortekit.search.query_lookup import LookupTable
-    from fortekit.search.query_output import ResultWriter, ResumeState, check_settings, write_settings
-    from fortekit.search.refine_run import BatchRunner
+    from fortekit.search.index.audio_index import AudioIndex
+    from fortekit.search.refine.lookup import LookupTable
+    from fortekit.search.refine.output import ResultWriter, ResumeState, check_settings, write_settings
+    from fortekit.search.refine.run import BatchRunner
 
     started = time.perf_counter()
     queries = Path(args.queries).expanduser()

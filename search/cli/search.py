@@ -62,8 +62,8 @@ def add_search_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
 def run_search(args: argparse.Namespace, out: TextIO) -> int:
     """Handler of ``fortekit search``: 0 on success, 1 with a coded message on stderr for bad input."""
     from fortekit.errors import FortekitError
-    from fortekit.search.config import SearchConfig
     from fortekit.search.retriever import Retriever
+    from fortekit.search.stage1.config import SearchConfig
 
     stage1 = {"online": SearchConfig.online, "offline": SearchConfig.offline}.get(args.stage1)
     try:

@@ -1,8 +1,8 @@
 """``fortekit eval --beir DIR``: every registered system on a multi-relevance BEIR collection.
 
-The folder is read by :func:`fortekit.search.beir.load_beir`; the systems come from
-:data:`fortekit.search.beir_systems.SYSTEMS`; the metrics are trec_eval's through
-ir-measures (:mod:`fortekit.search.beir_metrics`), with violation@10 when the folder has
+The folder is read by :func:`fortekit.search.eval.beir.load_beir`; the systems come from
+:data:`fortekit.search.eval.beir_systems.SYSTEMS`; the metrics are trec_eval's through
+ir-measures (:mod:`fortekit.search.eval.beir_metrics`), with violation@10 when the folder has
 ``item_concepts.jsonl`` (read for that metric only). Outputs in ``out``: ``metrics.json``,
 ``results.md``, ``per_query/<system>.jsonl``, ``config.json`` and Stage 1's cache ``stage1/``.
 
@@ -26,8 +26,8 @@ import numpy as np
 
 from fortekit import __version__
 from fortekit.errors import Errors, EvaluationError
-from fortekit.search.beir import BeirCollection, load_beir
-from fortekit.search.beir_metrics import (
+from fortekit.search.eval.beir import BeirCollection, load_beir
+from fortekit.search.eval.beir_metrics import (
     MEASURES,
     VIOLATION,
     breakdown_fields,
@@ -35,10 +35,10 @@ from fortekit.search.beir_metrics import (
     per_query_measures,
     violation_at,
 )
-from fortekit.search.beir_systems import SYSTEMS, BeirData, parse_systems
-from fortekit.search.config import SearchConfig
-from fortekit.search.evaluate import EvalResult
+from fortekit.search.eval.beir_systems import SYSTEMS, BeirData, parse_systems
+from fortekit.search.eval.evaluate import EvalResult
 from fortekit.search.formula_scoring import FormulaScoringConfig
+from fortekit.search.stage1.config import SearchConfig
 
 __all__ = ["ANCHORS", "BeirSettings", "results_markdown", "run_beir_evaluation"]
 
@@ -201,7 +201,7 @@ def results_markdown(metrics: Mapping[str, Any]) -> str:
 
 
 def _data_files(collection: BeirCollection) -> dict[str, Any]:
-    from fortekit.search.evaluate_data import file_sha256
+    from fortekit.search.eval.data import file_sha256
 
     return {role: {"path": str(path.resolve()), "sha256": file_sha256(path)}
             for role, path in collection.files.items()}
@@ -210,7 +210,7 @@ def _data_files(collection: BeirCollection) -> dict[str, Any]:
 def _versions() -> dict[str, str]:
     from importlib import metadata
 
-    from fortekit.search.evaluate import environment
+    from fortekit.search.eval.evaluate import environment
 
     versions = environment()
     for package in ("ir-measures", "pytrec-eval-terrier", "scipy"):
@@ -229,7 +229,7 @@ def run_beir_evaluation(settings: BeirSettings, log: Callable[[str], None] | Non
         log: called with progress lines (default: silent).
 
     Returns:
-        An :class:`~fortekit.search.evaluate.EvalResult` (the metrics document, the files written).
+        An :class:`~fortekit.search.eval.evaluate.EvalResult` (the metrics document, the files written).
 
     Raises:
         EvaluationError: a bad folder (E500-E505, E510), options (E506-E508), ir-measures
@@ -237,9 +237,9 @@ def run_beir_evaluation(settings: BeirSettings, log: Callable[[str], None] | Non
         FortekitError: from the backbone, Stage 1 or Stage 2, with their codes.
     """
     from fortekit.plugins import get_backbone
-    from fortekit.search.evaluate_report import write_json
-    from fortekit.search.evaluate_stage1 import cache_key
-    from fortekit.search.metrics import write_per_query
+    from fortekit.search.eval.metrics import write_per_query
+    from fortekit.search.eval.report import write_json
+    from fortekit.search.eval.stage1 import cache_key
 
     say = log or (lambda line: None)
     started = time.perf_counter()

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from fortekit.errors import Errors, EvaluationError
-from fortekit.search.metrics import paired_t_test
+from fortekit.search.eval.metrics import paired_t_test
 
 __all__ = [
     "MEASURES",

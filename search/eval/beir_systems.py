@@ -36,16 +36,16 @@ import numpy.typing as npt
 
 from fortekit.errors import Errors, EvaluationError
 from fortekit.fol.predicates import PredicateSymbol
-from fortekit.search.beir import BeirCollection
+from fortekit.search.eval.beir import BeirCollection
 
 if TYPE_CHECKING:
     import torch
 
     from fortekit.fol.ast import Formula
     from fortekit.plugins.protocols import Backbone
-    from fortekit.search.config import SearchConfig
-    from fortekit.search.evaluate_stage1 import Stage1Output
+    from fortekit.search.eval.stage1 import Stage1Output
     from fortekit.search.formula_scoring import FormulaScorer, FormulaScoringConfig
+    from fortekit.search.stage1.config import SearchConfig
 
 __all__ = ["SYSTEMS", "BeirData", "SystemRanking", "SystemSpec", "parse_systems", "register_system"]
 
@@ -184,7 +184,7 @@ class BeirData:
     @cached_property
     def encoder(self) -> Any:
         """f_T through an in-memory cache (clause texts repeat across queries and systems)."""
-        from fortekit.search.encoder import CachedTextEncoder
+        from fortekit.search.stage1.encoder import CachedTextEncoder
 
         self.backbone.encode_text(["warm up"])  # load the weights before anything is timed
         return CachedTextEncoder(self.backbone)
@@ -205,7 +205,7 @@ class BeirData:
         """The item vectors, (items, d) unit rows on the CPU: audio, caption mean, or text."""
         import torch
 
-        from fortekit.search.evaluate_data import item_embeddings
+        from fortekit.search.eval.data import item_embeddings
 
         _ = self.encoder
         items = self.collection.items
@@ -265,10 +265,10 @@ class BeirData:
     def stage1(self) -> tuple[Stage1Output, list[Formula | None]]:
         """Stage 1 of the queries (cached in ``stage1_dir``) and phi* parsed back."""
         from fortekit.fol import parse_formula
-        from fortekit.search.anchors import NoAnchors, ProxyAnchors
-        from fortekit.search.beam import Refiner
-        from fortekit.search.evaluate_stage1 import Stage1Cache
-        from fortekit.search.index import AudioIndex
+        from fortekit.search.eval.stage1 import Stage1Cache
+        from fortekit.search.index.audio_index import AudioIndex
+        from fortekit.search.stage1.anchors import NoAnchors, ProxyAnchors
+        from fortekit.search.stage1.beam import Refiner
 
         refiner = Refiner(self.backbone, "lexical", config=self.search, device=self.device)
         if self.anchors == "proxy":
@@ -294,7 +294,7 @@ class BeirData:
             return self.items
         import torch
 
-        from fortekit.search.projection import load_projection, project_embeddings
+        from fortekit.search.projection.head import load_projection, project_embeddings
 
         items = self.items
         tick = time.perf_counter()

@@ -1,14 +1,14 @@
 """The data of ``fortekit eval``: the test and training collections, embedded and parsed once.
 
-A collection is read with :func:`fortekit.search.datasets.load_collection`, split by clip
-(:func:`~fortekit.search.tasks.split_by_clip`) when one file serves as both parts, and
+A collection is read with :func:`fortekit.search.eval.datasets.load_collection`, split by clip
+(:func:`~fortekit.search.eval.tasks.split_by_clip`) when one file serves as both parts, and
 turned into the caption-indexed retrieval task: caption 1 of a clip is the query, the
 item is the mean embedding of its other captions (``"mean"``) or caption 2 alone
 (``"single"``). Each item also keeps one caption, its first item text (caption 2), as the
 caption a captioner would have written for Stage 3; it is parsed once, here.
 
 Example:
-    >>> from fortekit.search.datasets import Clip
+    >>> from fortekit.search.eval.datasets import Clip
     >>> clips = [Clip("a", ("dog barks", "a dog", "barking")), Clip("b", ("rain", "rain falls"))]
     >>> split = split_collections(clips, None, n_train=1, limit_test=None, limit_train=None)
     >>> [c.clip_id for c in split.test], [c.clip_id for c in split.train]
@@ -27,15 +27,15 @@ from typing import TYPE_CHECKING, Literal
 
 from fortekit.errors import Errors, EvaluationError
 from fortekit.fol.predicates import PredicateSymbol
-from fortekit.search.datasets import Clip, load_collection
-from fortekit.search.tasks import RetrievalTask, retrieval_task, split_by_clip
+from fortekit.search.eval.datasets import Clip, load_collection
+from fortekit.search.eval.tasks import RetrievalTask, retrieval_task, split_by_clip
 
 if TYPE_CHECKING:
     import torch
 
     from fortekit.fol.ast import Formula
     from fortekit.plugins.protocols import Backbone
-    from fortekit.search.index import AudioIndex
+    from fortekit.search.index.audio_index import AudioIndex
 
 __all__ = ["EmbeddedCollection", "SplitCollections", "embed_collection", "file_sha256", "split_collections"]
 
@@ -181,7 +181,7 @@ class EmbeddedCollection:
         task: queries (caption 1), item texts, targets, clip ids.
         queries: f_T(q) of each query, (n, d) float32 on the CPU, unit rows.
         items: each item's embedding, (n, d) float32 on the CPU, unit rows.
-        index: an :class:`~fortekit.search.index.AudioIndex` of the items (ids, the item
+        index: an :class:`~fortekit.search.index.audio_index.AudioIndex` of the items (ids, the item
             caption, its predicate set), for the proxy anchors and the anchor bank.
         query_predicates: Pred(Pi(q)) of each query (Stage 3 without Stage 1).
         query_formulas: Pi(q) of each query (formula scoring without Stage 1); None where
@@ -257,7 +257,7 @@ def embed_collection(
         >>> part.items.shape  # doctest: +SKIP
         torch.Size([40, 384])
     """
-    from fortekit.search.index import AudioIndex
+    from fortekit.search.index.audio_index import AudioIndex
     from fortekit.search.item_captions import (
         item_formulas_from_captions,
         item_predicates_from_captions,

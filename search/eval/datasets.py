@@ -4,13 +4,13 @@ A :class:`Clip` is one audio clip with its captions. Clotho CSVs
 (``file_name,caption_1,...,caption_N``) give one clip a row; AudioCaps CSVs
 (``audiocap_id,youtube_id,start_time,caption``) give one caption a row, grouped here
 by ``(youtube_id, start_time)`` in first-seen order. The benchmarks built from clips
-live in :mod:`fortekit.search.tasks`. The package never reads ``../shared``: callers
+live in :mod:`fortekit.search.eval.tasks`. The package never reads ``../shared``: callers
 pass paths.
 
 Bad bytes are decoded as U+FFFD and counted, empty captions are skipped and counted,
 clips left with no caption are dropped and counted: :func:`read_collection` returns
 the counts in a :class:`LoadReport`; the ``load_*`` functions log them (logger
-``fortekit.search.datasets``) and return the clips.
+``fortekit.search.eval.datasets``) and return the clips.
 
 Example:
     >>> import tempfile, pathlib

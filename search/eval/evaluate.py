@@ -8,7 +8,7 @@ training item embeddings, and f_T(G(phi-)) of the first negative elaboration. No
 is tuned on the test part; the sweeps that run on it are sensitivity analysis only.
 
 Stage 1 runs once per query set, anchor setting and configuration, cached as JSONL in
-``<out>/stage1`` (:mod:`fortekit.search.evaluate_stage1`); item captions are parsed once.
+``<out>/stage1`` (:mod:`fortekit.search.eval.stage1`); item captions are parsed once.
 
 Example:
     >>> settings = EvalSettings(test=Path("clotho.csv"), n_train=2000, out=Path("runs/clotho"))
@@ -29,20 +29,20 @@ from typing import TYPE_CHECKING, Any
 
 from fortekit import __version__
 from fortekit.errors import Errors, EvaluationError
-from fortekit.search.config import SearchConfig
-from fortekit.search.evaluate_data import EmbeddedCollection, ItemText, file_sha256, load_split
-from fortekit.search.evaluate_report import system_row, write_per_query_file
-from fortekit.search.evaluate_stage1 import Stage1Cache, Stage1Output, anchor_source, cache_key
-from fortekit.search.evaluate_sweep import SWEEPABLE, parse_sweep
-from fortekit.search.evaluate_systems import Direction, RankedRun, System, ablation_systems, rank_collection
+from fortekit.search.eval.data import EmbeddedCollection, ItemText, file_sha256, load_split
+from fortekit.search.eval.report import system_row, write_per_query_file
+from fortekit.search.eval.stage1 import Stage1Cache, Stage1Output, anchor_source, cache_key
+from fortekit.search.eval.sweep import SWEEPABLE, parse_sweep
+from fortekit.search.eval.systems import Direction, RankedRun, System, ablation_systems, rank_collection
+from fortekit.search.stage1.config import SearchConfig
 
 if TYPE_CHECKING:
     import torch
 
     from fortekit.fol.ast import Formula
-    from fortekit.search.anchors import AnchorBank
-    from fortekit.search.beam import Refiner
     from fortekit.search.formula_scoring import FormulaScorer
+    from fortekit.search.stage1.anchors import AnchorBank
+    from fortekit.search.stage1.beam import Refiner
 
 __all__ = ["SWEEPABLE", "EvalResult", "EvalSettings", "environment", "parse_sweep", "run_evaluation"]
 
@@ -155,9 +155,9 @@ class _Run:
     # -- preparation ---------------------------------------------------------------------------
     def prepare(self) -> None:
         from fortekit.plugins import get_backbone
-        from fortekit.search.anchors import AnchorBank
-        from fortekit.search.beam import Refiner
-        from fortekit.search.evaluate_data import embed_collection
+        from fortekit.search.eval.data import embed_collection
+        from fortekit.search.stage1.anchors import AnchorBank
+        from fortekit.search.stage1.beam import Refiner
 
         s = self.settings
         split = load_split(s.test, s.train, n_train=s.n_train, limit_test=s.limit_test,
@@ -196,13 +196,13 @@ class _Run:
         return output
 
     def train_stage2(self) -> None:
-        from fortekit.search.projection import (
+        from fortekit.search.projection.head import (
             ProjectionConfig,
             ProjectionData,
             load_projection,
             project_embeddings,
         )
-        from fortekit.search.training import train_projection
+        from fortekit.search.projection.training import train_projection
 
         s = self.settings
         s1 = self.stage1_for("train", self.primary)
@@ -353,8 +353,8 @@ def run_evaluation(settings: EvalSettings, log: Callable[[str], None] | None = N
         EvaluationError: bad data or options (E480-E499).
         FortekitError: from the backbone, Stage 1 or Stage 2, with their codes.
     """
-    from fortekit.search.evaluate_output import write_outputs
-    from fortekit.search.evaluate_sweep import run_sweep
+    from fortekit.search.eval.output import write_outputs
+    from fortekit.search.eval.sweep import run_sweep
 
     started = time.perf_counter()
     run = _Run(settings, log or (lambda line: None))

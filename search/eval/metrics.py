@@ -347,7 +347,7 @@ def read_per_query(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     if not source.is_file():
         raise DataFileError(Errors.E487.format(
             what="Per-query results file", path=source,
-            hint="Write one with fortekit.search.metrics.write_per_query().",
+            hint="Write one with fortekit.search.eval.metrics.write_per_query().",
         ))
     records: list[dict[str, Any]] = []
     with source.open("rb") as handle:

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fortekit.errors import MissingDependencyError
-from fortekit.search.evaluate_report import markdown_table, write_json
+from fortekit.search.eval.report import markdown_table, write_json
 
 if TYPE_CHECKING:
-    from fortekit.search.evaluate import _Run
+    from fortekit.search.eval.evaluate import _Run
 
 __all__ = ["results_markdown", "write_outputs"]
 
@@ -37,8 +37,8 @@ def write_outputs(run: _Run, metrics: dict[str, Any], started: float) -> list[Pa
     Raises:
         EvaluationError: a file cannot be written (E498).
     """
-    from fortekit.search.evaluate import environment
-    from fortekit.search.plots import gap_statistics, plot_ablation, plot_modality_gap
+    from fortekit.search.eval.evaluate import environment
+    from fortekit.search.eval.plots import gap_statistics, plot_ablation, plot_modality_gap
 
     out = run.out
     primary = run.stage1[f"test-{run.primary}"]

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from fortekit.errors import Errors, EvaluationError
-from fortekit.search.metrics import (
+from fortekit.search.eval.metrics import (
     MAP_CUTOFF,
     hits_at,
     paired_t_test,

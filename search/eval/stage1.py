@@ -9,7 +9,7 @@ configuration, anchor source, data, fortekit version); each line also names its 
 so a line that does not fit is searched again. A torn last line is ignored.
 
 Example:
-    >>> from fortekit.search.evaluate_stage1 import cache_key
+    >>> from fortekit.search.eval.stage1 import cache_key
     >>> len(cache_key({"anchors": "bank"}))
     12
 """
@@ -30,16 +30,16 @@ import numpy as np
 
 from fortekit.errors import Errors, EvaluationError
 from fortekit.fol.predicates import PredicateSymbol
-from fortekit.search.anchors import ANCHOR_SOURCES, parse_symbol
+from fortekit.search.stage1.anchors import ANCHOR_SOURCES, parse_symbol
 
 if TYPE_CHECKING:
     import torch
 
-    from fortekit.search.anchors import AnchorBank, AnchorSource
-    from fortekit.search.beam import Refiner
-    from fortekit.search.config import SearchConfig
-    from fortekit.search.evaluate_data import EmbeddedCollection
-    from fortekit.search.result import RefinementResult
+    from fortekit.search.eval.data import EmbeddedCollection
+    from fortekit.search.stage1.anchors import AnchorBank, AnchorSource
+    from fortekit.search.stage1.beam import Refiner
+    from fortekit.search.stage1.config import SearchConfig
+    from fortekit.search.stage1.result import RefinementResult
 
 __all__ = ["Stage1Cache", "Stage1Output", "anchor_source", "cache_key", "oracle_negatives", "parse_anchors"]
 
@@ -99,7 +99,7 @@ def anchor_source(name: str, part: EmbeddedCollection, bank: AnchorBank | None) 
     Raises:
         EvaluationError: an unknown name (E496).
     """
-    from fortekit.search.anchors import NoAnchors, OracleAnchors, ProxyAnchors
+    from fortekit.search.stage1.anchors import NoAnchors, OracleAnchors, ProxyAnchors
 
     if name == "none":
         return NoAnchors()
@@ -176,7 +176,7 @@ def _record(index: int, result: RefinementResult, seconds: float) -> dict[str, A
 
 
 class Stage1Cache:
-    """Runs Stage 1 through one :class:`~fortekit.search.beam.Refiner`, caching results as JSONL.
+    """Runs Stage 1 through one :class:`~fortekit.search.stage1.beam.Refiner`, caching results as JSONL.
 
     Args:
         refiner: the refiner (its text cache is shared by every setting run through it).

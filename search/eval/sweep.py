@@ -20,12 +20,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from fortekit.errors import Errors, EvaluationError
-from fortekit.search.evaluate_report import METRIC_NAMES, write_json
-from fortekit.search.evaluate_systems import System
-from fortekit.search.metrics import retrieval_metrics
+from fortekit.search.eval.metrics import retrieval_metrics
+from fortekit.search.eval.report import METRIC_NAMES, write_json
+from fortekit.search.eval.systems import System
 
 if TYPE_CHECKING:
-    from fortekit.search.evaluate import _Run
+    from fortekit.search.eval.evaluate import _Run
 
 __all__ = ["SWEEPABLE", "alpha_systems", "parse_sweep", "run_sweep", "stage1_systems"]
 
@@ -95,7 +95,7 @@ def run_sweep(run: _Run, name: str, values: Sequence[float]) -> dict[str, Any]:
     Returns:
         The sweep's JSON document (also in ``metrics.json``).
     """
-    from fortekit.search.plots import plot_sweep
+    from fortekit.search.eval.plots import plot_sweep
 
     systems = alpha_systems(run.primary) if name == "alpha" else stage1_systems(run.primary)
     curves: dict[str, dict[str, list[float]]] = {

@@ -32,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from fortekit.fol.predicates import PredicateSymbol
-from fortekit.search.metrics import ranks_from_indices
+from fortekit.search.eval.metrics import ranks_from_indices
 
 if TYPE_CHECKING:
     import torch

@@ -1,12 +1,12 @@
 """Caption-indexed benchmarks built from clips: the split by clip and the two directions.
 
-:func:`retrieval_task` turns clips (from :mod:`fortekit.search.datasets`) into the
+:func:`retrieval_task` turns clips (from :mod:`fortekit.search.eval.datasets`) into the
 text-to-audio benchmark (query: one caption; item: the clip, stood in for by its other
 captions when there is no audio); :func:`audio_to_text_task` builds the reverse
 direction; :func:`split_by_clip` keeps all captions of one clip on one side.
 
 Example:
-    >>> from fortekit.search.datasets import Clip
+    >>> from fortekit.search.eval.datasets import Clip
     >>> clips = [Clip("a", ("dog barks", "a dog")), Clip("b", ("rain", "rain falls"))]
     >>> train, test = split_by_clip(clips, 1)
     >>> retrieval_task(test).queries
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from fortekit.errors import Errors, EvaluationError
-from fortekit.search.datasets import Clip
+from fortekit.search.eval.datasets import Clip
 
 __all__ = ["AudioToTextTask", "RetrievalTask", "audio_to_text_task", "retrieval_task", "split_by_clip"]
 

@@ -6,11 +6,11 @@ for a caption-indexed collection (the ``minilm`` default), from the captions
 ``Pred(Pi(caption))`` for Stage 3. Search is an exact cosine top-K by matrix product on the
 device (:meth:`AudioIndex.search`), with an optional FAISS index for very large
 collections. An index is saved as plain files, without pickle, and loaded memory-mapped
-(see :mod:`fortekit.search.index_format` for the layout).
+(see :mod:`fortekit.search.index.format` for the layout).
 
 Example:
     >>> from fortekit.plugins import get_backbone
-    >>> from fortekit.search.index import AudioIndex
+    >>> from fortekit.search.index.audio_index import AudioIndex
     >>> backbone = get_backbone("minilm", device="cpu")  # doctest: +SKIP
     >>> captions = ["a dog barks", "rain on a roof"]
     >>> index = AudioIndex.from_captions(["a", "b"], captions, backbone)  # doctest: +SKIP
@@ -34,15 +34,15 @@ import numpy as np
 from fortekit.errors import AudioIndexError, Errors
 from fortekit.fol.predicates import PredicateSymbol
 from fortekit.plugins.protocols import AudioItem, Backbone
-from fortekit.search.index_build import (
+from fortekit.search.index.build import (
     assemble_parts,
     caption_items,
     embed_items,
     item_id_of,
     rows_from_embeddings,
 )
-from fortekit.search.index_faiss import FaissSearcher
-from fortekit.search.index_format import (
+from fortekit.search.index.faiss_search import FaissSearcher
+from fortekit.search.index.format import (
     EMBEDDINGS_FILE,
     FAISS_FILE,
     IndexMeta,
@@ -53,7 +53,7 @@ from fortekit.search.index_format import (
     read_meta,
     write_index_files,
 )
-from fortekit.search.index_search import as_query_matrix, check_k, exact_top_k
+from fortekit.search.index.search import as_query_matrix, check_k, exact_top_k
 
 if TYPE_CHECKING:
     import torch

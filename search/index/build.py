@@ -1,11 +1,11 @@
 """The steps of building an audio index: ids, batched encoding, checks, normalising, parsing.
 
-:class:`fortekit.search.index.AudioIndex` calls these; they are separate so that each
+:class:`fortekit.search.index.audio_index.AudioIndex` calls these; they are separate so that each
 stays small and testable on its own.
 
 Example:
     >>> import numpy as np
-    >>> from fortekit.search.index_build import assemble_parts
+    >>> from fortekit.search.index.build import assemble_parts
     >>> rows, records, meta = assemble_parts(np.array([[3.0, 4.0]], dtype=np.float32), ["a"], [None],
     ...                                      [None], "enc", normalise=True, parse=False)
     >>> rows.tolist(), meta.count, records.predicate_sets
@@ -24,8 +24,8 @@ import numpy as np
 from fortekit.errors import AudioIndexError, Errors
 from fortekit.fol.predicates import PredicateSymbol
 from fortekit.plugins.protocols import AudioItem, Backbone
-from fortekit.search.index_format import IndexMeta, IndexRecords
-from fortekit.search.index_parse import caption_predicate_sets
+from fortekit.search.index.format import IndexMeta, IndexRecords
+from fortekit.search.index.parse import caption_predicate_sets
 
 __all__ = [
     "assemble_parts",

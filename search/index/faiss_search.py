@@ -9,7 +9,7 @@ dependency: ``pip install 'fortekit[faiss]'``.
 
 Example:
     >>> import numpy as np
-    >>> from fortekit.search.index_faiss import FaissSearcher
+    >>> from fortekit.search.index.faiss_search import FaissSearcher
     >>> rows = np.eye(4, dtype=np.float32)
     >>> searcher = FaissSearcher.build(rows, kind="flat")
     >>> searcher.search(rows[2:3], k=1)[1].tolist()

@@ -17,7 +17,7 @@ validated; a problem raises :class:`~fortekit.errors.AudioIndexError` naming the
 and the fix. This module imports numpy but not torch.
 
 Example:
-    >>> from fortekit.search.index_format import format_predicate_symbol, parse_predicate_symbol
+    >>> from fortekit.search.index.format import format_predicate_symbol, parse_predicate_symbol
     >>> symbol = parse_predicate_symbol("¬Rain/1")
     >>> symbol.negated, symbol.name, symbol.arity
     (True, 'Rain', 1)

@@ -7,7 +7,7 @@ A caption that cannot be parsed (missing, empty, too long) gets an empty set and
 counted in the report; it does not stop the build.
 
 Example:
-    >>> from fortekit.search.index_parse import caption_predicate_sets
+    >>> from fortekit.search.index.parse import caption_predicate_sets
     >>> report = caption_predicate_sets(["a dog barks", "", None])  # doctest: +SKIP
     >>> [sorted(map(str, s)) for s in report.sets]  # doctest: +SKIP
     [['Barking/1', 'Dog/1'], [], []]

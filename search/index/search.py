@@ -9,7 +9,7 @@ more rows tie at the k-th score than fit, the lower rows win, exactly as a stabl
 
 Example:
     >>> import torch
-    >>> from fortekit.search.index_search import exact_top_k
+    >>> from fortekit.search.index.search import exact_top_k
     >>> matrix = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]])
     >>> scores, rows = exact_top_k(matrix, torch.tensor([[1.0, 0.0]]), k=2)
     >>> rows.tolist(), scores.tolist()

@@ -8,7 +8,7 @@ with an error instead of being unpickled.
 
 Example:
     >>> import tempfile, torch
-    >>> from fortekit.search.projection import ProjectionHead
+    >>> from fortekit.search.projection.head import ProjectionHead
     >>> folder = tempfile.mkdtemp()
     >>> _ = save_projection(ProjectionHead(4), folder)
     >>> load_projection(folder).dim
@@ -30,7 +30,7 @@ from fortekit import __version__
 from fortekit.errors import Errors, ProjectionError
 
 if TYPE_CHECKING:
-    from fortekit.search.projection import ProjectionConfig, ProjectionHead
+    from fortekit.search.projection.head import ProjectionConfig, ProjectionHead
 
 __all__ = [
     "CONFIG_NAME",
@@ -142,14 +142,14 @@ def save_projection(
 
     Example:
         >>> import tempfile
-        >>> from fortekit.search.projection import ProjectionHead
+        >>> from fortekit.search.projection.head import ProjectionHead
         >>> folder = tempfile.mkdtemp()
         >>> save_projection(ProjectionHead(4), folder).name
         'projection.safetensors'
     """
     from safetensors.torch import save_file
 
-    from fortekit.search.projection import ProjectionConfig
+    from fortekit.search.projection.head import ProjectionConfig
 
     weights_path, config_path = _weights_and_config_paths(path)
     if config is None:
@@ -191,7 +191,7 @@ def read_projection_config(path: str | Path) -> dict[str, Any]:
 
     Example:
         >>> import tempfile
-        >>> from fortekit.search.projection import ProjectionHead
+        >>> from fortekit.search.projection.head import ProjectionHead
         >>> folder = tempfile.mkdtemp()
         >>> _ = save_projection(ProjectionHead(4), folder)
         >>> read_projection_config(folder)["config"]["dim"]
@@ -232,14 +232,14 @@ def load_projection(path: str | Path, device: str = "cpu") -> ProjectionHead:
 
     Example:
         >>> import tempfile
-        >>> from fortekit.search.projection import ProjectionHead
+        >>> from fortekit.search.projection.head import ProjectionHead
         >>> folder = tempfile.mkdtemp()
         >>> _ = save_projection(ProjectionHead(4), folder)
         >>> load_projection(folder).training
         False
     """
     from fortekit.plugins._runtime import resolve_device
-    from fortekit.search.projection import ProjectionConfig, ProjectionHead
+    from fortekit.search.projection.head import ProjectionConfig, ProjectionHead
 
     weights_path, config_path = _weights_and_config_paths(path)
     if not weights_path.exists():

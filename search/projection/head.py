@@ -16,7 +16,7 @@ Loss (paper, eq. align/logic), for a batch of b refined queries q*_i, audio e_i 
 with S_ij = <q*_i, h(e_j)>. Only psi (the head) and gamma get gradients: the encoders never run here,
 the embeddings come in as constant tensors.
 
-Saving and loading (safetensors plus JSON, never pickle) live in :mod:`fortekit.search.projection_io`
+Saving and loading (safetensors plus JSON, never pickle) live in :mod:`fortekit.search.projection.files`
 and are re-exported here: ``save_projection``, ``load_projection``, ``ProjectionData``,
 ``save_projection_data``, ``load_projection_data``.
 
@@ -39,7 +39,7 @@ import torch.nn.functional as F  # noqa: N812 (the usual torch alias)
 from torch import nn
 
 from fortekit.errors import Errors, ProjectionError
-from fortekit.search.projection_io import (
+from fortekit.search.projection.files import (
     CONFIG_NAME,
     WEIGHTS_NAME,
     ProjectionData,

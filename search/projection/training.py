@@ -36,14 +36,14 @@ import torch
 
 from fortekit import __version__
 from fortekit.errors import Errors, ProjectionError
-from fortekit.search.projection import ProjectionConfig, ProjectionHead, projection_loss
-from fortekit.search.projection_io import (
+from fortekit.search.projection.files import (
     CONFIG_NAME,
     WEIGHTS_NAME,
     ProjectionData,
     read_safetensors,
     save_projection,
 )
+from fortekit.search.projection.head import ProjectionConfig, ProjectionHead, projection_loss
 
 __all__ = [
     "CHECKPOINT_NAME",

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from fortekit.errors import Errors, QueryFileError
-from fortekit.search.query_output import tsv_unescape
+from fortekit.search.refine.output import tsv_unescape
 
 if TYPE_CHECKING:
     import torch

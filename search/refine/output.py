@@ -32,7 +32,7 @@ from types import TracebackType
 from typing import Any, BinaryIO, Literal, TextIO
 
 from fortekit.errors import Errors, QueryFileError
-from fortekit.search.query_io import resume_key
+from fortekit.search.refine.query_io import resume_key
 
 __all__ = [
     "OUTPUT_FORMATS",

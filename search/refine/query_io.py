@@ -7,8 +7,8 @@ decoded one line at a time, so a line that is not UTF-8 is reported on its own a
 others still run. Every line comes out as a :class:`QueryLine`: a query, or the reason
 it was skipped (empty, not UTF-8, too long, bad JSON, no such field), with its line
 number. Writing results and resuming an interrupted run live in
-:mod:`fortekit.search.query_output`, the offline lookup table in
-:mod:`fortekit.search.query_lookup`.
+:mod:`fortekit.search.refine.output`, the offline lookup table in
+:mod:`fortekit.search.refine.lookup`.
 
 Example:
     >>> import pathlib, tempfile

@@ -22,18 +22,18 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from fortekit.errors import Errors, FortekitError
-from fortekit.search.query_io import QueryLine
-from fortekit.search.query_lookup import LookupTable
-from fortekit.search.query_output import ResultWriter, ResumeState, result_record
+from fortekit.search.refine.lookup import LookupTable
+from fortekit.search.refine.output import ResultWriter, ResumeState, result_record
+from fortekit.search.refine.query_io import QueryLine
 
 if TYPE_CHECKING:
     import torch
 
     from fortekit.fol.ast import Formula
-    from fortekit.search.beam import Refiner
     from fortekit.search.formula_scoring import FormulaScorer
-    from fortekit.search.index import AudioIndex
-    from fortekit.search.result import RefinementResult
+    from fortekit.search.index.audio_index import AudioIndex
+    from fortekit.search.stage1.beam import Refiner
+    from fortekit.search.stage1.result import RefinementResult
 
 __all__ = ["BatchRunner", "RunReport", "TargetAnchors"]
 
@@ -67,7 +67,7 @@ class RunReport:
 class TargetAnchors:
     """Oracle anchors from a query file's target column: e+ is the target item's embedding.
 
-    Feeds :class:`~fortekit.search.anchors.OracleAnchors` batch by batch, so a long
+    Feeds :class:`~fortekit.search.stage1.anchors.OracleAnchors` batch by batch, so a long
     file never holds all its targets in memory.
 
     Args:
@@ -79,7 +79,7 @@ class TargetAnchors:
     """
 
     def __init__(self, index: AudioIndex) -> None:
-        from fortekit.search.anchors import OracleAnchors
+        from fortekit.search.stage1.anchors import OracleAnchors
 
         self.index = index
         self.rows = {item_id: row for row, item_id in enumerate(index.ids)}

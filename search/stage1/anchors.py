@@ -35,7 +35,7 @@ from fortekit.fol.predicates import Polarity
 if TYPE_CHECKING:
     import torch
 
-    from fortekit.search.index import AudioIndex
+    from fortekit.search.index.audio_index import AudioIndex
 
 __all__ = [
     "ANCHOR_SOURCES",
@@ -104,7 +104,7 @@ class ProxyAnchors:
     """The frozen retriever's first pass over ``index``: top-1 as e+, the K-th as e-.
 
     Args:
-        index: the collection being searched (:class:`fortekit.search.index.AudioIndex`).
+        index: the collection being searched (:class:`fortekit.search.index.audio_index.AudioIndex`).
         k: the size K of the first pass's candidate set.
     """
 
@@ -278,7 +278,7 @@ class AnchorBank:
         """
         source = Path(directory)
         if (source / "index.json").is_file() and not (source / "anchor_bank.json").is_file():
-            from fortekit.search.index import AudioIndex
+            from fortekit.search.index.audio_index import AudioIndex
 
             return cls.from_index(AudioIndex.load(source))
         try:

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 from fortekit.errors import Errors, SearchError
 from fortekit.fol import Formula, invariant_predicates, predicates, successors
 from fortekit.fol.caption import CaptionParser
-from fortekit.search.anchors import AnchorRequest, Anchors, AnchorSource, NoAnchors
-from fortekit.search.beam_state import (
+from fortekit.search.stage1.anchors import AnchorRequest, Anchors, AnchorSource, NoAnchors
+from fortekit.search.stage1.beam_state import (
     Node,
     QueryState,
     StageTimes,
@@ -37,10 +37,10 @@ from fortekit.search.beam_state import (
     objective_of,
     pivot_of,
 )
-from fortekit.search.config import SearchConfig
-from fortekit.search.encoder import CachedTextEncoder, TextEmbeddingCache
-from fortekit.search.pools import PoolSources, candidate_pools, confidences
-from fortekit.search.result import ObjectiveTerms, RefinementResult, SearchNode
+from fortekit.search.stage1.config import SearchConfig
+from fortekit.search.stage1.encoder import CachedTextEncoder, TextEmbeddingCache
+from fortekit.search.stage1.pools import PoolSources, candidate_pools, confidences
+from fortekit.search.stage1.result import ObjectiveTerms, RefinementResult, SearchNode
 
 if TYPE_CHECKING:
     import torch

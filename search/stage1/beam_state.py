@@ -1,6 +1,6 @@
 """The beam search's bookkeeping: per-query state, search nodes, stage times, scoring helpers.
 
-:class:`~fortekit.search.beam.Refiner` runs the search; this module holds what it keeps
+:class:`~fortekit.search.stage1.beam.Refiner` runs the search; this module holds what it keeps
 per query (:class:`QueryState`: phi0, phi+, phi-, the invariant set, the pools, the
 nodes) and per node (:class:`Node`), and the small pure functions that read them.
 
@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 from fortekit.errors import Errors, SearchError
 from fortekit.fol import Formula, PredicateSymbol, predicates
 from fortekit.fol.caption import ParseResult
-from fortekit.search.anchors import Anchors
-from fortekit.search.result import ObjectiveTerms
+from fortekit.search.stage1.anchors import Anchors
+from fortekit.search.stage1.result import ObjectiveTerms
 
 if TYPE_CHECKING:
     import torch

@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from fortekit.search.result import SearchNode
+from fortekit.search.stage1.result import SearchNode
 
 if TYPE_CHECKING:
-    from fortekit.search.result import RefinementResult
+    from fortekit.search.stage1.result import RefinementResult
 
 __all__ = ["render_tree"]
 

@@ -28,7 +28,7 @@ from functools import cache
 
 from fortekit.fol import CandidatePools
 from fortekit.fol.caption.result import ParseResult, PredicateRecord
-from fortekit.search.relations import RelationTable, load_relations
+from fortekit.search.stage1.relations import RelationTable, load_relations
 
 __all__ = ["PoolSources", "candidate_pools", "confidences"]
 

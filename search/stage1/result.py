@@ -175,7 +175,7 @@ class RefinementResult:
         return data
 
     def explain(self, *, width: int = 100) -> str:
-        """The search tree as text for a terminal (see :func:`fortekit.search.explain.render_tree`)."""
-        from fortekit.search.explain import render_tree
+        """The search tree as text for a terminal (see :func:`fortekit.search.stage1.explain.render_tree`)."""
+        from fortekit.search.stage1.explain import render_tree
 
         return render_tree(self, width=width)

@@ -1,0 +1,8 @@
+"""Stage 1, query refinement: the batched beam search, its per-query state and config,
+anchors, candidate pools, the text-embedding cache, results and explanations.
+
+Example:
+    >>> from fortekit.search.stage1.config import SearchConfig
+    >>> SearchConfig.online().max_depth
+    2
+"""
