@@ -170,6 +170,8 @@ class Retriever:
         candidates: first-pass items re-scored per query.
         device: "auto", "cpu", "cuda", ...
         cache_dir: a directory for the on-disk text-embedding cache, or None.
+        encoder: a :class:`~fortekit.search.stage1.encoder.CachedTextEncoder` to share (its text
+            cache) with a caller's Stage 1 refiner; None to make one.
 
     Raises:
         AudioIndexError: an index that cannot be read (E42x) or another backbone (E429).
@@ -195,6 +197,7 @@ class Retriever:
         candidates: int = 1000,
         device: str = "auto",
         cache_dir: str | os.PathLike[str] | None = None,
+        encoder: CachedTextEncoder | None = None,
     ) -> None:
         from fortekit.plugins import get_backbone
         from fortekit.search.formula_scoring import FormulaScorer, FormulaScoringConfig
@@ -221,6 +224,8 @@ class Retriever:
             self.refiner = Refiner(backbone, elaborator, config=stage1, anchors=anchors, device=device,
                                    cache_dir=cache_dir)
             self.encoder: CachedTextEncoder = self.refiner.encoder
+        elif encoder is not None:
+            self.encoder = encoder
         else:
             cache = TextEmbeddingCache(cache_dir, backbone=backbone.name, dim=int(backbone.dim)) \
                 if cache_dir is not None else None
@@ -283,7 +288,6 @@ class Retriever:
 
         from fortekit.fol.caption.pipeline import check_text
         from fortekit.fol.predicates import predicates
-        from fortekit.search.index.search import exact_top_k
         from fortekit.search.item_captions import item_formulas_from_captions
 
         texts = [queries] if isinstance(queries, str) else list(queries)
@@ -307,18 +311,9 @@ class Retriever:
             vectors = torch.nn.functional.normalize(encoded, dim=1)
             phi0 = item_formulas_from_captions(texts)
             formulas = list(phi0)
-        items = self.items
-        pool = min(max(k, self.candidates), len(self.index))
-        scores, rows = exact_top_k(items, vectors, pool)
-        plans = None
-        if self.formula_scorer is not None:
-            plans = self.formula_scorer.plan(formulas)
-            scores, rows = self.formula_scorer.rerank(formulas, scores, rows, items)
+        scores, rows = self.rank(vectors, formulas, k)
+        plans = self.formula_scorer.plan(formulas) if self.formula_scorer is not None else None
         query_sets = [frozenset() if phi is None else predicates(phi) for phi in formulas]
-        item_sets = self.index.predicate_sets
-        if self.reranker is not None and any(item_sets):
-            scores, rows = self.reranker.rerank((scores, rows), query_sets, item_sets)
-        scores, rows = scores[:, :k], rows[:, :k]
         out: list[SearchResult] = []
         for q, text in enumerate(texts):
             plan = plans[q] if plans is not None else None
@@ -339,6 +334,39 @@ class Retriever:
                 plan.reason if plan is not None else "off",
             ))
         return out
+
+    def rank(
+        self, vectors: torch.Tensor, formulas: Sequence[Formula | None], k: int = 10,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Rank the items for query vectors and their formulas: the stages after the query side.
+
+        The first pass over the top ``candidates``, formula scoring, Stage 3; for callers
+        that make q* and phi* themselves (fol-refine with a lookup table, the benchmark).
+
+        Args:
+            vectors: (queries, d) query vectors (q* or f_T(q)).
+            formulas: per query, its formula (phi* or phi0; None: similarity alone).
+            k: hits per query.
+
+        Returns:
+            ``(scores, rows)``, (queries, min(k, items)), best first.
+
+        Example:
+            >>> scores, rows = retriever.rank(q_star, [phi_star], k=10)  # doctest: +SKIP
+        """
+        from fortekit.fol.predicates import predicates
+        from fortekit.search.index.search import exact_top_k
+
+        items = self.items
+        pool = min(max(k, self.candidates), len(self.index))
+        scores, rows = exact_top_k(items, vectors.detach().float().cpu(), pool)
+        if self.formula_scorer is not None:
+            scores, rows = self.formula_scorer.rerank(formulas, scores, rows, items)
+        item_sets = self.index.predicate_sets
+        if self.reranker is not None and any(item_sets):
+            query_sets = [frozenset() if phi is None else predicates(phi) for phi in formulas]
+            scores, rows = self.reranker.rerank((scores, rows), query_sets, item_sets)
+        return scores[:, :k], rows[:, :k]
 
     def _hit(
         self, rank: int, row: int, score: float, query_set: frozenset[PredicateSymbol],

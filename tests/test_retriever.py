@@ -135,3 +135,19 @@ def test_eval_and_search_give_the_same_ranking(minilm, tmp_path: Path) -> None: 
     results = Retriever(index, minilm).search([query["text"] for query in QUERIES], k=len(CORPUS))
     for query, result in zip(QUERIES, results, strict=True):
         assert [hit.item_id for hit in result.hits] == evaluated[query["_id"]][: len(result.hits)]
+
+
+def test_fol_refine_ranks_through_the_same_retriever(cafe: Path, minilm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from fortekit.search.cli import fol_refine_main
+    from fortekit.search.stage1.config import SearchConfig
+
+    queries = ["a dog barking without people talking", "rain falling on a roof"]
+    source = tmp_path / "queries.txt"
+    source.write_text("\n".join(queries) + "\n", encoding="utf-8")
+    output = tmp_path / "ranked.jsonl"
+    assert fol_refine_main([str(source), "--index", str(cafe), "-k", "3", "-o", str(output), "--quiet",
+                            "--no-progress", "--device", "cpu"]) == 0
+    written = [json.loads(line) for line in output.read_text("utf-8").splitlines()]
+    results = Retriever(cafe, minilm, stage1=SearchConfig.online()).search(queries, k=3)
+    for record, result in zip(written, results, strict=True):
+        assert [item["id"] for item in record["ranking"]] == [hit.item_id for hit in result.hits]

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from fortekit.search.index.audio_index import AudioIndex
     from fortekit.search.refine.output import OutputFormat
     from fortekit.search.refine.run import RunReport, TargetAnchors
+    from fortekit.search.retriever import Retriever
     from fortekit.search.stage1.anchors import AnchorSource
     from fortekit.search.stage1.beam import Refiner
     from fortekit.search.stage1.config import SearchConfig
@@ -151,6 +152,10 @@ def build_refine_parser() -> argparse.ArgumentParser:
         help="with --index: re-score each query's first-pass candidates by its formula phi* "
         "(negations push excluded sounds down, conjunctions need every part); default on. "
         "See docs/evaluation.md, 'Formula scoring'",
+    )
+    out.add_argument(
+        "--stage3", choices=["on", "off"], default="on",
+        help="with --index: Stage 3's default re-ranking with the items' captions (default on)",
     )
     out.add_argument(
         "--gamma", metavar="GAMMA", type=float,
@@ -330,6 +335,7 @@ def _settings(args: argparse.Namespace, file_format: str) -> dict[str, Any]:
         "index": args.index and str(Path(args.index).resolve()), "top_k": args.top_k if args.index else None,
         "formula_scoring": _formula_config(args).to_dict() if args.index and args.formula_scoring == "on"
         else None,
+        "stage3": args.stage3 if args.index else None,
         "format": file_format,
     }
 
@@ -397,19 +403,25 @@ def _refine_file(args: argparse.Namespace) -> int:
     )
     if output is not None:
         write_settings(output, settings)
-    built: list[BatchRunner] = []
-    scorer = None
-    if index is not None and args.formula_scoring == "on":
-        from fortekit.search.formula_scoring import FormulaScorer
+    make_retriever = None
+    if index is not None and (args.formula_scoring == "on" or args.stage3 == "on"):
+        ranking_index = index
 
-        # The clauses go through Stage 1's text cache; the refiner is built on first use.
-        scorer = FormulaScorer(lambda texts: built[0].refiner.encoder.encode(texts), _formula_config(args))
+        def make_retriever(refiner: Refiner) -> Retriever:
+            from fortekit.search.rerank import Reranker
+            from fortekit.search.retriever import Retriever
+
+            # The clauses go through Stage 1's text cache.
+            return Retriever(
+                ranking_index, refiner.backbone, encoder=refiner.encoder, device=args.device,
+                formula=_formula_config(args) if args.formula_scoring == "on" else None,
+                rerank=Reranker() if args.stage3 == "on" else None,
+            )
     runner = BatchRunner(
         _LazyRefiner(args, anchors, index), writer, batch_size=args.batch_size, resume=resume,
         lookup=lookup, index=index, top_k=args.top_k, targets=targets, device=args.device, where=str(queries),
-        report=lambda text: tqdm.write(text, file=sys.stderr), progress=bar.update, formula_scorer=scorer,
+        report=lambda text: tqdm.write(text, file=sys.stderr), progress=bar.update, retriever=make_retriever,
     )
-    built.append(runner)
     stopped: str | None = None
     try:
         runner.run(lines)

@@ -30,8 +30,8 @@ if TYPE_CHECKING:
     import torch
 
     from fortekit.fol.ast import Formula
-    from fortekit.search.formula_scoring import FormulaScorer
     from fortekit.search.index.audio_index import AudioIndex
+    from fortekit.search.retriever import Retriever
     from fortekit.search.stage1.beam import Refiner
     from fortekit.search.stage1.result import RefinementResult
 
@@ -113,9 +113,9 @@ class BatchRunner:
         report: called with a message for each skipped or failed line.
         progress: called with the number of lines handled (for a progress bar).
         where: the query file's name, for the messages.
-        formula_scorer: re-scores each query's first-pass candidates by its formula (phi*)
-            before the top ``top_k`` are kept; None ranks by q* alone.
-        candidates: how many first-pass items the formula scorer re-scores per query.
+        retriever: builds the :class:`~fortekit.search.retriever.Retriever` that ranks the
+            index from each query's q* and phi* (formula scoring, Stage 3), given the refiner
+            once it exists; None ranks by q* alone.
     """
 
     def __init__(
@@ -133,8 +133,7 @@ class BatchRunner:
         report: Callable[[str], None] = print,
         progress: Callable[[int], None] | None = None,
         where: str = "queries",
-        formula_scorer: FormulaScorer | None = None,
-        candidates: int = 1000,
+        retriever: Callable[[Refiner], Retriever] | None = None,
     ) -> None:
         self._refiner: Refiner | None = None if callable(refiner) else refiner
         self._build: Callable[[], Refiner] = refiner if callable(refiner) else (lambda: refiner)
@@ -149,8 +148,8 @@ class BatchRunner:
         self.report = report
         self.progress = progress or (lambda count: None)
         self.where = where
-        self.formula_scorer = formula_scorer
-        self.candidates = candidates
+        self._make_retriever = retriever
+        self._retriever: Retriever | None = None
         self.summary = RunReport()
 
     @property
@@ -262,7 +261,7 @@ class BatchRunner:
         self, done: Sequence[QueryLine], hits: set[int], searched: dict[str, RefinementResult],
     ) -> list[Formula | None]:
         """phi* of each query in `done` (a looked-up one read back from its stored text)."""
-        if self.formula_scorer is None:
+        if self._make_retriever is None:
             return [None] * len(done)
         from fortekit.errors import FormulaSyntaxError
         from fortekit.fol import parse_formula
@@ -286,14 +285,12 @@ class BatchRunner:
         if self.index is None:
             return []
         k = min(self.top_k, len(self.index))
-        if self.formula_scorer is None:
+        if self._make_retriever is None:
             scores, indices = self.index.search(vectors, k=k, device=self.device)
         else:
-            pool = min(max(k, self.candidates), len(self.index))
-            scores, indices = self.index.search(vectors, k=pool, device=self.device)
-            scores, indices = self.formula_scorer.rerank(
-                formulas, scores, indices, self.index.embedding_tensor(str(scores.device)), k=k,
-            )
+            if self._retriever is None:
+                self._retriever = self._make_retriever(self.refiner)
+            scores, indices = self._retriever.rank(vectors, formulas, k)
         ids, captions = self.index.ids, self.index.captions
         rankings: list[list[dict[str, Any]] | None] = []
         for row_scores, row_indices in zip(scores.tolist(), indices.tolist(), strict=True):
