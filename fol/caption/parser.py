@@ -53,7 +53,9 @@ class CaptionParser:
         soft_grounding: accept tier (iii) edit-distance matches.
         compounds: merge compound nouns that are one V_audio entry (the paper's rule).
         max_chars: longest caption accepted (longer ones raise E301).
-        max_words: words parsed from a longer text (default: the rule file's ``max_words``).
+        max_words: words parsed from a longer text (default: the rule file's ``max_words``);
+            at most ``TOKENS_PER_WORD`` (4) tokens per word of it are parsed, and 100
+            characters of each word (:func:`~fortekit.fol.caption.pipeline.prepare`).
 
     Raises:
         PipelineMissingError: the pipeline is not installed (E303, with the install command).
