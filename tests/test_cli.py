@@ -28,10 +28,10 @@ def test_parse_reports_bad_lines_and_goes_on(tmp_path: Path, capsys: pytest.Capt
         "# a comment\nBird(x) ∧\n\n".encode() + b"\xff\xfeBird(\xc3x)\n" + b"Loud(x)\n"
     )
     assert main(["parse", "--file", str(source), "--style", "ascii"]) == 1
-    out = capsys.readouterr().out
-    assert f"{source}:2: Bird(x) ∧\n  error: [E001]" in out
-    assert f"{source}:4:" in out  # the undecodable line is reported, not fatal
-    assert f"{source}:5: Loud(x)\n  ascii    Loud(x)" in out
+    captured = capsys.readouterr()
+    assert f"{source}:2: Bird(x) ∧\n  error: [E001]" in captured.err  # errors on stderr
+    assert f"{source}:4:" in captured.err  # the undecodable line is reported, not fatal
+    assert f"{source}:5: Loud(x)\n  ascii    Loud(x)" in captured.out
 
 
 def test_parse_needs_input(capsys: pytest.CaptureFixture[str]) -> None:

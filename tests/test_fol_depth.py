@@ -149,7 +149,6 @@ def test_cli_parse_of_deep_terms_is_a_coded_error_without_traceback() -> None:
     assert "Traceback" not in result.stderr and "RecursionError" not in result.stderr
 
 
-@pytest.mark.xfail(reason="fortekit parse prints errors on stdout (issue 15, item 15)", strict=False)
 def test_cli_parse_error_goes_to_stderr() -> None:
     text = "P(" + "f(" * 10_000 + "x" + ")" * 10_001
     result = subprocess.run(

@@ -29,7 +29,8 @@ def _cmd_parse(args: argparse.Namespace, out: TextIO) -> int:
             phi = parse_formula(text, warn_free=False)
         except FormulaSyntaxError as exc:
             failures += 1
-            print(f"{label}: {text}\n  error: {exc}", file=out)
+            # errors go to stderr, the echo of the input cut and escaped (control characters)
+            print(f"{label}: {_echo(text)}\n  error: {exc}", file=sys.stderr)
             continue
         print(f"{label}: {text}", file=out)
         for style in styles:
@@ -37,6 +38,20 @@ def _cmd_parse(args: argparse.Namespace, out: TextIO) -> int:
         preds = ", ".join(sorted(map(str, predicates(phi))))
         print(f"  {'Pred':<8} {{{preds}}}", file=out)
     return 1 if failures else 0
+
+
+_ECHO_CHARS = 200
+
+
+def _echo(text: str) -> str:
+    """An input as it may be shown in a message: printable, at most 200 characters.
+
+    Example:
+        >>> _echo("Bird(x) ∧"), _echo("a" + chr(7) + "b"), len(_echo("P(" * 500))
+        ('Bird(x) ∧', 'a\\\\x07b', 221)
+    """
+    shown = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text[:_ECHO_CHARS])
+    return shown + (f" … ({len(text):,} characters)" if len(text) > _ECHO_CHARS else "")
 
 
 def _lines_of(args: argparse.Namespace, field: str) -> Iterator[tuple[str, str]]:
