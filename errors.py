@@ -353,7 +353,7 @@ class Errors(metaclass=_Messages):
     )
     E441 = (
         "Cannot tell the format of the query file {path} from its extension {suffix!r}. Known "
-        "extensions: {extensions}; or name the format with --format ({options})."
+        "extensions: {extensions}; or name the format with --input-format ({options})."
     )
     E442 = (
         "The query file {path} has no column {column!r}; its header names {columns}. Name the query "

@@ -239,3 +239,12 @@ def test_lookup_table_errors(tmp_path: Path) -> None:
     path.write_text('{"query": "rain"}\n{"query": "wind", "refined_text": "wind"}\n', encoding="utf-8")
     with pytest.raises(QueryFileError, match=r"\[E455\].*line 1: no text field 'refined_text'"):
         LookupTable.load(path)
+
+
+def test_unknown_extension_names_the_input_format_option(tmp_path: Path) -> None:
+    """Issue 15, item 12: the option that names a query file's format is --input-format."""
+    source = tmp_path / "queries"
+    source.write_text("rain\n", encoding="utf-8")
+    with pytest.raises(QueryFileError, match=r"\[E441\].*--input-format") as info:
+        list(read_queries(source))
+    assert "--format (" not in str(info.value)
