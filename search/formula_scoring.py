@@ -244,6 +244,7 @@ class FormulaScorer:
         items: torch.Tensor,
         *,
         k: int | None = None,
+        plans: Sequence[QueryPlan] | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Re-score each query's first-pass candidates by its formula and sort them.
 
@@ -253,6 +254,7 @@ class FormulaScorer:
             top_indices: (queries, n) their item rows.
             items: every item vector of the collection (calibration samples them).
             k: keep the best k after re-scoring (default all n).
+            plans: the :meth:`plan` of ``formulas``, when already made.
 
         Returns:
             ``(scores, indices)``, (queries, k), best first; ties keep the first-pass order.
@@ -267,7 +269,7 @@ class FormulaScorer:
         """
         import torch
 
-        blended = self.score(formulas, top_scores, items, candidates=top_indices)
+        blended = self.score(formulas, top_scores, items, candidates=top_indices, plans=plans)
         order = torch.sort(blended, dim=1, descending=True, stable=True).indices
         if k is not None:
             order = order[:, :k]

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
     from fortekit.fol.ast import Formula
     from fortekit.plugins.protocols import Backbone
+    from fortekit.search.formula_config import QueryPlan
     from fortekit.search.formula_scoring import FormulaScorer
     from fortekit.search.index.audio_index import AudioIndex
     from fortekit.search.rerank import Reranker
@@ -311,8 +312,9 @@ class Retriever:
             vectors = torch.nn.functional.normalize(encoded, dim=1)
             phi0 = item_formulas_from_captions(texts)
             formulas = list(phi0)
-        scores, rows = self.rank(vectors, formulas, k)
+        # planned once: the ranking and the result's clauses use the same verbalised clauses
         plans = self.formula_scorer.plan(formulas) if self.formula_scorer is not None else None
+        scores, rows = self.rank(vectors, formulas, k, plans=plans)
         query_sets = [frozenset() if phi is None else predicates(phi) for phi in formulas]
         out: list[SearchResult] = []
         for q, text in enumerate(texts):
@@ -336,7 +338,8 @@ class Retriever:
         return out
 
     def rank(
-        self, vectors: torch.Tensor, formulas: Sequence[Formula | None], k: int = 10,
+        self, vectors: torch.Tensor, formulas: Sequence[Formula | None], k: int = 10, *,
+        plans: Sequence[QueryPlan] | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Rank the items for query vectors and their formulas: the stages after the query side.
 
@@ -347,6 +350,7 @@ class Retriever:
             vectors: (queries, d) query vectors (q* or f_T(q)).
             formulas: per query, its formula (phi* or phi0; None: similarity alone).
             k: hits per query.
+            plans: formula scoring's plans of ``formulas``, when the caller already made them.
 
         Returns:
             ``(scores, rows)``, (queries, min(k, items)), best first.
@@ -361,7 +365,7 @@ class Retriever:
         pool = min(max(k, self.candidates), len(self.index))
         scores, rows = exact_top_k(items, vectors.detach().float().cpu(), pool)
         if self.formula_scorer is not None:
-            scores, rows = self.formula_scorer.rerank(formulas, scores, rows, items)
+            scores, rows = self.formula_scorer.rerank(formulas, scores, rows, items, plans=plans)
         item_sets = self.index.predicate_sets
         if self.reranker is not None and any(item_sets):
             query_sets = [frozenset() if phi is None else predicates(phi) for phi in formulas]
