@@ -130,6 +130,15 @@ class BeirSet:
         return {key: float(np.mean(values)) for key, values in out.items()}
 
 
+def _pooled(scorer: FormulaScorer, beir: BeirSet, pool: int) -> torch.Tensor:
+    """Scores when only each query's first ``pool`` items are re-scored; the rest rank below them."""
+    first = beir.query_vectors @ beir.items.T
+    top, rows = torch.topk(first, k=min(pool, first.shape[1]), dim=1)
+    scores, order = scorer.rerank(beir.formulas, top, rows, beir.items)
+    full = torch.full_like(first, -1e9)
+    return full.scatter_(1, order, scores)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("sets", nargs="+", type=Path, help="BEIR-layout development folders")
@@ -145,6 +154,9 @@ def main() -> None:
     parser.add_argument("--weights", default="1", help="negation_weight values (subtract)")
     parser.add_argument("--scopes", default="none", help="negated_scope values ('none': the collection)")
     parser.add_argument("--saturations", default="none", help="saturation values ('none': off)")
+    parser.add_argument("--pools", default="",
+                        help="also re-score only each query's first N items (comma-separated N), as "
+                        "fol-refine and fortekit search do with their candidates")
     parser.add_argument("--conjunction-gammas", default="same",
                         help="conjunction_gamma values ('same': gamma)")
     parser.add_argument("--negated", default="same",
@@ -196,6 +208,11 @@ def main() -> None:
             m = beir.measure(scorer.score(beir.formulas, beir.query_vectors @ beir.items.T, beir.items))
             cells.append(f"{beir.name[:8]} w {m['without_ndcg']:.3f}/{m['without_ap']:.3f}/"
                          f"{m['violation']:.3f} and {m['and_ndcg']:.3f}")
+        for beir in sets:
+            for pool in [int(v) for v in args.pools.split(",") if v]:
+                m = beir.measure(_pooled(FormulaScorer(encoder, config), beir, pool))
+                cells.append(f"{beir.name[:8]} top {pool}: w {m['without_ndcg']:.3f}/{m['without_ap']:.3f}/"
+                             f"{m['violation']:.3f} and {m['and_ndcg']:.3f}")
         for collection in captions:
             scorer = FormulaScorer(encoder, config)
             m = collection.measure(scorer.score(
