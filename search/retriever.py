@@ -291,12 +291,13 @@ class Retriever:
         from fortekit.fol.predicates import predicates
         from fortekit.search.item_captions import item_formulas_from_captions
 
-        texts = [queries] if isinstance(queries, str) else list(queries)
+        # bytes are one (undecoded) query, not a sequence of ints: check_text says how to decode it
+        single = isinstance(queries, (str, bytes, bytearray)) or not isinstance(queries, Sequence)
+        given: list[object] = [queries] if single else list(queries)
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise EvaluationError(Errors.E480.format(what="retriever", name="k", expected="an int >= 1",
                                                      value=k))
-        for text in texts:
-            check_text(text, function="Retriever.search")
+        texts = [check_text(text, function="Retriever.search") for text in given]
         if not texts:
             return []
         phi0: list[Formula | None]

@@ -80,10 +80,13 @@ def test_stages_can_be_switched_off_and_on(cafe: Path, minilm, tmp_path: Path) -
     assert staged.items.shape == (len(CAFE), 384)
 
 
-@pytest.mark.parametrize("query", ["", "   ", 42])
+@pytest.mark.parametrize("query", ["", "   ", 42, b"rain"])
 def test_bad_queries_are_coded_errors(cafe: Path, minilm, query: object) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(FortekitError, match=r"\[E30[02]\]"):
         Retriever(cafe, minilm).search([query])  # type: ignore[list-item]
+    if isinstance(query, bytes):  # one undecoded query, named as bytes with the decoding hint
+        with pytest.raises(FortekitError, match=r"\[E302\].*not bytes.*decode"):
+            Retriever(cafe, minilm).search(query)  # type: ignore[arg-type]
     with pytest.raises(EvaluationError, match=r"\[E480\]"):
         Retriever(cafe, minilm).search("rain", k=0)
 
@@ -108,6 +111,12 @@ def test_fortekit_search_prints_a_table_json_and_explanations(cafe: Path, capsys
     assert main(["search", "--index", str(cafe), query, "-k", "1", "--explain"]) == 0
     explained = capsys.readouterr().out
     assert "clauses: 'a dog barking'; not 'a person talking'" in explained and "violated []" in explained
+
+
+def test_fortekit_search_echoes_a_hostile_query_cut_and_escaped(cafe: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    assert main(["search", "--index", str(cafe), "rain\x1b[2J" + "(" * 4000, "-k", "1"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert "\x1b" not in first and "\\x1b[2J" in first and len(first) < 300
 
 
 def test_fortekit_search_bad_input_exits_1_with_a_code(cafe: Path, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]

@@ -30,7 +30,7 @@ def _cmd_parse(args: argparse.Namespace, out: TextIO) -> int:
         except FormulaSyntaxError as exc:
             failures += 1
             # errors go to stderr, the echo of the input cut and escaped (control characters)
-            print(f"{label}: {_echo(text)}\n  error: {exc}", file=sys.stderr)
+            print(f"{label}: {echo_text(text)}\n  error: {exc}", file=sys.stderr)
             continue
         print(f"{label}: {text}", file=out)
         for style in styles:
@@ -40,18 +40,18 @@ def _cmd_parse(args: argparse.Namespace, out: TextIO) -> int:
     return 1 if failures else 0
 
 
-_ECHO_CHARS = 200
+ECHO_CHARS = 200
 
 
-def _echo(text: str) -> str:
+def echo_text(text: str) -> str:
     """An input as it may be shown in a message: printable, at most 200 characters.
 
     Example:
-        >>> _echo("Bird(x) ∧"), _echo("a" + chr(7) + "b"), len(_echo("P(" * 500))
+        >>> echo_text("Bird(x) ∧"), echo_text("a" + chr(7) + "b"), len(echo_text("P(" * 500))
         ('Bird(x) ∧', 'a\\\\x07b', 221)
     """
-    shown = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text[:_ECHO_CHARS])
-    return shown + (f" … ({len(text):,} characters)" if len(text) > _ECHO_CHARS else "")
+    shown = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text[:ECHO_CHARS])
+    return shown + (f" … ({len(text):,} characters)" if len(text) > ECHO_CHARS else "")
 
 
 def _lines_of(args: argparse.Namespace, field: str) -> Iterator[tuple[str, str]]:

@@ -62,6 +62,7 @@ def add_search_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
 def run_search(args: argparse.Namespace, out: TextIO) -> int:
     """Handler of ``fortekit search``: 0 on success, 1 with a coded message on stderr for bad input."""
     from fortekit.errors import FortekitError
+    from fortekit.search.cli.main import echo_text
     from fortekit.search.retriever import Retriever
     from fortekit.search.stage1.config import SearchConfig
 
@@ -80,7 +81,7 @@ def run_search(args: argparse.Namespace, out: TextIO) -> int:
         if args.json:
             print(json.dumps(result.to_dict(), ensure_ascii=False), file=out)
             continue
-        print(f"query: {result.query}", file=out)
+        print(f"query: {echo_text(result.query)}", file=out)  # cut and escaped: no raw control characters
         if args.explain:
             print(f"  phi0: {result.phi0}", file=out)
             if result.refined_text is not None:
@@ -94,7 +95,7 @@ def run_search(args: argparse.Namespace, out: TextIO) -> int:
                 print(f"  formula scoring: not applied ({result.fallback})", file=out)
         for hit in result.hits:
             mark = "!" if hit.violated else " "
-            caption = (hit.caption or "")[:_CAPTION_WIDTH]
+            caption = echo_text((hit.caption or "")[:_CAPTION_WIDTH])
             print(f"  {hit.rank:>3}.{mark}{hit.score:8.4f}  {hit.item_id}  {caption}", file=out)
             if args.explain:
                 sims = ", ".join(f"{value:.3f}" for value in hit.clause_similarities)
