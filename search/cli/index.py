@@ -207,7 +207,7 @@ def run_query(args: argparse.Namespace, out: TextIO) -> int:
         if args.json:
             print(json.dumps({"query": text, "results": hits}, ensure_ascii=False), file=out)
             continue
-        print(f"query: {text}", file=out)
+        print(f"query: {echo_text(text)}", file=out)  # cut and escaped, as fortekit search
         for hit in hits:
             caption = f"  {hit['caption']}" if hit["caption"] is not None else ""
             print(f"  {hit['rank']:>3}. {hit['score']:.4f}  {hit['id']}{caption}", file=out)
