@@ -187,6 +187,7 @@ def run_info(args: argparse.Namespace, out: TextIO) -> int:
 def run_query(args: argparse.Namespace, out: TextIO) -> int:
     """Handler of ``index query``: encode the texts with the index's backbone and rank the items."""
     from fortekit.plugins import get_backbone
+    from fortekit.search.cli.main import echo_text
     from fortekit.search.index.audio_index import AudioIndex
 
     index = AudioIndex.load(args.directory)
