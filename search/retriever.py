@@ -23,13 +23,15 @@ Example:
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+import time
+from collections.abc import MutableMapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fortekit.errors import Errors, EvaluationError
 from fortekit.fol.predicates import PredicateSymbol
+from fortekit.search.hits import Hit, SearchResult, explain_predicates
+from fortekit.search.query_side import RefinementLookup, prepare_queries
 
 if TYPE_CHECKING:
     import torch
@@ -45,111 +47,10 @@ if TYPE_CHECKING:
     from fortekit.search.stage1.config import SearchConfig
     from fortekit.search.stage1.encoder import CachedTextEncoder
 
-__all__ = ["Hit", "Retriever", "SearchResult", "explain_predicates"]
+__all__ = ["Hit", "RefinementLookup", "Retriever", "SearchResult", "explain_predicates"]
 
 _DEFAULT = object()  # "the default component", as distinct from None ("switched off")
-
-
-@dataclass(frozen=True, slots=True)
-class Hit:
-    """One retrieved item.
-
-    Attributes:
-        rank: 1 for the best.
-        item_id: the item's id in the index.
-        score: the final score (after formula scoring and Stage 3).
-        caption: the item's caption, when the index has one.
-        path: the item's audio path, when the index has one.
-        matched: the query's predicates (with their polarity) that the caption agrees with.
-        missed: the query's asserted predicates the caption does not mention.
-        violated: the query's predicates the caption contradicts (an excluded sound it names).
-        clause_similarities: with ``explain``, each clause's cosine to the item, in clause order.
-    """
-
-    rank: int
-    item_id: str
-    score: float
-    caption: str | None = None
-    path: str | None = None
-    matched: tuple[str, ...] = ()
-    missed: tuple[str, ...] = ()
-    violated: tuple[str, ...] = ()
-    clause_similarities: tuple[float, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict of every field."""
-        return {
-            "rank": self.rank, "id": self.item_id, "score": round(self.score, 6), "caption": self.caption,
-            "path": self.path, "matched": list(self.matched), "missed": list(self.missed),
-            "violated": list(self.violated),
-            "clause_similarities": [round(value, 6) for value in self.clause_similarities],
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class SearchResult:
-    """What :meth:`Retriever.search` found for one query.
-
-    Attributes:
-        query: the query as given.
-        hits: the ranked items, best first.
-        phi0: Π(q) as text (None when the query could not be parsed).
-        phi_star: Stage 1's phi* as text (phi0 without Stage 1).
-        refined_text: G(phi*) with Stage 1, else None.
-        clauses: the clauses formula scoring judged: (verbalised text, negated), in order;
-            empty when the query scored by its similarity alone.
-        fallback: why formula scoring was not applied ("plain", "no formula", ...), or "".
-    """
-
-    query: str
-    hits: tuple[Hit, ...]
-    phi0: str | None = None
-    phi_star: str | None = None
-    refined_text: str | None = None
-    clauses: tuple[tuple[str, bool], ...] = ()
-    fallback: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict: the query, its formulas and clauses, and every hit."""
-        return {
-            "query": self.query, "phi0": self.phi0, "phi_star": self.phi_star,
-            "refined_text": self.refined_text,
-            "clauses": [{"text": text, "negated": negated} for text, negated in self.clauses],
-            "fallback": self.fallback, "hits": [hit.to_dict() for hit in self.hits],
-        }
-
-
-def explain_predicates(
-    query: frozenset[PredicateSymbol], item: frozenset[PredicateSymbol],
-) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    """Which of the query's predicates an item's caption matches, misses and violates.
-
-    Args:
-        query: Pred(φ) of the query, signed.
-        item: Pred of the item's caption, signed.
-
-    Returns:
-        ``(matched, missed, violated)`` as sorted symbol strings: matched = same symbol and
-        polarity; missed = asserted query symbols the caption does not mention; violated =
-        query symbols whose opposite the caption states (``¬Talking/1`` against ``Talking/1``).
-
-    Example:
-        >>> from fortekit.fol import parse_formula, predicates
-        >>> q = predicates(parse_formula("∃x [Dog(x) ∧ Barking(x) ∧ ¬∃y [Person(y) ∧ Talking(y)]]"))
-        >>> explain_predicates(q, predicates(parse_formula("∃x [Dog(x) ∧ Talking(x)]")))
-        (('Dog/1',), ('Barking/1',), ('¬Talking/1',))
-    """
-    matched, missed, violated = [], [], []
-    for symbol in sorted(query):
-        opposite = PredicateSymbol(symbol.name, symbol.arity, symbol.polarity.flipped())
-        if symbol in item:
-            matched.append(str(symbol))
-        elif opposite in item:
-            violated.append(str(symbol))
-        elif not symbol.negated:
-            missed.append(str(symbol))
-    return tuple(matched), tuple(missed), tuple(violated)
+_KEEP = object()  # with_stages: "as this retriever has it"
 
 
 class Retriever:
@@ -163,6 +64,9 @@ class Retriever:
             (Stage 1), or None (default) to search with the query as it is.
         elaborator: Stage 1's elaborator (a name or an instance).
         anchors: Stage 1's anchor source (None: the pivot alone).
+        lookup: stored Stage 1 results (a :class:`RefinementLookup`, e.g. ``LookupTable.load(path)``):
+            a query it holds is searched with its stored refinement, without a search; the others
+            go through Stage 1 when ``stage1`` is given, else as they are.
         projection: a trained Stage 2 head (a ``.safetensors`` file or its directory), or None.
         formula: a :class:`~fortekit.search.formula_scoring.FormulaScoringConfig`; the
             default config when left out; None switches formula scoring off.
@@ -192,6 +96,7 @@ class Retriever:
         stage1: SearchConfig | None = None,
         elaborator: Any = "lexical",
         anchors: AnchorSource | None = None,
+        lookup: RefinementLookup | None = None,
         projection: str | os.PathLike[str] | None = None,
         formula: Any = _DEFAULT,
         rerank: Any = _DEFAULT,
@@ -206,10 +111,7 @@ class Retriever:
         from fortekit.search.rerank import Reranker
         from fortekit.search.stage1.encoder import CachedTextEncoder, TextEmbeddingCache
 
-        if isinstance(candidates, bool) or not isinstance(candidates, int) or candidates < 1:
-            raise EvaluationError(Errors.E480.format(
-                what="retriever", name="candidates", expected="an int >= 1", value=candidates,
-            ))
+        _check_count(candidates, "candidates")
         self.index = index if isinstance(index, AudioIndex) else AudioIndex.load(index)
         if backbone is None or isinstance(backbone, str):
             options = dict(self.index.meta.backbone_options) if backbone is None else {}
@@ -218,6 +120,7 @@ class Retriever:
         self.backbone: Backbone = backbone
         self.device = device
         self.candidates = candidates
+        self.lookup = lookup
         self.refiner: Refiner | None = None
         if stage1 is not None:
             from fortekit.search.stage1.beam import Refiner
@@ -241,6 +144,7 @@ class Retriever:
 
     def __repr__(self) -> str:
         stages = [
+            "lookup" if self.lookup is not None else None,
             "stage1" if self.refiner is not None else None,
             "projection" if self.projection is not None else None,
             "formula" if self.formula_scorer is not None else None,
@@ -248,6 +152,42 @@ class Retriever:
         ]
         return (f"Retriever({len(self.index)} items, backbone={self.backbone.name!r}, "
                 f"stages=[{', '.join(s for s in stages if s)}])")
+
+    def with_stages(
+        self, *, formula: Any = _KEEP, rerank: Any = _KEEP, projection: Any = _KEEP, candidates: Any = _KEEP,
+    ) -> Retriever:
+        """A retriever over the same index, backbone, text cache and query side, other ranking stages.
+
+        Nothing is loaded again: the index, the encoder (and its cache), Stage 1 and the lookup
+        table are shared, and so are the item vectors when the projection is the same. The
+        benchmark builds each system it reports this way.
+
+        Args:
+            formula: a ``FormulaScoringConfig``, or None for off (left out: as here).
+            rerank: a ``Reranker``, or None for off (left out: as here).
+            projection: a Stage 2 head file, or None for none (left out: as here).
+            candidates: first-pass items re-scored per query (left out: as here).
+
+        Returns:
+            The new :class:`Retriever`.
+
+        Example:
+            >>> plain = retriever.with_stages(formula=None, rerank=None)  # doctest: +SKIP
+        """
+        from fortekit.search.formula_scoring import FormulaScorer
+
+        other = object.__new__(Retriever)
+        other.__dict__.update(self.__dict__)
+        if formula is not _KEEP:
+            other.formula_scorer = None if formula is None else FormulaScorer(self.encoder, formula)
+        if rerank is not _KEEP:
+            other.reranker = rerank
+        if candidates is not _KEEP:
+            other.candidates = _check_count(candidates, "candidates")
+        if projection is not _KEEP and projection != self.projection:
+            other.projection = projection
+            other._items = None
+        return other
 
     @property
     def items(self) -> torch.Tensor:
@@ -284,38 +224,26 @@ class Retriever:
             EmptyCaptionError, CaptionTooLongError, CaptionTypeError: a query that is empty,
                 too long or not a str (E300-E302).
             EvaluationError: ``k`` < 1 (E480).
-        """
-        import torch
 
+        Example:
+            >>> [hit.item_id for hit in retriever.search("rain on a roof", k=2)[0].hits]  # doctest: +SKIP
+            ['clip3', 'clip0']
+        """
         from fortekit.fol.caption.pipeline import check_text
         from fortekit.fol.predicates import predicates
-        from fortekit.search.item_captions import item_formulas_from_captions
 
         # bytes are one (undecoded) query, not a sequence of ints: check_text says how to decode it
         single = isinstance(queries, (str, bytes, bytearray)) or not isinstance(queries, Sequence)
         given: list[object] = [queries] if single else list(queries)
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise EvaluationError(Errors.E480.format(what="retriever", name="k", expected="an int >= 1",
-                                                     value=k))
+        _check_count(k, "k")
         texts = [check_text(text, function="Retriever.search") for text in given]
         if not texts:
             return []
-        phi0: list[Formula | None]
-        refined: list[str | None] = [None] * len(texts)
-        if self.refiner is not None:
-            results = self.refiner.refine_many(texts, batch_size=max(len(texts), 1))
-            vectors = torch.stack([result.q_star for result in results])
-            formulas: list[Formula | None] = [result.phi_star for result in results]
-            phi0 = [result.phi0 for result in results]
-            refined = [result.refined_text for result in results]
-        else:
-            encoded = self.encoder.encode(texts).detach().float().cpu()
-            vectors = torch.nn.functional.normalize(encoded, dim=1)
-            phi0 = item_formulas_from_captions(texts)
-            formulas = list(phi0)
+        side = prepare_queries(texts, self.encoder, refiner=self.refiner, lookup=self.lookup)
+        formulas = side.formulas
         # planned once: the ranking and the result's clauses use the same verbalised clauses
         plans = self.formula_scorer.plan(formulas) if self.formula_scorer is not None else None
-        scores, rows = self.rank(vectors, formulas, k, plans=plans)
+        scores, rows = self.rank(side.vectors, formulas, k, plans=plans)
         query_sets = [frozenset() if phi is None else predicates(phi) for phi in formulas]
         out: list[SearchResult] = []
         for q, text in enumerate(texts):
@@ -332,15 +260,16 @@ class Retriever:
             for rank, (score, row) in enumerate(zip(scores[q].tolist(), rows[q].tolist(), strict=True), 1):
                 hits.append(self._hit(rank, row, score, query_sets[q], clause_vectors, clauses, explain))
             out.append(SearchResult(
-                text, tuple(hits), None if phi0[q] is None else str(phi0[q]),
-                None if formulas[q] is None else str(formulas[q]), refined[q], clauses,
-                plan.reason if plan is not None else "off",
+                text, tuple(hits), side.phi0[q], None if formulas[q] is None else str(formulas[q]),
+                side.refined[q], clauses, plan.reason if plan is not None else "off", side.sources[q],
             ))
         return out
 
     def rank(
         self, vectors: torch.Tensor, formulas: Sequence[Formula | None], k: int = 10, *,
         plans: Sequence[QueryPlan] | None = None,
+        query_predicates: Sequence[frozenset[PredicateSymbol]] | None = None,
+        timings: MutableMapping[str, float] | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Rank the items for query vectors and their formulas: the stages after the query side.
 
@@ -352,6 +281,11 @@ class Retriever:
             formulas: per query, its formula (phi* or phi0; None: similarity alone).
             k: hits per query.
             plans: formula scoring's plans of ``formulas``, when the caller already made them.
+            query_predicates: per query, the predicate set Stage 3 compares with the items'
+                (default: Pred of ``formulas``); the benchmark's audio-to-text direction passes
+                the item captions' sets.
+            timings: when given, the seconds of ``first_pass``, ``formula`` and ``rerank`` are
+                added to it.
 
         Returns:
             ``(scores, rows)``, (queries, min(k, items)), best first.
@@ -362,15 +296,22 @@ class Retriever:
         from fortekit.fol.predicates import predicates
         from fortekit.search.index.search import exact_top_k
 
+        clock = timings if timings is not None else {}
         items = self.items
+        tick = time.perf_counter()
         pool = min(max(k, self.candidates), len(self.index))
         scores, rows = exact_top_k(items, vectors.detach().float().cpu(), pool)
+        tick = _lap(clock, "first_pass", tick)
         if self.formula_scorer is not None:
             scores, rows = self.formula_scorer.rerank(formulas, scores, rows, items, plans=plans)
+            tick = _lap(clock, "formula", tick)
         item_sets = self.index.predicate_sets
         if self.reranker is not None and any(item_sets):
-            query_sets = [frozenset() if phi is None else predicates(phi) for phi in formulas]
+            query_sets = list(query_predicates) if query_predicates is not None else [
+                frozenset() if phi is None else predicates(phi) for phi in formulas
+            ]
             scores, rows = self.reranker.rerank((scores, rows), query_sets, item_sets)
+            _lap(clock, "rerank", tick)
         return scores[:, :k], rows[:, :k]
 
     def _hit(
@@ -392,3 +333,16 @@ class Retriever:
             matched = missed = ()
         return Hit(rank, index.ids[row], float(score), index.captions[row], index.paths[row],
                    matched, missed, violated, sims)
+
+
+def _check_count(value: object, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise EvaluationError(Errors.E480.format(what="retriever", name=name, expected="an int >= 1",
+                                                 value=value))
+    return value
+
+
+def _lap(timings: MutableMapping[str, float], step: str, since: float) -> float:
+    now = time.perf_counter()
+    timings[step] = timings.get(step, 0.0) + now - since
+    return now

@@ -1,0 +1,132 @@
+"""The query side of the Retriever: stored refinements, Stage 1, or the query as it is.
+
+Example:
+    >>> class Table:
+    ...     def get(self, query):
+    ...         return {"refined_text": "steady rain", "phi_star": "∃x [Rain(x) ∧ Steady(x)]"}
+    >>> isinstance(Table(), RefinementLookup)
+    True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    import torch
+
+    from fortekit.fol.ast import Formula
+    from fortekit.search.stage1.beam import Refiner
+    from fortekit.search.stage1.encoder import CachedTextEncoder
+
+__all__ = ["QuerySide", "RefinementLookup", "prepare_queries"]
+
+
+@runtime_checkable
+class RefinementLookup(Protocol):
+    """Stored Stage 1 results by query text, e.g. a :class:`fortekit.search.refine.lookup.LookupTable`.
+
+    A record holds at least ``refined_text`` (G(phi*)) and, optionally, ``phi_star`` and
+    ``phi0`` as formula text.
+    """
+
+    def get(self, query: str) -> Mapping[str, Any] | None:
+        """The stored record of ``query``, or None when the table does not hold it."""
+
+
+class QuerySide:
+    """Per query: its vector, formula, phi0 text, refined text and where they came from.
+
+    Attributes:
+        vectors: (queries, d) unit query vectors on the CPU (q* or f_T(q)).
+        formulas: phi* (or phi0) per query; None where there is none.
+        phi0: Π(q) as text, or None.
+        refined: G(phi*) with Stage 1 or a lookup, else None.
+        sources: "lookup", "search" (Stage 1) or "query" (as it is).
+    """
+
+    def __init__(self, n: int) -> None:
+        self.vectors: torch.Tensor
+        self.formulas: list[Formula | None] = [None] * n
+        self.phi0: list[str | None] = [None] * n
+        self.refined: list[str | None] = [None] * n
+        self.sources: list[str] = ["query"] * n
+
+
+def prepare_queries(
+    texts: Sequence[str], encoder: CachedTextEncoder, *, refiner: Refiner | None = None,
+    lookup: RefinementLookup | None = None,
+) -> QuerySide:
+    """The query side of a search: each query's vector, formula and refinement, by where it comes from.
+
+    A query the lookup table holds gets its stored refinement (q* = f_T of the stored refined
+    text, phi* read back from its stored text); the others go through Stage 1 when there is a
+    refiner, else they are encoded as they are (f_T(q), phi0 = Π(q)). The looked-up refined texts
+    and the plain queries share one encoder call; Stage 1 makes its own (one per depth).
+
+    Args:
+        texts: the checked query texts.
+        encoder: the cached text encoder.
+        refiner: Stage 1, or None.
+        lookup: stored Stage 1 results, or None.
+
+    Returns:
+        The :class:`QuerySide`.
+
+    Example:
+        >>> side = prepare_queries(["rain on a roof"], encoder)  # doctest: +SKIP
+        >>> side.sources, side.vectors.shape  # doctest: +SKIP
+        (['query'], torch.Size([1, 384]))
+    """
+    import torch
+
+    from fortekit.search.item_captions import item_formulas_from_captions
+
+    n = len(texts)
+    side = QuerySide(n)
+    stored = [lookup.get(text) if lookup is not None else None for text in texts]
+    known = [q for q in range(n) if stored[q] is not None]
+    searched = [q for q in range(n) if stored[q] is None and refiner is not None]
+    plain = [q for q in range(n) if stored[q] is None and refiner is None]
+    vectors: list[torch.Tensor | None] = [None] * n
+    # the refined texts of looked-up queries and the plain queries: one encoder call
+    to_encode = [str((stored[q] or {}).get("refined_text") or texts[q]) for q in known] + \
+        [texts[q] for q in plain]
+    if to_encode:
+        encoded = torch.nn.functional.normalize(encoder.encode(to_encode).detach().float().cpu(), dim=1)
+        for row, q in enumerate(known + plain):
+            vectors[q] = encoded[row]
+    for q in known:
+        record = stored[q] or {}
+        side.formulas[q] = _stored_formula(record.get("phi_star"))
+        side.phi0[q] = None if record.get("phi0") is None else str(record["phi0"])
+        side.refined[q] = None if record.get("refined_text") is None else str(record["refined_text"])
+        side.sources[q] = "lookup"
+    if searched and refiner is not None:
+        results = refiner.refine_many([texts[q] for q in searched], batch_size=len(searched))
+        for q, result in zip(searched, results, strict=True):
+            vectors[q] = result.q_star.detach().float().cpu()
+            side.formulas[q] = result.phi_star
+            side.phi0[q] = str(result.phi0)
+            side.refined[q] = result.refined_text
+            side.sources[q] = "search"
+    if plain:
+        for q, phi in zip(plain, item_formulas_from_captions([texts[q] for q in plain]), strict=True):
+            side.formulas[q] = phi
+            side.phi0[q] = None if phi is None else str(phi)
+    side.vectors = torch.stack([vector for vector in vectors if vector is not None])
+    return side
+
+
+def _stored_formula(text: object) -> Formula | None:
+    """A stored phi* read back; None (the whole-query similarity) where it is missing or malformed."""
+    from fortekit.errors import FormulaSyntaxError
+    from fortekit.fol import parse_formula
+
+    if not isinstance(text, str) or not text.strip():
+        return None
+    try:
+        return parse_formula(text, warn_free=False)
+    except FormulaSyntaxError:
+        return None
