@@ -21,6 +21,7 @@ standardised by their mean and standard deviation over the items (over an evenly
 spaced sample of at most ``calibration_sample`` items, so a 100,000-item index costs
 no more than a small one), then ``t = sigmoid(slope * z - shift)``. ``"minmax"`` maps
 the sample's range to [0, 1]; ``"none"`` clips the cosine to [0, 1].
+The calibration and the connectives are pure tensor functions in :mod:`fortekit.search.fuzzy`.
 
 Example:
     >>> import torch
@@ -42,11 +43,6 @@ from typing import TYPE_CHECKING, Any
 
 from fortekit.errors import Errors, EvaluationError
 from fortekit.search.clauses import (
-    Clause,
-    ClauseAnd,
-    ClauseNot,
-    ClauseOr,
-    ClauseTree,
     has_positive_clause,
     is_plain,
     leaf_polarities,
@@ -61,6 +57,7 @@ from fortekit.search.formula_config import (
     QueryPlan,
     TextEncoder,
 )
+from fortekit.search.fuzzy import calibrate, clause_statistics, evaluate_tree, scoped_statistics
 
 if TYPE_CHECKING:
     import torch
@@ -212,7 +209,7 @@ class FormulaScorer:
         texts = list(vectors)
         clause_matrix = torch.stack([vectors[text] for text in texts]).to(out.device)
         row_of = {text: row for row, text in enumerate(texts)}
-        location, spread = self._statistics(clause_matrix, item_matrix)
+        location, spread = clause_statistics(clause_matrix, item_matrix, self.config)
         config = self.config
         for q, plan in enumerate(plans):
             if plan.tree is None:
@@ -222,9 +219,9 @@ class FormulaScorer:
             sims = clause_matrix[rows] @ selected.T
             where, scale = location[rows], spread[rows]
             if self.config.negated_scope is not None and any(plan.negated):
-                where, scale = self._scoped(sims, out[q], where, scale, plan.negated)
-            truth = self._calibrate(sims, where, scale, plan.negated)
-            logic = self._evaluate(plan.tree, list(truth), [0])
+                where, scale = scoped_statistics(sims, out[q], where, scale, plan.negated, config)
+            truth = calibrate(sims, where, scale, plan.negated, config)
+            logic = evaluate_tree(plan.tree, list(truth), config)
             gamma = config.gamma
             if config.conjunction_gamma is not None and not any(plan.negated):
                 gamma = config.conjunction_gamma
@@ -274,106 +271,6 @@ class FormulaScorer:
         if k is not None:
             order = order[:, :k]
         return torch.gather(blended, 1, order), torch.gather(top_indices.to(order.device), 1, order)
-
-    # -- calibration and connectives -----------------------------------------------------------------
-    def _statistics(self, clauses: torch.Tensor, items: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Per clause, the location and spread of its similarities over a sample of the items."""
-        import torch
-
-        n = items.shape[0]
-        size = min(n, self.config.calibration_sample)
-        sample = items if size == n else items[torch.linspace(0, n - 1, size).long().to(items.device)]
-        sims = clauses @ sample.T
-        if self.config.calibration == "minmax":
-            low = sims.min(dim=1).values
-            return low, (sims.max(dim=1).values - low).clamp_min(1e-6)
-        return sims.mean(dim=1), sims.std(dim=1).nan_to_num(0.0).clamp_min(1e-6)
-
-    def _scoped(
-        self, sims: torch.Tensor, query: torch.Tensor, location: torch.Tensor, spread: torch.Tensor,
-        negated: Sequence[bool],
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Negated clauses calibrated over the query's own best items, not over the collection.
-
-        Whether an item has the excluded sound is judged against the items that already
-        sound like the query: a crying baby resembles "a person talking" more than rain
-        does, so the collection's statistics would call every crying baby a talker.
-        """
-        import torch
-
-        size = min(int(self.config.negated_scope or 0), sims.shape[1])
-        if size < 2:
-            return location, spread
-        top = torch.topk(query, size).indices
-        scoped = sims[:, top]
-        flags = torch.tensor(list(negated), dtype=torch.bool, device=sims.device)
-        if self.config.calibration == "minmax":
-            low = scoped.min(dim=1).values
-            high = (scoped.max(dim=1).values - low).clamp_min(1e-6)
-        else:
-            low, high = scoped.mean(dim=1), scoped.std(dim=1).nan_to_num(0.0).clamp_min(1e-6)
-        return torch.where(flags, low, location), torch.where(flags, high, spread)
-
-    def _calibrate(
-        self, sims: torch.Tensor, location: torch.Tensor, spread: torch.Tensor, negated: Sequence[bool],
-    ) -> torch.Tensor:
-        import torch
-
-        config = self.config
-        if config.calibration == "none":
-            return sims.clamp(0.0, 1.0)
-        scaled = (sims - location[:, None]) / spread[:, None]
-        if config.calibration == "minmax":
-            return scaled.clamp(0.0, 1.0)
-        slope = torch.tensor(
-            [config.negated_slope if flag and config.negated_slope is not None else config.slope
-             for flag in negated], dtype=scaled.dtype, device=scaled.device,
-        )
-        shift = torch.tensor(
-            [config.negated_shift if flag and config.negated_shift is not None else config.shift
-             for flag in negated], dtype=scaled.dtype, device=scaled.device,
-        )
-        return torch.sigmoid(slope[:, None] * scaled - shift[:, None])
-
-    def _evaluate(self, node: ClauseTree, truth: list[torch.Tensor], cursor: list[int]) -> torch.Tensor:
-        """The degree of truth of ``node`` per item; ``cursor`` walks the leaves in order."""
-        import torch
-
-        if isinstance(node, Clause):
-            value = truth[cursor[0]]
-            cursor[0] += 1
-            return value
-        if isinstance(node, ClauseNot):
-            return 1.0 - self._evaluate(node.body, truth, cursor)
-        if isinstance(node, ClauseOr):
-            values = [self._evaluate(operand, truth, cursor) for operand in node.operands]
-            return self._conorm(values)
-        assert isinstance(node, ClauseAnd)
-        if self.config.negation == "subtract":
-            asserted: list[torch.Tensor] = []
-            denied: list[torch.Tensor] = []
-            for operand in node.operands:
-                if isinstance(operand, ClauseNot):
-                    denied.append(self._evaluate(operand.body, truth, cursor))
-                else:
-                    asserted.append(self._evaluate(operand, truth, cursor))
-            base = self._tnorm(asserted) if asserted else torch.ones_like(denied[0])
-            if denied:
-                base = base - self.config.negation_weight * self._conorm(denied)
-            return base
-        return self._tnorm([self._evaluate(operand, truth, cursor) for operand in node.operands])
-
-    def _tnorm(self, values: list[torch.Tensor]) -> torch.Tensor:
-        result = values[0]
-        for value in values[1:]:
-            result = result.minimum(value) if self.config.tnorm == "min" else result * value
-        return result
-
-    def _conorm(self, values: list[torch.Tensor]) -> torch.Tensor:
-        result = values[0]
-        for value in values[1:]:
-            result = result.maximum(value) if self.config.tnorm == "min" else result + value - result * value
-        return result
 
 
 def search_index(
