@@ -12,7 +12,7 @@ from beir_fixtures import CONCEPTS, NEGATION, make_beir
 
 from fortekit.search.cli import main
 from fortekit.search.eval.beir_systems import SYSTEMS
-from fortekit.search.eval.metrics import read_per_query
+from fortekit.search.eval.per_query import read_per_query
 
 # -- the command, end to end with MiniLM ---------------------------------------------------------
 

@@ -16,7 +16,8 @@ from fortekit.fol import PredicateSymbol
 from fortekit.search.cli import main
 from fortekit.search.eval.data import file_sha256, split_collections
 from fortekit.search.eval.evaluate import parse_sweep
-from fortekit.search.eval.metrics import hits_at, paired_t_test, ranks_from_indices, read_per_query
+from fortekit.search.eval.metrics import hits_at, paired_t_test, ranks_from_indices
+from fortekit.search.eval.per_query import read_per_query
 from fortekit.search.eval.report import METRIC_NAMES, markdown_table, system_row
 from fortekit.search.eval.stage1 import oracle_negatives, parse_anchors
 from fortekit.search.eval.systems import ablation_systems, rank_collection

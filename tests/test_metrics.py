@@ -15,18 +15,17 @@ from hypothesis import strategies as st
 from scipy.stats import ttest_rel
 
 import fortekit.search.eval.metrics as metrics_module
+import fortekit.search.eval.per_query as per_query_module
 from fortekit.errors import DataFileError, EvaluationError
 from fortekit.search.eval.metrics import (
     average_precision,
     hits_at,
     paired_t_test,
-    per_query_records,
     ranks_from_indices,
     ranks_of_targets,
-    read_per_query,
     retrieval_metrics,
-    write_per_query,
 )
+from fortekit.search.eval.per_query import per_query_records, read_per_query, write_per_query
 
 
 def test_hand_computed_metrics_for_ranks_1_3_11() -> None:
@@ -186,6 +185,7 @@ def test_per_query_file_errors(tmp_path: Path) -> None:
         read_per_query(bad)
 
 
-def test_docstring_examples() -> None:
-    result = doctest.testmod(metrics_module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+@pytest.mark.parametrize("module", [metrics_module, per_query_module], ids=lambda m: m.__name__)
+def test_docstring_examples(module: object) -> None:
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0

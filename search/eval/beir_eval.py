@@ -237,7 +237,7 @@ def run_beir_evaluation(settings: BeirSettings, log: Callable[[str], None] | Non
         FortekitError: from the backbone, Stage 1 or Stage 2, with their codes.
     """
     from fortekit.plugins import get_backbone
-    from fortekit.search.eval.metrics import write_per_query
+    from fortekit.search.eval.per_query import write_per_query
     from fortekit.search.eval.report import write_json
     from fortekit.search.eval.stage1 import cache_key
 

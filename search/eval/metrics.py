@@ -1,4 +1,4 @@
-"""Retrieval metrics with one relevant item per query, per-query records and the paired t-test.
+"""Retrieval metrics with one relevant item per query, and the paired t-test.
 
 The benchmarks here have exactly one relevant item per query, so everything follows
 from the 1-based rank of that item: R@k is the fraction of queries whose rank is at
@@ -7,6 +7,7 @@ language-based audio retrieval task scores it). Significance between two systems
 two-sided paired t-test over per-query R@1 (hit or miss at rank 1), as in the paper.
 
 Score matrices may be numpy arrays or torch tensors (any device); torch is not imported.
+Per-query records and their JSONL files are in :mod:`fortekit.search.eval.per_query`.
 
 Example:
     >>> import numpy as np
@@ -20,30 +21,26 @@ Example:
 
 from __future__ import annotations
 
-import json
 import math
-import os
-from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from fortekit.errors import DataFileError, Errors, EvaluationError
+from fortekit.errors import Errors, EvaluationError
 
 __all__ = [
     "DEFAULT_KS",
     "MAP_CUTOFF",
+    "as_numpy",
     "average_precision",
+    "checked_ranks",
     "hits_at",
     "paired_t_test",
-    "per_query_records",
     "ranks_from_indices",
     "ranks_of_targets",
-    "read_per_query",
     "retrieval_metrics",
-    "write_per_query",
 ]
 
 DEFAULT_KS = (1, 5, 10, 50)
@@ -51,8 +48,13 @@ MAP_CUTOFF = 10
 _ROW_CHUNK = 1024  # rows compared at once, so (chunk, items) boolean masks stay small
 
 
-def _as_numpy(values: Any) -> np.ndarray:
-    """A numpy view of a numpy array, a torch tensor (any device or dtype) or a sequence."""
+def as_numpy(values: Any) -> np.ndarray:
+    """A numpy view of a numpy array, a torch tensor (any device or dtype) or a sequence.
+
+    Example:
+        >>> as_numpy([1, 2]).tolist()
+        [1, 2]
+    """
     if hasattr(values, "detach") and hasattr(values, "cpu"):  # torch.Tensor, without importing torch
         tensor = values.detach().cpu()
         if str(tensor.dtype) == "torch.bfloat16":  # numpy has no bfloat16
@@ -84,7 +86,7 @@ def ranks_of_targets(scores: Any, targets: Sequence[int] | Any) -> npt.NDArray[n
         >>> ranks_of_targets([[0.5, 0.5, 0.5]], [1]).tolist()  # one item ties ahead of it
         [2]
     """
-    matrix = _as_numpy(scores)
+    matrix = as_numpy(scores)
     if matrix.ndim != 2 or matrix.shape[1] == 0:
         raise EvaluationError(Errors.E484.format(problem=f"scores have shape {matrix.shape}"))
     if not np.issubdtype(matrix.dtype, np.number) or np.issubdtype(matrix.dtype, np.complexfloating):
@@ -92,7 +94,7 @@ def ranks_of_targets(scores: Any, targets: Sequence[int] | Any) -> npt.NDArray[n
     if np.issubdtype(matrix.dtype, np.floating) and not np.isfinite(matrix).all():
         bad = int((~np.isfinite(matrix)).any(axis=1).sum())
         raise EvaluationError(Errors.E484.format(problem=f"{bad} rows of the scores hold NaN or infinity"))
-    wanted = _as_numpy(targets)
+    wanted = as_numpy(targets)
     n_queries, n_items = matrix.shape
     if wanted.ndim != 1 or len(wanted) != n_queries:
         raise EvaluationError(Errors.E484.format(
@@ -138,8 +140,8 @@ def ranks_from_indices(
         >>> ranks_from_indices([[4, 2, 0], [1, 3, 2]], [0, 5]).tolist()
         [3, 4]
     """
-    order = _as_numpy(indices)
-    wanted = _as_numpy(targets)
+    order = as_numpy(indices)
+    wanted = as_numpy(targets)
     if order.ndim != 2 or wanted.ndim != 1 or len(wanted) != order.shape[0]:
         raise EvaluationError(Errors.E484.format(
             problem=f"indices of shape {order.shape} and targets of shape {wanted.shape}",
@@ -150,8 +152,17 @@ def ranks_from_indices(
     return ranks.astype(np.int64)
 
 
-def _checked_ranks(ranks: Any) -> npt.NDArray[np.int64]:
-    values = _as_numpy(ranks)
+def checked_ranks(ranks: Any) -> npt.NDArray[np.int64]:
+    """``ranks`` as an int64 array, after checking they are 1-D, non-empty whole numbers >= 1.
+
+    Raises:
+        EvaluationError: empty, not 1-D, not whole or below 1 (E485).
+
+    Example:
+        >>> checked_ranks([1.0, 3.0]).tolist()
+        [1, 3]
+    """
+    values = as_numpy(ranks)
     if values.ndim != 1 or values.size == 0:
         raise EvaluationError(Errors.E485.format(problem=f"shape {values.shape}"))
     whole_floats = (
@@ -173,7 +184,7 @@ def hits_at(ranks: Any, k: int) -> npt.NDArray[np.float64]:
         >>> hits_at([1, 3, 11], 1).tolist()
         [1.0, 0.0, 0.0]
     """
-    return (_checked_ranks(ranks) <= k).astype(np.float64)
+    return (checked_ranks(ranks) <= k).astype(np.float64)
 
 
 def average_precision(ranks: Any, cutoff: int = MAP_CUTOFF) -> npt.NDArray[np.float64]:
@@ -183,7 +194,7 @@ def average_precision(ranks: Any, cutoff: int = MAP_CUTOFF) -> npt.NDArray[np.fl
         >>> average_precision([1, 4, 11]).tolist()
         [1.0, 0.25, 0.0]
     """
-    values = _checked_ranks(ranks)
+    values = checked_ranks(ranks)
     return np.where(values <= cutoff, 1.0 / values, 0.0)
 
 
@@ -205,7 +216,7 @@ def retrieval_metrics(ranks: Any, ks: Iterable[int] = DEFAULT_KS) -> dict[str, f
         >>> retrieval_metrics([1, 3, 11])
         {'R@1': 0.3333333333333333, 'R@5': 0.6666666666666666, 'R@10': 0.6666666666666666, 'R@50': 1.0, 'mAP@10': 0.4444444444444444}
     """  # noqa: E501
-    values = _checked_ranks(ranks)
+    values = checked_ranks(ranks)
     result: dict[str, float] = {}
     for k in ks:
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
@@ -215,158 +226,6 @@ def retrieval_metrics(ranks: Any, ks: Iterable[int] = DEFAULT_KS) -> dict[str, f
         result[f"R@{k}"] = float(np.mean(values <= k))
     result[f"mAP@{MAP_CUTOFF}"] = float(np.mean(average_precision(values)))
     return result
-
-
-def per_query_records(
-    queries: Sequence[str],
-    ranks: Any,
-    *,
-    targets: Sequence[int] | None = None,
-    top_indices: Any = None,
-    item_ids: Sequence[str] | None = None,
-    ks: Iterable[int] = DEFAULT_KS,
-    extra: Mapping[str, Sequence[Any]] | None = None,
-) -> list[dict[str, Any]]:
-    """One JSON-ready record per query: its text, rank, hits at each k and AP@10.
-
-    Args:
-        queries: the query texts.
-        ranks: their ranks (:func:`ranks_of_targets`).
-        targets: the relevant item index per query (stored as ``"target"``).
-        top_indices: (queries, k) ranked item indices; stored as ``"top"`` (item ids when
-            ``item_ids`` is given, else indices).
-        item_ids: ids of the items, to name targets and retrieved items.
-        ks: cut-offs stored as ``"R@k"`` (0 or 1).
-        extra: more per-query columns, e.g. ``{"refined": [...]}``.
-
-    Returns:
-        A list of dicts with keys ``query_index``, ``query``, ``rank``, ``R@k``...,
-        ``AP@10`` and the optional ones.
-
-    Raises:
-        EvaluationError: lengths that differ from ``len(queries)`` (E484) or bad ranks (E485).
-
-    Example:
-        >>> per_query_records(["rain"], [3], targets=[7], item_ids=[str(i) for i in range(9)], ks=(1,))
-        [{'query_index': 0, 'query': 'rain', 'rank': 3, 'R@1': 0, 'AP@10': 0.3333333333333333, 'target': 7, 'target_id': '7'}]
-    """  # noqa: E501
-    values = _checked_ranks(ranks)
-    cutoffs = list(ks)
-    columns: dict[str, Sequence[Any]] = dict(extra or {})
-    lengths = {"ranks": len(values), **{name: len(column) for name, column in columns.items()}}
-    top = None if top_indices is None else _as_numpy(top_indices)
-    if targets is not None:
-        lengths["targets"] = len(targets)
-    if top is not None:
-        lengths["top_indices"] = len(top)
-    wrong = {name: length for name, length in lengths.items() if length != len(queries)}
-    if wrong:
-        raise EvaluationError(Errors.E484.format(
-            problem=f"{len(queries)} queries but per-query columns of lengths {wrong}",
-        ))
-    records: list[dict[str, Any]] = []
-    for i, query in enumerate(queries):
-        rank = int(values[i])
-        record: dict[str, Any] = {"query_index": i, "query": query, "rank": rank}
-        record.update({f"R@{k}": int(rank <= k) for k in cutoffs})
-        record[f"AP@{MAP_CUTOFF}"] = 1.0 / rank if rank <= MAP_CUTOFF else 0.0
-        try:
-            if targets is not None:
-                record["target"] = int(targets[i])
-                if item_ids is not None:
-                    record["target_id"] = item_ids[int(targets[i])]
-            if top is not None:
-                row = [int(index) for index in top[i]]
-                record["top"] = [item_ids[index] for index in row] if item_ids is not None else row
-        except IndexError:
-            raise EvaluationError(Errors.E484.format(
-                problem=f"query {i} names an item index beyond the {len(item_ids or ())} item_ids",
-            )) from None
-        for name, column in columns.items():
-            record[name] = column[i]
-        records.append(record)
-    return records
-
-
-def _jsonable(value: Any) -> Any:
-    """numpy scalars and arrays as plain Python values, for json.dumps."""
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
-
-
-def write_per_query(path: str | os.PathLike[str], records: Iterable[Mapping[str, Any]]) -> Path:
-    """Write per-query records as JSON Lines (UTF-8, one object a line, flushed line by line).
-
-    Args:
-        path: the output file; its folder is created.
-        records: dicts of JSON-ready values (numpy scalars are converted).
-
-    Returns:
-        The path written.
-
-    Raises:
-        EvaluationError: a record that is not JSON-serialisable (E493); the lines before it
-            are written.
-
-    Example:
-        >>> import tempfile, pathlib
-        >>> out = write_per_query(pathlib.Path(tempfile.mkdtemp()) / "q.jsonl", [{"rank": np.int64(2)}])
-        >>> read_per_query(out)
-        [{'rank': 2}]
-    """
-    target = Path(path).expanduser()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with target.open("w", encoding="utf-8") as handle:
-        for index, record in enumerate(records):
-            try:
-                line = json.dumps(dict(record), ensure_ascii=False, default=_jsonable)
-            except (TypeError, ValueError) as exc:
-                raise EvaluationError(Errors.E493.format(index=index, path=target, problem=exc)) from None
-            handle.write(line + "\n")
-            handle.flush()
-    return target
-
-
-def read_per_query(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Read a per-query JSONL file written by :func:`write_per_query` (blank lines ignored).
-
-    Raises:
-        DataFileError: the file is missing (E487).
-        EvaluationError: a line that is not a JSON object, named by number (E488).
-
-    Example:
-        >>> read_per_query("/nonexistent/q.jsonl")  # doctest: +ELLIPSIS
-        Traceback (most recent call last):
-        ...
-        fortekit.errors.DataFileError: [E487] Per-query results file not found: ...
-    """
-    source = Path(path).expanduser()
-    if not source.is_file():
-        raise DataFileError(Errors.E487.format(
-            what="Per-query results file", path=source,
-            hint="Write one with fortekit.search.eval.metrics.write_per_query().",
-        ))
-    records: list[dict[str, Any]] = []
-    with source.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            text = raw.decode("utf-8", errors="replace").strip()
-            if not text:
-                continue
-            try:
-                record = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise EvaluationError(Errors.E488.format(
-                    path=source, line=number, problem=f"not JSON ({exc.msg})",
-                )) from None
-            if not isinstance(record, dict):
-                raise EvaluationError(Errors.E488.format(
-                    path=source, line=number, problem=f"a JSON {type(record).__name__}, not an object",
-                ))
-            records.append(record)
-    return records
 
 
 def paired_t_test(r1_a: Any, r1_b: Any) -> tuple[float, float]:
@@ -395,8 +254,8 @@ def paired_t_test(r1_a: Any, r1_b: Any) -> tuple[float, float]:
     """
     from scipy.stats import ttest_rel
 
-    a = _as_numpy(r1_a)
-    b = _as_numpy(r1_b)
+    a = as_numpy(r1_a)
+    b = as_numpy(r1_b)
     if a.ndim != 1 or b.ndim != 1 or a.shape != b.shape or len(a) < 2:
         raise EvaluationError(Errors.E486.format(problem=f"shapes {a.shape} and {b.shape}"))
     try:

@@ -20,14 +20,8 @@ from typing import Any
 import numpy as np
 
 from fortekit.errors import Errors, EvaluationError
-from fortekit.search.eval.metrics import (
-    MAP_CUTOFF,
-    hits_at,
-    paired_t_test,
-    per_query_records,
-    retrieval_metrics,
-    write_per_query,
-)
+from fortekit.search.eval.metrics import MAP_CUTOFF, hits_at, paired_t_test, retrieval_metrics
+from fortekit.search.eval.per_query import per_query_records, write_per_query
 
 __all__ = ["METRIC_NAMES", "markdown_table", "system_row", "write_json", "write_per_query_file"]
 
