@@ -431,7 +431,7 @@ class Errors(metaclass=_Messages):
         "The Stage 2 data {path} is unusable: {problem}. A data file is a safetensors file with float "
         "tensors 'query' (n, d) (the refined queries q*), 'audio' (n, d) (the audio embeddings) and "
         "optionally 'negative' (n, d) (f_T(G(phi-)) per item), n >= 2; write one with "
-        "fortekit.search.projection.training.save_projection_data()."
+        "fortekit.search.projection.data.save_projection_data()."
     )
     E467 = (
         "Cannot resume from the checkpoint in {path}: {problem}. Run again with the same data and "

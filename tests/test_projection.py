@@ -33,7 +33,8 @@ from fortekit.search.projection import (
     save_projection,
     save_projection_data,
 )
-from fortekit.search.projection.training import EpochStats, TrainingReport, recall_at_1, train_projection
+from fortekit.search.projection.checkpoint import EpochStats
+from fortekit.search.projection.training import TrainingReport, recall_at_1, train_projection
 
 N_TRAIN, N_VALIDATION = 192, 64
 DIM = 384

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
-    from fortekit.search.projection.training import EpochStats
+    from fortekit.search.projection.checkpoint import EpochStats
 
 __all__ = ["add_projection_commands", "run_train_projection"]
 
@@ -61,8 +61,9 @@ def add_projection_commands(commands: argparse._SubParsersAction[argparse.Argume
 def run_train_projection(args: argparse.Namespace, out: TextIO) -> int:
     """Handler of ``train-projection``: exit code 0, 1 on bad input, 130 when interrupted."""
     from fortekit.errors import Errors, FortekitError
+    from fortekit.search.projection.checkpoint import CHECKPOINT_NAME
     from fortekit.search.projection.head import ProjectionConfig, load_projection_data
-    from fortekit.search.projection.training import CHECKPOINT_NAME, train_projection
+    from fortekit.search.projection.training import train_projection
 
     def report_epoch(stats: EpochStats) -> None:
         r1 = "-" if stats.val_r1 is None else f"{stats.val_r1:.4f}"

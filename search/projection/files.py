@@ -1,10 +1,9 @@
-"""Stage 2 files: the projection head and its training data, as safetensors plus JSON (never pickle).
+"""Stage 2 files: the projection head as safetensors plus JSON (never pickle), and the safe reader.
 
 A trained head is two files: ``projection.safetensors`` (its tensors) and ``projection.json``
-(format, config, training history, fortekit version). Training or validation data is one safetensors
-file of float tensors ``query`` (n, d), ``audio`` (n, d) and optionally ``negative`` (n, d).
-Every reader first checks the safetensors header, so a pickled file (torch.save, .pt, .bin) is refused
-with an error instead of being unpickled.
+(format, config, training history, fortekit version). Every reader first checks the safetensors
+header (:func:`read_safetensors`), so a pickled file (torch.save, .pt, .bin) is refused with an
+error instead of being unpickled. Training data files are in :mod:`fortekit.search.projection.data`.
 
 Example:
     >>> import tempfile, torch
@@ -17,10 +16,8 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import struct
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,13 +32,10 @@ if TYPE_CHECKING:
 __all__ = [
     "CONFIG_NAME",
     "WEIGHTS_NAME",
-    "ProjectionData",
     "load_projection",
-    "load_projection_data",
     "read_projection_config",
     "read_safetensors",
     "save_projection",
-    "save_projection_data",
 ]
 
 WEIGHTS_NAME = "projection.safetensors"
@@ -49,7 +43,6 @@ CONFIG_NAME = "projection.json"
 FORMAT = "fortekit-projection"
 FORMAT_VERSION = 1
 _PICKLE_SUFFIXES = {".pt", ".pth", ".bin", ".ckpt", ".pkl", ".pickle"}
-_DATA_KEYS = ("query", "audio", "negative")
 
 
 def read_safetensors(path: str | Path) -> tuple[dict[str, torch.Tensor], dict[str, str]]:
@@ -277,143 +270,3 @@ def _check_tensors(head: ProjectionHead, tensors: dict[str, torch.Tensor], path:
         raise ProjectionError(Errors.E464.format(
             path=path, problem="; ".join(problems), expected=_expected_shapes(head),
         ))
-
-
-# -- training data ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, eq=False)  # tensors have no single truth value to compare
-class ProjectionData:
-    """Stage 2 training or validation items, row i of each tensor being item i.
-
-    Attributes:
-        query: (n, d) refined query embeddings q* = f_T(G(phi*)).
-        audio: (n, d) frozen audio embeddings e_a.
-        negative: (n, d) negative-query embeddings f_T(G(phi-)), or None (no L_logic).
-
-    Raises:
-        ProjectionError: shapes disagree, n < 2, or a value is not finite (E466).
-
-    Example:
-        >>> import torch
-        >>> data = ProjectionData(query=torch.eye(3), audio=torch.eye(3))
-        >>> data.size, data.dim, data.negative is None
-        (3, 3, True)
-    """
-
-    query: torch.Tensor
-    audio: torch.Tensor
-    negative: torch.Tensor | None = None
-
-    def __post_init__(self) -> None:
-        for name in _DATA_KEYS:
-            value = getattr(self, name)
-            if value is None and name == "negative":
-                continue
-            if not isinstance(value, torch.Tensor) or value.ndim != 2 or not value.is_floating_point():
-                shape = tuple(value.shape) if isinstance(value, torch.Tensor) else type(value).__name__
-                raise ProjectionError(Errors.E466.format(
-                    path="<in memory>", problem=f"{name!r} is {shape}, not a 2-D float tensor",
-                ))
-            if value.shape != self.query.shape:
-                raise ProjectionError(Errors.E466.format(
-                    path="<in memory>", problem=f"{name!r} has shape {tuple(value.shape)} but 'query' "
-                    f"{tuple(self.query.shape)}",
-                ))
-            if not bool(torch.isfinite(value).all()):
-                raise ProjectionError(Errors.E466.format(
-                    path="<in memory>", problem=f"{name!r} has NaN or inf",
-                ))
-            # Own float32 CPU copies: the loop moves them to its device once.
-            object.__setattr__(self, name, value.detach().to("cpu", torch.float32).contiguous())
-        if self.query.shape[0] < 2:
-            raise ProjectionError(Errors.E466.format(
-                path="<in memory>", problem=f"{self.query.shape[0]} item(s); InfoNCE needs at least 2",
-            ))
-
-    @property
-    def size(self) -> int:
-        """The number of items n."""
-        return int(self.query.shape[0])
-
-    @property
-    def dim(self) -> int:
-        """The embedding dimension d."""
-        return int(self.query.shape[1])
-
-    def fingerprint(self) -> str:
-        """SHA-1 of the tensors' bytes (a resumed run must see the same data)."""
-        digest = hashlib.sha1(usedforsecurity=False)
-        for name in _DATA_KEYS:
-            value = getattr(self, name)
-            if value is not None:
-                digest.update(name.encode())
-                digest.update(value.numpy().tobytes())
-        return digest.hexdigest()
-
-
-def save_projection_data(
-    path: str | Path, data: ProjectionData, metadata: dict[str, str] | None = None,
-) -> Path:
-    """Write Stage 2 data as safetensors: tensors 'query', 'audio' and (if any) 'negative'.
-
-    Args:
-        path: the .safetensors file to write.
-        data: the items.
-        metadata: free-form strings kept in the file header (e.g. the backbone's name).
-
-    Returns:
-        `path` as a Path.
-
-    Raises:
-        ProjectionError: the file cannot be written (E470).
-
-    Example:
-        >>> import tempfile, torch
-        >>> path = f"{tempfile.mkdtemp()}/train.safetensors"
-        >>> data = ProjectionData(torch.eye(2), torch.eye(2), torch.ones(2, 2))
-        >>> load_projection_data(save_projection_data(path, data)).negative.tolist()
-        [[1.0, 1.0], [1.0, 1.0]]
-    """
-    from safetensors.torch import save_file
-
-    path = Path(path)
-    tensors = {name: getattr(data, name) for name in _DATA_KEYS if getattr(data, name) is not None}
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        save_file(tensors, str(path), metadata=metadata)
-    except OSError as exc:
-        raise ProjectionError(Errors.E470.format(path=path, problem=exc)) from exc
-    return path
-
-
-def load_projection_data(path: str | Path) -> ProjectionData:
-    """Read a file that save_projection_data() wrote (or any safetensors file with those tensors).
-
-    Args:
-        path: the .safetensors file.
-
-    Returns:
-        The items (float32, CPU).
-
-    Raises:
-        ProjectionError: missing file (E462), not safetensors (E463), missing, extra or mis-shaped
-            tensors (E466).
-
-    Example:
-        >>> load_projection_data("no/such.safetensors")  # doctest: +ELLIPSIS
-        Traceback (most recent call last):
-        fortekit.errors.ProjectionError: [E462] No projection at no/such.safetensors: no such file...
-    """
-    tensors, _ = read_safetensors(path)
-    missing = [name for name in ("query", "audio") if name not in tensors]
-    extra = sorted(set(tensors) - set(_DATA_KEYS))
-    if missing or extra:
-        problems = [f"missing {', '.join(missing)}"] if missing else []
-        problems += [f"unexpected {', '.join(extra)}"] if extra else []
-        problem = "; ".join(problems)
-        raise ProjectionError(Errors.E466.format(path=path, problem=problem))
-    try:
-        return ProjectionData(tensors["query"], tensors["audio"], tensors.get("negative"))
-    except ProjectionError as exc:
-        raise ProjectionError(str(exc).replace("<in memory>", str(path))) from exc

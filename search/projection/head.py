@@ -17,8 +17,9 @@ with S_ij = <q*_i, h(e_j)>. Only psi (the head) and gamma get gradients: the enc
 the embeddings come in as constant tensors.
 
 Saving and loading (safetensors plus JSON, never pickle) live in :mod:`fortekit.search.projection.files`
-and are re-exported here: ``save_projection``, ``load_projection``, ``ProjectionData``,
-``save_projection_data``, ``load_projection_data``.
+(the head) and :mod:`fortekit.search.projection.data` (training data), and are re-exported here:
+``save_projection``, ``load_projection``, ``ProjectionData``, ``save_projection_data``,
+``load_projection_data``.
 
 Example:
     >>> import torch
@@ -39,16 +40,14 @@ import torch.nn.functional as F  # noqa: N812 (the usual torch alias)
 from torch import nn
 
 from fortekit.errors import Errors, ProjectionError
+from fortekit.search.projection.data import ProjectionData, load_projection_data, save_projection_data
 from fortekit.search.projection.files import (
     CONFIG_NAME,
     WEIGHTS_NAME,
-    ProjectionData,
     load_projection,
-    load_projection_data,
     read_projection_config,
     read_safetensors,
     save_projection,
-    save_projection_data,
 )
 
 if TYPE_CHECKING:

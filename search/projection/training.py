@@ -5,9 +5,8 @@ e.g. with the cached Stage 1 search), audio embeddings and optional negatives f_
 
 Determinism and resume. The initial weights come from ``seed``; each epoch reseeds the batch order
 and dropout from (seed, epoch) and the learning rate is a function of the global step, so an epoch
-depends only on the state at its start. After every epoch ``checkpoint.safetensors`` (weights and
-the AdamW moments, flattened to named tensors) and ``checkpoint.json`` (epoch, step, config, data
-fingerprint, optimiser groups, schedule, history) are replaced atomically; a resumed run therefore
+depends only on the state at its start. After every epoch the checkpoint
+(:mod:`fortekit.search.projection.checkpoint`) is replaced atomically; a resumed run therefore
 ends with bit-identical weights to an uninterrupted one on the same device.
 
 Example:
@@ -22,55 +21,32 @@ Example:
 
 from __future__ import annotations
 
-import json
-import math
-import os
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 import torch
 
-from fortekit import __version__
 from fortekit.errors import Errors, ProjectionError
-from fortekit.search.projection.files import (
-    CONFIG_NAME,
-    WEIGHTS_NAME,
-    ProjectionData,
-    read_safetensors,
-    save_projection,
+from fortekit.search.projection.checkpoint import (
+    CHECKPOINT_NAME,
+    CosineSchedule,
+    EpochStats,
+    TrainingState,
+    load_checkpoint,
+    save_checkpoint,
 )
+from fortekit.search.projection.data import ProjectionData
+from fortekit.search.projection.files import CONFIG_NAME, WEIGHTS_NAME, save_projection
 from fortekit.search.projection.head import ProjectionConfig, ProjectionHead, projection_loss
 
 __all__ = [
-    "CHECKPOINT_NAME",
-    "EpochStats",
     "TrainingReport",
     "recall_at_1",
     "train_projection",
 ]
-
-CHECKPOINT_NAME = "checkpoint"
-_CHECKPOINT_FORMAT = "fortekit-projection-checkpoint"
-
-
-@dataclass(frozen=True)
-class EpochStats:
-    """What one epoch did: mean losses over its steps, gamma and lr at its end, validation R@1."""
-
-    epoch: int
-    step: int
-    loss: float
-    align: float
-    logic: float
-    temperature: float
-    lr: float
-    val_r1: float | None
-    seconds: float
-
 
 @dataclass
 class TrainingReport:
@@ -121,31 +97,6 @@ def recall_at_1(queries: torch.Tensor, items: torch.Tensor, batch_size: int = 10
         best = (queries[start:start + batch_size] @ items.T).argmax(dim=1)
         hits += int((best == torch.arange(start, start + best.shape[0], device=best.device)).sum())
     return hits / max(queries.shape[0], 1)
-
-
-class _CosineSchedule:
-    """lr(step): linear warm-up, then cosine decay to 0 at the last step; a pure function of step."""
-
-    def __init__(self, peak: float, warmup: int, total: int) -> None:
-        self.peak, self.warmup, self.total = peak, warmup, max(total, 1)
-
-    def lr(self, step: int) -> float:
-        if step < self.warmup:
-            return self.peak * (step + 1) / self.warmup
-        progress = (step - self.warmup) / max(self.total - self.warmup, 1)
-        return self.peak * 0.5 * (1.0 + math.cos(math.pi * min(progress, 1.0)))
-
-    def state_dict(self) -> dict[str, Any]:
-        return {"kind": "cosine", "peak": self.peak, "warmup": self.warmup, "total": self.total}
-
-
-@dataclass
-class _State:
-    epoch: int = 0
-    step: int = 0
-    history: list[EpochStats] = field(default_factory=list)
-    baseline_r1: float | None = None
-    initial_r1: float | None = None
 
 
 def _make_optimizer(head: ProjectionHead, config: ProjectionConfig) -> torch.optim.AdamW:
@@ -224,11 +175,11 @@ def train_projection(
         head = ProjectionHead.from_config(config).to(device)
         optimizer = _make_optimizer(head, config)
         steps_per_epoch = len(_batches(train.size, config.batch_size, torch.arange(train.size)))
-        schedule = _CosineSchedule(config.lr, config.warmup_steps, config.epochs * steps_per_epoch)
+        schedule = CosineSchedule(config.lr, config.warmup_steps, config.epochs * steps_per_epoch)
         if resume and (out / f"{CHECKPOINT_NAME}.json").exists():
-            state = _load_checkpoint(out, head, optimizer, config, fingerprint)
+            state = load_checkpoint(out, head, optimizer, config, fingerprint)
         else:
-            state = _State()
+            state = TrainingState()
             if validation is not None:
                 state.baseline_r1 = recall_at_1(validation.query.to(device), validation.audio.to(device))
                 state.initial_r1 = _validate(head, validation, device)
@@ -238,7 +189,7 @@ def train_projection(
             stats = _run_epoch(head, optimizer, schedule, tensors, config, state, epoch, device,
                                validation, progress)
             state.epoch, state.history = epoch, [*state.history, stats]
-            _save_checkpoint(out, head, optimizer, schedule, config, fingerprint, state)
+            save_checkpoint(out, head, optimizer, schedule, config, fingerprint, state)
             if on_epoch_end is not None:
                 on_epoch_end(stats)
     weights_path = save_projection(
@@ -263,10 +214,10 @@ def _validate(head: ProjectionHead, data: ProjectionData, device: str) -> float:
 def _run_epoch(
     head: ProjectionHead,
     optimizer: torch.optim.AdamW,
-    schedule: _CosineSchedule,
+    schedule: CosineSchedule,
     tensors: list[torch.Tensor | None],
     config: ProjectionConfig,
-    state: _State,
+    state: TrainingState,
     epoch: int,
     device: str,
     validation: ProjectionData | None,
@@ -317,98 +268,4 @@ def _run_epoch(
         epoch=epoch, step=state.step, loss=loss, align=align, logic=logic,
         temperature=float(head.temperature.detach()), lr=lr, val_r1=val_r1,
         seconds=time.perf_counter() - started,
-    )
-
-
-# -- checkpoints ----------------------------------------------------------------------------------
-
-
-def _write_json(path: Path, document: dict[str, Any]) -> None:
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-    os.replace(temporary, path)
-
-
-def _save_checkpoint(
-    out: Path,
-    head: ProjectionHead,
-    optimizer: torch.optim.AdamW,
-    schedule: _CosineSchedule,
-    config: ProjectionConfig,
-    fingerprint: dict[str, str | None],
-    state: _State,
-) -> None:
-    from safetensors.torch import save_file
-
-    optimizer_state = optimizer.state_dict()
-    tensors = {f"model.{k}": v.detach().to("cpu").contiguous() for k, v in head.state_dict().items()}
-    for index, moments in optimizer_state["state"].items():
-        for key, value in moments.items():
-            tensors[f"optimizer.{index}.{key}"] = torch.as_tensor(value).detach().to("cpu").contiguous()
-    groups = [{k: list(v) if isinstance(v, tuple) else v for k, v in g.items()}
-              for g in optimizer_state["param_groups"]]
-    document = {
-        "format": _CHECKPOINT_FORMAT, "fortekit_version": __version__, "epoch": state.epoch,
-        "step": state.step, "config": config.to_dict(), "data": fingerprint,
-        "optimizer": {"param_groups": groups}, "scheduler": {**schedule.state_dict(), "step": state.step},
-        "rng": {"scheme": "torch.manual_seed(seed * 100003 + epoch) at each epoch start; batch order "
-                "from a Generator seeded seed * 7919 + epoch", "seed": config.seed},
-        "baseline_r1": state.baseline_r1, "initial_r1": state.initial_r1,
-        "history": [asdict(s) for s in state.history],
-    }
-    weights = out / f"{CHECKPOINT_NAME}.safetensors"
-    temporary = weights.with_name(weights.name + ".tmp")
-    try:
-        save_file(tensors, str(temporary), metadata={"epoch": str(state.epoch), "step": str(state.step)})
-        os.replace(temporary, weights)
-        # The JSON goes last: it names the epoch, and the tensors' metadata must agree with it.
-        _write_json(out / f"{CHECKPOINT_NAME}.json", document)
-    except OSError as exc:
-        raise ProjectionError(Errors.E470.format(path=weights, problem=exc)) from exc
-
-
-def _load_checkpoint(
-    out: Path,
-    head: ProjectionHead,
-    optimizer: torch.optim.AdamW,
-    config: ProjectionConfig,
-    fingerprint: dict[str, str | None],
-) -> _State:
-    path = out / f"{CHECKPOINT_NAME}.json"
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-        if document.get("format") != _CHECKPOINT_FORMAT:
-            raise ValueError(f"format is {document.get('format')!r}")
-        tensors, metadata = read_safetensors(out / f"{CHECKPOINT_NAME}.safetensors")
-        if metadata.get("epoch") != str(document["epoch"]):
-            raise ValueError(
-                f"the tensors are of epoch {metadata.get('epoch')}, the JSON of {document['epoch']}"
-            )
-    except (OSError, ValueError, KeyError, AttributeError) as exc:
-        raise ProjectionError(Errors.E468.format(path=out, problem=exc)) from exc
-    saved = document.get("config", {})
-    changed = sorted(k for k, v in config.to_dict().items() if saved.get(k) != v)
-    if changed:
-        detail = ", ".join(f"{k}={saved.get(k)!r} (now {getattr(config, k)!r})" for k in changed)
-        raise ProjectionError(Errors.E467.format(path=out, problem=f"it was trained with {detail}"))
-    if document.get("data") != fingerprint:
-        raise ProjectionError(Errors.E467.format(
-            path=out, problem="it was trained on other data (the tensors' SHA-1 differ)",
-        ))
-    try:
-        head.load_state_dict({k[len("model."):]: v for k, v in tensors.items() if k.startswith("model.")})
-        moments: dict[int, dict[str, torch.Tensor]] = {}
-        for key, value in tensors.items():
-            if key.startswith("optimizer."):
-                _, index, name = key.split(".", 2)
-                moments.setdefault(int(index), {})[name] = value
-        groups = [{k: tuple(v) if k == "betas" else v for k, v in g.items()}
-                  for g in document["optimizer"]["param_groups"]]
-        optimizer.load_state_dict({"state": moments, "param_groups": groups})
-        history = [EpochStats(**record) for record in document["history"]]
-    except (RuntimeError, ValueError, KeyError, TypeError) as exc:
-        raise ProjectionError(Errors.E468.format(path=out, problem=exc)) from exc
-    return _State(
-        epoch=int(document["epoch"]), step=int(document["step"]), history=history,
-        baseline_r1=document.get("baseline_r1"), initial_r1=document.get("initial_r1"),
     )
