@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -53,7 +52,7 @@ from fortekit.search.index.format import (
     read_meta,
     write_index_files,
 )
-from fortekit.search.index.search import as_query_matrix, check_k, exact_top_k
+from fortekit.search.index.querying import IndexSearchMixin
 
 if TYPE_CHECKING:
     import torch
@@ -61,11 +60,12 @@ if TYPE_CHECKING:
 __all__ = ["AudioIndex"]
 
 
-class AudioIndex:
+class AudioIndex(IndexSearchMixin):
     """A collection's embeddings (n, d), ids, captions, paths and caption predicate sets.
 
     Build one with :meth:`build`, :meth:`from_captions` or :meth:`load`; the constructor
-    takes parts that are already checked.
+    takes parts that are already checked. Search, the backbone check and FAISS come from
+    :class:`~fortekit.search.index.querying.IndexSearchMixin`.
 
     Args:
         embeddings: float32 (n, d).
@@ -259,177 +259,6 @@ class AudioIndex:
         view = self._array.view()
         view.flags.writeable = False
         return view
-
-    def embedding_tensor(self, device: str = "cpu") -> torch.Tensor:
-        """The rows as a float32 torch tensor on `device`, cached per device.
-
-        On the CPU a mapped index is wrapped, not copied (a private copy-on-write map).
-        Treat the tensor as read-only: it is shared by every search on that device.
-
-        Example:
-            >>> import numpy as np
-            >>> index = AudioIndex.from_captions(["a"], [None], "enc", embeddings=np.ones((1, 2)),
-            ...                                  parse_captions=False)
-            >>> index.embedding_tensor().shape
-            torch.Size([1, 2])
-        """
-        import torch
-
-        from fortekit.plugins._runtime import resolve_device
-
-        device = resolve_device(device)
-        if device not in self._tensors:
-            if device == "cpu":
-                source = self._array
-                if self._embeddings_file is not None:
-                    source = np.load(self._embeddings_file, mmap_mode="c", allow_pickle=False)
-                self._tensors[device] = torch.from_numpy(source)
-            else:
-                self._tensors[device] = self.embedding_tensor("cpu").to(device)
-        return self._tensors[device]
-
-    def _unit_tensor(self, device: str) -> torch.Tensor:
-        """The rows at unit norm (the stored ones when they are normalised)."""
-        import torch
-
-        if self.meta.normalised:
-            return self.embedding_tensor(device)
-        key = f"unit:{device}"
-        if key not in self._tensors:
-            self._tensors[key] = torch.nn.functional.normalize(self.embedding_tensor(device), dim=1)
-        return self._tensors[key]
-
-    # -- search -------------------------------------------------------------------------------
-    def search(
-        self, queries: Any, k: int = 10, *, device: str = "auto", use_faiss: bool = False,
-        chunk_rows: int | None = None,
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """The k items most similar (cosine) to each query.
-
-        Args:
-            queries: (q, d) or (d,) numpy array or torch tensor (normalised here).
-            k: results per query; more than the index holds is clipped to len(index).
-            device: where to compute ("auto": CUDA when present).
-            use_faiss: search the FAISS index (:meth:`build_faiss`) instead, on the CPU.
-            chunk_rows: queries per matrix product (default: keeps each (chunk, n) block
-                of scores within 256 MiB).
-
-        Returns:
-            (scores (q, k) float32, rows (q, k) int64), on the CPU, best first; equal scores
-            in row order. ``index.ids[row]`` is the item.
-
-        Raises:
-            AudioIndexError: bad queries (E438), the wrong dimension (E428), a bad k (E433),
-                no FAISS index (E436), faiss missing (E432).
-
-        Example:
-            >>> import numpy as np
-            >>> index = AudioIndex.from_captions(["a", "b", "c"], [None] * 3, "enc",
-            ...                                  embeddings=np.eye(3), parse_captions=False)
-            >>> scores, rows = index.search(np.array([[0.0, 1.0, 1.0]]), k=5)
-            >>> rows.tolist()
-            [[1, 2, 0]]
-        """
-        import torch
-
-        k = check_k(k)
-        matrix = as_query_matrix(queries, self.dim, self.backbone_name)
-        if use_faiss:
-            searcher = self._faiss_searcher()
-            scores, rows = searcher.search(matrix.cpu().numpy(), k)
-            return torch.from_numpy(scores), torch.from_numpy(rows)
-        from fortekit.plugins._runtime import resolve_device
-
-        unit = self._unit_tensor(resolve_device(device))
-        queries_unit = torch.nn.functional.normalize(matrix, dim=1)
-        return exact_top_k(unit, queries_unit, k, chunk_rows=chunk_rows)
-
-    def scores(self, queries: Any, device: str = "auto") -> torch.Tensor:
-        """The full cosine similarity matrix (q, n), on `device` (for evaluation).
-
-        Raises:
-            AudioIndexError: bad queries (E438), the wrong dimension (E428).
-
-        Example:
-            >>> import numpy as np
-            >>> index = AudioIndex.from_captions(["a", "b"], [None] * 2, "enc",
-            ...                                  embeddings=np.eye(2), parse_captions=False)
-            >>> index.scores(np.array([1.0, 0.0]), device="cpu").tolist()
-            [[1.0, 0.0]]
-        """
-        import torch
-
-        from fortekit.plugins._runtime import resolve_device
-
-        unit = self._unit_tensor(resolve_device(device))
-        matrix = as_query_matrix(queries, self.dim, self.backbone_name).to(unit.device)
-        with torch.inference_mode():
-            return torch.nn.functional.normalize(matrix, dim=1) @ unit.T
-
-    def check_backbone(self, backbone: Backbone) -> None:
-        """Raise E429 unless `backbone` has the index's backbone name and dimension.
-
-        Example:
-            >>> import numpy as np
-            >>> index = AudioIndex.from_captions(["a"], [None], "minilm", embeddings=np.ones((1, 3)),
-            ...                                  parse_captions=False)
-            >>> index.check_backbone(type("B", (), {"name": "hf-clap", "dim": 512})())
-            Traceback (most recent call last):
-            ...
-            fortekit.errors.AudioIndexError: [E429] The index was built with the backbone 'minilm' (3-d), ...
-        """
-        if backbone.name != self.backbone_name or int(backbone.dim) != self.dim:
-            raise AudioIndexError(Errors.E429.format(
-                expected=self.backbone_name, expected_dim=self.dim,
-                found=backbone.name, found_dim=backbone.dim,
-            ))
-
-    def search_text(
-        self, texts: Sequence[str], backbone: Backbone, k: int = 10, *, device: str = "auto",
-        use_faiss: bool = False,
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Encode `texts` with `backbone` (checked against the index) and :meth:`search`.
-
-        Raises:
-            AudioIndexError: another backbone or dimension (E429), and as :meth:`search`.
-
-        Example:
-            >>> index.search_text(["a dog barking"], get_backbone("minilm"), k=5)  # doctest: +SKIP
-        """
-        self.check_backbone(backbone)
-        return self.search(backbone.encode_text(texts), k, device=device, use_faiss=use_faiss)
-
-    # -- FAISS --------------------------------------------------------------------------------
-    def build_faiss(self, kind: str = "flat", *, nlist: int | None = None, nprobe: int | None = None) -> None:
-        """Build a FAISS index over the rows (saved with the index by :meth:`save`).
-
-        Args:
-            kind: "flat" (exact inner product on the CPU) or "ivf" (inverted file, approximate).
-            nlist: IVF cells (default about 4 sqrt(n)).
-            nprobe: IVF cells searched per query (default min(nlist, 16)).
-
-        Raises:
-            AudioIndexError: faiss is missing (E432), bad options (E433).
-
-        Example:
-            >>> index.build_faiss("ivf")  # doctest: +SKIP
-            >>> index.search(queries, k=10, use_faiss=True)  # doctest: +SKIP
-        """
-        self._faiss = FaissSearcher.build(self._array, kind=kind, nlist=nlist, nprobe=nprobe)
-        self._faiss_file = None
-        self.meta = replace(self.meta, faiss=kind)
-
-    @property
-    def faiss_kind(self) -> str | None:
-        """The kind of FAISS index built or saved ("flat", "ivf"), or None."""
-        return self.meta.faiss
-
-    def _faiss_searcher(self) -> FaissSearcher:
-        if self._faiss is None and self._faiss_file is not None and self.meta.faiss is not None:
-            self._faiss = FaissSearcher.read(self._faiss_file, self.meta.faiss, count=len(self), dim=self.dim)
-        if self._faiss is None:
-            raise AudioIndexError(Errors.E436)
-        return self._faiss
 
     # -- files --------------------------------------------------------------------------------
     def save(self, directory: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
