@@ -20,7 +20,7 @@ from fortekit.search.eval.metrics import hits_at, paired_t_test, ranks_from_indi
 from fortekit.search.eval.per_query import read_per_query
 from fortekit.search.eval.report import METRIC_NAMES, markdown_table, system_row
 from fortekit.search.eval.stage1 import oracle_negatives, parse_anchors
-from fortekit.search.eval.systems import ablation_systems, rank_collection
+from fortekit.search.eval.systems import ablation_systems, rank_through
 from fortekit.search.rerank import Reranker
 
 COMBINATIONS = ["baseline", "S1", "S2", "S3", "S1+S2", "S1+S3", "S2+S3", "S1+S2+S3"]
@@ -175,37 +175,58 @@ def test_ablation_systems_cover_the_eight_combinations_once() -> None:
     assert not formula["S3-default"].formula and formula["S3-default"].s3 == "polarity"
 
 
-def test_rank_collection_with_formula_scoring_changes_only_what_the_formula_scores() -> None:
-    from fortekit.fol import parse_formula
-    from fortekit.search.formula_scoring import FormulaScorer, FormulaScoringConfig
+class _TableBackbone:
+    """A text encoder that looks clause texts up in a table: the ranking arithmetic, by hand."""
 
-    vectors = {"a dog barking": [1.0, 0.0, 0.0], "a person talking": [0.0, 1.0, 0.0]}
-    scorer = FormulaScorer(lambda texts: torch.tensor([vectors[t] for t in texts]),
-                           FormulaScoringConfig(calibration="none", gamma=1.0))
+    name, dim, device = "table", 3, "cpu"
+
+    def __init__(self, table: dict[str, list[float]]) -> None:
+        self.table = table
+
+    def encode_text(self, texts: list[str]) -> torch.Tensor:
+        return torch.tensor([self.table[text] for text in texts])
+
+
+def _retriever(items: torch.Tensor, item_sets=None, **stages):  # type: ignore[no-untyped-def]
+    from fortekit.search.index import AudioIndex
+    from fortekit.search.retriever import Retriever
+
+    index = AudioIndex.from_captions([f"i{row}" for row in range(len(items))], [None] * len(items), "table",
+                                     embeddings=items, parse_captions=False, predicate_sets=item_sets)
+    backbone = _TableBackbone({"a dog barking": [1.0, 0.0, 0.0], "a person talking": [0.0, 1.0, 0.0]})
+    return Retriever(index, backbone, device="cpu", **stages)  # type: ignore[arg-type]
+
+
+def test_rank_through_with_formula_scoring_changes_only_what_the_formula_scores() -> None:
+    from fortekit.fol import parse_formula
+    from fortekit.search.formula_scoring import FormulaScoringConfig
+
     rows = [[0.8, 0.6, 0.0], [0.9, 0.0, 0.44], [0.0, 0.0, 1.0]]
     items = torch.nn.functional.normalize(torch.tensor(rows), dim=1)
     queries = torch.nn.functional.normalize(torch.tensor([[0.7, 0.6, 0.0], [0.0, 0.1, 1.0]]), dim=1)
     formulas = [parse_formula("∃x [Dog(x) ∧ Barking(x) ∧ ¬∃y [Person(y) ∧ Talking(y)]]"), None]
-    plain = rank_collection(queries, items, [1, 2])
-    scored = rank_collection(queries, items, [1, 2], formulas=formulas, formula_scorer=scorer)
+    plain = rank_through(_retriever(items, formula=None, rerank=None), queries, [1, 2], formulas=formulas)
+    scorer = _retriever(items, formula=FormulaScoringConfig(calibration="none", gamma=1.0), rerank=None)
+    scored = rank_through(scorer, queries, [1, 2], formulas=formulas)
     assert plain.ranks.tolist() == [2, 1] and scored.ranks.tolist() == [1, 1]
 
 
-def test_rank_collection_in_chunks_matches_the_reranker_on_the_full_matrix() -> None:
+def test_rank_through_in_chunks_matches_the_reranker_on_the_full_matrix() -> None:
     generator = torch.Generator().manual_seed(0)
-    queries = torch.nn.functional.normalize(torch.randn(23, 8, generator=generator), dim=1)
-    items = torch.nn.functional.normalize(torch.randn(30, 8, generator=generator), dim=1)
+    queries = torch.nn.functional.normalize(torch.randn(23, 3, generator=generator), dim=1)
+    items = torch.nn.functional.normalize(torch.randn(30, 3, generator=generator), dim=1)
     targets = list(range(23))
     names = ["Dog", "Rain", "Wind", "Bird"]
     item_sets = [frozenset({PredicateSymbol(names[i % 4], 1)}) for i in range(30)]
     query_sets = [frozenset({PredicateSymbol(names[i % 3], 1)}) for i in range(23)]
-    run = rank_collection(queries, items, targets, rerank_mode="paper", alpha=0.5, top_n=7,
-                          query_predicates=query_sets, item_predicates=item_sets, chunk_rows=5)
-    _, order = Reranker(alpha=0.5, top_n=7).rerank(queries @ items.T, query_sets, item_sets)
+    stage3 = _retriever(items, item_sets, formula=None, rerank=Reranker(alpha=0.5, top_n=7), candidates=5)
+    run = rank_through(stage3, queries, targets, query_predicates=query_sets, chunk_rows=5)
+    _, order = Reranker(alpha=0.5, top_n=7).rerank(queries @ stage3.items.T,
+                                         query_sets, item_sets)
     assert run.ranks.tolist() == ranks_from_indices(order, targets).tolist()
     assert run.top.tolist() == order[:, :10].tolist()
-    plain = rank_collection(queries, items, targets, chunk_rows=4)
-    first_pass = torch.argsort(-(queries @ items.T), dim=1, stable=True)
+    plain = rank_through(stage3.with_stages(rerank=None), queries, targets, chunk_rows=4)
+    first_pass = torch.argsort(-(queries @ stage3.items.T), dim=1, stable=True)
     assert plain.ranks.tolist() == ranks_from_indices(first_pass, targets).tolist()
     assert hits_at(plain.ranks, 1).shape == (23,)
 

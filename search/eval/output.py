@@ -16,14 +16,14 @@ from fortekit.errors import MissingDependencyError
 from fortekit.search.eval.report import markdown_table, write_json
 
 if TYPE_CHECKING:
-    from fortekit.search.eval.evaluate import _Run
+    from fortekit.search.eval.benchmark import CaptionBenchmark
 
 __all__ = ["results_markdown", "write_outputs"]
 
 _DIRECTIONS = {"t2a": "Text to audio", "a2t": "Audio to text"}
 
 
-def write_outputs(run: _Run, metrics: dict[str, Any], started: float) -> list[Path]:
+def write_outputs(run: CaptionBenchmark, metrics: dict[str, Any], started: float) -> list[Path]:
     """Write the modality-gap plot, the ablation charts, metrics.json, results.md and config.json.
 
     Args:

@@ -25,7 +25,7 @@ from fortekit.search.eval.report import METRIC_NAMES, write_json
 from fortekit.search.eval.systems import System
 
 if TYPE_CHECKING:
-    from fortekit.search.eval.evaluate import _Run
+    from fortekit.search.eval.benchmark import CaptionBenchmark
 
 __all__ = ["SWEEPABLE", "alpha_systems", "parse_sweep", "run_sweep", "stage1_systems"]
 
@@ -84,7 +84,7 @@ def stage1_systems(anchors: str) -> list[System]:
     ]
 
 
-def run_sweep(run: _Run, name: str, values: Sequence[float]) -> dict[str, Any]:
+def run_sweep(run: CaptionBenchmark, name: str, values: Sequence[float]) -> dict[str, Any]:
     """Rank the sweep's systems at each value; write ``sweep_<name>.json`` and ``.png``.
 
     Args:

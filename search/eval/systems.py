@@ -12,9 +12,11 @@ A system switches three stages on or off over the frozen baseline ``f_T(q) · e_
 ``default`` is the pipeline a user gets: formula scoring and Stage 3 with its default
 (polarity-aware, alpha 0.03), no Stage 1 (which adds nothing with realistic anchors).
 
-In the audio-to-text direction the item is the query and the captions the collection:
-the score matrix is the transpose, S1 refines the captions of the collection and S3
-compares the item caption's predicates with each caption's.
+Every system ranks through a :class:`~fortekit.search.retriever.Retriever` with those
+stages switched on (:func:`rank_through`): the benchmark assembles no pipeline of its own.
+In the audio-to-text direction the item is the query and the captions the collection
+(a Retriever over an index of the captions): S1 refines the captions of the collection and
+S3 compares the item caption's predicates with each caption's.
 
 Example:
     >>> [system.name for system in ablation_systems("bank", ["bank", "none"])][:4]
@@ -38,9 +40,9 @@ if TYPE_CHECKING:
     import torch
 
     from fortekit.fol.ast import Formula
-    from fortekit.search.formula_scoring import FormulaScorer
+    from fortekit.search.retriever import Retriever
 
-__all__ = ["Direction", "RankedRun", "System", "ablation_systems", "rank_collection"]
+__all__ = ["Direction", "RankedRun", "System", "ablation_systems", "rank_through"]
 
 Direction = Literal["t2a", "a2t"]
 TOP_STORED = 10  # retrieved items stored per query in per_query/<system>.jsonl
@@ -132,81 +134,64 @@ class RankedRun:
     extra: dict[str, float] = field(default_factory=dict)
 
 
-def rank_collection(
+def rank_through(
+    retriever: Retriever,
     queries: torch.Tensor,
-    items: torch.Tensor,
     targets: Sequence[int],
     *,
-    rerank_mode: str | None = None,
-    alpha: float = 0.3,
-    top_n: int = 50,
-    query_predicates: Sequence[frozenset[PredicateSymbol]] | None = None,
-    item_predicates: Sequence[frozenset[PredicateSymbol]] | None = None,
-    chunk_rows: int = 512,
     formulas: Sequence[Formula | None] | None = None,
-    formula_scorer: FormulaScorer | None = None,
+    query_predicates: Sequence[frozenset[PredicateSymbol]] | None = None,
+    chunk_rows: int = 512,
 ) -> RankedRun:
-    """Rank ``items`` for each query by cosine similarity, optionally re-ranked (Stage 3).
+    """Rank every item of the retriever's index for each query, through :meth:`Retriever.rank`.
 
-    Rows are scored ``chunk_rows`` at a time, so the full score matrix never has to fit
-    in memory; the ranking is the stable descending sort (equal scores: lower index first),
-    then Stage 3 re-sorts the top ``top_n``.
+    The benchmark's systems are Retrievers with stages switched on or off
+    (:meth:`~fortekit.search.retriever.Retriever.with_stages`), so a figure it reports is what
+    ``fortekit search`` gives with the same settings. Every item is a candidate here (the
+    metrics need the whole ranking); queries are ranked ``chunk_rows`` at a time so the score
+    matrix stays small.
 
     Args:
-        queries: (q, d) unit query vectors.
-        items: (n, d) unit item vectors.
+        retriever: the system: index, item vectors (projected with Stage 2) and ranking stages.
+        queries: (q, d) unit query vectors (f_T(q), q*, or items for audio-to-text).
         targets: the relevant item of each query.
-        rerank_mode: None (no Stage 3), "paper" or "polarity".
-        alpha: Stage 3's weight of s_pred.
-        top_n: how many items Stage 3 re-scores.
-        query_predicates: per query, its predicate set (Stage 3 only).
-        item_predicates: per item, its predicate set (Stage 3 only).
-        chunk_rows: queries scored per matrix product.
-        formulas: per query, its formula (formula scoring only).
-        formula_scorer: re-scores each query's similarities by its formula before
-            Stage 3; None to rank by similarity alone.
+        formulas: per query, its formula (formula scoring and Stage 3); None: no formula.
+        query_predicates: per query, the set Stage 3 compares (default: Pred of ``formulas``).
+        chunk_rows: queries ranked per call.
 
     Returns:
         The :class:`RankedRun`.
 
-    Raises:
-        EvaluationError: inputs that do not fit (E481, E484).
-
     Example:
-        >>> import torch
-        >>> run = rank_collection(torch.eye(3), torch.eye(3), [0, 2, 1])
-        >>> run.ranks.tolist()  # a tie (score 0) goes to the lower item index first
+        >>> from fortekit.search.index import AudioIndex
+        >>> from fortekit.search.retriever import Retriever
+        >>> index = AudioIndex.from_captions(["a", "b", "c"], [None] * 3, "minilm",
+        ...                                  embeddings=torch.eye(3), parse_captions=False)
+        >>> retriever = Retriever(index, FixedBackbone(), formula=None, rerank=None)  # doctest: +SKIP
+        >>> rank_through(retriever, torch.eye(3), [0, 2, 1]).ranks.tolist()  # doctest: +SKIP
         [1, 3, 3]
     """
     import torch
 
-    from fortekit.search.rerank import Reranker
-
-    reranker = None if rerank_mode is None else Reranker(alpha=alpha, top_n=top_n, mode=rerank_mode)  # type: ignore[arg-type]
+    n_items = len(retriever.index)
+    if retriever.candidates < n_items:
+        retriever = retriever.with_stages(candidates=n_items)
     wanted = np.asarray(list(targets), dtype=np.int64)
+    given = list(formulas) if formulas is not None else [None] * int(queries.shape[0])
     ranks: list[npt.NDArray[np.int64]] = []
     tops: list[npt.NDArray[np.int64]] = []
-    rerank_seconds = formula_seconds = 0.0
+    timings: dict[str, float] = {}
     started = time.perf_counter()
     with torch.inference_mode():
-        for start in range(0, queries.shape[0], chunk_rows):
-            block = queries[start:start + chunk_rows] @ items.T
-            if formula_scorer is not None:
-                tick = time.perf_counter()
-                block = formula_scorer.score(list(formulas or [])[start:start + chunk_rows], block, items)
-                formula_seconds += time.perf_counter() - tick
-            chunk_targets = wanted[start:start + chunk_rows]
-            if reranker is None:
-                order = torch.sort(block, dim=1, descending=True, stable=True).indices
-            else:
-                tick = time.perf_counter()
-                rows = (query_predicates or [])[start:start + chunk_rows]
-                _, order = reranker.rerank(block, rows, item_predicates or [])
-                rerank_seconds += time.perf_counter() - tick
-            ranks.append(ranks_from_indices(order, chunk_targets))
+        for start in range(0, int(queries.shape[0]), chunk_rows):
+            stop = start + chunk_rows
+            sets = None if query_predicates is None else list(query_predicates)[start:stop]
+            _, order = retriever.rank(queries[start:stop], given[start:stop], n_items,
+                                      query_predicates=sets, timings=timings)
+            ranks.append(ranks_from_indices(order, wanted[start:stop]))
             tops.append(order[:, :TOP_STORED].cpu().numpy().astype(np.int64))
     return RankedRun(
         ranks=np.concatenate(ranks), top=np.concatenate(tops),
-        seconds=time.perf_counter() - started, rerank_seconds=rerank_seconds,
-        extra={"formula_seconds": formula_seconds},
+        seconds=time.perf_counter() - started, rerank_seconds=timings.get("rerank", 0.0),
+        extra={"formula_seconds": timings.get("formula", 0.0)},
     )

@@ -1,0 +1,242 @@
+"""The data of ``fortekit eval --beir``: a BEIR collection embedded and parsed once, each part on first use.
+
+Every system of :mod:`fortekit.search.eval.beir_systems` ranks through a
+:class:`~fortekit.search.retriever.Retriever` that :meth:`BeirData.retriever` builds over the
+collection's items: the benchmark assembles no pipeline of its own. Everything is computed on
+first use and kept: a run of ``baseline`` alone never parses a caption or searches Stage 1.
+
+Example:
+    >>> data = BeirData(load_beir("negation/audiocaps_val"), get_backbone("minilm"),
+    ...                 search=SearchConfig.online())  # doctest: +SKIP
+    >>> data.retriever(formula=True, rerank=None)  # doctest: +SKIP
+    Retriever(1000 items, backbone='minilm', stages=[formula])
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fortekit.fol.predicates import PredicateSymbol
+from fortekit.search.eval.beir import BeirCollection
+
+if TYPE_CHECKING:
+    import torch
+
+    from fortekit.fol.ast import Formula
+    from fortekit.plugins.protocols import Backbone
+    from fortekit.search.eval.stage1 import Stage1Output
+    from fortekit.search.formula_scoring import FormulaScoringConfig
+    from fortekit.search.index.audio_index import AudioIndex
+    from fortekit.search.rerank import Reranker
+    from fortekit.search.retriever import Retriever
+    from fortekit.search.stage1.config import SearchConfig
+
+__all__ = ["BeirData"]
+
+
+def _check_texts(texts: Sequence[str]) -> list[str | None]:
+    """Each text if the caption parser takes it, else None."""
+    from fortekit.fol.caption.parser import default_parser
+    from fortekit.fol.caption.pipeline import check_text
+
+    limit = default_parser().max_chars
+    kept: list[str | None] = []
+    for text in texts:
+        try:
+            kept.append(check_text(text, function="fortekit eval --beir", max_chars=limit))
+        except (ValueError, TypeError):
+            kept.append(None)
+    return kept
+
+
+class BeirData:
+    """A BEIR collection embedded through a backbone and parsed, each part on first use.
+
+    Args:
+        collection: the loaded collection.
+        backbone: the encoder.
+        search: Stage 1's configuration.
+        anchors: Stage 1's anchor setting ("none" or "proxy").
+        formula: the formula-scoring configuration.
+        alpha: Stage 3's weight of s_pred.
+        top_n: how many items Stage 3 re-ranks.
+        projection: a trained Stage 2 head (directory or file) for ``full``, or None.
+        stage1_dir: where Stage 1's cache goes.
+        stage1_key: what Stage 1's results depend on besides its configuration.
+        device: for Stage 1 and the projection.
+        log: progress lines.
+    """
+
+    def __init__(
+        self, collection: BeirCollection, backbone: Backbone, *, search: SearchConfig, anchors: str = "none",
+        formula: FormulaScoringConfig | None = None, alpha: float = 0.3, top_n: int = 50,
+        projection: Path | None = None, stage1_dir: Path | None = None,
+        stage1_key: dict[str, Any] | None = None, device: str = "auto",
+        log: Callable[[str], None] | None = None,
+    ) -> None:
+        self.collection = collection
+        self.backbone = backbone
+        self.search = search
+        self.anchors = anchors
+        self.formula_config = formula
+        self.alpha = alpha
+        self.top_n = top_n
+        self.projection = projection
+        self.stage1_dir = stage1_dir
+        self.stage1_key = stage1_key or {}
+        self.device = device
+        self.log = log or (lambda line: None)
+        self.seconds: dict[str, float] = {}
+        self.item_sources: dict[str, int] = {}
+        self.query_ids = [query.id for query in collection.queries]
+        self.item_ids = [item.id for item in collection.items]
+
+    def _timed(self, step: str, started: float) -> None:
+        self.seconds[step] = self.seconds.get(step, 0.0) + time.perf_counter() - started
+
+    @cached_property
+    def encoder(self) -> Any:
+        """f_T through an in-memory cache (clause texts repeat across queries and systems)."""
+        from fortekit.search.stage1.encoder import CachedTextEncoder
+
+        self.backbone.encode_text(["warm up"])  # load the weights before anything is timed
+        return CachedTextEncoder(self.backbone)
+
+    @cached_property
+    def queries(self) -> torch.Tensor:
+        """f_T(q), (queries, d) unit rows on the CPU."""
+        import torch
+
+        encoder = self.encoder
+        tick = time.perf_counter()
+        vectors = encoder.backbone.encode_text([q.text for q in self.collection.queries])
+        self._timed("encode_queries", tick)
+        return torch.nn.functional.normalize(vectors.detach().to("cpu", torch.float32), dim=1)
+
+    @cached_property
+    def items(self) -> torch.Tensor:
+        """The item vectors, (items, d) unit rows on the CPU: audio, caption mean, or text."""
+        import torch
+
+        from fortekit.search.eval.data import item_embeddings
+
+        _ = self.encoder
+        items = self.collection.items
+        use_audio = getattr(self.backbone, "sample_rate", None) is not None
+        tick = time.perf_counter()
+        vectors = torch.zeros((len(items), int(self.backbone.dim)), dtype=torch.float32)
+        audio = [i for i, item in enumerate(items) if use_audio and item.audio is not None]
+        texts = [i for i, item in enumerate(items) if not (use_audio and item.audio is not None)]
+        if audio:
+            encoded = self.backbone.encode_audio([items[i].audio for i in audio])  # type: ignore[misc]
+            vectors[audio] = encoded.detach().to("cpu", torch.float32)
+        if texts:
+            groups = [items[i].captions or (items[i].text,) for i in texts]
+            vectors[texts] = item_embeddings(self.backbone, groups)
+        self._timed("encode_items", tick)
+        captions = sum(1 for i in texts if items[i].captions)
+        self.item_sources = {"audio": len(audio), "captions": captions, "text": len(texts) - captions}
+        return torch.nn.functional.normalize(vectors, dim=1)
+
+    @cached_property
+    def query_formulas(self) -> list[Formula | None]:
+        """Π(q) per query (None where the parser refuses the text)."""
+        from fortekit.fol.caption.parser import parse_captions
+
+        tick = time.perf_counter()
+        texts = _check_texts([q.text for q in self.collection.queries])
+        valid = [text for text in texts if text is not None]
+        parsed = iter([result.formula for result in parse_captions(valid)])
+        formulas = [next(parsed) if text is not None else None for text in texts]
+        self._timed("parse_queries", tick)
+        return formulas
+
+    @cached_property
+    def query_predicates(self) -> list[frozenset[PredicateSymbol]]:
+        """Pred(Π(q)) per query."""
+        from fortekit.fol.predicates import predicates
+
+        return [predicates(phi) if phi is not None else frozenset() for phi in self.query_formulas]
+
+    @cached_property
+    def item_predicates(self) -> list[frozenset[PredicateSymbol]]:
+        """Pred(Π(text)) per item: its own caption, parsed once."""
+        from fortekit.search.rerank import item_predicates_from_captions
+
+        tick = time.perf_counter()
+        sets = item_predicates_from_captions([item.text for item in self.collection.items])
+        self._timed("parse_items", tick)
+        return sets
+
+    @cached_property
+    def stage1(self) -> tuple[Stage1Output, list[Formula | None]]:
+        """Stage 1 of the queries (cached in ``stage1_dir``) and phi* parsed back."""
+        from fortekit.fol import parse_formula
+        from fortekit.search.eval.stage1 import Stage1Cache
+        from fortekit.search.index.audio_index import AudioIndex
+        from fortekit.search.stage1.anchors import NoAnchors, ProxyAnchors
+        from fortekit.search.stage1.beam import Refiner
+
+        refiner = Refiner(self.backbone, "lexical", config=self.search, device=self.device)
+        if self.anchors == "proxy":
+            index = AudioIndex.from_captions(self.item_ids, [item.text for item in self.collection.items],
+                                             self.backbone.name, embeddings=self.items.numpy(),
+                                             parse_captions=False)
+            source: Any = ProxyAnchors(index, k=10)
+        else:
+            source = NoAnchors()
+        directory = self.stage1_dir or Path("stage1")
+        cache = Stage1Cache(refiner, directory, log=self.log)
+        output = cache.run(f"beir-{self.anchors}", [q.text for q in self.collection.queries], source,
+                           self.search, self.stage1_key)
+        self.seconds["stage1"] = float(sum(output.seconds))
+        self.log(f"stage 1 [{self.anchors}]: {len(output.seconds)} queries, {output.from_cache} from the "
+                 f"cache, {output.refined:.0%} refined, {1000 * output.seconds_per_query:.0f} ms/query")
+        return output, [parse_formula(text, warn_free=False) if text else None for text in output.phi_star]
+
+    def retriever(self, *, formula: bool, rerank: Reranker | None, projected: bool = False) -> Retriever:
+        """A Retriever over every item with the given stages (sharing the items and the text cache).
+
+        The items' predicate sets are parsed only for a system with Stage 3.
+        """
+        from fortekit.search.formula_scoring import FormulaScoringConfig
+
+        base = self._parsed_retriever if rerank is not None else self._plain_retriever
+        if projected and self.projection is not None:
+            base = self._projected_retriever
+        config = (self.formula_config or FormulaScoringConfig()) if formula else None
+        return base.with_stages(formula=config, rerank=rerank)
+
+    def _index(self, predicate_sets: list[frozenset[PredicateSymbol]] | None) -> AudioIndex:
+        from fortekit.search.index.audio_index import AudioIndex
+
+        texts = [item.text for item in self.collection.items]
+        return AudioIndex.from_captions(self.item_ids, texts, self.backbone.name,
+                                        embeddings=self.items.numpy(), parse_captions=False,
+                                        predicate_sets=predicate_sets)
+
+    @cached_property
+    def _plain_retriever(self) -> Retriever:
+        from fortekit.search.retriever import Retriever
+
+        return Retriever(self._index(None), self.backbone, encoder=self.encoder, formula=None, rerank=None,
+                         candidates=len(self.item_ids), device=self.device)
+
+    @cached_property
+    def _parsed_retriever(self) -> Retriever:
+        from fortekit.search.retriever import Retriever
+
+        return Retriever(self._index(self.item_predicates), self.backbone, encoder=self.encoder, formula=None,
+                         rerank=None, candidates=len(self.item_ids), device=self.device)
+
+    @cached_property
+    def _projected_retriever(self) -> Retriever:
+        retriever = self._parsed_retriever.with_stages(projection=self.projection)
+        tick = time.perf_counter()
+        _ = retriever.items  # the items through the head, once, timed
+        self._timed("project_items", tick)
+        return retriever
