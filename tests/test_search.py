@@ -264,3 +264,12 @@ def test_beam_state_docstring_examples() -> None:
 
     result = doctest.testmod(beam_state)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_selection_docstring_examples() -> None:
+    import doctest
+
+    import fortekit.search.stage1.selection as selection
+
+    result = doctest.testmod(selection)
+    assert result.attempted > 0 and result.failed == 0

@@ -8,7 +8,8 @@ lowest F(phi) = w c(phi) - u(phi); phi* is the best feasible node seen.
 
 Batching: every depth encodes the verbalised children of ALL queries of a batch in
 one backbone call (de-duplicated, through the text cache), and scores them with
-tensor operations on the backbone's device.
+tensor operations on the backbone's device. Scoring, the threshold, the choice of the
+beam and the result are in :mod:`fortekit.search.stage1.selection`.
 
 Example:
     >>> refiner = Refiner()  # doctest: +SKIP
@@ -28,19 +29,12 @@ from fortekit.errors import Errors, SearchError
 from fortekit.fol import Formula, invariant_predicates, predicates, successors
 from fortekit.fol.caption import CaptionParser
 from fortekit.search.stage1.anchors import AnchorRequest, Anchors, AnchorSource, NoAnchors
-from fortekit.search.stage1.beam_state import (
-    Node,
-    QueryState,
-    StageTimes,
-    anchor_tensors,
-    formula_complexity,
-    objective_of,
-    pivot_of,
-)
+from fortekit.search.stage1.beam_state import Node, QueryState, StageTimes, anchor_tensors, formula_complexity
 from fortekit.search.stage1.config import SearchConfig
 from fortekit.search.stage1.encoder import CachedTextEncoder, TextEmbeddingCache
 from fortekit.search.stage1.pools import PoolSources, candidate_pools, confidences
-from fortekit.search.stage1.result import ObjectiveTerms, RefinementResult, SearchNode
+from fortekit.search.stage1.result import RefinementResult
+from fortekit.search.stage1.selection import build_result, decide, score_nodes, select_beam
 
 if TYPE_CHECKING:
     import torch
@@ -240,7 +234,7 @@ class Refiner:
             root.kept = True
             state.beam = [root]
             if config.threshold != "auto":
-                self._decide(state, config.threshold)
+                decide(config, state, config.threshold)
 
         for depth in range(1, config.max_depth + 1):
             frontier = [
@@ -257,7 +251,7 @@ class Refiner:
             self._select(states, frontier)
         for state in states:
             if not state.threshold:  # "auto" never saw a candidate: phi0 stands
-                self._decide(state, "relative")
+                decide(self.config, state, "relative")
         results = [self._result(state, anchors[state.index]) for state in states]
         self.times.total += time.perf_counter() - started
         return results
@@ -345,60 +339,13 @@ class Refiner:
         scoring: tuple[torch.Tensor, ...],
         owners: list[QueryState] | None = None,
     ) -> None:
-        import torch
-
         tick = time.perf_counter()
-        pivots, positive, negative, has_positive, has_negative = scoring
-        owners = owners if owners is not None else states
-        index = torch.tensor([state.index for state in owners], device=rows.device)
-        pivot = (rows * pivots[index]).sum(dim=-1)
-        sim_pos = (rows * positive[index]).sum(dim=-1) * has_positive[index]
-        sim_neg = (rows * negative[index]).sum(dim=-1) * has_negative[index]
-        config = self.config
-        utility = sim_pos - config.lam * sim_neg + config.beta * pivot
-        complexity = torch.tensor([node.complexity for node in nodes], dtype=rows.dtype, device=rows.device)
-        objective = config.complexity_weight * complexity - utility
-        values = torch.stack([objective, complexity, utility, sim_pos, sim_neg, pivot]).cpu().tolist()
-        for position, node in enumerate(nodes):
-            node.terms = ObjectiveTerms(*(float(column[position]) for column in values))
+        score_nodes(self.config, nodes, rows, scoring, owners if owners is not None else states)
         self.times.score += time.perf_counter() - tick
-
-    def _passes(self, state: QueryState, pivot: float, mode: str) -> bool:
-        if mode == "relative":
-            return pivot >= state.pivot0 + self.config.relative_margin
-        return pivot >= self.config.tau
-
-    def _decide(self, state: QueryState, mode: str) -> None:
-        """Fix the query's threshold mode; phi0's feasibility follows from it."""
-        state.threshold = mode
-        root = state.nodes[0]
-        root.feasible = self._passes(state, root.terms.pivot if root.terms else 0.0, mode)
 
     def _select(self, states: list[QueryState], frontier: list[tuple[QueryState, Node]]) -> None:
         tick = time.perf_counter()
-        config = self.config
-        by_state: dict[int, list[Node]] = {}
-        for state, child in frontier:
-            by_state.setdefault(state.index, []).append(child)
-        for state in states:
-            children = by_state.get(state.index)
-            if not children:
-                continue
-            if not state.threshold:
-                # "auto": the absolute tau, unless it prunes all or none of the query's
-                # first candidates; then it says nothing and the relative test decides.
-                passing = sum(self._passes(state, pivot_of(child), "absolute") for child in children)
-                self._decide(state, "absolute" if 0 < passing < len(children) else "relative")
-            for child in children:
-                child.feasible = self._passes(state, pivot_of(child), state.threshold)
-            feasible = [child for child in children if child.feasible]
-            if not feasible and config.early_exit:
-                state.active = False
-                continue
-            ranked = sorted(feasible or children, key=lambda node: (objective_of(node), node.node_id))
-            state.beam = ranked[: config.beam_width]
-            for child in state.beam:
-                child.kept = True
+        select_beam(self.config, states, frontier)
         self.times.score += time.perf_counter() - tick
 
     def _embedding(self, text: str) -> torch.Tensor:
@@ -409,47 +356,4 @@ class Refiner:
         return row.detach().float().cpu()
 
     def _result(self, state: QueryState, anchors: Anchors) -> RefinementResult:
-        import torch
-
-        feasible_nodes = [node for node in state.nodes if node.feasible and node.terms is not None]
-        best = min(
-            feasible_nodes, key=lambda node: (objective_of(node), node.node_id), default=state.nodes[0]
-        )
-        feasible = best.feasible
-        q_star = self._embedding(best.text)
-        if self.config.output == "residual" and best.node_id != 0:
-            own = self._embedding(state.text) - self._embedding(state.nodes[0].text)
-            q_star = torch.nn.functional.normalize(q_star + own, dim=0)
-        elif self.config.output == "residual":
-            q_star = self._embedding(state.text)
-        source = self.anchors.name
-        if anchors.positive is None and anchors.negative is None:
-            source = "none" if source == "none" else f"{source} (empty)"
-        tree = tuple(
-            SearchNode(
-                node.node_id, node.parent, node.depth, node.formula, node.text, node.edit,
-                node.terms or ObjectiveTerms(0.0, node.complexity, 0.0, 0.0, 0.0, 0.0),
-                node.feasible, node.kept,
-            )
-            for node in state.nodes
-            if node.terms is not None
-        )
-        terms = best.terms or ObjectiveTerms(0.0, best.complexity, 0.0, 0.0, 0.0, 0.0)
-        return RefinementResult(
-            query=state.text,
-            phi0=state.phi0.formula,
-            phi_plus=tuple(p.formula for p in state.plus),
-            phi_minus=tuple(p.formula for p in state.minus),
-            positives=tuple(p.text for p in state.plus),
-            negatives=tuple(p.text for p in state.minus),
-            invariant=state.invariant,
-            phi_star=best.formula,
-            refined_text=best.text,
-            q_star=q_star,
-            terms=terms,
-            depth=best.depth,
-            feasible=feasible,
-            threshold=state.threshold or "absolute",
-            anchor_source=source,
-            tree=tree,
-        )
+        return build_result(self.config, state, anchors, self.anchors.name, self._embedding)
