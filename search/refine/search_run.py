@@ -1,0 +1,162 @@
+"""The batch loop of ``fortekit search QUERIES -o OUT``: a query file through the Retriever.
+
+Queries go through :meth:`Retriever.search` ``batch_size`` at a time (one encoder call per
+batch, and per depth with Stage 1); each batch's results are written, one JSON record per
+query, and flushed as soon as it finishes. A batch that raises a
+:class:`~fortekit.errors.FortekitError` is retried one query at a time, so only the bad query
+is reported. The file handling (formats, bad lines with their numbers, resume, the settings
+check) is fol-refine's: :mod:`fortekit.search.refine.query_io` and
+:mod:`fortekit.search.refine.output`.
+
+Example:
+    >>> writer = ResultWriter("ranked.jsonl")  # doctest: +SKIP
+    >>> runner = SearchRunner(lambda: Retriever("clips.index"), writer)  # doctest: +SKIP
+    >>> runner.run(read_queries("queries.txt")).ok  # doctest: +SKIP
+    True
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from fortekit.errors import Errors, FortekitError
+from fortekit.search.refine.run import RunReport
+
+if TYPE_CHECKING:
+    from fortekit.search.hits import SearchResult
+    from fortekit.search.refine.output import ResultWriter, ResumeState
+    from fortekit.search.refine.query_io import QueryLine
+    from fortekit.search.retriever import Retriever
+
+__all__ = ["SearchRunner", "search_record"]
+
+
+def search_record(line: int, result: SearchResult) -> dict[str, Any]:
+    """The output record of one query: its line number, then :meth:`SearchResult.to_dict`.
+
+    Example:
+        >>> from fortekit.search.hits import Hit, SearchResult
+        >>> record = search_record(3, SearchResult("rain", (Hit(1, "clip7", 0.5),)))
+        >>> record["line"], record["query"], record["hits"][0]["id"]
+        (3, 'rain', 'clip7')
+    """
+    return {"line": line, **result.to_dict()}
+
+
+class SearchRunner:
+    """Runs query lines through a Retriever in batches and writes one record per query.
+
+    Args:
+        retriever: the Retriever, or a function that builds it (then it is built when the
+            first query needs it, so a finished run that is resumed loads no model).
+        writer: where the records go.
+        k: hits per query.
+        explain: fill each hit's predicates and clause similarities.
+        batch_size: queries searched together.
+        resume: queries already in the output (skipped).
+        report: called with a message for each skipped or failed line.
+        progress: called with the number of lines handled.
+        where: the query file's name, for the messages.
+    """
+
+    def __init__(
+        self,
+        retriever: Retriever | Callable[[], Retriever],
+        writer: ResultWriter,
+        *,
+        k: int = 10,
+        explain: bool = False,
+        batch_size: int = 32,
+        resume: ResumeState | None = None,
+        report: Callable[[str], None] = print,
+        progress: Callable[[int], None] | None = None,
+        where: str = "queries",
+    ) -> None:
+        from fortekit.search.refine.output import ResumeState
+
+        self._retriever: Retriever | None = None if callable(retriever) else retriever
+        self._build: Callable[[], Retriever] = retriever if callable(retriever) else (lambda: retriever)
+        self.writer = writer
+        self.k = k
+        self.explain = explain
+        self.batch_size = max(1, batch_size)
+        self.resume = resume or ResumeState()
+        self.report = report
+        self.progress = progress or (lambda count: None)
+        self.where = where
+        self.summary = RunReport()
+
+    @property
+    def retriever(self) -> Retriever:
+        """The Retriever (built now if it was given as a function)."""
+        if self._retriever is None:
+            self._retriever = self._build()
+        return self._retriever
+
+    @property
+    def retriever_built(self) -> bool:
+        """Whether the Retriever exists (a resumed, finished run never builds it)."""
+        return self._retriever is not None
+
+    def run(self, lines: Iterable[QueryLine]) -> RunReport:
+        """Search and write every usable, not yet done line of ``lines``.
+
+        Returns:
+            The report (also ``self.summary``, up to date when the loop is interrupted).
+
+        Raises:
+            QueryFileError: the output cannot be written.
+            KeyboardInterrupt: passed on; every finished batch is written.
+        """
+        started = time.perf_counter()
+        pending: list[QueryLine] = []
+        try:
+            for item in lines:
+                if item.problem is not None:
+                    self.summary.bad.append(item.line)
+                    self.report(f"{self.where}:{item.line}: skipped: {item.problem}")
+                    self.progress(1)
+                elif item.key in self.resume:
+                    self.summary.already_done += 1
+                    self.progress(1)
+                else:
+                    pending.append(item)
+                    if len(pending) >= self.batch_size:
+                        self._batch(pending)
+                        pending = []
+            if pending:
+                self._batch(pending)
+        finally:
+            self.summary.seconds = time.perf_counter() - started
+        return self.summary
+
+    def _batch(self, items: Sequence[QueryLine]) -> None:
+        found = self._search(items)
+        for item in items:
+            result = found.get(item.line)
+            if result is None:
+                self.summary.failed.append(item.line)
+                continue
+            self.writer.write(search_record(item.line, result))
+            if result.source == "lookup":
+                self.summary.from_lookup += 1
+            else:
+                self.summary.refined += 1
+        self.progress(len(items))
+
+    def _search(self, items: Sequence[QueryLine]) -> dict[int, SearchResult]:
+        """Line number -> result; a query whose search fails is reported and left out."""
+        retriever = self.retriever  # outside the try: a Retriever that cannot be built stops the run
+        try:
+            results = retriever.search([item.query or "" for item in items], k=self.k, explain=self.explain)
+            return {item.line: result for item, result in zip(items, results, strict=True)}
+        except FortekitError as exc:
+            if len(items) == 1:
+                self.report(f"{self.where}:{items[0].line}: failed: {Errors.E450.format(error=exc)}")
+                return {}
+        found: dict[int, SearchResult] = {}
+        for item in items:  # find the query at fault: one at a time
+            found.update(self._search([item]))
+        return found
