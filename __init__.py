@@ -8,38 +8,30 @@ Example:
     >>> import fortekit
     >>> str(fortekit.parse_formula("exists x.(Bird(x) & -Loud(x))"))
     '∃x [Bird(x) ∧ ¬Loud(x)]'
+    >>> fortekit.verbalise_formula(fortekit.parse_formula("Dog(x) ∧ Barking(x)"))
+    'a dog barking'
 """
 
 from __future__ import annotations
 
-from typing import Any
+from fortekit._lazy import lazy_exports
 
 # The single source of the version: pyproject reads it from here.
 __version__ = "0.1.0"
 
 # Re-exported lazily, so that `import fortekit` costs nothing until they are used.
+# No name here may be a subpackage's name: importing fortekit.verbalise sets the
+# attribute `verbalise` to the module, hence the function is `verbalise_formula`.
 _LAZY = {
     "parse_caption": "fortekit.fol.caption",
     "parse_captions": "fortekit.fol.caption",
-    "verbalise": "fortekit.verbalise",
+    "verbalise_formula": "fortekit.verbalise:verbalise",
     "parse_formula": "fortekit.fol",
     "format_formula": "fortekit.fol",
     "predicates": "fortekit.fol",
     "Retriever": "fortekit.search.retriever",
 }
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'fortekit' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_LAZY])
-
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, names=globals())
 
 __all__ = ["__version__", *_LAZY]

@@ -55,6 +55,10 @@ class Errors(metaclass=_Messages):
         "Cannot apply {operator} to {variable}: it is bound inside a denied clause of {formula}, "
         "so it names no entity of the description. Attach to one of: {options}."
     )
+    E009 = (
+        "{function}() takes a formula (an Atom, Not, And, Quant ... of fortekit.fol), not "
+        "{type_name}.{hint}"
+    )
 
     # E200-E249: plug-ins (fortekit.plugins): registry, backbones, elaborators, captioners.
     E200 = (
@@ -598,6 +602,10 @@ class FormulaStyleError(FortekitError, ValueError):
 
 class OperatorError(FortekitError, ValueError):
     """An operator of the refinement algebra cannot be applied."""
+
+
+class FormulaTypeError(FortekitError, TypeError):
+    """A function of the logic core that takes a formula was given something else (E009)."""
 
 
 class FortekitWarning(UserWarning):

@@ -13,8 +13,9 @@ Example:
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from fortekit._lazy import lazy_exports
 
 if TYPE_CHECKING:  # pragma: no cover
     from fortekit.search.formula_scoring import FormulaScorer, FormulaScoringConfig, search_index
@@ -71,12 +72,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'fortekit.search' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_LAZY])
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, names=globals())

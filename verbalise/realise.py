@@ -20,8 +20,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import cache
 from itertools import pairwise
-from typing import Any
+from typing import Any, get_args
 
+from fortekit.errors import Errors, FormulaTypeError
 from fortekit.fol.ast import And, Atom, Formula, Quant, Quantifier, Var
 from fortekit.verbalise.lexicon import Lexicon, Role, Word, indefinite, templates_data
 from fortekit.verbalise.reading import (  # re-exported: search/clauses.py uses _word
@@ -198,7 +199,19 @@ def _join(clauses: list[tuple[str, str]], order: list[tuple[str, str, str]]) -> 
     return text
 
 
-def _render(phi: Formula, lexicon: Lexicon | None) -> tuple[str, list[int]]:
+_FORMULA_TYPES = get_args(Formula)
+
+
+def _check_formula(phi: object, function: str) -> None:
+    if not isinstance(phi, _FORMULA_TYPES):
+        hint = (f" Parse the text first: {function}(parse_formula(text))." if isinstance(phi, str)
+                else " Pass the formula itself, e.g. a ParseResult's .formula.")
+        raise FormulaTypeError(Errors.E009.format(function=function, type_name=type(phi).__name__,
+                                                  hint=hint))
+
+
+def _render(phi: Formula, lexicon: Lexicon | None, function: str) -> tuple[str, list[int]]:
+    _check_formula(phi, function)
     if lexicon is None:
         from fortekit.verbalise.vocab_lexicon import default_lexicon
 
@@ -299,12 +312,19 @@ def verbalise(phi: Formula, lexicon: Lexicon | None = None) -> str:
     Returns:
         One lower-case sentence without final punctuation.
 
+    Raises:
+        FormulaTypeError: (a ``TypeError``) ``phi`` is not a formula, e.g. None or a str (E009).
+
     Example:
         >>> from fortekit.fol import parse_formula
         >>> verbalise(parse_formula("Wind(x) ∧ Blowing(x) ∧ ¬Rain(y)"))
         'wind blowing, without rain'
-    """
-    return _render(phi, lexicon)[0]
+        >>> verbalise(None)
+        Traceback (most recent call last):
+        ...
+        fortekit.errors.FormulaTypeError: [E009] verbalise() takes a formula (an Atom, Not, And, Quant ... of fortekit.fol), not NoneType. Pass the formula itself, e.g. a ParseResult's .formula.
+    """  # noqa: E501
+    return _render(phi, lexicon, "verbalise")[0]
 
 
 def templates_used(phi: Formula, lexicon: Lexicon | None = None) -> list[int]:
@@ -315,4 +335,4 @@ def templates_used(phi: Formula, lexicon: Lexicon | None = None) -> list[int]:
         >>> templates_used(parse_formula("Dog(x) ∧ Barking(x) ∧ ¬Loud(x)"))
         [4]
     """
-    return _render(phi, lexicon)[1]
+    return _render(phi, lexicon, "templates_used")[1]

@@ -16,7 +16,9 @@ Example:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from fortekit._lazy import lazy_exports
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from fortekit.fol.caption.neural import NeuralCaptionParser
@@ -39,17 +41,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'fortekit.fol.caption' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_LAZY])
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, names=globals())
 
 
 __all__ = [
