@@ -780,6 +780,25 @@ class GoldFileError(FortekitError, ValueError):
     """A parser gold file is malformed (E309)."""
 
 
+class NeuralParserError(FortekitError):
+    """The neural caption parser cannot be built (E306-E308); one subclass a cause."""
+
+
+class NeuralParserDependencyError(NeuralParserError, ImportError):
+    """torch or transformers, which the neural caption parser needs, is not installed (E306)."""
+
+
+class NeuralModelNotFoundError(NeuralParserError, FileNotFoundError):
+    """The seq2seq FOL model directory is missing or holds no config.json (E307)."""
+
+    def __str__(self) -> str:  # FileNotFoundError would print "None" for errno and filename
+        return str(self.args[0])
+
+
+class NeuralModelLoadError(NeuralParserError, RuntimeError):
+    """The seq2seq FOL model or its tokenizer was found but cannot be loaded (E308)."""
+
+
 # --- search (issues 7-8): Stage 1-3, the index, the CLIs and evaluation, codes E400-E499 ---
 
 

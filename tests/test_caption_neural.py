@@ -8,7 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from fortekit.errors import ModelNotFoundError
+from fortekit.errors import (
+    NeuralModelLoadError,
+    NeuralModelNotFoundError,
+    NeuralParserError,
+    PluginError,
+)
 from fortekit.fol.caption import parse_caption
 
 torch = pytest.importorskip("torch")
@@ -115,10 +120,21 @@ def test_output_handling_without_the_model(trained_dir: Path) -> None:
 
 
 def test_missing_model_directory(tmp_path: Path) -> None:
-    with pytest.raises(ModelNotFoundError, match=r"\[E307\].*no such directory"):
+    with pytest.raises(NeuralModelNotFoundError, match=r"\[E307\].*no such directory"):
         NeuralCaptionParser(tmp_path / "absent")
-    with pytest.raises(ModelNotFoundError, match=r"config\.json"):
+    with pytest.raises(NeuralModelNotFoundError, match=r"config\.json"):
         NeuralCaptionParser(tmp_path)
+
+
+def test_the_logic_core_raises_its_own_errors_not_the_plug_ins(tmp_path: Path) -> None:
+    with pytest.raises(NeuralParserError) as info:
+        NeuralCaptionParser(tmp_path / "absent")
+    assert isinstance(info.value, FileNotFoundError) and not isinstance(info.value, PluginError)
+    assert str(info.value).startswith("[E307]")  # not "[Errno None] None: ..."
+    (tmp_path / "config.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(NeuralModelLoadError, match=r"\[E308\]") as loading:
+        NeuralCaptionParser(tmp_path)
+    assert isinstance(loading.value, NeuralParserError) and not isinstance(loading.value, PluginError)
 
 
 def test_the_plug_in_module_imports_torch_only_when_used() -> None:

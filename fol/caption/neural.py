@@ -12,7 +12,7 @@ Example:
     >>> NeuralCaptionParser("/no/such/model")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    fortekit.errors.ModelNotFoundError: [E307] No seq2seq FOL model at /no/such/model: ...
+    fortekit.errors.NeuralModelNotFoundError: [E307] No seq2seq FOL model at /no/such/model: ...
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from pathlib import Path
 from fortekit.errors import (
     Errors,
     FormulaSyntaxError,
-    MissingDependencyError,
-    ModelLoadError,
-    ModelNotFoundError,
+    NeuralModelLoadError,
+    NeuralModelNotFoundError,
+    NeuralParserDependencyError,
 )
 from fortekit.fol.ast import And, Atom, Eq, Formula, Iff, Implies, Not, Or, Quant, Quantifier, Xor
 from fortekit.fol.caption.grounding import Grounded
@@ -99,9 +99,12 @@ class NeuralCaptionParser:
         prompt: the prompt template, with ``{text}`` and ``{predicates}``.
 
     Raises:
-        ModelNotFoundError: ``model_path`` is not a model directory (E307).
-        MissingDependencyError: torch or transformers is not installed (E306).
-        ModelLoadError: the model or tokenizer cannot be loaded (E308).
+        NeuralModelNotFoundError: (a ``FileNotFoundError``) ``model_path`` is not a model
+            directory (E307).
+        NeuralParserDependencyError: (an ``ImportError``) torch or transformers is not
+            installed (E306).
+        NeuralModelLoadError: (a ``RuntimeError``) the model or tokenizer cannot be loaded (E308).
+        All three are :class:`fortekit.errors.NeuralParserError`.
     """
 
     def __init__(
@@ -117,17 +120,18 @@ class NeuralCaptionParser:
         path = Path(model_path)
         if not path.is_dir() or not (path / "config.json").is_file():
             problem = "no such directory" if not path.is_dir() else "config.json is missing"
-            raise ModelNotFoundError(Errors.E307.format(path=path, problem=problem))
+            raise NeuralModelNotFoundError(Errors.E307.format(path=path, problem=problem))
         try:
             import torch
             from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
         except ImportError as exc:
-            raise MissingDependencyError(Errors.E306.format(problem=exc)) from None
+            raise NeuralParserDependencyError(Errors.E306.format(problem=exc)) from None
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
             self.model = AutoModelForSeq2SeqLM.from_pretrained(str(path), local_files_only=True).to(device)
         except (OSError, ValueError, KeyError, RuntimeError) as exc:
-            raise ModelLoadError(Errors.E308.format(path=path, problem=str(exc).splitlines()[0])) from None
+            problem = str(exc).splitlines()[0]
+            raise NeuralModelLoadError(Errors.E308.format(path=path, problem=problem)) from None
         self.model.eval()
         self._torch = torch
         self.path = path
