@@ -7,7 +7,8 @@ their line number and skipped. See docs/refine.md.
 
 Exit status: 0 every line refined (or already done); 1 some lines were unusable or
 failed, or the run stopped early; 2 a usage error or an unusable input, index,
-lookup table or option (nothing was written); 130 interrupted (Ctrl-C).
+lookup table or option (nothing was written); 130 interrupted (Ctrl-C); 141 ``-o -``
+and standard output was closed by its reader (a broken pipe: nothing is printed).
 
 Example:
     $ fol-refine examples/queries.txt -o refined.jsonl
@@ -19,8 +20,11 @@ Example:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import re
+import signal
 import sys
 import time
 from collections.abc import Sequence
@@ -40,7 +44,7 @@ from fortekit.search.refine.query_io import (
 if TYPE_CHECKING:
     from fortekit.search.formula_scoring import FormulaScoringConfig
     from fortekit.search.index.audio_index import AudioIndex
-    from fortekit.search.refine.output import OutputFormat
+    from fortekit.search.refine.output import OutputFormat, ResultWriter
     from fortekit.search.refine.run import RunReport, TargetAnchors
     from fortekit.search.retriever import Retriever
     from fortekit.search.stage1.anchors import AnchorSource
@@ -268,15 +272,13 @@ def _anchors(
     args: argparse.Namespace, index: AudioIndex | None,
 ) -> tuple[AnchorSource | None, TargetAnchors | None]:
     from fortekit.search.refine.run import TargetAnchors
-    from fortekit.search.stage1.anchors import AnchorBank, ProxyAnchors
+    from fortekit.search.stage1.anchor_sources import make_anchor_source
 
-    if args.anchors == "proxy" and index is not None:
-        return ProxyAnchors(index), None
-    if args.anchors == "bank":
-        return AnchorBank.load(args.anchor_bank), None
     if args.anchors == "oracle" and index is not None:
-        targets = TargetAnchors(index)
+        targets = TargetAnchors(index)  # fed batch by batch from the query file's target column
         return targets.source, targets
+    if args.anchors in ("proxy", "bank"):  # _check_usage made sure each has what it needs
+        return make_anchor_source(args.anchors, index=index, bank=args.anchor_bank), None
     return None, None
 
 
@@ -372,13 +374,14 @@ def _refine_file(args: argparse.Namespace) -> int:
 
     from fortekit.search.index.audio_index import AudioIndex
     from fortekit.search.refine.lookup import LookupTable
-    from fortekit.search.refine.output import ResultWriter, ResumeState, check_settings, write_settings
+    from fortekit.search.refine.output import ResultWriter, same_file
+    from fortekit.search.refine.resume import ResumeState, write_settings
     from fortekit.search.refine.run import BatchRunner
 
     started = time.perf_counter()
     queries = Path(args.queries).expanduser()
     output, file_format = _output_of(args, queries)
-    if output is not None and queries.exists() and output.resolve() == queries.resolve():
+    if output is not None and same_file(output, queries):  # a symlink, ./, a hard link: one inode
         raise QueryFileError(Errors.E454.format(path=output))
     lines = read_queries(
         queries, file_format=args.input_format, column=args.column, field=args.column or "query",
@@ -389,8 +392,9 @@ def _refine_file(args: argparse.Namespace) -> int:
     settings = _settings(args, file_format)
     resume = ResumeState()
     if output is not None and not args.overwrite:
-        resume = ResumeState.read(output, file_format=file_format, ranking=index is not None)
-        check_settings(output, settings, resuming=resume.records > 0)
+        resume = ResumeState.read(
+            output, file_format=file_format, ranking=index is not None, settings=settings,
+        )
         if resume.cut_bytes:
             _say(args, f"fol-refine: removed a torn last line ({resume.cut_bytes} bytes) from {output}")
     anchors, targets = _anchors(args, index)
@@ -401,8 +405,12 @@ def _refine_file(args: argparse.Namespace) -> int:
     writer = ResultWriter(
         output, file_format=file_format, ranking=index is not None, overwrite=args.overwrite,
     )
-    if output is not None:
-        write_settings(output, settings)
+    if output is not None and output.is_file():  # no sidecar beside /dev/null or a FIFO
+        try:
+            write_settings(output, settings)
+        except QueryFileError:
+            _close(writer)
+            raise
     make_retriever = None
     if index is not None and (args.formula_scoring == "on" or args.stage3 == "on"):
         ranking_index = index
@@ -430,21 +438,66 @@ def _refine_file(args: argparse.Namespace) -> int:
         stopped = "interrupted"
     except _SetupError as exc:
         raise exc.error from None  # the model or the index cannot be used: a usage-level error
+    except BrokenPipeError:
+        raise  # standard output's reader is gone: main() stops quietly
     except (FortekitError, OSError) as exc:
         stopped = str(exc)
     finally:
-        writer.close()
         bar.close()
+        closing = _close(writer)
+    stopped = stopped or closing
     report = runner.summary
     report.seconds = time.perf_counter() - started
     where = str(output) if output is not None else "standard output"
-    if stopped is not None:
+    if stopped is not None and output is None:  # standard output cannot be resumed: no E459 hint
+        print(f"fol-refine: {stopped}", file=sys.stderr)
+    elif stopped is not None:
         print(f"fol-refine: {Errors.E459.format(reason=stopped, path=where)}", file=sys.stderr)
     stats = runner.refiner.encoder.stats if runner.refiner_built else None
     _say(args, _summary(report, stats, where, lookup is not None))
     if stopped == "interrupted":
         return 130
     return 0 if report.ok and stopped is None else 1
+
+
+def _close(writer: ResultWriter) -> str | None:
+    """Close the output: None, or the coded error its last write met (a broken pipe is passed on)."""
+    try:
+        writer.close()
+    except (FortekitError, OSError) as exc:
+        if isinstance(exc, BrokenPipeError):
+            raise
+        return str(exc)
+    return None
+
+
+def _stdout_closed() -> int:
+    """Standard output's reader went away (``fol-refine Q -o - | head``): stop quietly, status 141.
+
+    141 is what a shell reports for a program ended by SIGPIPE. Standard output is pointed at
+    /dev/null first, so that Python's flush at exit does not fail again (the recipe of Python's
+    documentation of the signal module).
+    """
+    with contextlib.suppress(OSError, ValueError):  # not a file (an io.StringIO): nothing to flush
+        descriptor = sys.stdout.fileno()
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, descriptor)
+        os.close(devnull)
+    return 141
+
+
+def _exit_at_next_interrupt() -> None:
+    """From now on a Ctrl-C ends the process at once, quietly, with status 130.
+
+    Called when an interrupted run returns: a second Ctrl-C while the process shuts down
+    would otherwise break into torch's exit hooks and print their traceback.
+    """
+
+    def _exit(signum: int, frame: object) -> None:
+        os._exit(130)
+
+    with contextlib.suppress(ValueError):  # not the main thread: Python's handler stays
+        signal.signal(signal.SIGINT, _exit)
 
 
 def _lines(numbers: Sequence[int]) -> str:
@@ -482,10 +535,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     _check_usage(parser, args)
     try:
-        return _explain(args) if args.explain is not None else _refine_file(args)
+        status = _explain(args) if args.explain is not None else _refine_file(args)
+    except BrokenPipeError:
+        return _stdout_closed()
     except KeyboardInterrupt:
         print("fol-refine: interrupted", file=sys.stderr)
-        return 130
+        status = 130
     except (FortekitError, OSError) as exc:
         print(f"fol-refine: {exc}", file=sys.stderr)
         return 2
+    if status == 130 and argv is None:  # the command itself (not a call from Python) is shutting down
+        _exit_at_next_interrupt()
+    return status

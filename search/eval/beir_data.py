@@ -177,18 +177,12 @@ class BeirData:
         """Stage 1 of the queries (cached in ``stage1_dir``) and phi* parsed back."""
         from fortekit.fol import parse_formula
         from fortekit.search.eval.stage1 import Stage1Cache
-        from fortekit.search.index.audio_index import AudioIndex
-        from fortekit.search.stage1.anchors import NoAnchors, ProxyAnchors
+        from fortekit.search.stage1.anchor_sources import make_anchor_source
         from fortekit.search.stage1.beam import Refiner
 
         refiner = Refiner(self.backbone, "lexical", config=self.search, device=self.device)
-        if self.anchors == "proxy":
-            index = AudioIndex.from_captions(self.item_ids, [item.text for item in self.collection.items],
-                                             self.backbone.name, embeddings=self.items.numpy(),
-                                             parse_captions=False)
-            source: Any = ProxyAnchors(index, k=10)
-        else:
-            source = NoAnchors()
+        index = self._index(None) if self.anchors == "proxy" else None
+        source = make_anchor_source(self.anchors, index=index)
         directory = self.stage1_dir or Path("stage1")
         cache = Stage1Cache(refiner, directory, log=self.log)
         output = cache.run(f"beir-{self.anchors}", [q.text for q in self.collection.queries], source,

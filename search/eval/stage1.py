@@ -99,22 +99,19 @@ def anchor_source(name: str, part: EmbeddedCollection, bank: AnchorBank | None) 
     Raises:
         EvaluationError: an unknown name (E496).
     """
-    from fortekit.search.stage1.anchors import NoAnchors, OracleAnchors, ProxyAnchors
+    from fortekit.search.stage1.anchor_sources import make_anchor_source
 
-    if name == "none":
-        return NoAnchors()
-    if name == "proxy":
-        return ProxyAnchors(part.index, k=10)
-    if name == "bank" and bank is not None:
-        return bank
+    if name not in ANCHOR_SOURCES:
+        raise EvaluationError(Errors.E496.format(name=name, options=", ".join(ANCHOR_SOURCES)))
+    oracle = None
     if name == "oracle":
         negatives = oracle_negatives(part.queries @ part.items.T, part.task.targets)
         # Keyed by text: a caption that is the query of two clips gets the later clip's anchors.
-        return OracleAnchors({
+        oracle = {
             query: (part.items[target], part.items[negative])
             for query, target, negative in zip(part.task.queries, part.task.targets, negatives, strict=True)
-        })
-    raise EvaluationError(Errors.E496.format(name=name, options=", ".join(ANCHOR_SOURCES)))
+        }
+    return make_anchor_source(name, index=part.index, bank=bank, oracle=oracle)
 
 
 @dataclass

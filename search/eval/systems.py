@@ -92,8 +92,8 @@ def ablation_systems(primary: str, anchors: Sequence[str]) -> list[System]:
         The systems, in table order.
 
     Example:
-        >>> [s.name for s in ablation_systems("bank", ["bank", "oracle"])][-3:]
-        ['S2+S3-polarity', 'S1+S2+S3-polarity', 'S1@oracle']
+        >>> [s.name for s in ablation_systems("bank", ["bank", "oracle"])][-6:]
+        ['S1+S2+S3-polarity', 'S1@oracle', 'formula', 'S1+formula', 'S3-default', 'default']
     """
     order = [(False, False, False), (True, False, False), (False, True, False), (False, False, True),
              (True, True, False), (True, False, True), (False, True, True), (True, True, True)]
@@ -163,13 +163,9 @@ def rank_through(
         The :class:`RankedRun`.
 
     Example:
-        >>> from fortekit.search.index import AudioIndex
-        >>> from fortekit.search.retriever import Retriever
-        >>> index = AudioIndex.from_captions(["a", "b", "c"], [None] * 3, "minilm",
-        ...                                  embeddings=torch.eye(3), parse_captions=False)
-        >>> retriever = Retriever(index, FixedBackbone(), formula=None, rerank=None)  # doctest: +SKIP
-        >>> rank_through(retriever, torch.eye(3), [0, 2, 1]).ranks.tolist()  # doctest: +SKIP
-        [1, 3, 3]
+        >>> retriever = Retriever("clips.index", formula=None, rerank=None)  # doctest: +SKIP
+        >>> rank_through(retriever, queries, targets).ranks[:3].tolist()  # doctest: +SKIP
+        [1, 3, 2]
     """
     import torch
 
