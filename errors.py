@@ -396,6 +396,11 @@ class Errors(metaclass=_Messages):
         "Cannot use {path} as a lookup table: {problem}. A lookup table is the JSONL (or TSV) output "
         "of an earlier fol-refine run: one query per line with its \"refined_text\"."
     )
+    E456 = (
+        "fol-refine may not {action} {path} ({problem}). Choose another file with -o, in a folder "
+        "you can write to, or give yourself access to the file and its folder (`chmod u+rw FILE`, "
+        "`chmod u+rwx FOLDER`; a read-only disk needs another place)."
+    )
     E457 = "{option} needs {needed}: {why}"
     E458 = (
         "{option} takes {expected}, not {value!r}{hint}."

@@ -1,38 +1,35 @@
-"""Results of ``fol-refine``: written line by line, resumed after an interruption.
+"""Results of ``fol-refine``: written line by line (resuming is :mod:`.resume`'s job).
 
 Each query's result is one JSONL object (or one TSV row), appended and flushed as
 soon as its batch finishes, and forced to disk every ``fsync_every`` lines and at the
-end: an interrupted run loses at most the batch in flight. :class:`ResumeState` reads
-an existing output, cuts a torn last line (a crash in the middle of a write) and
-knows which queries are done; a sidecar file ``<output>.settings.json`` records the
-settings, so that a resumed run never mixes results of two configurations.
+end: an interrupted run loses at most the batch in flight. An operating-system error
+at any step (a full disk, a missing permission) becomes a coded error naming the file
+(:func:`write_error`); a closed standard output is passed on as ``BrokenPipeError``.
 
 Example:
     >>> import pathlib, tempfile
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "out.jsonl"
     >>> with ResultWriter(path) as writer:
     ...     writer.write({"line": 1, "query": "rain", "refined_text": "steady rain"})
-    >>> with open(path, "a") as handle:   # a crash in the middle of a line
-    ...     _ = handle.write('{"line": 2, "que')
-    >>> state = ResumeState.read(path)
-    >>> sorted(state.done), state.cut_bytes
-    (['1:rain'], 16)
+    >>> path.read_text(encoding="utf-8").splitlines()
+    ['{"line": 1, "query": "rain", "refined_text": "steady rain"}']
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import re
+import stat
 import sys
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, BinaryIO, Literal, TextIO
+from typing import Any, Literal, TextIO
 
 from fortekit.errors import Errors, QueryFileError
-from fortekit.search.refine.query_io import resume_key
 
 __all__ = [
     "OUTPUT_FORMATS",
@@ -40,14 +37,12 @@ __all__ = [
     "TSV_COLUMNS",
     "OutputFormat",
     "ResultWriter",
-    "ResumeState",
-    "check_settings",
     "result_record",
-    "settings_path",
+    "same_file",
     "tsv_columns",
     "tsv_escape",
     "tsv_unescape",
-    "write_settings",
+    "write_error",
 ]
 
 OutputFormat = Literal["jsonl", "tsv"]
@@ -133,6 +128,48 @@ def _tsv_line(record: Mapping[str, Any], columns: Sequence[str]) -> str:
     return "\t".join(_cell(values.get(name)) for name in columns) + "\n"
 
 
+_PERMISSION = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
+#: Names that moved to :mod:`fortekit.search.refine.resume` (still importable from here).
+_MOVED = frozenset({"ResumeState", "check_settings", "settings_path", "write_settings"})
+
+
+def write_error(path: str | os.PathLike[str], exc: OSError, *, action: str = "write") -> QueryFileError:
+    """The coded error for an OSError met while opening, writing, flushing or syncing `path`.
+
+    A missing permission (or a read-only file system) is E456, which names the path and
+    how to get access; anything else, a full disk included, is E451.
+
+    Example:
+        >>> import errno
+        >>> str(write_error("out.jsonl", OSError(errno.ENOSPC, "No space left on device")))
+        '[E451] Cannot write the results to out.jsonl: No space left on device.'
+        >>> str(write_error("out.jsonl", PermissionError(errno.EACCES, "Permission denied")))[:40]
+        '[E456] fol-refine may not write out.json'
+    """
+    problem = exc.strerror or str(exc) or type(exc).__name__
+    if exc.errno in _PERMISSION:
+        return QueryFileError(Errors.E456.format(action=action, path=path, problem=problem))
+    return QueryFileError(Errors.E451.format(path=path, problem=problem))
+
+
+def same_file(first: str | os.PathLike[str], second: str | os.PathLike[str]) -> bool:
+    """Whether two paths name one file: the same device and inode (a hard link, a symlink, ``./``).
+
+    Example:
+        >>> import os, pathlib, tempfile
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> (folder / "q.txt").write_text("rain\\n")
+        5
+        >>> os.link(folder / "q.txt", folder / "link.jsonl")
+        >>> same_file(folder / "link.jsonl", folder / "q.txt"), same_file(folder / "new", folder / "q.txt")
+        (True, False)
+    """
+    try:
+        return os.path.samefile(Path(first).expanduser(), Path(second).expanduser())
+    except (OSError, ValueError):  # one of them does not exist (or is not a path the system takes)
+        return False
+
+
 class ResultWriter:
     """Appends one record per query to a JSONL or TSV file (or a stream), a line at a time.
 
@@ -149,7 +186,15 @@ class ResultWriter:
         overwrite: empty the file first instead of appending to it.
 
     Raises:
-        QueryFileError: the file cannot be opened (E451).
+        QueryFileError: the file cannot be opened (E451; E456 without permission).
+
+    Example:
+        >>> import io
+        >>> stream = io.StringIO()
+        >>> with ResultWriter(None, stream=stream, file_format="tsv") as writer:
+        ...     writer.write({"line": 3, "query": "rain", "refined_text": "rain, steady"})
+        >>> stream.getvalue().splitlines()[0].split("\\t")[:3]
+        ['3', 'rain', 'rain, steady']
     """
 
     def __init__(
@@ -167,25 +212,31 @@ class ResultWriter:
         self.columns = tsv_columns(ranking=ranking)
         self.fsync_every = max(1, fsync_every)
         self.written = 0
+        self._closed = False
         self._handle: TextIO
         if self.path is None:
             self._handle = stream or sys.stdout
+            fresh = False  # a stream gets no TSV header (as before)
         else:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 fresh = overwrite or not self.path.exists() or self.path.stat().st_size == 0
                 self._handle = self.path.open("w" if overwrite else "a", encoding="utf-8", newline="")
             except OSError as exc:
-                problem = exc.strerror or exc
-                raise QueryFileError(Errors.E451.format(path=self.path, problem=problem)) from None
-            if fresh and file_format == "tsv":
+                raise write_error(self.path, exc) from None
+        if fresh and file_format == "tsv":
+            try:
                 self._emit("\t".join(self.columns) + "\n")
+            except BaseException:
+                self._release()
+                raise
 
     def write(self, record: Mapping[str, Any]) -> None:
         """Append one record and flush it.
 
         Raises:
-            QueryFileError: the write failed (a full disk, a removed folder) (E451).
+            QueryFileError: the write failed (a full disk E451, a lost permission E456).
+            BrokenPipeError: the stream (standard output) was closed by its reader.
         """
         if self.file_format == "tsv":
             self._emit(_tsv_line(record, self.columns))
@@ -200,23 +251,62 @@ class ResultWriter:
             self._handle.write(text)
             self._handle.flush()
         except OSError as exc:
-            raise QueryFileError(Errors.E451.format(path=self.path or "<stdout>", problem=exc)) from None
+            if self.path is None and isinstance(exc, BrokenPipeError):
+                raise  # the reader of standard output is gone: the caller stops quietly
+            raise write_error(self.path or "<stdout>", exc) from None
 
     def _sync(self) -> None:
+        """fsync a regular file (a pipe or a device such as /dev/null cannot be, and needs not be)."""
+        if self.path is None:
+            return
+        try:
+            descriptor = self._handle.fileno()
+            if stat.S_ISREG(os.fstat(descriptor).st_mode):
+                os.fsync(descriptor)
+        except OSError as exc:
+            if exc.errno not in (errno.EINVAL, errno.ENOTSUP):
+                raise write_error(self.path, exc) from None
+
+    def _release(self) -> None:
+        """Close the file without raising (after an error that is being reported)."""
+        self._closed = True
         if self.path is not None:
-            try:
-                os.fsync(self._handle.fileno())
-            except OSError as exc:
-                raise QueryFileError(Errors.E451.format(path=self.path, problem=exc)) from None
+            with contextlib.suppress(OSError):
+                self._handle.close()
 
     def close(self) -> None:
-        """Force the file to disk and close it (a stream is only flushed)."""
-        if self.path is None:
-            self._handle.flush()
+        """Force the file to disk and close it (a stream is only flushed); a second call does nothing.
+
+        The file is closed even when the last flush fails.
+
+        Raises:
+            QueryFileError: the last lines cannot be written (E451, E456).
+            BrokenPipeError: the stream (standard output) was closed by its reader.
+        """
+        if self._closed:
             return
-        if not self._handle.closed:
+        self._closed = True
+        if self.path is None:
+            try:
+                self._handle.flush()
+            except BrokenPipeError:
+                raise
+            except OSError as exc:
+                raise write_error("<stdout>", exc) from None
+            return
+        try:
+            self._handle.flush()
             self._sync()
+        except OSError as exc:
+            self._release()
+            raise write_error(self.path, exc) from None
+        except BaseException:
+            self._release()
+            raise
+        try:
             self._handle.close()
+        except OSError as exc:
+            raise write_error(self.path, exc) from None
 
     def __enter__(self) -> ResultWriter:
         return self
@@ -224,192 +314,17 @@ class ResultWriter:
     def __exit__(
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None,
     ) -> None:
-        self.close()
+        if error is None:
+            self.close()
+            return
+        with contextlib.suppress(QueryFileError, OSError):  # the error in flight is the one to report
+            self.close()  # the finished lines are still forced to disk
 
 
-@dataclass(frozen=True, slots=True)
-class ResumeState:
-    """What an existing output already holds.
+def __getattr__(name: str) -> Any:
+    """The resume names, which moved to :mod:`fortekit.search.refine.resume`."""
+    if name in _MOVED:
+        from fortekit.search.refine import resume
 
-    Attributes:
-        done: the resume keys (line number and text) of the queries written.
-        records: how many records the file holds.
-        cut_bytes: bytes of a torn last line removed from the file (0 if none).
-    """
-
-    done: frozenset[str] = field(default_factory=frozenset)
-    records: int = 0
-    cut_bytes: int = 0
-
-    def __contains__(self, key: object) -> bool:
-        return key in self.done
-
-    @classmethod
-    def read(
-        cls, path: str | os.PathLike[str], *, file_format: OutputFormat = "jsonl", ranking: bool = False,
-    ) -> ResumeState:
-        """Read an output file, cutting a torn last line (the mark of a crash) from it.
-
-        A last line without its line break, or one that does not parse, is removed; a
-        bad line anywhere else means the file is not a fol-refine output, and nothing is
-        changed.
-
-        Args:
-            path: the output file; a missing or empty one is a fresh start.
-            file_format: "jsonl" or "tsv".
-            ranking: whether a TSV output is expected to have the ranking columns.
-
-        Raises:
-            QueryFileError: a bad line before the last, or a TSV header of other columns (E452).
-        """
-        target = Path(path).expanduser()
-        if not target.is_file() or target.stat().st_size == 0:
-            return cls()
-        done: set[str] = set()
-        records = good_end = 0
-        try:
-            with target.open("rb") as handle:
-                for end, key in _keys(target, handle, file_format, tsv_columns(ranking=ranking)):
-                    good_end = end
-                    if key is not None:
-                        done.add(key)
-                        records += 1
-            size = target.stat().st_size
-            if good_end < size:
-                with target.open("r+b") as handle:
-                    handle.truncate(good_end)
-                    os.fsync(handle.fileno())
-        except OSError as exc:
-            raise QueryFileError(Errors.E451.format(path=target, problem=exc.strerror or exc)) from None
-        return cls(frozenset(done), records, size - good_end)
-
-
-def _keys(
-    target: Path, handle: BinaryIO, file_format: OutputFormat, columns: Sequence[str],
-) -> Iterator[tuple[int, str | None]]:
-    """(end offset, key) for each complete, valid line; the header's key is None.
-
-    A problem is raised only when another line follows it (a torn last line is cut).
-    """
-    offset = 0
-    pending: str | None = None
-    for number, raw in enumerate(handle, start=1):
-        if pending is not None:
-            raise QueryFileError(Errors.E452.format(
-                path=target, line=number - 1, problem=pending, file_format=file_format.upper(),
-            ))
-        offset += len(raw)
-        if not raw.endswith(b"\n"):
-            pending = "is cut short"
-            continue
-        key, pending = _parse_line(raw, number, file_format, columns)
-        if pending is None:
-            yield offset, key
-
-
-def _parse_line(
-    raw: bytes, number: int, file_format: OutputFormat, columns: Sequence[str],
-) -> tuple[str | None, str | None]:
-    """(key, None) for a good line, (None, problem) for a bad one."""
-    try:
-        text = raw.decode("utf-8").rstrip("\r\n")
-    except UnicodeDecodeError:
-        return None, "is not UTF-8"
-    if file_format == "tsv":
-        cells = text.split("\t")
-        if number == 1:
-            return (None, None) if tuple(cells) == tuple(columns) else (
-                None, f"has the columns {', '.join(cells)}; expected {', '.join(columns)}"
-            )
-        if len(cells) != len(columns) or not cells[0].isdigit():
-            return None, f"has {len(cells)} cells; expected {len(columns)}, the first a line number"
-        return resume_key(int(cells[0]), tsv_unescape(cells[1])), None
-    try:
-        record = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return None, f"is not JSON ({exc.msg})"
-    if not isinstance(record, dict) or not isinstance(record.get("query"), str) or (
-        isinstance(record.get("line"), bool) or not isinstance(record.get("line"), int)
-    ):
-        return None, "is not a record with \"line\" and \"query\""
-    return resume_key(record["line"], record["query"]), None
-
-
-def settings_path(output: str | os.PathLike[str]) -> Path:
-    """Where the settings of an output are recorded: ``<output>.settings.json``.
-
-    Example:
-        >>> settings_path("runs/refined.jsonl").name
-        'refined.jsonl.settings.json'
-    """
-    target = Path(output)
-    return target.with_name(target.name + ".settings.json")
-
-
-def _normalised(settings: Mapping[str, Any]) -> dict[str, Any]:
-    """JSON values, nested mappings flattened one level ("config.beam_width") for short messages."""
-    data = json.loads(json.dumps(settings, sort_keys=True, default=str))
-    flat: dict[str, Any] = {}
-    for name, value in data.items():
-        if isinstance(value, dict):
-            flat.update({f"{name}.{inner}": item for inner, item in value.items()})
-        else:
-            flat[name] = value
-    return flat
-
-
-def check_settings(output: str | os.PathLike[str], settings: Mapping[str, Any], *, resuming: bool) -> None:
-    """Check a resumed output's recorded settings against this run's.
-
-    Args:
-        output: the output file.
-        settings: JSON-able values that change results (backbone, search configuration, ...).
-        resuming: whether the output already holds records (if not, nothing is checked).
-
-    Raises:
-        QueryFileError: the output was written with other settings (E453). A missing or
-            unreadable sidecar is accepted (it is written again).
-
-    Example:
-        >>> import pathlib, tempfile
-        >>> out = pathlib.Path(tempfile.mkdtemp()) / "out.jsonl"
-        >>> write_settings(out, {"beam_width": 3})
-        >>> check_settings(out, {"beam_width": 5}, resuming=True)
-        Traceback (most recent call last):
-        ...
-        fortekit.errors.QueryFileError: [E453] The output file ... (beam_width: 3 then, 5 now); ...
-    """
-    sidecar = settings_path(output)
-    if not resuming or not sidecar.is_file():
-        return
-    try:
-        recorded = json.loads(sidecar.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return
-    wanted = _normalised(settings)
-    if not isinstance(recorded, dict) or recorded == wanted:
-        return
-    differences = "; ".join(
-        f"{name}: {_brief(recorded.get(name))} then, {_brief(wanted.get(name))} now"
-        for name in sorted(set(recorded) | set(wanted)) if recorded.get(name) != wanted.get(name)
-    )
-    raise QueryFileError(Errors.E453.format(path=output, differences=differences))
-
-
-def _brief(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False)
-
-
-def write_settings(output: str | os.PathLike[str], settings: Mapping[str, Any]) -> None:
-    """Record the run's settings beside the output (``<output>.settings.json``).
-
-    Raises:
-        QueryFileError: the sidecar cannot be written (E451).
-    """
-    sidecar = settings_path(output)
-    try:
-        sidecar.parent.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(_normalised(settings), indent=1, sort_keys=True)
-        sidecar.write_text(text + "\n", encoding="utf-8")
-    except OSError as exc:
-        raise QueryFileError(Errors.E451.format(path=sidecar, problem=exc.strerror or exc)) from None
+        return getattr(resume, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -23,8 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 from fortekit.errors import Errors, FortekitError
 from fortekit.search.refine.lookup import LookupTable
-from fortekit.search.refine.output import ResultWriter, ResumeState, result_record
+from fortekit.search.refine.output import ResultWriter, result_record
 from fortekit.search.refine.query_io import QueryLine
+from fortekit.search.refine.resume import ResumeState
 
 if TYPE_CHECKING:
     import torch
@@ -209,12 +210,13 @@ class BatchRunner:
             if lookup is not None and item.line in hits:
                 stored = lookup.get(_query(item)) or {}
                 record = result_record(item.line, _query(item), stored, source="lookup", ranking=ranking)
+                self.writer.write(record)  # counted once written: a full disk is not a refined query
                 self.summary.from_lookup += 1
             else:
                 result = searched[_query(item)].to_dict()
                 record = result_record(item.line, _query(item), result, source="search", ranking=ranking)
+                self.writer.write(record)
                 self.summary.refined += 1
-            self.writer.write(record)
         self.summary.failed.extend(
             item.line for item in items if item.line not in hits and _query(item) not in searched
         )
