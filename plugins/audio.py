@@ -32,13 +32,20 @@ __all__ = ["as_item", "check_items", "load_waveform", "load_waveforms", "resampl
 def to_mono(samples: Any) -> np.ndarray:
     """A 1-D float32 array: 2-D input is averaged over its channel axis (the shorter one).
 
+    Empty input (0 frames, any channel count) gives an empty array, never NaN.
+
     Example:
         >>> to_mono(np.array([[1.0, 3.0], [2.0, 4.0]])).tolist()
         [2.0, 3.0]
+        >>> to_mono(np.zeros((0, 2))).shape
+        (0,)
     """
     if hasattr(samples, "detach"):  # a torch tensor
         samples = samples.detach().cpu().numpy()
     array = np.asarray(samples, dtype=np.float32)
+    if array.ndim == 2 and array.size == 0:
+        # A 0-frame file: averaging an empty axis would give NaN and a RuntimeWarning.
+        return np.zeros(0, dtype=np.float32)
     if array.ndim == 2:
         # soundfile gives (frames, channels), torch-style code (channels, frames); the
         # channel axis is the shorter one for any clip longer than its channel count.
@@ -116,14 +123,17 @@ def load_waveform(item: AudioInput, target_rate: int, index: int = 0) -> np.ndar
         samples, rate = to_mono(audio.samples), int(rate)
     elif audio.path is not None:
         data, rate = _read_file(audio.path)
-        samples = to_mono(data)
+        # soundfile's layout is known, (frames, channels): average axis 1 even for a file
+        # of fewer frames than channels, where to_mono's shorter-axis rule would guess wrong.
+        samples = np.ascontiguousarray(data.mean(axis=1, dtype=np.float32)) if data.size else to_mono(data)
     else:
         raise EncoderInputError(Errors.E213.format(
             method="encode_audio", index=index, type_name="AudioItem without path or samples",
             expected=EXPECTED,
         ))
     if samples.size == 0:
-        raise AudioReadError(Errors.E215.format(source=label, problem="has no samples"), source=label)
+        problem = "is empty: it has no samples (0 frames); record or export it again, or leave it out"
+        raise AudioReadError(Errors.E215.format(source=label, problem=problem), source=label)
     if not np.isfinite(samples).all():
         problem = "contains NaN or infinite samples"
         raise AudioReadError(Errors.E215.format(source=label, problem=problem), source=label)
