@@ -18,9 +18,23 @@ from typing import TYPE_CHECKING
 from fortekit._lazy import lazy_exports
 
 if TYPE_CHECKING:  # pragma: no cover
+    from fortekit.search.clauses import split_clauses
     from fortekit.search.formula_scoring import FormulaScorer, FormulaScoringConfig, search_index
+    from fortekit.search.hits import explain_predicates
     from fortekit.search.index.audio_index import AudioIndex
+    from fortekit.search.projection import (
+        ProjectionConfig,
+        ProjectionData,
+        ProjectionHead,
+        load_projection,
+        project_embeddings,
+        save_projection,
+    )
+    from fortekit.search.projection.training import TrainingReport, train_projection
+    from fortekit.search.query_side import RefinementLookup
+    from fortekit.search.rerank import DEFAULT_ALPHA, Reranker, polarity_overlap, predicate_overlap
     from fortekit.search.retriever import Hit, Retriever, SearchResult
+    from fortekit.search.stage1.anchor_sources import ANCHOR_SOURCES, make_anchor_source
     from fortekit.search.stage1.anchors import AnchorBank, NoAnchors, OracleAnchors, ProxyAnchors
     from fortekit.search.stage1.beam import Refiner
     from fortekit.search.stage1.config import SearchConfig
@@ -47,9 +61,28 @@ _LAZY = {
     "Retriever": "fortekit.search.retriever",
     "SearchResult": "fortekit.search.retriever",
     "Hit": "fortekit.search.retriever",
+    "explain_predicates": "fortekit.search.hits",
+    "RefinementLookup": "fortekit.search.query_side",
+    "ANCHOR_SOURCES": "fortekit.search.stage1.anchor_sources",
+    "make_anchor_source": "fortekit.search.stage1.anchor_sources",
+    "split_clauses": "fortekit.search.clauses",
+    "ProjectionHead": "fortekit.search.projection",
+    "ProjectionConfig": "fortekit.search.projection",
+    "ProjectionData": "fortekit.search.projection",
+    "load_projection": "fortekit.search.projection",
+    "save_projection": "fortekit.search.projection",
+    "project_embeddings": "fortekit.search.projection",
+    "train_projection": "fortekit.search.projection.training",
+    "TrainingReport": "fortekit.search.projection.training",
+    "Reranker": "fortekit.search.rerank",
+    "DEFAULT_ALPHA": "fortekit.search.rerank",
+    "predicate_overlap": "fortekit.search.rerank",
+    "polarity_overlap": "fortekit.search.rerank",
 }
 
 __all__ = [
+    "ANCHOR_SOURCES",
+    "DEFAULT_ALPHA",
     "AnchorBank",
     "AudioIndex",
     "CachedTextEncoder",
@@ -60,15 +93,30 @@ __all__ = [
     "NoAnchors",
     "ObjectiveTerms",
     "OracleAnchors",
+    "ProjectionConfig",
+    "ProjectionData",
+    "ProjectionHead",
     "ProxyAnchors",
+    "RefinementLookup",
     "RefinementResult",
     "Refiner",
+    "Reranker",
     "Retriever",
     "SearchConfig",
     "SearchNode",
     "SearchResult",
     "TextEmbeddingCache",
+    "TrainingReport",
+    "explain_predicates",
+    "load_projection",
+    "make_anchor_source",
+    "polarity_overlap",
+    "predicate_overlap",
+    "project_embeddings",
+    "save_projection",
     "search_index",
+    "split_clauses",
+    "train_projection",
 ]
 
 

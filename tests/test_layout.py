@@ -57,3 +57,14 @@ def test_search_is_organised_by_stage() -> None:
     flat = sorted(p.name for p in (REPO / "search").glob("*.py"))
     assert flat == ["__init__.py", "clauses.py", "formula_config.py", "formula_scoring.py",
                     "fuzzy.py", "hits.py", "item_captions.py", "query_side.py", "rerank.py", "retriever.py"]
+
+
+def test_every_public_name_of_the_stages_is_reachable_from_fortekit_search() -> None:
+    import fortekit.search
+
+    wanted = {"Refiner", "SearchConfig", "make_anchor_source", "AnchorBank", "ProjectionHead",
+              "train_projection", "load_projection", "FormulaScorer", "FormulaScoringConfig",
+              "split_clauses", "Reranker", "Retriever", "SearchResult", "Hit", "AudioIndex"}
+    assert wanted <= set(fortekit.search.__all__)
+    for name in fortekit.search.__all__:
+        assert getattr(fortekit.search, name) is not None, name
