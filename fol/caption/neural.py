@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
+from fortekit._hf_progress import quiet_model_loading
 from fortekit.errors import (
     Errors,
     FormulaSyntaxError,
@@ -127,8 +128,10 @@ class NeuralCaptionParser:
         except ImportError as exc:
             raise NeuralParserDependencyError(Errors.E306.format(problem=exc)) from None
         try:
-            self.tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
-            self.model = AutoModelForSeq2SeqLM.from_pretrained(str(path), local_files_only=True).to(device)
+            with quiet_model_loading():
+                self.tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+                model = AutoModelForSeq2SeqLM.from_pretrained(str(path), local_files_only=True)
+            self.model = model.to(device)
         except (OSError, ValueError, KeyError, RuntimeError) as exc:
             problem = str(exc).splitlines()[0]
             raise NeuralModelLoadError(Errors.E308.format(path=path, problem=problem)) from None

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fortekit._hf_progress import quiet_model_loading
 from fortekit.errors import Errors, ModelLoadError, ModelNotFoundError
 from fortekit.plugins._runtime import (
     batches,
@@ -110,8 +111,9 @@ class HFClapBackbone:
         if revision is not None:
             options["revision"] = revision
         try:
-            model_obj = transformers.ClapModel.from_pretrained(source, **options)
-            self._processor = transformers.ClapProcessor.from_pretrained(source, **options)
+            with quiet_model_loading():
+                model_obj = transformers.ClapModel.from_pretrained(source, **options)
+                self._processor = transformers.ClapProcessor.from_pretrained(source, **options)
         except OSError as exc:
             if Path(source).is_dir():
                 problem = Errors.E208.format(what="a CLAP model", path=source, problem=exc)

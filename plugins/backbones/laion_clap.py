@@ -31,6 +31,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fortekit._hf_progress import quiet_model_loading
 from fortekit.errors import Errors, ModelNotFoundError
 from fortekit.plugins._runtime import (
     batches,
@@ -151,7 +152,7 @@ class LaionClapBackbone:
                 hint=f"It must hold roberta-base's {_ROBERTA_FILES}.",
             ))
         local_only = text_model_path is not None or not allow_download
-        with self._roberta_from(transformers, text_source, local_only):
+        with self._roberta_from(transformers, text_source, local_only), quiet_model_loading():
             module = laion_clap.CLAP_Module(enable_fusion=self.fusion, device="cpu", amodel=self.amodel)
         fit_state_dict(
             module.model, state, self.checkpoint, f"LAION-CLAP ({self.amodel}, fusion={self.fusion})",

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fortekit._hf_progress import quiet_model_loading
 from fortekit.errors import EncoderInputError, Errors, ModelLoadError, ModelNotFoundError
 from fortekit.plugins._runtime import batches, check_batch_size, check_texts, empty, require, resolve_device
 from fortekit.plugins.items import check_items
@@ -102,8 +103,9 @@ class MiniLMBackbone:
         self.describe_from_filename = describe_from_filename
         self.model_path = path
         try:
-            self._tokenizer = transformers.AutoTokenizer.from_pretrained(str(path), local_files_only=True)
-            model = transformers.AutoModel.from_pretrained(str(path), local_files_only=True)
+            with quiet_model_loading():
+                self._tokenizer = transformers.AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+                model = transformers.AutoModel.from_pretrained(str(path), local_files_only=True)
         except (OSError, ValueError) as exc:
             problem = Errors.E208.format(what="the MiniLM encoder", path=path, problem=exc)
             raise ModelLoadError(problem) from exc

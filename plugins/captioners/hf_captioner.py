@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from fortekit._hf_progress import quiet_model_loading
 from fortekit.errors import Errors, ModelLoadError, ModelNotFoundError
 from fortekit.plugins._runtime import check_batch_size, check_count, local_or_hub, require, resolve_device
 from fortekit.plugins.audio import check_items, load_waveform
@@ -73,9 +74,10 @@ class HFCaptioner:
         what = "an audio-to-text model (AutoModelForSpeechSeq2Seq)"
         try:
             options = {"local_files_only": local_only}
-            seq2seq = transformers.AutoModelForSpeechSeq2Seq.from_pretrained(source, **options)
-            self._extractor = transformers.AutoFeatureExtractor.from_pretrained(source, **options)
-            self._tokenizer = transformers.AutoTokenizer.from_pretrained(source, **options)
+            with quiet_model_loading():
+                seq2seq = transformers.AutoModelForSpeechSeq2Seq.from_pretrained(source, **options)
+                self._extractor = transformers.AutoFeatureExtractor.from_pretrained(source, **options)
+                self._tokenizer = transformers.AutoTokenizer.from_pretrained(source, **options)
         except OSError as exc:
             if Path(source).is_dir():
                 raise ModelLoadError(Errors.E208.format(what=what, path=source, problem=exc)) from exc

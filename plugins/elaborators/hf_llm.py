@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from fortekit._hf_progress import quiet_model_loading
 from fortekit.errors import ElaborationError, Errors, ModelLoadError, ModelNotFoundError
 from fortekit.plugins._runtime import (
     batches,
@@ -86,8 +87,9 @@ class HFLLMElaborator:
         self.model_source = source
         what = "a causal language model"
         try:
-            tokenizer = transformers.AutoTokenizer.from_pretrained(source, local_files_only=local_only)
-            lm = transformers.AutoModelForCausalLM.from_pretrained(source, local_files_only=local_only)
+            with quiet_model_loading():
+                tokenizer = transformers.AutoTokenizer.from_pretrained(source, local_files_only=local_only)
+                lm = transformers.AutoModelForCausalLM.from_pretrained(source, local_files_only=local_only)
         except OSError as exc:
             if Path(source).is_dir():
                 raise ModelLoadError(Errors.E208.format(what=what, path=source, problem=exc)) from exc
