@@ -20,24 +20,19 @@ Example:
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import os
 import re
-import signal
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fortekit import __version__
 from fortekit.errors import Errors, FortekitError, QueryFileError
+from fortekit.search.refine.job import SetupError, exit_at_next_interrupt, format_lines, stdout_closed
 from fortekit.search.refine.query_io import (
     DEFAULT_MAX_CHARS,
     QUERY_FORMATS,
-    count_lines,
-    detect_format,
     read_queries,
 )
 
@@ -60,7 +55,6 @@ _CONFIG_FLAGS = {
     "beam_width": "beam_width", "depth": "max_depth", "tau": "tau", "threshold": "threshold",
     "lam": "lam", "beta": "beta", "complexity_weight": "complexity_weight", "query_vector": "output",
 }
-_SHOWN_LINES = 12
 
 
 def _backbone_option(text: str) -> tuple[str, Any]:
@@ -294,14 +288,6 @@ def _refiner(args: argparse.Namespace, anchors: AnchorSource | None, index: Audi
     return refiner
 
 
-class _SetupError(Exception):
-    """Building the refiner failed (inside the run, where it is built on first need)."""
-
-    def __init__(self, error: FortekitError | OSError) -> None:
-        super().__init__(str(error))
-        self.error = error
-
-
 class _LazyRefiner:
     """Builds the refiner when the run first needs it (a finished run loads no model)."""
 
@@ -314,7 +300,7 @@ class _LazyRefiner:
         try:
             return _refiner(self.args, self.anchors, self.index)
         except (FortekitError, OSError) as exc:
-            raise _SetupError(exc) from exc
+            raise SetupError(exc) from exc
 
 
 def _output_of(args: argparse.Namespace, queries: Path) -> tuple[Path | None, OutputFormat]:
@@ -370,139 +356,51 @@ def _explain(args: argparse.Namespace) -> int:
 
 
 def _refine_file(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
     from fortekit.search.index.audio_index import AudioIndex
+    from fortekit.search.refine.job import QueryFileJob
     from fortekit.search.refine.lookup import LookupTable
-    from fortekit.search.refine.output import ResultWriter, same_file
-    from fortekit.search.refine.resume import ResumeState, write_settings
     from fortekit.search.refine.run import BatchRunner
 
-    started = time.perf_counter()
     queries = Path(args.queries).expanduser()
     output, file_format = _output_of(args, queries)
-    if output is not None and same_file(output, queries):  # a symlink, ./, a hard link: one inode
-        raise QueryFileError(Errors.E454.format(path=output))
+    index = AudioIndex.load(args.index) if args.index else None
+    job = QueryFileJob(
+        "fol-refine", queries, output, file_format=file_format, settings=_settings(args, file_format),
+        ranking=index is not None, overwrite=args.overwrite, input_format=args.input_format,
+        quiet=args.quiet, progress=args.progress,
+    )
     lines = read_queries(
         queries, file_format=args.input_format, column=args.column, field=args.column or "query",
         max_chars=args.max_chars, target=args.target_column,
     )
-    index = AudioIndex.load(args.index) if args.index else None
     lookup = LookupTable.load(args.lookup) if args.lookup else None
-    settings = _settings(args, file_format)
-    resume = ResumeState()
-    if output is not None and not args.overwrite:
-        resume = ResumeState.read(
-            output, file_format=file_format, ranking=index is not None, settings=settings,
-        )
-        if resume.cut_bytes:
-            _say(args, f"fol-refine: removed a torn last line ({resume.cut_bytes} bytes) from {output}")
     anchors, targets = _anchors(args, index)
-    show_bar = args.progress if args.progress is not None else (sys.stderr.isatty() and not args.quiet)
-    header = detect_format(queries, args.input_format) in ("csv", "tsv")
-    total = max(count_lines(queries) - header, 0) if show_bar else 0
-    bar = tqdm(total=total, unit="line", disable=not show_bar, file=sys.stderr, dynamic_ncols=True)
-    writer = ResultWriter(
-        output, file_format=file_format, ranking=index is not None, overwrite=args.overwrite,
-    )
-    if output is not None and output.is_file():  # no sidecar beside /dev/null or a FIFO
-        try:
-            write_settings(output, settings)
-        except QueryFileError:
-            _close(writer)
-            raise
-    make_retriever = None
-    if index is not None and (args.formula_scoring == "on" or args.stage3 == "on"):
-        ranking_index = index
 
-        def make_retriever(refiner: Refiner) -> Retriever:
-            from fortekit.search.rerank import Reranker
-            from fortekit.search.retriever import Retriever
+    def make_retriever(refiner: Refiner) -> Retriever:
+        from fortekit.search.rerank import Reranker
+        from fortekit.search.retriever import Retriever
 
-            # The clauses go through Stage 1's text cache.
-            return Retriever(
-                ranking_index, refiner.backbone, encoder=refiner.encoder, device=args.device,
-                formula=_formula_config(args) if args.formula_scoring == "on" else None,
-                rerank=Reranker() if args.stage3 == "on" else None,
-            )
-    runner = BatchRunner(
-        _LazyRefiner(args, anchors, index), writer, batch_size=args.batch_size, resume=resume,
-        lookup=lookup, index=index, top_k=args.top_k, targets=targets, device=args.device, where=str(queries),
-        report=lambda text: tqdm.write(text, file=sys.stderr), progress=bar.update, retriever=make_retriever,
-    )
-    stopped: str | None = None
-    try:
-        runner.run(lines)
-        bar.update(max(bar.total - bar.n, 0))  # comment lines are not counted as they pass
-    except KeyboardInterrupt:
-        stopped = "interrupted"
-    except _SetupError as exc:
-        raise exc.error from None  # the model or the index cannot be used: a usage-level error
-    except BrokenPipeError:
-        raise  # standard output's reader is gone: main() stops quietly
-    except (FortekitError, OSError) as exc:
-        stopped = str(exc)
-    finally:
-        bar.close()
-        closing = _close(writer)
-    stopped = stopped or closing
-    report = runner.summary
-    report.seconds = time.perf_counter() - started
-    where = str(output) if output is not None else "standard output"
-    if stopped is not None and output is None:  # standard output cannot be resumed: no E459 hint
-        print(f"fol-refine: {stopped}", file=sys.stderr)
-    elif stopped is not None:
-        print(f"fol-refine: {Errors.E459.format(reason=stopped, path=where)}", file=sys.stderr)
-    stats = runner.refiner.encoder.stats if runner.refiner_built else None
-    _say(args, _summary(report, stats, where, lookup is not None))
-    if stopped == "interrupted":
-        return 130
-    return 0 if report.ok and stopped is None else 1
+        assert index is not None  # only called with an index
+        # The clauses go through Stage 1's text cache.
+        return Retriever(
+            index, refiner.backbone, encoder=refiner.encoder, device=args.device,
+            formula=_formula_config(args) if args.formula_scoring == "on" else None,
+            rerank=Reranker() if args.stage3 == "on" else None,
+        )
 
+    def make_runner(writer: ResultWriter, resume: Any, report: Any, progress: Any) -> BatchRunner:
+        return BatchRunner(
+            _LazyRefiner(args, anchors, index), writer, batch_size=args.batch_size, resume=resume,
+            lookup=lookup, index=index, top_k=args.top_k, targets=targets, device=args.device,
+            where=str(queries), report=report, progress=progress,
+            retriever=make_retriever if index is not None else None,
+        )
 
-def _close(writer: ResultWriter) -> str | None:
-    """Close the output: None, or the coded error its last write met (a broken pipe is passed on)."""
-    try:
-        writer.close()
-    except (FortekitError, OSError) as exc:
-        if isinstance(exc, BrokenPipeError):
-            raise
-        return str(exc)
-    return None
+    def summary(report: RunReport, runner: Any) -> str:
+        stats = runner.refiner.encoder.stats if runner.refiner_built else None
+        return _summary(report, stats, job.where, lookup is not None)
 
-
-def _stdout_closed() -> int:
-    """Standard output's reader went away (``fol-refine Q -o - | head``): stop quietly, status 141.
-
-    141 is what a shell reports for a program ended by SIGPIPE. Standard output is pointed at
-    /dev/null first, so that Python's flush at exit does not fail again (the recipe of Python's
-    documentation of the signal module).
-    """
-    with contextlib.suppress(OSError, ValueError):  # not a file (an io.StringIO): nothing to flush
-        descriptor = sys.stdout.fileno()
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, descriptor)
-        os.close(devnull)
-    return 141
-
-
-def _exit_at_next_interrupt() -> None:
-    """From now on a Ctrl-C ends the process at once, quietly, with status 130.
-
-    Called when an interrupted run returns: a second Ctrl-C while the process shuts down
-    would otherwise break into torch's exit hooks and print their traceback.
-    """
-
-    def _exit(signum: int, frame: object) -> None:
-        os._exit(130)
-
-    with contextlib.suppress(ValueError):  # not the main thread: Python's handler stays
-        signal.signal(signal.SIGINT, _exit)
-
-
-def _lines(numbers: Sequence[int]) -> str:
-    shown = ", ".join(map(str, numbers[:_SHOWN_LINES]))
-    return shown + (f", ... ({len(numbers)} in all)" if len(numbers) > _SHOWN_LINES else "")
+    return job.run(lines, make_runner, summary)
 
 
 def _summary(report: RunReport, stats: EncoderStats | None, where: str, with_lookup: bool) -> str:
@@ -511,7 +409,7 @@ def _summary(report: RunReport, stats: EncoderStats | None, where: str, with_loo
         parts.append(f"{report.from_lookup} from the lookup table")
     parts.append(f"{report.already_done} already done")
     for label, numbers in (("bad lines", report.bad), ("failed", report.failed)):
-        parts.append(f"{len(numbers)} {label}" + (f" (lines {_lines(numbers)})" if numbers else ""))
+        parts.append(f"{len(numbers)} {label}" + (f" (lines {format_lines(numbers)})" if numbers else ""))
     encoder = "no model loaded" if stats is None else (
         f"encoder: {stats.calls} calls, {stats.texts_encoded} texts encoded, "
         f"{stats.cache_hits} from the cache"
@@ -537,7 +435,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         status = _explain(args) if args.explain is not None else _refine_file(args)
     except BrokenPipeError:
-        return _stdout_closed()
+        return stdout_closed()
     except KeyboardInterrupt:
         print("fol-refine: interrupted", file=sys.stderr)
         status = 130
@@ -545,5 +443,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"fol-refine: {exc}", file=sys.stderr)
         return 2
     if status == 130 and argv is None:  # the command itself (not a call from Python) is shutting down
-        _exit_at_next_interrupt()
+        exit_at_next_interrupt()
     return status

@@ -13,13 +13,14 @@ Example:
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import time
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from fortekit.errors import Errors, FortekitError, QueryFileError
+
+if TYPE_CHECKING:
+    from fortekit.search.refine.run import RunReport
 
 __all__ = ["search_file", "search_settings"]
 
@@ -51,14 +52,19 @@ def search_file(args: argparse.Namespace, out: TextIO) -> int:
 
     Returns:
         0 when every line was searched, 1 when a line was bad or failed, the input or the
-        output is unusable, or the run stopped early; 130 when interrupted.
+        output is unusable, or the run stopped early; 130 when interrupted; 141 when standard
+        output's reader went away (``-o -``).
     """
+    from fortekit.search.refine.job import stdout_closed
+
     try:
         return _search_file(args, out)
+    except BrokenPipeError:
+        return stdout_closed()
     except KeyboardInterrupt:
         print(f"{_PROG}: interrupted", file=sys.stderr)
         return 130
-    except FortekitError as exc:
+    except (FortekitError, OSError) as exc:
         print(f"{_PROG}: {exc}", file=sys.stderr)
         return 1
 
@@ -74,70 +80,37 @@ def _check(args: argparse.Namespace) -> Path:
             raise QueryFileError(Errors.E458.format(
                 option=option, expected="a whole number >= 1", value=value, hint="",
             ))
-    queries = Path(args.queries[0]).expanduser()
-    if args.output != "-":
-        output = Path(args.output).expanduser()
-        if queries.exists() and output.exists() and os.path.samefile(queries, output):
-            raise QueryFileError(Errors.E454.format(path=output))  # a link or another name of the same file
-        if queries.exists() and output.resolve() == queries.resolve():
-            raise QueryFileError(Errors.E454.format(path=output))
-    return queries
+    return Path(args.queries[0]).expanduser()
 
 
 def _search_file(args: argparse.Namespace, out: TextIO) -> int:
-    from tqdm import tqdm
-
     from fortekit.search.cli.search import make_retriever
-    from fortekit.search.refine.output import ResultWriter, ResumeState, check_settings, write_settings
-    from fortekit.search.refine.query_io import count_lines, detect_format, read_queries
+    from fortekit.search.refine.job import QueryFileJob, SetupError, format_lines
+    from fortekit.search.refine.query_io import read_queries
     from fortekit.search.refine.search_run import SearchRunner
 
-    started = time.perf_counter()
     queries = _check(args)
     output = None if args.output == "-" else Path(args.output).expanduser()
+    job = QueryFileJob(_PROG, queries, output, settings=search_settings(args), overwrite=args.overwrite,
+                       input_format=args.input_format, quiet=args.quiet, progress=args.progress, stream=out)
     lines = read_queries(queries, file_format=args.input_format, column=args.column,
                          field=args.column or "query", max_chars=args.max_chars)
-    settings = search_settings(args)
-    resume = ResumeState()
-    if output is not None and not args.overwrite:
-        resume = ResumeState.read(output, file_format="jsonl")
-        check_settings(output, settings, resuming=resume.records > 0)
-        if resume.cut_bytes and not args.quiet:
-            print(f"{_PROG}: removed a torn last line ({resume.cut_bytes} bytes) from {output}",
-                  file=sys.stderr)
-    show_bar = args.progress if args.progress is not None else (sys.stderr.isatty() and not args.quiet)
-    header = detect_format(queries, args.input_format) in ("csv", "tsv")
-    total = max(count_lines(queries) - header, 0) if show_bar else 0
-    bar = tqdm(total=total, unit="line", disable=not show_bar, file=sys.stderr, dynamic_ncols=True)
-    writer = ResultWriter(output, file_format="jsonl", overwrite=args.overwrite, stream=out)
-    if output is not None:
-        write_settings(output, settings)
-    runner = SearchRunner(
-        lambda: make_retriever(args), writer, k=args.k, explain=args.explain, batch_size=args.batch_size,
-        resume=resume, report=lambda text: tqdm.write(text, file=sys.stderr), progress=bar.update,
-        where=str(queries),
-    )
-    stopped: str | None = None
-    try:
-        runner.run(lines)
-        bar.update(max(bar.total - bar.n, 0))
-    except KeyboardInterrupt:
-        stopped = "interrupted"
-    finally:
-        writer.close()
-        bar.close()
-    report = runner.summary
-    report.seconds = time.perf_counter() - started
-    where = str(output) if output is not None else "standard output"
-    if stopped is not None:
-        print(f"{_PROG}: {Errors.E459.format(reason=stopped, path=where)}", file=sys.stderr)
-    if not args.quiet:
+
+    def build() -> Any:
+        try:
+            return make_retriever(args)
+        except (FortekitError, OSError) as exc:
+            raise SetupError(exc) from exc
+
+    def make_runner(writer: Any, resume: Any, report: Any, progress: Any) -> SearchRunner:
+        return SearchRunner(build, writer, k=args.k, explain=args.explain, batch_size=args.batch_size,
+                            resume=resume, report=report, progress=progress, where=str(queries))
+
+    def summary(report: RunReport, runner: Any) -> str:
         parts = [f"{report.refined} searched", f"{report.from_lookup} from the lookup table",
-                 f"{report.already_done} already done", f"{len(report.bad)} bad lines",
-                 f"{len(report.failed)} failed"]
-        bad = ", ".join(map(str, (report.bad + report.failed)[:10]))
-        print(f"{_PROG}: {', '.join(parts)}{f' (lines {bad})' if bad else ''} in {report.seconds:.1f} s; "
-              f"results: {where}", file=sys.stderr)
-    if stopped == "interrupted":
-        return 130
-    return 0 if report.ok else 1
+                 f"{report.already_done} already done"]
+        for label, numbers in (("bad lines", report.bad), ("failed", report.failed)):
+            parts.append(f"{len(numbers)} {label}" + (f" (lines {format_lines(numbers)})" if numbers else ""))
+        return f"{_PROG}: {', '.join(parts)} in {report.seconds:.1f} s; results: {job.where}"
+
+    return job.run(lines, make_runner, summary)
