@@ -23,15 +23,16 @@ import torch
 from conftest import SHARED_DATA, require
 from plugin_fixtures import save_tiny_clap, write_wav
 
-from fortekit.errors import AudioIndexError
+from fortekit.errors import AudioIndexError, QueryFileError
 from fortekit.fol.caption import parse_caption
 from fortekit.fol.predicates import Polarity, PredicateSymbol, predicates
 from fortekit.plugins import AudioItem, get_backbone
 from fortekit.search.cli import main
+from fortekit.search.cli.options import parse_options
 from fortekit.search.index import AudioIndex
 from fortekit.search.index.format import parse_predicate_symbol
 from fortekit.search.index.search import exact_top_k
-from fortekit.search.index.sources import parse_backbone_options, read_caption_file
+from fortekit.search.index.sources import read_caption_file
 
 N_CLIPS = 200
 CLOTHO = SHARED_DATA / "clotho" / "clotho_captions_development.csv"
@@ -413,12 +414,12 @@ def test_caption_files_of_every_format(tmp_path: Path) -> None:
             read_caption_file(tmp_path / name)
 
 
-def test_backbone_options_parse_json_values() -> None:
-    assert parse_backbone_options(["model=/m", "batch-size=8", "allow_download=false", "seed=1.5"]) == {
+def test_backbone_options_parse_typed_values() -> None:
+    assert parse_options(["model=/m", "batch-size=8", "allow_download=false", "seed=1.5"]) == {
         "model": "/m", "batch_size": 8, "allow_download": False, "seed": 1.5,
     }
-    with pytest.raises(AudioIndexError, match=r"\[E433\] --backbone-option"):
-        parse_backbone_options(["model"])
+    with pytest.raises(QueryFileError, match=r"\[E458\] --backbone-option"):
+        parse_options(["model"])
 
 
 # -- CLI ----------------------------------------------------------------------------------------
@@ -460,10 +461,9 @@ def test_cli_errors_are_messages_with_exit_codes(tmp_path: Path, capsys) -> None
     assert code == 1 and "[E435]" in err and "none.csv" in err
     code, _, err = run_cli(["index", "info", str(tmp_path)], capsys)
     assert code == 1 and "[E421]" in err
-    code, _, err = run_cli(
-        ["index", "build", "--captions", "x.csv", "--out", "o", "--backbone-option", "model"], capsys
-    )
-    assert code == 2 and "[E433]" in err
+    with pytest.raises(SystemExit) as usage:  # argparse's usage error, as in fol-refine
+        run_cli(["index", "build", "--captions", "x.csv", "--out", "o", "--backbone-option", "model"], capsys)
+    assert usage.value.code == 2 and "[E458]" in capsys.readouterr().err
     code, _, err = run_cli(["index", "build", "--audio", str(tmp_path), "--out", str(tmp_path / "o")], capsys)
     assert code == 1 and "[E426]" in err
 

@@ -29,6 +29,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from fortekit.search.cli.options import option_type
+
 if TYPE_CHECKING:
     from fortekit.plugins.protocols import Backbone
     from fortekit.search.index.audio_index import AudioIndex
@@ -58,9 +60,7 @@ def _guarded(handler: Handler) -> Handler:
 
 def _backbone_options(args: argparse.Namespace, recorded: dict[str, Any] | None = None) -> dict[str, Any]:
     """Recorded options, overridden by --backbone-option, plus --device when given."""
-    from fortekit.search.index.sources import parse_backbone_options
-
-    options = {**(recorded or {}), **parse_backbone_options(args.backbone_option or [])}
+    options = {**(recorded or {}), **dict(args.backbone_option or [])}
     if args.device is not None:
         options["device"] = args.device
     return options
@@ -217,9 +217,9 @@ def run_query(args: argparse.Namespace, out: TextIO) -> int:
 
 def _add_backbone_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--backbone-option", action="append", metavar="KEY=VALUE",
+        "--backbone-option", action="append", metavar="KEY=VALUE", type=option_type("--backbone-option"),
         help="an option of the backbone plug-in, repeatable (e.g. model=/models/clap, batch_size=8); "
-             "values are read as JSON numbers/booleans when they parse",
+             "values: int, float, true/false, none, else text (docs/index.md)",
     )
     parser.add_argument("--device", help="where the backbone runs: auto, cpu, cuda, cuda:N (default: auto)")
 

@@ -20,7 +20,6 @@ Example:
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 from collections.abc import Sequence
@@ -29,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from fortekit import __version__
 from fortekit.errors import Errors, FortekitError, QueryFileError
+from fortekit.search.cli.options import option_type
 from fortekit.search.refine.job import SetupError, exit_at_next_interrupt, format_lines, stdout_closed
 from fortekit.search.refine.query_io import (
     DEFAULT_MAX_CHARS,
@@ -55,21 +55,6 @@ _CONFIG_FLAGS = {
     "beam_width": "beam_width", "depth": "max_depth", "tau": "tau", "threshold": "threshold",
     "lam": "lam", "beta": "beta", "complexity_weight": "complexity_weight", "query_vector": "output",
 }
-
-
-def _backbone_option(text: str) -> tuple[str, Any]:
-    """KEY=VALUE; the value is read as JSON when it parses (numbers, true/false), else kept as text."""
-    key, sep, value = text.partition("=")
-    if not sep or not key.strip().isidentifier():
-        raise argparse.ArgumentTypeError(Errors.E458.format(
-            option="--backbone-option", expected="KEY=VALUE", value=text,
-            hint=" (for example --backbone-option model=/models/clap-htsat)",
-        ))
-    try:
-        parsed: Any = json.loads(value)
-    except ValueError:
-        parsed = value
-    return key.strip(), parsed
 
 
 def _device(text: str) -> str:
@@ -193,8 +178,9 @@ def build_refine_parser() -> argparse.ArgumentParser:
     runtime = parser.add_argument_group("plug-ins and runtime")
     runtime.add_argument("--backbone", default="minilm", help="text/audio encoder plug-in (default: minilm)")
     runtime.add_argument(
-        "--backbone-option", metavar="KEY=VALUE", type=_backbone_option, action="append", default=[],
-        help="an option for the backbone (repeatable), e.g. model=/models/clap",
+        "--backbone-option", metavar="KEY=VALUE", type=option_type("--backbone-option"), action="append",
+        default=[], help="an option for the backbone (repeatable), e.g. model=/models/clap; values: int, "
+        "float, true/false, none, else text",
     )
     runtime.add_argument("--elaborator", default="lexical", help="elaborator plug-in (default: lexical)")
     runtime.add_argument(

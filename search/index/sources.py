@@ -8,12 +8,11 @@
   relative to the folder) or a text file listing one path per line (relative to the list's
   folder; the id is the line as written). An item's caption comes from a sidecar
   ``<name>.txt`` beside the audio file when there is one.
-* ``--backbone-option key=value``: values are read as JSON when they parse (``8``,
-  ``true``, ``0.5``, ``null``), else kept as strings.
+* ``--backbone-option key=value`` is read by :mod:`fortekit.search.cli.options`.
 
 Example:
-    >>> parse_backbone_options(["model=/models/clap", "batch_size=8", "allow_download=true"])
-    {'model': '/models/clap', 'batch_size': 8, 'allow_download': True}
+    >>> group_duplicates(["a.wav", "b.wav", "a.wav"])
+    (['a.wav', 'b.wav'], [[0, 2], [1]])
 """
 
 from __future__ import annotations
@@ -34,7 +33,6 @@ __all__ = [
     "CaptionTable",
     "find_audio_items",
     "group_duplicates",
-    "parse_backbone_options",
     "read_caption_file",
 ]
 
@@ -46,32 +44,6 @@ _CAPTION_HINT = (
     "A captions file is .csv/.tsv with a header (--id-column, --caption-column; Clotho's file_name "
     "and caption_1 by default), .jsonl with one object per line, or .txt with one caption per line."
 )
-
-
-def parse_backbone_options(pairs: Sequence[str]) -> dict[str, Any]:
-    """``key=value`` strings as keyword arguments for ``get_backbone``.
-
-    Raises:
-        AudioIndexError: a pair without ``=`` or with an empty key (E433).
-
-    Example:
-        >>> parse_backbone_options(["name=two words", "seed=3"])
-        {'name': 'two words', 'seed': 3}
-    """
-    options: dict[str, Any] = {}
-    for pair in pairs:
-        key, equals, text = pair.partition("=")
-        key = key.strip().replace("-", "_")
-        if not equals or not key.isidentifier():
-            raise AudioIndexError(Errors.E433.format(
-                name="--backbone-option", expected="KEY=VALUE (e.g. model=/path/to/clap)", value=pair,
-            ))
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError:
-            value = text
-        options[key] = value if isinstance(value, (int, float, bool, type(None))) else text
-    return options
 
 
 @dataclass(frozen=True, slots=True)
