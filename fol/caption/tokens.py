@@ -14,7 +14,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterator
+from collections.abc import Container, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +40,8 @@ class Tok:
         head: index of the head (itself for a root).
         start: character offset in the caption.
         repaired: ids of the repairs that changed this token.
+        stop: character offset just past the token in the caption, when characters
+            inside it were taken out before parsing (None: ``start + len(text)``).
     """
 
     i: int
@@ -52,11 +54,12 @@ class Tok:
     head: int
     start: int
     repaired: tuple[str, ...] = ()
+    stop: int | None = None
 
     @property
     def end(self) -> int:
         """Character offset just past the token."""
-        return self.start + len(self.text)
+        return self.start + len(self.text) if self.stop is None else self.stop
 
 
 class TokenView:
@@ -150,7 +153,9 @@ class TokenView:
             yield tok
 
 
-def from_doc(doc: Any, strings: dict[int, str], text: str | None = None) -> TokenView:
+def from_doc(
+    doc: Any, strings: dict[int, str], text: str | None = None, offsets: Sequence[int] | None = None,
+) -> TokenView:
     """Read a spaCy ``Doc`` into a :class:`TokenView`.
 
     Args:
@@ -158,6 +163,9 @@ def from_doc(doc: Any, strings: dict[int, str], text: str | None = None) -> Toke
         strings: a cache of spaCy string hashes, shared across calls (it only grows
             by the distinct strings seen: tags, labels, lemmas).
         text: ``doc.text`` if the caller has it (spaCy rebuilds it on every access).
+        offsets: for each character of the parsed text, its offset in the caption as
+            given (``Prepared.offsets`` of :func:`~fortekit.fol.caption.pipeline.prepare_caption`,
+            when input hygiene took characters out); tokens then carry those offsets.
 
     Returns:
         The view.
@@ -203,4 +211,8 @@ def from_doc(doc: Any, strings: dict[int, str], text: str | None = None) -> Toke
                 idx[i],
             )
         )
+    if offsets is not None:  # back to the caption as given
+        for tok in tokens:
+            if tok.text:  # spaCy makes no empty token; guarded all the same
+                tok.start, tok.stop = offsets[tok.start], offsets[tok.start + len(tok.text) - 1] + 1
     return TokenView(tokens, text)

@@ -25,6 +25,9 @@ def _cmd_parse(args: argparse.Namespace, out: TextIO) -> int:
     styles = list(STYLES) if args.style == "all" else [args.style]
     failures = 0
     for label, text in _lines_of(args, "formula"):
+        if text is None:  # an unreadable line of --file, already reported
+            failures += 1
+            continue
         try:
             phi = parse_formula(text, warn_free=False)
         except FormulaSyntaxError as exc:
@@ -32,7 +35,7 @@ def _cmd_parse(args: argparse.Namespace, out: TextIO) -> int:
             # errors go to stderr, the echo of the input cut and escaped (control characters)
             print(f"{label}: {echo_text(text)}\n  error: {exc}", file=sys.stderr)
             continue
-        print(f"{label}: {text}", file=out)
+        print(f"{label}: {echo_text(text)}", file=out)
         for style in styles:
             print(f"  {style:<8} {format_formula(phi, style)}", file=out)
         preds = ", ".join(sorted(map(str, predicates(phi))))
@@ -54,16 +57,41 @@ def echo_text(text: str) -> str:
     return shown + (f" … ({len(text):,} characters)" if len(text) > ECHO_CHARS else "")
 
 
-def _lines_of(args: argparse.Namespace, field: str) -> Iterator[tuple[str, str]]:
-    """(label, text) from positional arguments and --file; undecodable bytes are replaced."""
+def _lines_of(args: argparse.Namespace, field: str) -> Iterator[tuple[str, str | None]]:
+    """(label, text) from positional arguments and --file; text is None for a bad line.
+
+    --file is read as fol-refine reads a query file (:mod:`fortekit.textio`): strict
+    UTF-8 line by line (a BOM allowed); a line that is not UTF-8 (E446) or is too long
+    (E312) is reported on stderr with its number and the other lines still run; a UTF-16
+    file is refused whole (E311). Blank lines and ``#`` comments are skipped.
+    """
     for index, text in enumerate(getattr(args, field), start=1):
         yield f"arg {index}", text
-    if args.file is not None:
-        raw = Path(args.file).read_bytes()
-        for number, line in enumerate(raw.split(b"\n"), start=1):
-            text = line.decode("utf-8", errors="replace").strip()
-            if text and not text.startswith("#"):
-                yield f"{args.file}:{number}", text
+    if args.file is None:
+        return
+    from fortekit.errors import Errors
+    from fortekit.textio import BadLine, read_text_lines
+
+    path = Path(args.file)
+    with path.open("rb") as handle:
+        if handle.read(2) in (b"\xff\xfe", b"\xfe\xff"):
+            print(f"{path}: error: {Errors.E311.format(path=path, command=args.command, name=path.name)}",
+                  file=sys.stderr)
+            yield str(path), None
+            return
+    for number, line in read_text_lines(path):
+        label = f"{args.file}:{number}"
+        if isinstance(line, BadLine):
+            if line.kind == "undecodable":
+                problem = Errors.E446.format(reason=line.reason.removesuffix(" is not UTF-8"))
+            else:
+                problem = Errors.E312.format(reason=line.reason, what=field)
+            print(f"{label}: error: {problem}", file=sys.stderr)
+            yield label, None
+            continue
+        text = line.strip()
+        if text and not text.startswith("#"):
+            yield label, text
 
 
 def _cmd_caption(args: argparse.Namespace, out: TextIO) -> int:
@@ -75,16 +103,20 @@ def _cmd_caption(args: argparse.Namespace, out: TextIO) -> int:
 
     failures = 0
     for label, text in _lines_of(args, "caption"):
+        if text is None:  # an unreadable line of --file, already reported
+            failures += 1
+            continue
         try:
             result = parse_caption(text)
         except CaptionError as exc:
             failures += 1
-            print(f"{label}: {text}\n  error: {exc}", file=out)
+            # errors go to stderr, the echo of the input cut and escaped (control characters)
+            print(f"{label}: {echo_text(text)}\n  error: {exc}", file=sys.stderr)
             continue
         if args.json:
             print(json.dumps(result.to_dict(), ensure_ascii=False), file=out)
             continue
-        print(f"{label}: {text}", file=out)
+        print(f"{label}: {echo_text(text)}", file=out)
         print(f"  FOL      {result.formula}", file=out)
         print(f"  G(FOL)   {verbalise(result.formula)}", file=out)
         grounding = ", ".join(f"{r.symbol}:{r.rule}/{r.tier}" for r in result.predicates)
