@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from fortekit._checks import is_int
 from fortekit.errors import Errors, EvaluationError
 from fortekit.search.clauses import ClauseTree
 
@@ -98,13 +99,11 @@ class FormulaScoringConfig:
              "negated_slope", "None or a number > 0", self.negated_slope),
             (self.negated_shift is None or _number(self.negated_shift), "negated_shift",
              "None or a finite number", self.negated_shift),
-            (self.negated_scope is None or (isinstance(self.negated_scope, int)
-                                            and not isinstance(self.negated_scope, bool)
-                                            and self.negated_scope >= 2),
+            (self.negated_scope is None or is_int(self.negated_scope, 2),
              "negated_scope", "None or an int >= 2", self.negated_scope),
-            (isinstance(self.calibration_sample, int) and self.calibration_sample >= 2,
-             "calibration_sample", "an int >= 2", self.calibration_sample),
-            (self.max_clauses is None or (isinstance(self.max_clauses, int) and self.max_clauses >= 1),
+            (is_int(self.calibration_sample, 2), "calibration_sample", "an int >= 2",
+             self.calibration_sample),
+            (self.max_clauses is None or is_int(self.max_clauses, 1),
              "max_clauses", "None or an int >= 1", self.max_clauses),
         ]
         for ok, name, expected, value in checks:

@@ -33,6 +33,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
+from fortekit._checks import check_int
 from fortekit.errors import Errors, EvaluationError
 from fortekit.fol.predicates import PredicateSymbol
 
@@ -172,10 +173,7 @@ class Reranker:
             raise EvaluationError(Errors.E480.format(
                 what="re-ranker", name="alpha", expected="a number in [0, 1]", value=alpha,
             ))
-        if isinstance(top_n, bool) or not isinstance(top_n, int) or top_n < 1:
-            raise EvaluationError(Errors.E480.format(
-                what="re-ranker", name="top_n", expected="an int >= 1", value=top_n,
-            ))
+        check_int(top_n, name="top_n", error=EvaluationError, message=Errors.E480, what="re-ranker")
         if mode not in MODES:
             raise EvaluationError(Errors.E480.format(
                 what="re-ranker", name="mode", expected=f"one of {', '.join(MODES)}", value=mode,

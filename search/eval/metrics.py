@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from fortekit._checks import check_int
 from fortekit.errors import Errors, EvaluationError
 
 __all__ = [
@@ -219,10 +220,7 @@ def retrieval_metrics(ranks: Any, ks: Iterable[int] = DEFAULT_KS) -> dict[str, f
     values = checked_ranks(ranks)
     result: dict[str, float] = {}
     for k in ks:
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-            raise EvaluationError(
-                Errors.E480.format(what="metrics", name="k", expected="an int >= 1", value=k)
-            )
+        check_int(k, name="k", numpy=True, error=EvaluationError, message=Errors.E480, what="metrics")
         result[f"R@{k}"] = float(np.mean(values <= k))
     result[f"mAP@{MAP_CUTOFF}"] = float(np.mean(average_precision(values)))
     return result

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from fortekit._checks import check_int
 from fortekit.errors import Errors, EvaluationError
 from fortekit.search.eval.datasets import Clip
 
@@ -43,10 +44,8 @@ def split_by_clip(clips: Sequence[Clip], n_train: int) -> tuple[list[Clip], list
         >>> [len(part) for part in split_by_clip(clips, 3)]
         [3, 2]
     """
-    if isinstance(n_train, bool) or not isinstance(n_train, int) or not 0 <= n_train <= len(clips):
-        raise EvaluationError(Errors.E480.format(
-            what="split", name="n_train", expected=f"an int in [0, {len(clips)}]", value=n_train,
-        ))
+    check_int(n_train, name="n_train", low=0, high=len(clips), error=EvaluationError, message=Errors.E480,
+              what="split")
     return list(clips[:n_train]), list(clips[n_train:])
 
 
@@ -101,11 +100,8 @@ class AudioToTextTask:
 
 
 def _check_task_options(query_caption: int, item_captions: str) -> None:
-    if isinstance(query_caption, bool) or not isinstance(query_caption, int) or query_caption < 0:
-        raise EvaluationError(Errors.E480.format(
-            what="retrieval task", name="query_caption", expected="an int >= 0 (0 = caption 1)",
-            value=query_caption,
-        ))
+    check_int(query_caption, name="query_caption", low=0, expected="an int >= 0 (0 = caption 1)",
+              error=EvaluationError, message=Errors.E480, what="retrieval task")
     if item_captions not in ("mean", "single"):
         raise EvaluationError(Errors.E480.format(
             what="retrieval task", name="item_captions", expected="'mean' or 'single'", value=item_captions,

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from fortekit._checks import check_int
 from fortekit.errors import AudioIndexError, Errors
 from fortekit.fol.predicates import PredicateSymbol
 from fortekit.plugins.protocols import AudioItem, Backbone
@@ -101,10 +102,7 @@ def embed_items(
     """
     from tqdm import tqdm
 
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise AudioIndexError(
-            Errors.E433.format(name="batch_size", expected="a positive int", value=batch_size)
-        )
+    check_int(batch_size, name="batch_size", error=AudioIndexError, message=Errors.E433)
     dim = int(backbone.dim)
     out = np.empty((len(items), dim), dtype=np.float32)
     with tqdm(total=len(items), desc=f"embedding ({backbone.name})", unit="item", file=sys.stderr,

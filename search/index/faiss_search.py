@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from fortekit._checks import check_int
 from fortekit.errors import AudioIndexError, Errors
 
 __all__ = ["FAISS_KINDS", "FaissSearcher", "import_faiss"]
@@ -155,7 +156,4 @@ class FaissSearcher:
 
 
 def _check_positive(name: str, value: object, *, upper: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= upper:
-        expected = f"an int from 1 to {upper}"
-        raise AudioIndexError(Errors.E433.format(name=name, expected=expected, value=value))
-    return value
+    return check_int(value, name=name, high=upper, error=AudioIndexError, message=Errors.E433)

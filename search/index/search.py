@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from fortekit._checks import check_int
 from fortekit.errors import AudioIndexError, Errors
 
 if TYPE_CHECKING:
@@ -48,11 +49,9 @@ def check_k(k: object) -> int:
         >>> check_k(0)
         Traceback (most recent call last):
         ...
-        fortekit.errors.AudioIndexError: [E433] k must be a positive int, not 0.
+        fortekit.errors.AudioIndexError: [E433] k must be an int >= 1, not 0.
     """
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise AudioIndexError(Errors.E433.format(name="k", expected="a positive int", value=k))
-    return k
+    return check_int(k, name="k", error=AudioIndexError, message=Errors.E433)
 
 
 def as_query_matrix(queries: Any, dim: int, backbone: str, *, what: str = "queries") -> torch.Tensor:

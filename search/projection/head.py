@@ -39,6 +39,7 @@ import torch
 import torch.nn.functional as F  # noqa: N812 (the usual torch alias)
 from torch import nn
 
+from fortekit._checks import check_int
 from fortekit.errors import Errors, ProjectionError
 from fortekit.search.projection.data import ProjectionData, load_projection_data, save_projection_data
 from fortekit.search.projection.files import (
@@ -159,8 +160,7 @@ class ProjectionConfig:
 
 
 def _check_int(name: str, value: object, low: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ProjectionError(Errors.E460.format(name=name, expected=f"an int >= {low}", value=value))
+    check_int(value, name=name, low=low, error=ProjectionError, message=Errors.E460)
 
 
 def _check_float(

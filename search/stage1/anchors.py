@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from fortekit._checks import check_int
 from fortekit.errors import Errors, SearchError
 from fortekit.fol import PredicateSymbol
 from fortekit.fol.predicates import Polarity
@@ -111,8 +112,7 @@ class ProxyAnchors:
     name = "proxy"
 
     def __init__(self, index: AudioIndex, k: int = 10) -> None:
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise SearchError(Errors.E400.format(name="proxy k", value=k, expected="an integer >= 1"))
+        check_int(k, name="proxy k", error=SearchError, message=Errors.E400)
         self.index = index
         self.k = k
 

@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from fortekit._checks import check_int
 from fortekit.errors import Errors, SearchError
 from fortekit.fol import Formula, invariant_predicates, predicates, successors
 from fortekit.fol.caption import CaptionParser
@@ -160,10 +161,7 @@ class Refiner:
                 (check them first with :meth:`check_query` to skip bad ones).
             ElaborationError: the elaborator cannot elaborate a query.
         """
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise SearchError(Errors.E400.format(
-                name="batch_size", value=batch_size, expected="an integer >= 1"
-            ))
+        check_int(batch_size, name="batch_size", error=SearchError, message=Errors.E400)
         if isinstance(queries, str):
             raise SearchError(Errors.E410.format(
                 what="queries", expected="list of str (wrap one query in a list)", type_name="str"

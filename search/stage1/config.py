@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from fortekit._checks import check_int
 from fortekit.errors import Errors, SearchError
 from fortekit.fol.operators import DEPTH_SCHEDULE, OPERATORS
 
@@ -137,5 +138,4 @@ class SearchConfig:
 
 
 def _check_int(name: str, value: object, *, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise SearchError(Errors.E400.format(name=name, value=value, expected=f"an integer >= {minimum}"))
+    check_int(value, name=name, low=minimum, error=SearchError, message=Errors.E400)
