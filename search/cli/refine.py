@@ -20,19 +20,15 @@ Example:
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fortekit import __version__
-from fortekit.errors import Errors, FortekitError, QueryFileError
-from fortekit.search.cli.options import option_type
+from fortekit.errors import FortekitError, QueryFileError
+from fortekit.search.cli.refine_args import build_refine_parser, check_usage
 from fortekit.search.refine.job import SetupError, exit_at_next_interrupt, format_lines, stdout_closed
 from fortekit.search.refine.query_io import (
-    DEFAULT_MAX_CHARS,
-    QUERY_FORMATS,
     read_queries,
 )
 
@@ -49,195 +45,11 @@ if TYPE_CHECKING:
 
 __all__ = ["build_refine_parser", "main"]
 
-_DEVICE = re.compile(r"^(auto|cpu|mps|cuda(:\d+)?)$")
 #: Command-line flag -> SearchConfig field, for the hyperparameters given explicitly.
 _CONFIG_FLAGS = {
     "beam_width": "beam_width", "depth": "max_depth", "tau": "tau", "threshold": "threshold",
     "lam": "lam", "beta": "beta", "complexity_weight": "complexity_weight", "query_vector": "output",
 }
-
-
-def _device(text: str) -> str:
-    if not _DEVICE.match(text):
-        raise argparse.ArgumentTypeError(Errors.E458.format(
-            option="--device", expected="auto, cpu, cuda, cuda:N or mps", value=text, hint="",
-        ))
-    return text
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(Errors.E458.format(
-            option="this option", expected="a whole number >= 1", value=text, hint="",
-        ))
-    return value
-
-
-def build_refine_parser() -> argparse.ArgumentParser:
-    """The ``fol-refine`` argument parser (exposed for documentation and tests).
-
-    Example:
-        >>> args = build_refine_parser().parse_args(["q.txt", "--offline", "-B", "4"])
-        >>> args.offline, args.beam_width, args.depth
-        (True, 4, None)
-    """
-    from fortekit.search.stage1.config import QUERY_OUTPUTS, THRESHOLD_MODES
-
-    parser = argparse.ArgumentParser(
-        prog="fol-refine",
-        description=(
-            "Refine a file of text-to-audio search queries with FOL-guided beam search "
-            "(FORTE Stage 1). Reads .txt (one query per line), .jsonl or .csv/.tsv; writes one "
-            "JSON object (or TSV row) per query, line by line: re-running the same command "
-            "resumes an interrupted run. Exit status: 0 all refined, 1 some lines skipped or "
-            "failed, 2 usage error or unusable input."
-        ),
-        epilog="See docs/refine.md for the output fields, resuming and lookup tables.",
-    )
-    parser.add_argument("queries", nargs="?", help="the query file (.txt, .jsonl, .csv or .tsv)")
-    parser.add_argument("--version", action="version", version=f"fortekit {__version__}")
-    src = parser.add_argument_group("input")
-    src.add_argument(
-        "--input-format", choices=QUERY_FORMATS, help="the query file's format (default: from its extension)"
-    )
-    src.add_argument("--column", help="the CSV/TSV column or JSONL field of the queries (default: query)")
-    src.add_argument(
-        "--target-column", metavar="COLUMN",
-        help="a column/field with each query's relevant item id in --index (for --anchors oracle)",
-    )
-    src.add_argument(
-        "--max-chars", metavar="N", type=_positive_int, default=DEFAULT_MAX_CHARS,
-        help=f"skip longer queries as bad lines (default: {DEFAULT_MAX_CHARS})",
-    )
-    out = parser.add_argument_group("output")
-    out.add_argument(
-        "-o", "--output",
-        help="the result file (default: QUERIES with the suffix .refined.jsonl; '-' for standard output)",
-    )
-    out.add_argument(
-        "--format", choices=("jsonl", "tsv"), help="jsonl or tsv (default: from -o's extension, else jsonl)"
-    )
-    out.add_argument("--overwrite", action="store_true", help="start the output over instead of resuming it")
-    out.add_argument(
-        "--lookup", metavar="FILE", help="an earlier fol-refine output: known queries skip the search"
-    )
-    out.add_argument("--index", metavar="DIR", help="an audio index: also write each query's top-K ranking")
-    out.add_argument(
-        "-k", "--top-k", metavar="K", type=_positive_int, default=10,
-        help="ranking length with --index (default: 10)",
-    )
-    out.add_argument(
-        "--formula-scoring", choices=["on", "off"], default="on",
-        help="with --index: re-score each query's first-pass candidates by its formula phi* "
-        "(negations push excluded sounds down, conjunctions need every part); default on. "
-        "See docs/evaluation.md, 'Formula scoring'",
-    )
-    out.add_argument(
-        "--stage3", choices=["on", "off"], default="on",
-        help="with --index: Stage 3's default re-ranking with the items' captions (default on)",
-    )
-    out.add_argument(
-        "--gamma", metavar="GAMMA", type=float,
-        help="weight of the formula's score against q*'s similarity (default: FormulaScoringConfig's)",
-    )
-    search = parser.add_argument_group("search (defaults: the online regime)")
-    regime = search.add_mutually_exclusive_group()
-    regime.add_argument("--online", action="store_true", help="(B, D) = (3, 2), the default")
-    regime.add_argument("--offline", action="store_true", help="(B, D) = (5, 4); -B/-D override it")
-    search.add_argument("-B", "--beam-width", metavar="B", type=_positive_int, help="beam width B")
-    search.add_argument("-D", "--depth", metavar="D", type=_positive_int, help="maximum depth D")
-    search.add_argument("--tau", metavar="TAU", type=float, help="feasibility threshold tau (default: 0.2)")
-    search.add_argument("--threshold", choices=THRESHOLD_MODES, help="threshold mode (default: auto)")
-    search.add_argument(
-        "--lambda", dest="lam", metavar="LAMBDA", type=float,
-        help="weight of the negative anchor (default: 1.0)",
-    )
-    search.add_argument(
-        "--beta", metavar="BETA", type=float, help="weight of the pivot projection (default: 0.5)"
-    )
-    search.add_argument(
-        "--complexity-weight", metavar="W", type=float, help="weight w of c(phi) in F = w c - u"
-    )
-    search.add_argument(
-        "--query-vector", choices=QUERY_OUTPUTS,
-        help="q* for --index rankings: residual, f_T(q) moved by the refinement's edit (default), "
-        "or verbalised, the paper's f_T(G(phi*)); see docs/search.md",
-    )
-    search.add_argument(
-        "--anchors", choices=("none", "proxy", "bank", "oracle"), default="none",
-        help="where e+/e- come from: proxy needs --index, bank --anchor-bank, "
-        "oracle --index and --target-column (default: none)",
-    )
-    search.add_argument(
-        "--anchor-bank", metavar="PATH", help="an anchor bank (or a training index) directory"
-    )
-    runtime = parser.add_argument_group("plug-ins and runtime")
-    runtime.add_argument("--backbone", default="minilm", help="text/audio encoder plug-in (default: minilm)")
-    runtime.add_argument(
-        "--backbone-option", metavar="KEY=VALUE", type=option_type("--backbone-option"), action="append",
-        default=[], help="an option for the backbone (repeatable), e.g. model=/models/clap; values: int, "
-        "float, true/false, none, else text",
-    )
-    runtime.add_argument("--elaborator", default="lexical", help="elaborator plug-in (default: lexical)")
-    runtime.add_argument(
-        "--list-plugins", action="store_true", help="list the installed plug-ins and where each came from"
-    )
-    runtime.add_argument(
-        "--batch-size", metavar="N", type=_positive_int, default=32,
-        help="queries searched together (default: 32)",
-    )
-    runtime.add_argument(
-        "--device", metavar="DEVICE", type=_device, default="auto",
-        help="auto, cpu, cuda, cuda:N or mps (default: auto)",
-    )
-    runtime.add_argument("--cache-dir", metavar="DIR", help="keep text embeddings on disk here across runs")
-    runtime.add_argument("--explain", metavar="QUERY", help="refine one query and print its search tree")
-    runtime.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary")
-    runtime.add_argument(
-        "--progress", action=argparse.BooleanOptionalAction, default=None,
-        help="show a progress bar on stderr (default: when stderr is a terminal)",
-    )
-    return parser
-
-
-def _check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Refuse inconsistent options before anything is loaded (argparse exits with 2)."""
-    from fortekit.fol.caption.pipeline import MAX_CHARS
-    from fortekit.plugins import available_backbones, available_elaborators
-
-    if args.queries is None and args.explain is None:
-        parser.error("give a query file, or --explain QUERY (see --help)")
-    for kind, name, installed in (
-        ("backbone", args.backbone, available_backbones()),
-        ("elaborator", args.elaborator, available_elaborators()),
-    ):
-        if name not in installed:
-            parser.error(f"unknown {kind} {name!r}; installed: {', '.join(installed)}")
-    if args.max_chars > MAX_CHARS:
-        parser.error(Errors.E458.format(
-            option="--max-chars", expected=f"at most the caption parser's limit, {MAX_CHARS}",
-            value=args.max_chars, hint="",
-        ))
-    needs = {
-        "proxy": ("index", "--index DIR", "proxy anchors come from a first retrieval pass over the index"),
-        "bank": ("anchor_bank", "--anchor-bank PATH", "the bank holds the training embeddings"),
-        "oracle": ("index", "--index DIR", "oracle anchors are the embeddings of the relevant items"),
-    }.get(args.anchors)
-    if needs is not None and getattr(args, needs[0]) is None:
-        parser.error(Errors.E457.format(option=f"--anchors {args.anchors}", needed=needs[1], why=needs[2]))
-    if args.anchors == "oracle" and args.target_column is None and args.explain is None:
-        parser.error(Errors.E457.format(
-            option="--anchors oracle", needed="--target-column COLUMN",
-            why="each query's relevant item id, as the index names it",
-        ))
-    if args.explain is not None and args.anchors == "oracle":
-        parser.error(Errors.E457.format(
-            option="--anchors oracle", needed="a query file", why="--explain has no ground truth to use",
-        ))
 
 
 def _config(args: argparse.Namespace) -> SearchConfig:
@@ -257,7 +69,7 @@ def _anchors(
     if args.anchors == "oracle" and index is not None:
         targets = TargetAnchors(index)  # fed batch by batch from the query file's target column
         return targets.source, targets
-    if args.anchors in ("proxy", "bank"):  # _check_usage made sure each has what it needs
+    if args.anchors in ("proxy", "bank"):  # check_usage made sure each has what it needs
         return make_anchor_source(args.anchors, index=index, bank=args.anchor_bank), None
     return None, None
 
@@ -417,7 +229,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         sys.stdout.write(format_plugins())
         return 0
-    _check_usage(parser, args)
+    check_usage(parser, args)
     try:
         status = _explain(args) if args.explain is not None else _refine_file(args)
     except BrokenPipeError:
