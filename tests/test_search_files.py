@@ -137,3 +137,14 @@ def test_fortekit_eval_and_fortekit_search_rank_alike(minilm, tmp_path: Path, ca
     for query, record in zip(QUERIES, searched, strict=True):
         ids = [hit["id"] for hit in record["hits"]]
         assert ids == evaluated[query["_id"]][: len(ids)]
+
+
+def test_the_output_may_not_be_the_lookup_table(cafe: Path, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    queries = tmp_path / "q.txt"
+    queries.write_text("rain\n", encoding="utf-8")
+    table = tmp_path / "refined.jsonl"
+    table.write_text(json.dumps({"line": 1, "query": "rain", "refined_text": "rain falling"}) + "\n",
+                     encoding="utf-8")
+    before = table.read_bytes()
+    assert main(["search", "--index", str(cafe), str(queries), "--lookup", str(table), "-o", str(table)]) == 1
+    assert "E454" in capsys.readouterr().err and table.read_bytes() == before

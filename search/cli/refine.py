@@ -166,6 +166,7 @@ def _refine_file(args: argparse.Namespace) -> int:
         "fol-refine", queries, output, file_format=file_format, settings=_settings(args, file_format),
         ranking=index is not None, overwrite=args.overwrite, input_format=args.input_format,
         quiet=args.quiet, progress=args.progress,
+        other_inputs=[Path(args.lookup).expanduser() if args.lookup else None],
     )
     lines = read_queries(
         queries, file_format=args.input_format, column=args.column, field=args.column or "query",

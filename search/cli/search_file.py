@@ -92,7 +92,8 @@ def _search_file(args: argparse.Namespace, out: TextIO) -> int:
     queries = _check(args)
     output = None if args.output == "-" else Path(args.output).expanduser()
     job = QueryFileJob(_PROG, queries, output, settings=search_settings(args), overwrite=args.overwrite,
-                       input_format=args.input_format, quiet=args.quiet, progress=args.progress, stream=out)
+                       input_format=args.input_format, quiet=args.quiet, progress=args.progress, stream=out,
+                       other_inputs=[args.lookup])
     lines = read_queries(queries, file_format=args.input_format, column=args.column,
                          field=args.column or "query", max_chars=args.max_chars)
 

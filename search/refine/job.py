@@ -70,6 +70,7 @@ class QueryFileJob:
         quiet: no summary and no notes on stderr.
         progress: a progress bar on stderr (None: when stderr is a terminal and not quiet).
         stream: where standard output goes (``output`` None).
+        other_inputs: further files the run reads (a lookup table): the output may not be one of them.
     """
 
     def __init__(
@@ -86,11 +87,14 @@ class QueryFileJob:
         quiet: bool = False,
         progress: bool | None = None,
         stream: Any = None,
+        other_inputs: Sequence[Path | None] = (),
     ) -> None:
         from fortekit.search.refine.output import same_file
 
-        if output is not None and same_file(output, queries):  # a symlink, ./, a hard link: one inode
-            raise QueryFileError(Errors.E454.format(path=output))
+        for source in (queries, *other_inputs):
+            if output is not None and source is not None and same_file(output, source):
+                # a symlink, ./, a hard link: one inode; writing would destroy what the run reads
+                raise QueryFileError(Errors.E454.format(path=output, source=source))
         self.prog, self.queries, self.output = prog, queries, output
         self.file_format, self.settings, self.ranking = file_format, dict(settings), ranking
         self.overwrite, self.input_format, self.quiet = overwrite, input_format, quiet
