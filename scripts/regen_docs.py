@@ -380,7 +380,7 @@ def main(argv: list[str] | None = None) -> int:
     paths = [p.resolve() for p in args.files] or DOCS
     changed = regenerate(paths, skip_slow=args.skip_slow, only_slow=args.only_slow)
     for path, text in changed.items():
-        name = str(path.relative_to(REPO))
+        name = os.path.relpath(path, REPO)
         if args.check:
             old = path.read_text(encoding="utf-8").splitlines()
             sys.stdout.writelines(
