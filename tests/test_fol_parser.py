@@ -238,3 +238,15 @@ def test_fast_path_agrees_with_lark_on_folio(folio_premises: list[str]) -> None:
         if text.strip() in FOLIO_MALFORMED:
             continue
         assert _parse_with_lark(text) == parse_quietly(text), text
+
+
+@pytest.mark.parametrize("arrow", ["↔", "⇔", "⟷", "⟺", "<->", "<=>"])
+def test_every_common_biconditional_arrow(arrow: str) -> None:
+    phi = parse_formula(f"∀x (Dog(x) {arrow} Barks(x))")
+    assert str(phi) == "∀x [Dog(x) ↔ Barks(x)]"
+
+
+@pytest.mark.parametrize("arrow", ["→", "⇒", "⟶", "⟹", "->", "=>"])
+def test_every_common_implication_arrow(arrow: str) -> None:
+    phi = parse_formula(f"∀x (Dog(x) {arrow} Barks(x) {arrow} Loud(x))")
+    assert str(phi) == "∀x [Dog(x) → (Barks(x) → Loud(x))]"  # right-associative in every notation
