@@ -65,12 +65,17 @@ def run_in_process(entry: Callable[[list[str]], int], argv: Sequence[str]) -> Re
 
 
 def run_subprocess(command: str, argv: Sequence[str], *, cwd: Path, timeout: float = 120.0,
-                   stdin: bytes | None = None) -> Result:
-    """Run the installed console script `command` (fortekit, fol-refine) in a new interpreter."""
+                   stdout: str | None = None) -> Result:
+    """Run the installed console script `command` (fortekit, fol-refine) in a new interpreter.
+
+    `stdout` names a file to write standard output to (e.g. /dev/full); else it is captured.
+    """
     env = dict(os.environ, PYTHONIOENCODING="utf-8", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
-    done = subprocess.run([str(BIN / command), *argv], cwd=cwd, capture_output=True, timeout=timeout,
-                          input=stdin or b"", env=env, check=False)
-    return Result(done.returncode, done.stdout.decode("utf-8", "replace"),
+    with contextlib.ExitStack() as stack:
+        target = stack.enter_context(open(stdout, "wb")) if stdout else subprocess.PIPE
+        done = subprocess.run([str(BIN / command), *argv], cwd=cwd, stdout=target, stderr=subprocess.PIPE,
+                              timeout=timeout, stdin=subprocess.DEVNULL, env=env, check=False)
+    return Result(done.returncode, (done.stdout or b"").decode("utf-8", "replace"),
                   done.stderr.decode("utf-8", "replace"))
 
 

@@ -511,7 +511,7 @@ def test_eval_beir_with_hostile_text(
 
 #: (command, its options, allowed exit statuses); QUERIES is q.txt, INDEX the small index, OUT the output.
 OPTION_CASES = cases("hostile_options", [
-    ("fol-refine", ["--elaborator", "file"], (2,)),
+    ("fol-refine", ["--elaborator", "file"], (1, 2)),  # no traceback; 2 (unusable plug-in) or 1 (failed)
     ("fol-refine", ["--backbone", "nope"], (2,)),
     ("fol-refine", ["--backbone-option", "model"], (2,)),
     ("fol-refine", ["--device", "bogus"], (2,)),
@@ -572,8 +572,11 @@ def test_hostile_option_values_are_coded_errors(
 
 # --- a handful in a subprocess: tracebacks printed by the interpreter itself ----------------------
 
+#: What a subprocess case gives back: its result, the snapshot of its inputs, the status and a code to see.
+SubRun = tuple[Result, dict[Path, bytes | None], int, str]
 
-def _sub_refine_picture(folder: Path) -> tuple[Result, dict[Path, bytes | None], int, str]:
+
+def _sub_refine_picture(folder: Path) -> SubRun:
     queries = write_queries(folder)
     target = hostile("picture.png", folder)
     before = snapshot(queries, target)
@@ -581,7 +584,7 @@ def _sub_refine_picture(folder: Path) -> tuple[Result, dict[Path, bytes | None],
     return result, before, 2, "[E452]"
 
 
-def _sub_parse_nested(folder: Path) -> tuple[Result, dict[Path, bytes | None], int, str]:
+def _sub_parse_nested(folder: Path) -> SubRun:
     path = folder / "nested.txt"
     path.write_text(nested_terms() + "\n" + "(" * 10_000 + "\n" + "!" * 10_000 + "\n", encoding="utf-8")
     before = snapshot(path)
@@ -589,24 +592,30 @@ def _sub_parse_nested(folder: Path) -> tuple[Result, dict[Path, bytes | None], i
     return result, before, 1, "[E003]"
 
 
-def _sub_caption_urandom(folder: Path) -> tuple[Result, dict[Path, bytes | None], int, str]:
+def _sub_caption_urandom(folder: Path) -> SubRun:
     path = hostile("urandom.bin", folder)
     before = snapshot(path)
     return run_subprocess("fortekit", ["caption", "--file", str(path)], cwd=folder), before, 1, "[E446]"
 
 
-def _sub_refine_dev_full(folder: Path) -> tuple[Result, dict[Path, bytes | None], int, str]:
-    queries = write_queries(folder)
+def _small_lookup(folder: Path) -> Path:
+    """A lookup table answering QUERIES, so that a subprocess loads no model."""
     lookup_file = folder / "lookup.jsonl"
     with ResultWriter(lookup_file) as writer:
         for line, query in enumerate(QUERIES, start=1):
             writer.write(result_record(line, query, {"refined_text": query, "phi_star": "∃x Dog(x)"}))
+    return lookup_file
+
+
+def _sub_refine_dev_full(folder: Path) -> SubRun:
+    queries = write_queries(folder)
+    lookup_file = _small_lookup(folder)
     before = snapshot(queries, lookup_file)
     argv = [str(queries), "-o", "/dev/full", "--lookup", str(lookup_file)]
     return run_subprocess("fol-refine", argv, cwd=folder), before, 1, "[E451]"
 
 
-def _sub_index_deep(folder: Path) -> tuple[Result, dict[Path, bytes | None], int, str]:
+def _sub_index_deep(folder: Path) -> SubRun:
     path = folder / "deep.jsonl"
     path.write_text('{"id": "a", "caption": ' + "[" * DEEP_JSON + "]" * DEEP_JSON + "}\n", encoding="utf-8")
     before = snapshot(path)
@@ -614,21 +623,46 @@ def _sub_index_deep(folder: Path) -> tuple[Result, dict[Path, bytes | None], int
     return run_subprocess("fortekit", argv, cwd=folder), before, 1, "[E"
 
 
-SUBPROCESS: dict[str, Callable[[Path], tuple[Result, dict[Path, bytes | None], int, str]]] = {
+def _sub_search_file(folder: Path, index_dir: Path) -> SubRun:
+    queries = hostile("queries_undecodable.txt", folder)
+    before = snapshot(queries)
+    argv = ["search", "--index", str(index_dir), str(queries), "-o", str(folder / "out.jsonl"),
+            "--device", "cpu"]
+    return run_subprocess("fortekit", argv, cwd=folder), before, 1, "[E446]"
+
+
+def _sub_stdout_full(command: str, *argv: str) -> Callable[[Path], SubRun]:
+    """`command argv > /dev/full`: standard output on a full disk."""
+    def run(folder: Path) -> SubRun:
+        queries = write_queries(folder)
+        names = {"q.txt": str(queries), "lookup.jsonl": str(_small_lookup(folder))}
+        args = [names.get(arg, arg) for arg in argv]
+        result = run_subprocess(command, args, cwd=folder, stdout="/dev/full")
+        return result, snapshot(queries), 1, "No space left"
+    return run
+
+
+SUBPROCESS: dict[str, Callable[[Path], SubRun]] = {
     "fol-refine -o picture.png": _sub_refine_picture,
     "parse 10,000 nested terms": _sub_parse_nested,
     "caption --file urandom": _sub_caption_urandom,
     "fol-refine -o /dev/full": _sub_refine_dev_full,
     "index build deep jsonl": _sub_index_deep,
+    "parse > /dev/full": _sub_stdout_full("fortekit", "parse", "P(x)", "--file", "q.txt"),
+    "fol-refine -o - > /dev/full": _sub_stdout_full("fol-refine", "q.txt", "-o", "-",
+                                                    "--lookup", "lookup.jsonl"),
 }
-SUBPROCESS_CASES = cases("subprocess", list(SUBPROCESS))
+SUBPROCESS_CASES = cases("subprocess", [*SUBPROCESS, "search -o undecodable"])
 
 
 @pytest.mark.parametrize("name", SUBPROCESS_CASES)
-def test_in_a_subprocess_no_traceback(name: str, tmp_path: Path) -> None:
+def test_in_a_subprocess_no_traceback(name: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     if "dev/full" in name and not Path("/dev/full").exists():
         pytest.skip("no /dev/full")
-    result, before, status, code = SUBPROCESS[name](tmp_path)
+    if name == "search -o undecodable":
+        result, before, status, code = _sub_search_file(tmp_path, request.getfixturevalue("index_dir"))
+    else:
+        result, before, status, code = SUBPROCESS[name](tmp_path)
     assert_clean(result, [status], name)
     assert code in result.err, f"{code} not on stderr\n{result.show()}"
     assert_unchanged(before, name)
