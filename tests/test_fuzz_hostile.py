@@ -253,6 +253,14 @@ def _deep_queries(folder: Path) -> Path:
     return path
 
 
+def _runs_queries(folder: Path) -> Path:
+    """Runs of 10,000 '(' and '!' (searched with --max-chars 20000: they must just finish)."""
+    path = folder / "runs.txt"
+    lines = ["(" * 10_000, "!" * 10_000, "a dog barks " + "(!" * 5_000]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
 def _corpus(name: str) -> Callable[[Path], Path]:
     return lambda folder: hostile(name, folder)
 
@@ -265,7 +273,9 @@ QUERY_FILES: dict[str, tuple[Callable[[Path], Path], list[int], list[int], int |
     "cr_only_csv": (_corpus("queries_cr.csv"), [2, 3, 5], [], 0),
     "big_cell_csv": (_big_cell_queries, [2, 4], [3], 1),
     "deep_jsonl": (_deep_queries, [1, 3], [2], 1),
+    "runs_of_parens_and_bangs": (_runs_queries, [1, 2, 3], [], 0),
 }
+QUERY_FILE_OPTIONS = {"runs_of_parens_and_bangs": ["--max-chars", "20000"]}
 QUERY_FILE_CASES = cases("hostile_query_files", [(cli, name) for cli in CLIS for name in QUERY_FILES])
 
 
@@ -277,7 +287,7 @@ def test_hostile_query_files_write_every_valid_line(
     queries = make(tmp_path)
     out = tmp_path / "out.jsonl"
     before = snapshot(queries)
-    result = run_file(cli, queries, str(out), lookup, index_dir)
+    result = run_file(cli, queries, str(out), lookup, index_dir, *QUERY_FILE_OPTIONS.get(name, []))
     expected = unusable(cli) if status == "unusable" else int(status)
     assert_clean(result, [expected], f"{cli} {name}")
     assert_unchanged(before, f"{cli} {name}")
@@ -320,7 +330,17 @@ CAPTION_FILES: dict[str, tuple[Callable[[Path], Path], list[str] | None, tuple[i
     "picture_csv": (lambda folder: hostile("picture.png", folder, "picture.csv"), None, (1,)),
     "ansi_txt": (_corpus("captions_ansi.txt"), None, (0, 1)),
 }
-CAPTION_FILE_CASES = cases("hostile_caption_files", list(CAPTION_FILES))
+
+
+def _empty_and_long_captions(folder: Path) -> Path:
+    path = folder / "lengths.csv"
+    long = ("a dog barks " * 9_000)[:100_000]
+    path.write_text(f"id,caption\na.wav,\nb.wav,{long}\nc.wav,\x1b[31mrain\u202e on a roof\nd.wav,   \n",
+                    encoding="utf-8")
+    return path
+
+
+CAPTION_FILES["empty_and_100_kB_captions"] = (_empty_and_long_captions, None, (0, 1))
 
 
 def _index_ids(directory: Path) -> list[str]:
@@ -329,7 +349,7 @@ def _index_ids(directory: Path) -> list[str]:
     return list(AudioIndex.load(directory).ids)
 
 
-@pytest.mark.parametrize("name", CAPTION_FILE_CASES)
+@pytest.mark.parametrize("name", cases("hostile_caption_files", list(CAPTION_FILES)))
 def test_hostile_caption_files_build_an_index_that_answers(name: str, tmp_path: Path, minilm: Any) -> None:
     make, ids, allowed = CAPTION_FILES[name]
     captions = make(tmp_path)
