@@ -368,6 +368,80 @@ def test_hostile_caption_files_build_an_index_that_answers(name: str, tmp_path: 
         assert "[E" in result.err, f"no coded error\n{result.show()}"
 
 
+# --- hostile index directories: what `fortekit index info/query` and `fortekit search` load --------
+
+
+def _replace(name: str, content: Callable[[Path], bytes]) -> Callable[[Path], None]:
+    def mutate(directory: Path) -> None:
+        (directory / name).write_bytes(content(directory / name))
+    return mutate
+
+
+def _drop_last_item(directory: Path) -> None:
+    lines = (directory / "items.jsonl").read_bytes().splitlines(keepends=True)
+    (directory / "items.jsonl").write_bytes(b"".join(lines[:-1]))
+
+
+def _deep_second_item(directory: Path) -> None:
+    lines = (directory / "items.jsonl").read_bytes().splitlines(keepends=True)
+    lines[1] = deep_json_line().encode("utf-8") + b"\n"
+    (directory / "items.jsonl").write_bytes(b"".join(lines))
+
+
+#: name -> how the copy of the small index is damaged
+BROKEN_INDEXES: dict[str, Callable[[Path], None]] = {
+    "index_json_picture": _replace("index.json", lambda _: (HOSTILE / "picture.png").read_bytes()),
+    "index_json_deep": _replace("index.json", lambda _: ("[" * DEEP_JSON + "]" * DEEP_JSON).encode()),
+    "index_json_empty": _replace("index.json", lambda _: b""),
+    "items_deep_line": _deep_second_item,
+    "items_urandom": _replace("items.jsonl", lambda _: (HOSTILE / "urandom.bin").read_bytes()),
+    "items_one_short": _drop_last_item,
+    "items_missing": lambda directory: (directory / "items.jsonl").unlink(),
+    "embeddings_urandom": _replace("embeddings.npy", lambda _: (HOSTILE / "urandom.bin").read_bytes()),
+    "embeddings_truncated": _replace("embeddings.npy", lambda path: path.read_bytes()[:200]),
+}
+
+
+def _index_commands(directory: Path) -> list[list[str]]:
+    return [["index", "info", str(directory)],
+            ["index", "query", "-k", "2", "--device", "cpu", str(directory), "a dog barks"],
+            ["search", "--index", str(directory), "-k", "2", "--device", "cpu", "a dog barks"]]
+
+
+@pytest.mark.parametrize("name", cases("hostile_index_dirs", list(BROKEN_INDEXES)))
+def test_a_damaged_index_is_a_coded_error_and_is_not_touched(
+    name: str, tmp_path: Path, index_dir: Path,
+) -> None:
+    directory = tmp_path / "damaged.index"
+    shutil.copytree(index_dir, directory)
+    BROKEN_INDEXES[name](directory)
+    before = snapshot(*sorted(directory.iterdir()))
+    for argv in _index_commands(directory):
+        result = fortekit(*argv)
+        assert_clean(result, [1], f"{name}: {' '.join(argv[:2])}")
+        assert "[E4" in result.err, f"no coded error\n{result.show()}"
+    assert_unchanged(before, name)
+
+
+def test_an_index_of_separator_ids_and_captions_round_trips(tmp_path: Path, minilm: Any) -> None:
+    """Ids and captions with U+2028, U+2029, U+0085, ANSI and U+202E: saved, loaded, queried."""
+    from fortekit.search.index import AudioIndex
+
+    ids = [*SEPARATOR_IDS, "e\u2028.wav", "f\x1b[31m.wav"]
+    captions = ["a dog\u2028barks", "rain\u2029on a roof", "birds\x85chirp", "a car engine idles",
+                "\x1b[31mthunder\x1b[0m rumbles", "people\u202etalk"]
+    directory = tmp_path / "separators.index"
+    AudioIndex.from_captions(ids, captions, minilm).save(directory)
+    before = snapshot(*sorted(directory.iterdir()))
+    for argv in _index_commands(directory):
+        assert_clean(fortekit(*argv), [0], " ".join(argv[:2]))
+    assert _index_ids(directory) == ids
+    assert_unchanged(before, "separator index")
+
+
+single("an_index_of_separator_ids_round_trips")
+
+
 # --- audio that is read: a 0-sample WAV, another sample rate --------------------------------------
 
 
