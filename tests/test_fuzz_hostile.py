@@ -44,7 +44,7 @@ from fuzz_fixtures import (
     run_subprocess,
     snapshot,
 )
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from fortekit.errors import AudioIndexError, QueryFileError
@@ -68,10 +68,14 @@ def cases(name: str, params: Sequence[T]) -> Sequence[T]:
     return params
 
 
-def examples(name: str, count: int) -> settings:
-    """Hypothesis settings of `count` examples, recorded under `name`."""
-    COUNTS[name] = COUNTS.get(name, 0) + count
-    return settings(max_examples=count, deadline=None, database=None,
+#: The same examples on every run (a red test names the same cases); FORTEKIT_FUZZ_RANDOM=1 explores.
+DERANDOMIZE = os.environ.get("FORTEKIT_FUZZ_RANDOM", "") != "1"
+
+
+def examples(name: str, count: int, explicit: int = 0) -> settings:
+    """Hypothesis settings of `count` examples (plus `explicit` @example cases), recorded under `name`."""
+    COUNTS[name] = COUNTS.get(name, 0) + count + explicit
+    return settings(max_examples=count, deadline=None, database=None, derandomize=DERANDOMIZE,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                            HealthCheck.filter_too_much])
 
@@ -778,8 +782,10 @@ def query_file(draw: st.DrawFn) -> tuple[str, bytes]:
     return kind, draw(line_file())
 
 
-@examples("read_queries_random", 40)
+@examples("read_queries_random", 40, explicit=2)
 @given(case=query_file())
+@example(case=("csv", b"query,other\ra\r"))  # CR-only line ends
+@example(case=("jsonl", b'{"query": "a\xe2\x80\xa8b"}\n'))  # U+2028 in a record
 def test_read_queries_reports_every_random_line(case: tuple[str, bytes]) -> None:
     import tempfile
 
@@ -811,8 +817,10 @@ def caption_file(draw: st.DrawFn) -> tuple[str, bytes]:
     return kind, draw(line_file())
 
 
-@examples("read_caption_file_random", 40)
+@examples("read_caption_file_random", 40, explicit=2)
 @given(case=caption_file())
+@example(case=("csv", b"id,caption\ra,b\r"))  # CR-only line ends
+@example(case=("jsonl", b'{"id": "a\xc2\x85", "caption": "a\xe2\x80\xa9b"}\n'))  # U+0085, U+2029
 def test_read_caption_file_reads_or_refuses_with_a_code(case: tuple[str, bytes]) -> None:
     import tempfile
 
@@ -847,8 +855,9 @@ def test_index_build_random_files_are_built_whole_or_refused(
         check_built(out, f"random .{kind}")
 
 
-@examples("search_file_random", 20)
+@examples("search_file_random", 20, explicit=1)
 @given(case=query_file())
+@example(case=("csv", b"query,other\n\r\x00\n"))  # a bare CR, then NUL
 def test_fortekit_search_random_query_files(
     case: tuple[str, bytes], tmp_path_factory: pytest.TempPathFactory, index_dir: Path,
 ) -> None:
