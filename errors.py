@@ -199,6 +199,12 @@ class Errors(metaclass=_Messages):
         "The caption cache {path} is unreadable ({problem}); delete it and run again, or "
         "pass --no-cache."
     )
+    E114 = (
+        "{path}, line {line}: {problem} ({count} unreadable record(s) in all). A caption CSV is UTF-8 "
+        "text with a header (Clotho: file_name,caption_1..caption_5; AudioCaps: "
+        "audiocap_id,youtube_id,start_time,caption); fix that line (re-save the file as UTF-8, close "
+        "its quotes, shorten the cell) or remove it."
+    )
 
     # --- fol/caption (E300-E349): the caption parser Pi, its neural back-end and report ---
     E300 = (

@@ -24,6 +24,7 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
+from fortekit.textio import split_text_lines
 from fortekit.vocab.grounding import Grounder, get_grounder
 from fortekit.vocab.model import Category
 
@@ -116,7 +117,7 @@ def format_cooccurrence(table: Cooccurrence) -> str:
 def parse_cooccurrence(text: str) -> Cooccurrence:
     """Read the TSV text written by :func:`format_cooccurrence`."""
     rows: dict[str, list[tuple[str, int]]] = {}
-    for line in text.splitlines():
+    for line in split_text_lines(text):  # "\n" only, as fortekit.textio reads every line file
         if not line or line.startswith("#") or line.startswith("event\t"):
             continue
         event, symbol, count = line.split("\t")

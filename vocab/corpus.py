@@ -13,7 +13,6 @@ Example:
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import re
@@ -21,6 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from fortekit.caption_csv import check_caption_csv, read_caption_csv
 from fortekit.errors import DataFileError, Errors
 
 __all__ = ["OntologyClass", "class_names", "read_captions", "read_ontology"]
@@ -41,7 +41,8 @@ def read_captions(path: str | os.PathLike[str]) -> tuple[str, ...]:
         The captions, stripped, empty ones left out.
 
     Raises:
-        DataFileError: if the file is missing (E108) or has neither layout (E109).
+        DataFileError: if the file is missing (E108), has neither layout (E109) or a line
+            that is not UTF-8, malformed or too long (E114).
 
     Example:
         >>> import tempfile, pathlib
@@ -55,27 +56,8 @@ def read_captions(path: str | os.PathLike[str]) -> tuple[str, ...]:
     if not source.is_file():
         hint = "Pass the Clotho development CSV or an AudioCaps CSV (train.csv, val.csv)."
         raise DataFileError(Errors.E108.format(what="The caption file", path=source, hint=hint))
-    with source.open(newline="", encoding="utf-8") as handle:
-        reader = csv.DictReader(handle)
-        fields = tuple(reader.fieldnames or ())
-        if all(name in fields for name in _CLOTHO):
-            columns: tuple[str, ...] = _CLOTHO
-        elif "caption" in fields:
-            columns = ("caption",)
-        else:
-            expected = "file_name,caption_1..caption_5 (Clotho) or audiocap_id,youtube_id,start_time,caption"
-            raise DataFileError(
-                Errors.E109.format(
-                    path=source, what="a caption CSV", expected=expected, found=",".join(fields)
-                )
-            )
-        captions = []
-        for row in reader:
-            for column in columns:
-                text = (row.get(column) or "").strip()
-                if text:
-                    captions.append(text)
-    return tuple(captions)
+    # the one caption-CSV reader (fortekit.caption_csv): strict UTF-8, bad lines E114, layout E109
+    return tuple(check_caption_csv(read_caption_csv(source)).captions())
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,8 +18,6 @@ Example:
 from __future__ import annotations
 
 import argparse
-import csv
-import json
 import sys
 import time
 from collections import Counter
@@ -28,8 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from fortekit.caption_csv import check_caption_csv, read_caption_csv
 from fortekit.errors import DataFileError, Errors, FormulaSyntaxError, FortekitError, GoldFileError
 from fortekit.fol.ast import Formula
+from fortekit.textio import BadLine, read_jsonl
 
 __all__ = [
     "CorpusStats",
@@ -46,37 +46,36 @@ __all__ = [
 TIERS: tuple[str, ...] = ("exact", "wordnet", "edit_distance", "none")
 
 
-def _csv_rows(path: Path, columns: Sequence[str], what: str) -> list[dict[str, str]]:
+def _captions(path: Path, columns: Sequence[str], what: str) -> list[str]:
+    """The non-empty captions of a caption CSV, read by :mod:`fortekit.caption_csv` (bad lines: E114)."""
     if not path.is_file():
         raise DataFileError(Errors.E310.format(what=what, path=path, hint="Pass the path of the CSV file."))
-    with path.open(encoding="utf-8", newline="") as handle:
-        reader = csv.DictReader(handle)
-        missing = [c for c in columns if c not in (reader.fieldnames or ())]
-        if missing:
-            hint = f"Expected the columns {', '.join(columns)}; missing {', '.join(missing)}."
-            raise DataFileError(Errors.E310.format(what=f"{what} columns", path=path, hint=hint))
-        return list(reader)
+    table = read_caption_csv(path)
+    missing = [c for c in columns if c not in table.header]
+    if missing:
+        hint = f"Expected the columns {', '.join(columns)}; missing {', '.join(missing)}."
+        raise DataFileError(Errors.E310.format(what=f"{what} columns", path=path, hint=hint))
+    return check_caption_csv(table).captions()
 
 
 def read_clotho(path: str | Path) -> list[str]:
     """All captions of a Clotho captions CSV (``file_name,caption_1..caption_5``), in file order.
 
     Raises:
-        DataFileError: the file is missing or lacks the caption columns (E310).
+        DataFileError: the file is missing or lacks the caption columns (E310), an unreadable
+            line (not UTF-8, malformed, too long: E114).
     """
-    columns = [f"caption_{k}" for k in range(1, 6)]
-    rows = _csv_rows(Path(path), columns, "Clotho captions CSV")
-    return [row[c] for row in rows for c in columns if (row[c] or "").strip()]
+    return _captions(Path(path), [f"caption_{k}" for k in range(1, 6)], "Clotho captions CSV")
 
 
 def read_audiocaps(path: str | Path) -> list[str]:
     """The captions of an AudioCaps CSV (``audiocap_id,youtube_id,start_time,caption``).
 
     Raises:
-        DataFileError: the file is missing or has no ``caption`` column (E310).
+        DataFileError: the file is missing or has no ``caption`` column (E310), an unreadable
+            line (E114).
     """
-    rows = _csv_rows(Path(path), ["caption"], "AudioCaps captions CSV")
-    return [row["caption"] for row in rows if (row["caption"] or "").strip()]
+    return _captions(Path(path), ["caption"], "AudioCaps captions CSV")
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,11 +102,10 @@ def read_gold(path: str | Path) -> list[GoldItem]:
             Errors.E310.format(what="Parser gold file", path=target, hint="See docs/annotation.md.")
         )
     items = []
-    for number, line in enumerate(target.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
+    for number, row in read_jsonl(target):  # lines end at "\n" only; a bad line is E309
         try:
-            row = json.loads(line)
+            if isinstance(row, BadLine):
+                raise ValueError(row.reason)
             caption, formula = row["caption"], row["formula"]
             if not isinstance(caption, str) or not isinstance(formula, str):
                 raise TypeError("caption and formula must be strings")

@@ -35,7 +35,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Iterator, Mapping
@@ -44,6 +43,8 @@ from pathlib import Path
 from typing import Any
 
 from fortekit.errors import Errors, EvaluationError
+from fortekit.textio import BadLine
+from fortekit.textio import read_jsonl as _read_json_lines
 
 __all__ = [
     "BeirCollection",
@@ -147,27 +148,17 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         >>> [(n, o["_id"]) for n, o in read_jsonl(f)]
         [(1, 'a'), (3, 'b')]
     """
-    data = path.read_bytes()
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        if raw.endswith(b"\r"):
-            raw = raw[:-1]
-        if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
-            raw = raw[3:]
-        if not raw.strip():
-            continue
+    for number, value in _read_json_lines(path):  # fortekit.textio: "\n" only, strict UTF-8, BOM dropped
 
         def fail(problem: str, number: int = number) -> EvaluationError:
             return EvaluationError(Errors.E501.format(path=path, line=number, problem=problem,
                                                       fields='with a string "_id"'))
 
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise fail(f"not valid UTF-8 (byte {exc.start + 1}); re-save the file as UTF-8") from None
-        try:
-            value = json.loads(text)
-        except ValueError as exc:
-            raise fail(f"not JSON ({exc})") from None
+        if isinstance(value, BadLine):
+            if value.kind == "undecodable":
+                where = value.reason.removeprefix("not UTF-8: ")
+                raise fail(f"not valid UTF-8 ({where}); re-save the file as UTF-8")
+            raise fail(value.reason if value.kind == "too_long" else f"not JSON ({value.reason})")
         if not isinstance(value, dict):
             raise fail(f"a JSON {type(value).__name__}, not an object")
         yield number, value

@@ -7,7 +7,9 @@ by ``(youtube_id, start_time)`` in first-seen order. The benchmarks built from c
 live in :mod:`fortekit.search.eval.tasks`. The package never reads ``../shared``: callers
 pass paths.
 
-Bad bytes are decoded as U+FFFD and counted, empty captions are skipped and counted,
+The file is read by :func:`fortekit.caption_csv.read_caption_csv` (records split as
+``newline=""`` does, never at U+2028 or U+0085). Bad bytes are decoded as U+FFFD and
+counted (the evaluation's lenient policy, reported), empty captions are skipped and counted,
 clips left with no caption are dropped and counted: :func:`read_collection` returns
 the counts in a :class:`LoadReport`; the ``load_*`` functions log them (logger
 ``fortekit.search.eval.datasets``) and return the clips.
@@ -23,15 +25,12 @@ Example:
 
 from __future__ import annotations
 
-import csv
-import io
 import logging
 import os
-import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from fortekit.caption_csv import CaptionCsv, read_caption_csv
 from fortekit.errors import DataFileError, Errors, EvaluationError
 
 __all__ = [
@@ -52,8 +51,6 @@ logger = logging.getLogger(__name__)
 
 CLOTHO_HEADER = "file_name,caption_1,caption_2,caption_3,caption_4,caption_5"
 AUDIOCAPS_HEADER = "audiocap_id,youtube_id,start_time,caption"
-_CAPTION_COLUMN = re.compile(r"caption_(\d+)")
-_REPLACEMENT = "\ufffd"
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,8 +121,9 @@ class Collection:
 # -- reading --------------------------------------------------------------------------------
 
 
-def _read_text(path: str | os.PathLike[str], format_name: str) -> tuple[Path, str, int]:
-    """The file's text (UTF-8, BOM dropped, bad bytes replaced) and the count of replacements."""
+def _read(path: str | os.PathLike[str], format_name: str) -> CaptionCsv:
+    """The file read by :func:`fortekit.caption_csv.read_caption_csv`: bad bytes replaced and
+    counted, strict quoting; a malformed or too long record is E491."""
     source = Path(path).expanduser()
     if not source.is_file():
         hint = (
@@ -135,93 +133,46 @@ def _read_text(path: str | os.PathLike[str], format_name: str) -> tuple[Path, st
         what = f"The {format_name} caption file" if format_name else "The caption file"
         raise DataFileError(Errors.E487.format(what=what, path=source, hint=hint))
     try:
-        data = source.read_bytes()
+        table = read_caption_csv(source, strict=True, lenient=True)
     except OSError as exc:
         raise DataFileError(Errors.E487.format(what="A readable caption file", path=source,
                                                hint=f"Reading it failed: {exc}.")) from None
-    text = data.decode("utf-8-sig", errors="replace")
-    # U+FFFD written in the file itself is not a replacement: subtract its encoded occurrences.
-    undecodable = text.count(_REPLACEMENT) - data.count(_REPLACEMENT.encode("utf-8"))
-    return source, text, undecodable
+    if table.bad:
+        first = table.bad[0]
+        raise EvaluationError(Errors.E491.format(path=source, line=first.line, problem=first.reason))
+    return table
 
 
-def _rows(source: Path, text: str) -> tuple[list[str], list[list[str]]]:
-    # strict: an unclosed quote is an error, not a field that swallows the rest of the file
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
-    rows: list[list[str]] = []
-    try:
-        header = [name.strip() for name in next(reader, [])]
-        rows.extend(reader)
-    except csv.Error as exc:
-        raise EvaluationError(Errors.E491.format(path=source, line=reader.line_num, problem=exc)) from None
-    return header, rows
-
-
-def _sniff(header: Sequence[str]) -> str | None:
-    names = {name.lower() for name in header}
-    if "file_name" in names and any(_CAPTION_COLUMN.fullmatch(name) for name in names):
-        return "clotho"
-    if {"youtube_id", "caption"} <= names:
-        return "audiocaps"
-    return None
-
-
-def _clotho(source: Path, header: list[str], rows: list[list[str]], undecodable: int) -> Collection:
-    lowered = [name.lower() for name in header]
-    numbered = sorted(
-        (int(match.group(1)), position)
-        for position, name in enumerate(lowered)
-        if (match := _CAPTION_COLUMN.fullmatch(name))
-    )
-    if "file_name" not in lowered or not numbered:
+def _expect(table: CaptionCsv, format_name: str) -> None:
+    if table.layout is None or table.layout.format != format_name:
+        clotho = format_name == "clotho"
         raise EvaluationError(Errors.E490.format(
-            path=source, format="Clotho", expected=CLOTHO_HEADER,
-            problem=f"its header is {','.join(header)!r}",
+            path=table.path, format="Clotho" if clotho else "AudioCaps",
+            expected=CLOTHO_HEADER if clotho else AUDIOCAPS_HEADER,
+            problem=f"its header is {','.join(table.header)!r}",
         ))
-    name_at = lowered.index("file_name")
-    caption_at = [position for _, position in numbered]
+
+
+def _clotho(table: CaptionCsv) -> Collection:
     clips: list[Clip] = []
-    empty = dropped = n_rows = 0
-    for row in rows:
-        if not any(cell.strip() for cell in row):
-            continue  # blank line
-        n_rows += 1
-        cells = [row[position].strip() if position < len(row) else "" for position in caption_at]
-        kept = tuple(cell for cell in cells if cell)
-        empty += len(cells) - len(kept)
-        clip_id = row[name_at].strip() if name_at < len(row) else ""
+    empty = dropped = 0
+    for row in table.rows:
+        kept = tuple(caption for caption in row.captions if caption)
+        empty += len(row.captions) - len(kept)
         if not kept:
             dropped += 1
             continue
-        clips.append(Clip(clip_id, kept))
-    return _collection(source, "clotho", n_rows, clips, undecodable, empty, dropped)
+        clips.append(Clip(row.clip_id, kept))
+    return _collection(table, "clotho", clips, empty, dropped)
 
 
-def _audiocaps(source: Path, header: list[str], rows: list[list[str]], undecodable: int) -> Collection:
-    lowered = [name.lower() for name in header]
-    if not {"youtube_id", "caption"} <= set(lowered):
-        raise EvaluationError(Errors.E490.format(
-            path=source, format="AudioCaps", expected=AUDIOCAPS_HEADER,
-            problem=f"its header is {','.join(header)!r}",
-        ))
-    video_at, caption_at = lowered.index("youtube_id"), lowered.index("caption")
-    start_at = lowered.index("start_time") if "start_time" in lowered else None
-
-    def cell(row: list[str], position: int | None) -> str:
-        return row[position].strip() if position is not None and position < len(row) else ""
-
+def _audiocaps(table: CaptionCsv) -> Collection:
     groups: dict[tuple[str, str], list[str]] = {}  # insertion order = first-seen order
-    empty = n_rows = 0
-    for row in rows:
-        if not any(value.strip() for value in row):
-            continue
-        n_rows += 1
-        captions = groups.setdefault((cell(row, video_at), cell(row, start_at)), [])
-        caption = cell(row, caption_at)
-        if caption:
-            captions.append(caption)
-        else:
-            empty += 1
+    empty = 0
+    for row in table.rows:
+        captions = groups.setdefault((row.clip_id, row.segment), [])
+        captions.extend(caption for caption in row.captions if caption)
+        empty += sum(1 for caption in row.captions if not caption)
     starts: dict[str, int] = {}
     for video, _ in groups:
         starts[video] = starts.get(video, 0) + 1
@@ -233,16 +184,16 @@ def _audiocaps(source: Path, header: list[str], rows: list[list[str]], undecodab
             continue
         clip_id = video if starts[video] == 1 else f"{video}_{start}"
         clips.append(Clip(clip_id, tuple(captions)))
-    return _collection(source, "audiocaps", n_rows, clips, undecodable, empty, dropped)
+    return _collection(table, "audiocaps", clips, empty, dropped)
 
 
 def _collection(
-    source: Path, format_name: str, rows: int, clips: list[Clip], undecodable: int, empty: int, dropped: int
+    table: CaptionCsv, format_name: str, clips: list[Clip], empty: int, dropped: int,
 ) -> Collection:
     report = LoadReport(
-        path=str(source), format=format_name, rows=rows, clips=len(clips),
+        path=str(table.path), format=format_name, rows=len(table.rows), clips=len(clips),
         captions=sum(len(clip.captions) for clip in clips),
-        undecodable_bytes=undecodable, empty_captions=empty, dropped_clips=dropped,
+        undecodable_bytes=table.replaced, empty_captions=empty, dropped_clips=dropped,
     )
     logger.log(logging.INFO if report.clean else logging.WARNING, "%s", report.summary())
     return Collection(clips, report)
@@ -270,9 +221,9 @@ def read_clotho_csv(path: str | os.PathLike[str]) -> Collection:
         >>> c.clips, c.report.empty_captions, c.report.dropped_clips
         ([Clip(clip_id='a.wav', captions=('one',))], 3, 1)
     """
-    source, text, undecodable = _read_text(path, "Clotho")
-    header, rows = _rows(source, text)
-    return _clotho(source, header, rows, undecodable)
+    table = _read(path, "Clotho")
+    _expect(table, "clotho")
+    return _clotho(table)
 
 
 def read_audiocaps_csv(path: str | os.PathLike[str]) -> Collection:
@@ -297,9 +248,9 @@ def read_audiocaps_csv(path: str | os.PathLike[str]) -> Collection:
         >>> [(clip.clip_id, clip.captions) for clip in read_audiocaps_csv(f).clips]
         [('v_0', ('a', 'c')), ('v_10', ('b',))]
     """
-    source, text, undecodable = _read_text(path, "AudioCaps")
-    header, rows = _rows(source, text)
-    return _audiocaps(source, header, rows, undecodable)
+    table = _read(path, "AudioCaps")
+    _expect(table, "audiocaps")
+    return _audiocaps(table)
 
 
 def read_collection(path: str | os.PathLike[str]) -> Collection:
@@ -325,14 +276,10 @@ def read_collection(path: str | os.PathLike[str]) -> Collection:
         ...
         fortekit.errors.EvaluationError: [E489] ... has the header 'id,text', which is not a caption CSV ...
     """
-    source, text, undecodable = _read_text(path, "")
-    header, rows = _rows(source, text)
-    kind = _sniff(header)
-    if kind == "clotho":
-        return _clotho(source, header, rows, undecodable)
-    if kind == "audiocaps":
-        return _audiocaps(source, header, rows, undecodable)
-    raise EvaluationError(Errors.E489.format(path=source, header=",".join(header)))
+    table = _read(path, "")
+    if table.layout is None:
+        raise EvaluationError(Errors.E489.format(path=table.path, header=",".join(table.header)))
+    return _clotho(table) if table.layout.format == "clotho" else _audiocaps(table)
 
 
 def load_clotho_csv(path: str | os.PathLike[str]) -> list[Clip]:

@@ -31,6 +31,7 @@ import numpy as np
 from fortekit.errors import Errors, EvaluationError
 from fortekit.fol.predicates import PredicateSymbol
 from fortekit.search.stage1.anchors import ANCHOR_SOURCES, parse_symbol
+from fortekit.textio import read_jsonl
 
 if TYPE_CHECKING:
     import torch
@@ -241,13 +242,12 @@ class Stage1Cache:
         records: dict[int, dict[str, Any]] = {}
         if not path.exists():
             return records
-        try:
-            lines = path.read_bytes().decode("utf-8", errors="replace").splitlines()
+        try:  # fortekit.textio: lines end at "\n" only (a query may hold U+2028), strict UTF-8
+            lines = list(read_jsonl(path))
         except OSError as exc:
             raise EvaluationError(Errors.E499.format(path=path, problem=exc)) from None
-        for line in lines:
-            try:
-                record = json.loads(line)
+        for _, record in lines:
+            try:  # a bad line (BadLine) fails the subscript below: a TypeError
                 index = int(record["i"])
                 fits = 0 <= index < len(queries) and record["query"] == queries[index]
                 if fits and len(base64.b64decode(record["q_star_f32"])) % 4 == 0:

@@ -39,6 +39,7 @@ import numpy as np
 from fortekit import __version__
 from fortekit.errors import AudioIndexError, Errors
 from fortekit.fol.predicates import Polarity, PredicateSymbol
+from fortekit.textio import BadLine, json_value, read_jsonl
 
 __all__ = [
     "EMBEDDINGS_FILE",
@@ -139,16 +140,10 @@ class IndexMeta:
     def to_json(self) -> dict[str, Any]:
         """The JSON object of ``index.json``."""
         return {
-            "format_version": self.format_version,
-            "fortekit_version": self.fortekit_version,
-            "backbone": self.backbone,
-            "backbone_options": dict(self.backbone_options),
-            "dim": self.dim,
-            "count": self.count,
-            "normalised": self.normalised,
-            "parsed": self.parsed,
-            "unparsed": self.unparsed,
-            "faiss": self.faiss,
+            "format_version": self.format_version, "fortekit_version": self.fortekit_version,
+            "backbone": self.backbone, "backbone_options": dict(self.backbone_options),
+            "dim": self.dim, "count": self.count, "normalised": self.normalised,
+            "parsed": self.parsed, "unparsed": self.unparsed, "faiss": self.faiss,
         }
 
 
@@ -198,9 +193,11 @@ def read_meta(directory: str | os.PathLike[str]) -> IndexMeta:
     _require_files(root, (META_FILE, EMBEDDINGS_FILE, ITEMS_FILE))
     path = root / META_FILE
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = json_value(1, path.read_text(encoding="utf-8"))  # no RecursionError on deep JSON
+    except UnicodeDecodeError as exc:
         raise _fail(path, f"not valid JSON ({exc})") from exc
+    if isinstance(data, BadLine):
+        raise _fail(path, f"not valid JSON ({data.reason})")
     if not isinstance(data, dict):
         raise _fail(path, f"a JSON {type(data).__name__}, not an object")
     version = data.get("format_version")
@@ -280,17 +277,9 @@ def read_items(directory: str | os.PathLike[str], meta: IndexMeta) -> IndexRecor
     """
     path = Path(directory) / ITEMS_FILE
     records = IndexRecords([], [], [], [])
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError as exc:
-        raise _fail(path, f"not UTF-8 text ({exc})") from exc
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise _fail(path, f"line {number} is not valid JSON ({exc})") from exc
+    for number, item in read_jsonl(path):  # lines end at "\n" only: captions may hold U+2028
+        if isinstance(item, BadLine):
+            raise _fail(path, f"line {number}: {item.reason}")
         if not isinstance(item, dict) or not isinstance(item.get("id"), str):
             raise _fail(path, f"line {number} is not an object with a string \"id\"")
         caption, where = item.get("caption"), item.get("path")

@@ -3,7 +3,9 @@
 * Caption files: ``.csv``/``.tsv`` (columns chosen by name; Clotho's ``file_name`` and
   ``caption_1`` by default, else ``id`` and ``caption``), ``.jsonl`` (one object per line,
   the same keys), ``.txt`` (one caption per line, ``id<TAB>caption`` or just the caption,
-  whose id is then its line number).
+  whose id is then its line number). Files are read by :mod:`fortekit.textio`: lines end at
+  ``"\\n"`` only (never at U+2028 or U+0085), CSV records follow ``newline=""``, and a line
+  that is not UTF-8, malformed or too long refuses the file (E435, naming the line).
 * Audio: a folder (WAV, FLAC, OGG and MP3 files found recursively; the id is the path
   relative to the folder) or a text file listing one path per line (relative to the list's
   folder; the id is the line as written). An item's caption comes from a sidecar
@@ -17,16 +19,17 @@ Example:
 
 from __future__ import annotations
 
-import csv
-import json
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from fortekit.errors import AudioIndexError, Errors
+from fortekit.fol.caption.pipeline import MAX_CHARS
 from fortekit.plugins.protocols import AudioItem
+from fortekit.textio import BadLine, read_csv_records, read_jsonl, read_text_lines
 
 __all__ = [
     "AUDIO_SUFFIXES",
@@ -40,6 +43,7 @@ __all__ = [
 AUDIO_SUFFIXES = (".wav", ".flac", ".ogg", ".mp3")
 #: (id, caption) column names tried, in order, when none is named.
 DEFAULT_COLUMNS = (("file_name", "caption_1"), ("id", "caption"))
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _CAPTION_HINT = (
     "A captions file is .csv/.tsv with a header (--id-column, --caption-column; Clotho's file_name "
     "and caption_1 by default), .jsonl with one object per line, or .txt with one caption per line."
@@ -98,19 +102,18 @@ def read_caption_file(
     source = Path(path)
     if not source.is_file():
         raise _unreadable(source, "no such file")
-    try:
-        text = source.read_text(encoding="utf-8-sig")
-    except (UnicodeDecodeError, OSError) as exc:
-        raise _unreadable(source, str(exc)) from exc
     suffix = source.suffix.lower()
-    if suffix in (".csv", ".tsv"):
-        rows = _csv_rows(source, text, "\t" if suffix == ".tsv" else ",", id_column, caption_column)
-    elif suffix == ".jsonl":
-        rows = _jsonl_rows(source, text, id_column, caption_column)
-    elif suffix == ".txt":
-        rows = _txt_rows(text)
-    else:
-        raise _unreadable(source, f"unknown file type {suffix or '(none)'!r}")
+    try:
+        if suffix in (".csv", ".tsv"):
+            rows = _csv_rows(source, "\t" if suffix == ".tsv" else ",", id_column, caption_column)
+        elif suffix == ".jsonl":
+            rows = _jsonl_rows(source, id_column, caption_column)
+        elif suffix == ".txt":
+            rows = _txt_rows(source)
+        else:
+            raise _unreadable(source, f"unknown file type {suffix or '(none)'!r}")
+    except OSError as exc:
+        raise _unreadable(source, exc.strerror or str(exc)) from None
     if not rows:
         raise AudioIndexError(Errors.E426.format(what=f"{source} has no captions"))
     return CaptionTable([row[0] for row in rows], [row[1] for row in rows])
@@ -123,48 +126,70 @@ def _clean(caption: Any) -> str | None:
     return caption or None
 
 
+def _bad(path: Path, bad: BadLine) -> AudioIndexError:
+    return _unreadable(path, f"line {bad.line}: {bad.reason}", "Fix or remove that line (re-save the file as "
+                       f"UTF-8; a caption is at most {MAX_CHARS:,} characters).")
+
+
 def _csv_rows(
-    path: Path, text: str, delimiter: str, id_column: str | None, caption_column: str | None,
+    path: Path, delimiter: str, id_column: str | None, caption_column: str | None,
 ) -> list[tuple[str, str | None]]:
-    reader = csv.DictReader(text.splitlines(), delimiter=delimiter)
-    id_key, caption_key = _pick_columns(path, list(reader.fieldnames or []), id_column, caption_column)
     rows = []
-    for row in reader:
-        item_id = (row.get(id_key) or "").strip()
+    keys: tuple[int, int] | None = None
+    for number, cells, _ in read_csv_records(path, delimiter=delimiter, max_chars=MAX_CHARS + 1_000):
+        if isinstance(cells, BadLine):
+            raise _bad(path, cells)
+        if keys is None:
+            names = [name.strip() for name in cells]
+            id_key, caption_key = _pick_columns(path, names, id_column, caption_column)
+            keys = names.index(id_key), names.index(caption_key)
+            continue
+        if not any(cell.strip() for cell in cells):
+            continue  # a blank line
+        item_id = cells[keys[0]].strip() if keys[0] < len(cells) else ""
         if not item_id:
-            raise _unreadable(path, f"line {reader.line_num} has no {id_key!r}", "Every row needs an id.")
-        rows.append((item_id, _clean(row.get(caption_key))))
+            raise _unreadable(path, f"line {number} has no id", "Every row needs an id.")
+        rows.append((item_id, _clean(cells[keys[1]] if keys[1] < len(cells) else None)))
+    if keys is None:
+        raise _unreadable(path, "it has no header row")
     return rows
 
 
 def _jsonl_rows(
-    path: Path, text: str, id_column: str | None, caption_column: str | None,
+    path: Path, id_column: str | None, caption_column: str | None,
 ) -> list[tuple[str, str | None]]:
     rows = []
     keys: tuple[str, str] | None = None
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise _unreadable(path, f"line {number} is not valid JSON ({exc})") from exc
+    for number, record in read_jsonl(path, max_chars=4 * MAX_CHARS):
+        if isinstance(record, BadLine):
+            raise _bad(path, record)
         if not isinstance(record, dict):
             raise _unreadable(path, f"line {number} is not a JSON object")
         keys = keys or _pick_columns(path, list(record), id_column, caption_column)
         item_id = record.get(keys[0])
         if item_id is None or not str(item_id).strip():
             raise _unreadable(path, f"line {number} has no {keys[0]!r}", "Every line needs an id.")
+        if any(_surrogate(record.get(key)) for key in keys):
+            raise _unreadable(path, f"line {number} holds a lone surrogate (\\ud800-\\udfff), not text",
+                              "Fix or remove that line.")
         rows.append((str(item_id).strip(), _clean(record.get(keys[1]))))
     return rows
 
 
-def _txt_rows(text: str) -> list[tuple[str, str | None]]:
+def _surrogate(value: Any) -> bool:
+    return isinstance(value, str) and _SURROGATE.search(value) is not None
+
+
+def _txt_rows(path: Path) -> list[tuple[str, str | None]]:
     rows = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in read_text_lines(path, max_chars=MAX_CHARS + 1_000):
+        if isinstance(line, BadLine):
+            raise _bad(path, line)
         if not line.strip() or line.startswith("#"):
             continue
         item_id, tab, caption = line.partition("\t")
+        if tab and not item_id.strip():
+            raise _unreadable(path, f"line {number} has a tab but no id before it", "Write id<TAB>caption.")
         rows.append((item_id.strip(), _clean(caption)) if tab else (str(number), _clean(line)))
     return rows
 
@@ -184,9 +209,14 @@ def group_duplicates(ids: Sequence[str]) -> tuple[list[str], list[list[int]]]:
 
 def _sidecar_caption(audio: Path) -> str | None:
     sidecar = audio.with_suffix(".txt")
-    if sidecar.is_file():
-        return _clean(sidecar.read_text(encoding="utf-8", errors="replace"))
-    return None
+    if not sidecar.is_file():
+        return None
+    lines = []
+    for _, line in read_text_lines(sidecar, max_chars=MAX_CHARS):
+        if isinstance(line, BadLine):
+            raise _bad(sidecar, line)
+        lines.append(line)
+    return _clean("\n".join(lines))
 
 
 def find_audio_items(source: str | os.PathLike[str]) -> list[AudioItem]:
@@ -214,8 +244,15 @@ def find_audio_items(source: str | os.PathLike[str]) -> list[AudioItem]:
         labelled = [(path.relative_to(root).as_posix(), path) for path in files]
         where = f"no {', '.join(AUDIO_SUFFIXES)} files under {root}"
     elif root.is_file():
-        lines = root.read_text(encoding="utf-8", errors="replace").splitlines()
-        entries = [line.strip() for line in lines if line.strip() and not line.strip().startswith("#")]
+        entries = []
+        for _, line in read_text_lines(root, max_chars=MAX_CHARS):
+            if isinstance(line, BadLine):
+                raise AudioIndexError(Errors.E435.format(
+                    what="audio list", path=root, problem=f"line {line.line}: {line.reason}",
+                    hint="Fix or remove that line; the list holds one audio path a line, in UTF-8.",
+                ))
+            if line.strip() and not line.strip().startswith("#"):
+                entries.append(line.strip())
         labelled = [(entry, (root.parent / entry).expanduser()) for entry in entries]
         absent = [entry for entry, path in labelled if not path.is_file()]
         if absent:

@@ -15,7 +15,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from fortekit.errors import Errors, QueryFileError
 from fortekit.search.refine.output import tsv_unescape
+from fortekit.textio import BadLine, json_value, read_lines
 
 if TYPE_CHECKING:
     import torch
@@ -150,16 +150,17 @@ def _lookup_problem(record: Mapping[str, Any]) -> str | None:
 
 def _jsonl_records(source: Path, handle: BinaryIO) -> Iterator[dict[str, Any]]:
     def rows() -> Iterator[_Row]:
-        for number, raw in enumerate(handle, start=1):
-            complete = raw.endswith(b"\n")
-            if not raw.strip():
+        for number, text, ending, *_ in read_lines(handle):  # lines end at "\n" only
+            if isinstance(text, BadLine):
+                yield number, bool(ending), text.reason
                 continue
-            try:
-                record = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                yield number, complete, f"not JSON ({exc})"
+            if not text.strip():
                 continue
-            yield number, complete, record if isinstance(record, dict) else "not a JSON object"
+            record = json_value(number, text)
+            if isinstance(record, BadLine):
+                yield number, bool(ending), f"not JSON ({record.reason})"
+                continue
+            yield number, bool(ending), record if isinstance(record, dict) else "not a JSON object"
 
     return _records_of(source, rows())
 
@@ -167,15 +168,17 @@ def _jsonl_records(source: Path, handle: BinaryIO) -> Iterator[dict[str, Any]]:
 def _tsv_records(source: Path, handle: BinaryIO) -> Iterator[dict[str, Any]]:
     def rows() -> Iterator[_Row]:
         header: list[str] | None = None
-        for number, raw in enumerate(handle, start=1):
-            complete = raw.endswith(b"\n")
-            cells = raw.decode("utf-8", errors="replace").rstrip("\r\n").split("\t")
+        for number, text, ending, *_ in read_lines(handle):
+            if isinstance(text, BadLine):
+                yield number, bool(ending), text.reason
+                continue
+            cells = text.split("\t")
             if header is None:
                 header = cells
                 continue
             if len(cells) != len(header):
-                yield number, complete, f"{len(cells)} columns, the header has {len(header)}"
+                yield number, bool(ending), f"{len(cells)} columns, the header has {len(header)}"
                 continue
-            yield number, complete, dict(zip(header, map(tsv_unescape, cells), strict=True))
+            yield number, bool(ending), dict(zip(header, map(tsv_unescape, cells), strict=True))
 
     return _records_of(source, rows())

@@ -2,9 +2,11 @@
 
 A query file is ``.txt`` (one query per line; ``#`` starts a comment line), ``.jsonl``
 (one JSON object per line, the query in a field, ``"query"`` by default) or ``.csv`` /
-``.tsv`` (a header row; the query column is named, ``"query"`` by default). Bytes are
-decoded one line at a time, so a line that is not UTF-8 is reported on its own and the
-others still run. Every line comes out as a :class:`QueryLine`: a query, or the reason
+``.tsv`` (a header row; the query column is named, ``"query"`` by default). Files are read
+by :mod:`fortekit.textio`: lines end at ``"\\n"`` only (never at U+2028 or U+0085), CSV
+records follow ``newline=""`` (CR-only files work), and a line that is not UTF-8, too long,
+nested too deeply or malformed is reported on its own with its number; the others still run.
+Every line comes out as a :class:`QueryLine`: a query, or the reason
 it was skipped (empty, not UTF-8, too long, bad JSON, no such field), with its line
 number. Writing results and resuming an interrupted run live in
 :mod:`fortekit.search.refine.output`, the offline lookup table in
@@ -24,8 +26,6 @@ Example:
 from __future__ import annotations
 
 import codecs
-import csv
-import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -34,6 +34,7 @@ from typing import BinaryIO, Literal
 
 from fortekit.errors import Errors, QueryFileError
 from fortekit.fol.caption.pipeline import MAX_CHARS
+from fortekit.textio import MAX_LINE_CHARS, BadLine, CsvRecord, json_value, read_csv_records, read_lines
 
 __all__ = [
     "DEFAULT_MAX_CHARS",
@@ -137,11 +138,14 @@ def count_lines(path: str | os.PathLike[str]) -> int:
         >>> count_lines(path)
         3
     """
-    count, last = 0, b"\n"
+    count, returns, last = 0, 0, b"\n"
     with open(path, "rb") as handle:
         while block := handle.read(1 << 20):
             count += block.count(b"\n")
+            returns += block.count(b"\r")
             last = block[-1:]
+    if not count and returns:  # a file with CR line ends only (see fortekit.textio)
+        return returns + (last != b"\r")
     return count + (last != b"\n")
 
 
@@ -218,35 +222,40 @@ def _open_binary(source: Path) -> BinaryIO:
 
 
 class _Lines:
-    """Decodes a binary file line by line and turns lines into :class:`QueryLine` items."""
+    """Reads a binary file through :mod:`fortekit.textio` and turns lines into :class:`QueryLine` items."""
 
     def __init__(self, source: Path, handle: BinaryIO, max_chars: int) -> None:
         self.source = source
         self.handle = handle
         self.max_chars = max_chars
-        self.bad_bytes: dict[int, str] = {}  # line number -> why it is not UTF-8
+        # A line (or CSV record) is held in memory up to this length; longer ones are E447.
+        # It stays under csv's field limit, so no cell can hit that limit.
+        self.cap = max(4 * max_chars, min(MAX_LINE_CHARS, 100_000))
 
-    def decoded(self) -> Iterator[tuple[int, str]]:
-        """(line number, text with its line ending); undecodable bytes become U+FFFD."""
+    def decoded(self) -> Iterator[tuple[int, str | BadLine]]:
+        """(line number, text or why it is unreadable), lines split at "\\n" only."""
         try:
-            for number, raw in enumerate(self.handle, start=1):
-                if number == 1 and raw.startswith(codecs.BOM_UTF8):
-                    raw = raw[len(codecs.BOM_UTF8):]
-                try:
-                    text = raw.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    self.bad_bytes[number] = f"byte 0x{raw[exc.start]:02x} at column {exc.start + 1}"
-                    text = raw.decode("utf-8", errors="replace")
-                yield number, text
+            for line in read_lines(self.handle, max_chars=self.cap):
+                yield line.number, line.text
         finally:
             self.handle.close()
+
+    def bad(self, bad: BadLine) -> QueryLine:
+        """The skipped QueryLine of an unreadable line or record."""
+        if bad.kind == "undecodable":
+            return _skipped(bad.line, Errors.E446.format(reason=bad.reason.removeprefix("not UTF-8: ")))
+        if bad.kind == "too_long":
+            return _skipped(bad.line, Errors.E447.format(
+                length=bad.length, limit=self.max_chars, parser_limit=MAX_CHARS,
+            ))
+        if bad.kind == "json":
+            return _skipped(bad.line, Errors.E448.format(problem=bad.reason))
+        return _skipped(bad.line, Errors.E491.format(path=self.source, line=bad.line, problem=bad.reason))
 
     def check(
         self, number: int, text: str | None, what: str = "line", target: str | None = None,
     ) -> QueryLine:
         """A QueryLine for `text` at `number`, with a problem if it is unusable."""
-        if number in self.bad_bytes:
-            return _skipped(number, Errors.E446.format(reason=self.bad_bytes[number]))
         query = (text or "").strip()
         if not query:
             return _skipped(number, Errors.E445.format(what=what))
@@ -258,19 +267,19 @@ class _Lines:
 
     def txt(self) -> Iterator[QueryLine]:
         for number, text in self.decoded():
-            if text.lstrip().startswith("#") and number not in self.bad_bytes:
-                continue
-            yield self.check(number, text)
+            if isinstance(text, BadLine):
+                yield self.bad(text)
+            elif not text.lstrip().startswith("#"):
+                yield self.check(number, text)
 
     def jsonl(self, field: str, target: str | None) -> Iterator[QueryLine]:
         for number, text in self.decoded():
-            if number in self.bad_bytes or not text.strip():
-                yield self.check(number, text)
+            if isinstance(text, BadLine) or not text.strip():
+                yield self.bad(text) if isinstance(text, BadLine) else self.check(number, text)
                 continue
-            try:
-                record = json.loads(text)
-            except json.JSONDecodeError as exc:
-                yield _skipped(number, Errors.E448.format(problem=f"{exc.msg} at column {exc.colno}"))
+            record = json_value(number, text)
+            if isinstance(record, BadLine):
+                yield self.bad(record)
                 continue
             if not isinstance(record, dict):
                 yield _skipped(number, Errors.E448.format(problem=f"a JSON {type(record).__name__}"))
@@ -288,44 +297,41 @@ class _Lines:
             yield self.check(number, value, f"field {field!r}", None if found is None else str(found))
 
     def table(self, *, delimiter: str, column: str, kind: str, target: str | None) -> Iterator[QueryLine]:
-        decoded = self.decoded()
-        starts: list[int] = []  # the physical line each record starts on
-
-        def physical() -> Iterator[str]:
-            for number, text in decoded:
-                starts.append(number)
-                yield text
-
-        reader = csv.reader(physical(), delimiter=delimiter)
-        header = next(reader, None)
+        # at most csv's field limit (131,072), so a longer cell is E447 with its length
+        records = read_csv_records(self.handle, delimiter=delimiter, max_chars=min(self.cap, 131_072))
+        header = next(records, None)
         if header is None:
+            self.handle.close()
             raise QueryFileError(Errors.E443.format(path=self.source, file_format=kind.upper()))
-        names = [name.strip() for name in header]
+        if isinstance(header.cells, BadLine):
+            self.handle.close()
+            problem = f"its header (line {header.cells.line}) is unreadable: {header.cells.reason}"
+            raise QueryFileError(Errors.E440.format(path=self.source, problem=problem))
+        names = [name.strip() for name in header.cells]
         for wanted in (column, target):
             if wanted is not None and wanted not in names:
                 self.handle.close()
                 columns = ", ".join(map(repr, names))
                 raise QueryFileError(Errors.E442.format(path=self.source, column=wanted, columns=columns))
         target_index = None if target is None else names.index(target)
-        return self._records(reader, names.index(column), column, starts, target_index)
+        return self._records(records, names.index(column), column, target_index)
 
     def _records(
-        self, reader: Iterator[list[str]], index: int, column: str, starts: list[int], target: int | None,
+        self, records: Iterator[CsvRecord], index: int, column: str, target: int | None,
     ) -> Iterator[QueryLine]:
-        consumed = len(starts)
-        for row in reader:
-            first, last = consumed + 1, len(starts)
-            consumed = last
-            broken = next((n for n in range(first, last + 1) if n in self.bad_bytes), None)
-            if broken is not None:
-                yield self.check(broken, None)
-                continue
-            if not row:  # a blank line between records
-                yield self.check(first, "")
-                continue
-            value = row[index] if index < len(row) else None
-            found = row[target] if target is not None and target < len(row) else None
-            yield self.check(first, value, f"value in column {column!r}", found)
+        try:
+            for first, row, _ in records:
+                if isinstance(row, BadLine):
+                    yield self.bad(row)
+                    continue
+                if not row:  # a blank line between records
+                    yield self.check(first, "")
+                    continue
+                value = row[index] if index < len(row) else None
+                found = row[target] if target is not None and target < len(row) else None
+                yield self.check(first, value, f"value in column {column!r}", found)
+        finally:
+            self.handle.close()
 
 
 def _skipped(number: int, problem: str) -> QueryLine:
