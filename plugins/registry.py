@@ -27,9 +27,10 @@ import difflib
 import importlib
 import importlib.metadata
 import importlib.util
+import inspect
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -280,10 +281,13 @@ class Registry:
 
         Raises:
             UnknownPluginError, PluginLoadError: as for factory(); PluginLoadError also
-                when the object built lacks a member.
-            Whatever the factory raises for bad options or missing weights.
+                when the object built lacks a member (E204) or when the options do not fit
+                the factory's signature, a missing required one or an unknown one (E219).
+            Whatever the factory raises for bad option values or missing weights.
         """
-        plugin = self.factory(name)(**kwargs)
+        factory = self.factory(name)
+        _check_options(self.kind, name, factory, kwargs)
+        plugin = factory(**kwargs)
         missing = [member for member in self.members if not hasattr(plugin, member)]
         if missing:
             source = self._source_of(name)
@@ -364,3 +368,22 @@ REGISTRIES: dict[str, Registry] = {
     "elaborator": Registry("elaborator", "fortekit.elaborators", ELABORATOR_MEMBERS, _ELABORATORS),
     "captioner": Registry("captioner", "fortekit.captioners", CAPTIONER_MEMBERS, _CAPTIONERS),
 }
+
+
+def _check_options(kind: str, name: str, factory: Callable[..., Any], options: Mapping[str, Any]) -> None:
+    """E219 when ``options`` do not fit the factory's signature (checked before the call, so a
+    TypeError raised inside the factory is not mistaken for a wrong option)."""
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):  # a builtin or C callable without a signature: let it decide
+        return
+    try:
+        signature.bind(**options)
+    except TypeError as exc:
+        parameters = [
+            str(parameter) for parameter in signature.parameters.values()
+            if parameter.kind not in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD)
+        ]
+        raise PluginLoadError(Errors.E219.format(
+            kind=kind, name=name, problem=exc, signature=", ".join(parameters) or "no options",
+        )) from None

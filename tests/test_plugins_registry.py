@@ -176,3 +176,13 @@ def test_plugins_command_lists_sources_and_json() -> None:
     rows = [json.loads(line) for line in out.getvalue().splitlines()]
     assert {row["kind"] for row in rows} == {"elaborator"}
     assert {"name", "source", "target", "distribution", "available", "missing"} <= set(rows[0])
+
+
+def test_options_that_do_not_fit_the_factory_are_a_coded_error() -> None:
+    from fortekit.errors import PluginLoadError
+    from fortekit.plugins import get_elaborator
+
+    with pytest.raises(PluginLoadError, match=r"\[E219\].*'file'.*missing a required argument: 'path'"):
+        get_elaborator("file")
+    with pytest.raises(PluginLoadError, match=r"\[E219\].*unexpected keyword argument 'bogus'.*n_positives"):
+        get_elaborator("lexical", bogus=1)

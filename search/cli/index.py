@@ -186,10 +186,13 @@ def run_info(args: argparse.Namespace, out: TextIO) -> int:
 
 def run_query(args: argparse.Namespace, out: TextIO) -> int:
     """Handler of ``index query``: encode the texts with the index's backbone and rank the items."""
+    from fortekit.errors import AudioIndexError, Errors
     from fortekit.plugins import get_backbone
     from fortekit.search.cli.main import echo_text
     from fortekit.search.index.audio_index import AudioIndex
 
+    if isinstance(args.k, bool) or not isinstance(args.k, int) or args.k < 1:
+        raise AudioIndexError(Errors.E433.format(name="-k", expected="a whole number >= 1", value=args.k))
     index = AudioIndex.load(args.directory)
     options = _backbone_options(args, dict(index.meta.backbone_options))
     backbone = get_backbone(index.backbone_name, **options)
