@@ -129,6 +129,11 @@ class Errors(metaclass=_Messages):
     )
     E217 = "Device {device!r} is not available here ({problem}). Use 'auto', 'cpu', 'cuda' or 'cuda:N'."
     E218 = "{name} must be {expected}, not {value!r}."
+    E219 = (
+        "The {kind} plug-in {name!r} cannot be built with the options given ({problem}). It takes: "
+        "{signature}. Pass its options by name: in Python get_{kind}({name!r}, KEY=VALUE); on the "
+        "command line the command's --{kind}-option KEY=VALUE where it has one. See docs/plugins.md."
+    )
     E230 = (
         "{path}, line {line}: {problem}. Each line must be a JSON object with \"query\" (a "
         "string), \"positives\" and \"negatives\" (non-empty lists of strings)."
@@ -403,7 +408,11 @@ class Errors(metaclass=_Messages):
         "the results of two configurations. Re-run with the same settings, pass --overwrite to start "
         "over, or choose another file with -o."
     )
-    E454 = "The output file {path} is the query file itself; choose another file with -o."
+    E454 = (
+        "The output file {path} is {source}, a file this run reads (the query file or the lookup "
+        "table), under the same or another name; writing to it would destroy it. Choose another file "
+        "with -o."
+    )
     E455 = (
         "Cannot use {path} as a lookup table: {problem}. A lookup table is the JSONL (or TSV) output "
         "of an earlier fol-refine run: one query per line with its \"refined_text\"."
