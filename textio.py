@@ -45,17 +45,8 @@ from pathlib import Path
 from typing import IO, Any, Literal, NamedTuple
 
 __all__ = [
-    "MAX_JSON_DEPTH",
-    "MAX_LINE_CHARS",
-    "BadLine",
-    "CsvRecord",
-    "Line",
-    "json_value",
-    "read_csv_records",
-    "read_jsonl",
-    "read_lines",
-    "read_text_lines",
-    "split_text_lines",
+    "MAX_JSON_DEPTH", "MAX_LINE_CHARS", "BadLine", "CsvRecord", "Line", "json_value", "read_csv_records",
+    "read_jsonl", "read_lines", "read_text_lines", "split_text_lines",
 ]
 
 #: The default cap on one line (or one CSV record), in characters.

@@ -217,3 +217,21 @@ def test_eval_collection_and_cooccurrence_keep_separators(tmp_path: Path) -> Non
         load_collection(path)
     table = parse_cooccurrence("event\tdescriptor\tcount\nRain/1\tLoud\u2028/1\t3\n")
     assert parse_cooccurrence(format_cooccurrence(table)) == table
+
+
+def test_other_jsonl_readers_report_deep_lines_with_a_code(tmp_path: Path) -> None:
+    from fortekit.errors import CaptionFileError, ElaborationError
+    from fortekit.plugins.captioners.stored import read_captions
+    from fortekit.plugins.elaborators.file import FileElaborator
+    from fortekit.search.eval.per_query import read_per_query
+    from fortekit.search.refine.resume import _parse_line
+
+    path = tmp_path / "deep.jsonl"
+    path.write_text(DEEP + "\n", encoding="utf-8")
+    with pytest.raises(CaptionFileError, match=r"\[E241\].*line 1: not JSON \(nested"):
+        read_captions(path)
+    with pytest.raises(ElaborationError, match=r"\[E230\].*line 1: not JSON \(nested"):
+        FileElaborator(path)
+    with pytest.raises(EvaluationError, match=r"\[E488\].*line 1.*nested"):
+        read_per_query(path)
+    assert _parse_line(DEEP.encode() + b"\n", 1, "jsonl", ())[0] is None

@@ -14,7 +14,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -28,6 +27,7 @@ from fortekit.errors import (
 )
 from fortekit.plugins.items import as_item
 from fortekit.plugins.protocols import AudioInput, AudioItem
+from fortekit.textio import BadLine, json_value
 
 __all__ = ["StoredCaptioner", "read_captions"]
 
@@ -57,11 +57,10 @@ def read_captions(path: str | os.PathLike[str]) -> dict[str, str]:
                     raise CaptionFileError(Errors.E241.format(path=file, line=number, problem=problem))
                 captions[key.strip()] = caption.strip()
                 continue
-            try:
-                record = json.loads(text)
-            except json.JSONDecodeError as exc:
-                problem = f"not JSON ({exc.msg})"
-                raise CaptionFileError(Errors.E241.format(path=file, line=number, problem=problem)) from None
+            record = json_value(number, text)  # fortekit.textio: no RecursionError on deep JSON
+            if isinstance(record, BadLine):
+                problem = f"not JSON ({record.reason})"
+                raise CaptionFileError(Errors.E241.format(path=file, line=number, problem=problem))
             name: object = record.get("id", record.get("path")) if isinstance(record, dict) else None
             value: object = record.get("caption") if isinstance(record, dict) else None
             if not isinstance(name, str) or not isinstance(value, str) or not value.strip():

@@ -21,13 +21,13 @@ Example:
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 from fortekit.errors import ElaborationError, Errors, ModelNotFoundError
 from fortekit.plugins._runtime import check_count, check_query
 from fortekit.plugins.protocols import Elaboration
+from fortekit.textio import BadLine, json_value
 
 __all__ = ["FileElaborator", "query_key"]
 
@@ -96,10 +96,9 @@ class FileElaborator:
         def bad(problem: str) -> ElaborationError:
             return ElaborationError(Errors.E230.format(path=self.path, line=number, problem=problem))
 
-        try:
-            record = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise bad(f"not JSON ({exc.msg} at column {exc.colno})") from None
+        record = json_value(number, text)  # fortekit.textio: no RecursionError on deep JSON
+        if isinstance(record, BadLine):
+            raise bad(f"not JSON ({record.reason})")
         if not isinstance(record, dict):
             raise bad(f"a JSON {type(record).__name__}, not an object")
         query = record.get("query")

@@ -22,6 +22,7 @@ import numpy as np
 
 from fortekit.errors import DataFileError, Errors, EvaluationError
 from fortekit.search.eval.metrics import DEFAULT_KS, MAP_CUTOFF, as_numpy, checked_ranks
+from fortekit.textio import BadLine, json_value
 
 __all__ = ["per_query_records", "read_per_query", "write_per_query"]
 
@@ -164,12 +165,11 @@ def read_per_query(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
             text = raw.decode("utf-8", errors="replace").strip()
             if not text:
                 continue
-            try:
-                record = json.loads(text)
-            except json.JSONDecodeError as exc:
+            record = json_value(number, text)  # fortekit.textio: no RecursionError on deep JSON
+            if isinstance(record, BadLine):
                 raise EvaluationError(Errors.E488.format(
-                    path=source, line=number, problem=f"not JSON ({exc.msg})",
-                )) from None
+                    path=source, line=number, problem=f"not JSON ({record.reason})",
+                ))
             if not isinstance(record, dict):
                 raise EvaluationError(Errors.E488.format(
                     path=source, line=number, problem=f"a JSON {type(record).__name__}, not an object",

@@ -34,6 +34,7 @@ from typing import Any
 from fortekit.errors import Errors, QueryFileError
 from fortekit.search.refine.output import OutputFormat, tsv_columns, tsv_unescape, write_error
 from fortekit.search.refine.query_io import resume_key
+from fortekit.textio import BadLine, json_value
 
 __all__ = ["ResumeState", "check_settings", "settings_path", "write_settings"]
 
@@ -181,10 +182,9 @@ def _parse_line(
         if len(cells) != len(columns) or not cells[0].isdigit():
             return None, f"has {len(cells)} cells; expected {len(columns)}, the first a line number"
         return resume_key(int(cells[0]), tsv_unescape(cells[1])), None
-    try:
-        record = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return None, f"is not JSON ({exc.msg})"
+    record = json_value(0, text)  # fortekit.textio: no RecursionError on deep JSON
+    if isinstance(record, BadLine):
+        return None, f"is not JSON ({record.reason})"
     if not isinstance(record, dict) or not isinstance(record.get("query"), str) or (
         isinstance(record.get("line"), bool) or not isinstance(record.get("line"), int)
     ):
