@@ -30,6 +30,7 @@ from importlib import resources
 from typing import Any
 
 from fortekit.errors import Errors, VocabularyError
+from fortekit.textio import split_text_lines
 from fortekit.vocab.model import POS_TAGS, Category
 
 __all__ = ["DROP", "AddedEntry", "Contrast", "Tables", "load_tables"]
@@ -92,7 +93,7 @@ def _text(name: str) -> str:
 
 def _rows(name: str, width: int) -> list[tuple[int, list[str]]]:
     rows = []
-    for number, line in enumerate(_text(name).splitlines(), start=1):
+    for number, line in enumerate(split_text_lines(_text(name)), start=1):  # "\n" only (fortekit.textio)
         if not line.strip() or line.startswith("#"):
             continue
         cells = line.split("\t")

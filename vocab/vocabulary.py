@@ -22,6 +22,7 @@ from importlib import resources
 from pathlib import Path
 
 from fortekit.errors import Errors, UnknownPredicateError, VocabularyError
+from fortekit.textio import split_text_lines
 from fortekit.vocab.model import POS_TAGS, Category, Origin, VocabEntry
 
 __all__ = ["COLUMNS", "Vocabulary", "load_vocabulary", "read_tsv", "write_tsv"]
@@ -246,7 +247,7 @@ def _split(cell: str) -> tuple[str, ...]:
 
 
 def _parse_tsv(text: str, where: str) -> Vocabulary:
-    lines = text.splitlines()
+    lines = split_text_lines(text)  # "\n" only, as fortekit.textio splits every line file
     if not lines or tuple(lines[0].split("\t")) != COLUMNS:
         found = lines[0].split("\t") if lines else []
         problem = f"the header must be {', '.join(COLUMNS)}; found {', '.join(found) or 'nothing'}"

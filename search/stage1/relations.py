@@ -26,6 +26,8 @@ from importlib import resources
 from pathlib import Path
 from typing import TextIO
 
+from fortekit.textio import split_text_lines
+
 __all__ = ["RelationTable", "add_relations_commands", "load_relations", "mine_relations"]
 
 _HEADER = (
@@ -144,7 +146,7 @@ def format_relations(table: RelationTable) -> str:
 def parse_relations(text: str) -> RelationTable:
     """Read the TSV text of :func:`format_relations`."""
     rows: dict[str, list[tuple[tuple[str, str], int]]] = {}
-    for line in text.splitlines():
+    for line in split_text_lines(text):  # "\n" only (fortekit.textio)
         if not line or line.startswith("#") or line.startswith("event\t"):
             continue
         event, relation, entity, count = line.split("\t")
