@@ -36,7 +36,7 @@ def _records(path: Path) -> list[dict]:  # type: ignore[type-arg]
     return [json.loads(line) for line in path.read_text("utf-8").split("\n") if line]
 
 
-def test_a_query_file_is_searched_into_jsonl_with_bad_lines_numbered(cafe: Path, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_a_query_file_is_searched_into_jsonl_bad_lines_numbered(cafe: Path, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     queries = tmp_path / "q.txt"
     queries.write_bytes(b"a dog barking without people talking\n\nrain on a roof\n\xff\xfe bad\n")
     out = tmp_path / "ranked.jsonl"
@@ -104,7 +104,7 @@ def test_stored_refinements_replace_stage1_for_the_queries_they_hold(cafe: Path,
     assert [hit.item_id for hit in direct.hits] == [hit.item_id for hit in stored.hits]
 
 
-def test_fortekit_search_uses_a_fol_refine_output_as_its_lookup_table(cafe: Path, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_fortekit_search_uses_a_fol_refine_output_as_lookup(cafe: Path, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     table = tmp_path / "refined.jsonl"
     table.write_text(json.dumps({"line": 1, "query": "rain", "refined_text": "rain falling on a roof",
                                  "phi_star": "∃x [Rain(x) ∧ Falling(x)]"}) + "\n", encoding="utf-8")
