@@ -2,7 +2,7 @@
 
 Python's ``True`` is an int, so ``isinstance(x, int) and x >= 1`` lets ``k=True`` through;
 these checks refuse bools. The caller names its coded message and error class, so each
-subsystem keeps its own code (E400 Stage 1, E433 the index, E460 the projection, E480
+subsystem keeps its own code (E400 Stage 1, E613 the index, E460 the projection, E480
 re-ranking and evaluation). This module imports nothing heavy.
 
 Example:
@@ -81,10 +81,10 @@ def check_int(
 
     Example:
         >>> from fortekit.errors import AudioIndexError, Errors
-        >>> check_int(0, name="k", error=AudioIndexError, message=Errors.E433)
+        >>> check_int(0, name="k", error=AudioIndexError, message=Errors.E613)
         Traceback (most recent call last):
         ...
-        fortekit.errors.AudioIndexError: [E433] k must be an int >= 1, not 0.
+        fortekit.errors.AudioIndexError: [E613] k must be an int >= 1, not 0.
     """
     if not is_int(value, low, high, numpy=numpy):
         words = expected if expected is not None else int_range(low, high)

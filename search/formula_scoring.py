@@ -303,7 +303,7 @@ def search_index(
         ``(scores, rows)``, (queries, min(k, items)), best first.
 
     Raises:
-        AudioIndexError: another backbone or dimension (E429), and as ``AudioIndex.search``.
+        AudioIndexError: another backbone or dimension (E609), and as ``AudioIndex.search``.
 
     Example:
         >>> scores, rows = search_index(index, ["a dog barking without people talking"],

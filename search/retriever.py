@@ -79,7 +79,7 @@ class Retriever:
             cache) with a caller's Stage 1 refiner; None to make one.
 
     Raises:
-        AudioIndexError: an index that cannot be read (E42x) or another backbone (E429).
+        AudioIndexError: an index that cannot be read (E42x) or another backbone (E609).
         EvaluationError: a bad option (E480).
         FortekitError: from the backbone, Stage 1 or the projection file, with their codes.
 

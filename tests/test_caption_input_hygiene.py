@@ -1,7 +1,7 @@
 """Input hygiene for captions (issue 15, items 14-16 for `fortekit caption`).
 
 * 14: `fortekit caption --file` (and `fortekit parse --file`) decode as fol-refine does:
-  strict UTF-8 line by line, an undecodable line is a numbered bad line (E446), the
+  strict UTF-8 line by line, an undecodable line is a numbered bad line (E656), the
   other lines still run, exit 1; a UTF-16 file is refused (E311).
 * 15: errors go to stderr; echoes of the input are cut to 200 characters and escaped.
 * 16: ANSI escape sequences, bidi controls, zero-width and control characters are taken
@@ -180,13 +180,13 @@ def test_undecodable_lines_are_numbered_bad_lines(
     source.write_bytes(payload)
     status, out, err = caption_cli(capsys, "--file", str(source))
     assert status == 1
-    assert f"{source}:2: error: [E446] not valid UTF-8 (byte 0x" in err
+    assert f"{source}:2: error: [E656] not valid UTF-8 (byte 0x" in err
     assert "re-save the file as UTF-8" in err
     assert f"{source}:1: a dog barks" in out and f"{source}:3: rain falls" in out  # the others run
     assert f"{source}:2" not in out
     # fol-refine rejects the same line, with the same code
     problems = {q.line: q.problem for q in read_queries(source) if not q.ok}
-    assert list(problems) == [2] and problems[2].startswith("[E446] not valid UTF-8 (byte 0x")
+    assert list(problems) == [2] and problems[2].startswith("[E656] not valid UTF-8 (byte 0x")
 
 
 @pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be"])
@@ -217,7 +217,7 @@ def test_parse_uses_the_same_policy(tmp_path: Path, capsys: pytest.CaptureFixtur
     source.write_bytes(b"Bird(x)\n\xc3(x)\nLoud(x)\n")
     assert main(["parse", "--file", str(source), "--style", "ascii"]) == 1
     captured = capsys.readouterr()
-    assert f"{source}:2: error: [E446] not valid UTF-8 (byte 0xc3 at column 1)" in captured.err
+    assert f"{source}:2: error: [E656] not valid UTF-8 (byte 0xc3 at column 1)" in captured.err
     assert f"{source}:3: Loud(x)" in captured.out
 
 

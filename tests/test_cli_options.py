@@ -34,10 +34,10 @@ def test_keys_are_stripped_and_dashes_become_underscores() -> None:
 
 @pytest.mark.parametrize("bad", ["model", "=value", "2x=1", "a b=1", ""])
 def test_malformed_pairs_are_e458(bad: str) -> None:
-    with pytest.raises(QueryFileError, match=r"\[E458\] --opt takes KEY=VALUE") as info:
+    with pytest.raises(QueryFileError, match=r"\[E668\] --opt takes KEY=VALUE") as info:
         parse_option(bad, option="--opt")
     assert isinstance(info.value, ValueError)
-    with pytest.raises(argparse.ArgumentTypeError, match=r"\[E458\]"):
+    with pytest.raises(argparse.ArgumentTypeError, match=r"\[E668\]"):
         option_type("--opt")(bad)
 
 

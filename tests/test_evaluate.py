@@ -122,13 +122,13 @@ def test_a_rerun_reads_stage1_from_the_cache(
     ("arguments", "code"),
     [
         (["--test", "/nonexistent/clotho.csv", "--n-train", "5"], "[E487]"),
-        (["--n-train", "5000"], "[E494]"),
-        (["--n-train", "0"], "[E494]"),
-        (["--n-train", "10", "--sweep", "gamma=1,2"], "[E495]"),
-        (["--n-train", "10", "--sweep", "alpha=0,2"], "[E495]"),
-        (["--n-train", "10", "--anchors", "bank,psychic"], "[E496]"),
-        (["--n-train", "10", "--train", "/nonexistent/train.csv"], "[E494]"),
-        ([], "[E494]"),
+        (["--n-train", "5000"], "[E520]"),
+        (["--n-train", "0"], "[E520]"),
+        (["--n-train", "10", "--sweep", "gamma=1,2"], "[E521]"),
+        (["--n-train", "10", "--sweep", "alpha=0,2"], "[E521]"),
+        (["--n-train", "10", "--anchors", "bank,psychic"], "[E522]"),
+        (["--n-train", "10", "--train", "/nonexistent/train.csv"], "[E520]"),
+        ([], "[E520]"),
     ],
 )
 def test_bad_arguments_give_a_coded_error_without_traceback(
@@ -145,7 +145,7 @@ def test_the_same_file_as_train_and_test_needs_a_split(
     tmp_path: Path, capsys: pytest.CaptureFixture[str],
 ) -> None:
     status = main(["eval", "--test", str(clotho()), "--train", str(clotho()), "--out", str(tmp_path)])
-    assert status == 1 and "[E494]" in capsys.readouterr().err
+    assert status == 1 and "[E520]" in capsys.readouterr().err
 
 
 # -- the parts ----------------------------------------------------------------------------------
@@ -154,10 +154,10 @@ def test_the_same_file_as_train_and_test_needs_a_split(
 def test_parse_sweep_and_anchors() -> None:
     assert parse_sweep("lambda=0, 0.5,1") == ("lambda", (0.0, 0.5, 1.0))
     for bad in ("alpha", "alpha=", "alpha=x", "mu=1", "beta=nan"):
-        with pytest.raises(EvaluationError, match="E495"):
+        with pytest.raises(EvaluationError, match="E521"):
             parse_sweep(bad)
     assert parse_anchors("oracle,bank,oracle") == ["oracle", "bank"]
-    with pytest.raises(EvaluationError, match="E496"):
+    with pytest.raises(EvaluationError, match="E522"):
         parse_anchors(" , ")
 
 
@@ -243,9 +243,9 @@ def test_split_collections_never_shares_a_clip() -> None:
     split = split_collections(clips, None, n_train=6, limit_test=3, limit_train=4)
     assert [c.clip_id for c in split.train] == ["0", "1", "2", "3"]
     assert [c.clip_id for c in split.test] == ["6", "7", "8"]
-    with pytest.raises(EvaluationError, match="E494"):
+    with pytest.raises(EvaluationError, match="E520"):
         split_collections(clips, None, n_train=10, limit_test=None, limit_train=None)
-    with pytest.raises(EvaluationError, match="E494"):
+    with pytest.raises(EvaluationError, match="E520"):
         split_collections(clips, None, n_train=None, limit_test=None, limit_train=None)
 
 

@@ -56,7 +56,7 @@ from fortekit.search.refine.query_io import read_queries
 from fortekit.search.refine.resume import settings_path
 
 T = TypeVar("T")
-#: A coded message: "[E445] ...".
+#: A coded message: "[E655] ...".
 CODED = re.compile(r"\[E\d{3}\] ")
 
 # --- counting the hostile inputs ------------------------------------------------------------------
@@ -187,7 +187,7 @@ def test_a_file_that_is_not_an_output_is_refused_byte_identical(
     before = snapshot(queries, target, settings_path(target))
     result = run_file(cli, queries, str(target), lookup, index_dir)
     assert_clean(result, [unusable(cli)], f"{cli} -o {name}")
-    assert "[E452]" in result.err, result.show()
+    assert "[E662]" in result.err, result.show()
     assert_unchanged(before, f"{cli} -o {name}")
 
 
@@ -204,7 +204,7 @@ def test_an_output_linked_to_the_input_is_refused(
     before = snapshot(queries, settings_path(alias))
     result = run_file(cli, queries, str(alias), lookup, index_dir)
     assert_clean(result, [unusable(cli)], f"{cli} -o {link} link")
-    assert "[E454]" in result.err, result.show()
+    assert "[E664]" in result.err, result.show()
     assert_unchanged(before, f"{cli} -o {link} link")
 
 
@@ -222,7 +222,7 @@ def test_resuming_after_the_settings_file_was_deleted_is_refused(
     before = snapshot(queries, out, settings_path(out))
     again = run_file(cli, queries, str(out), lookup, index_dir)
     assert_clean(again, [unusable(cli)], f"{cli} resumed without settings")
-    assert "[E453]" in again.err, again.show()
+    assert "[E663]" in again.err, again.show()
     assert_unchanged(before, f"{cli} resumed without settings")
 
 
@@ -238,7 +238,7 @@ def test_a_full_disk_is_a_coded_error_with_the_summary(
     before = snapshot(queries)
     result = run_file(cli, queries, "/dev/full", lookup, index_dir)
     assert_clean(result, [1], f"{cli} -o /dev/full")
-    assert "[E451]" in result.err or "[E459]" in result.err, result.show()
+    assert "[E661]" in result.err or "[E669]" in result.err, result.show()
     assert "results: /dev/full" in result.err, f"no summary\n{result.show()}"
     assert_unchanged(before, f"{cli} -o /dev/full")
     assert not Path("/dev/full.settings.json").exists()
@@ -299,7 +299,7 @@ def test_hostile_query_files_write_every_valid_line(
     assert_clean(result, [expected], f"{cli} {name}")
     assert_unchanged(before, f"{cli} {name}")
     if status == "unusable":
-        assert "[E444]" in result.err, result.show()
+        assert "[E654]" in result.err, result.show()
         return
     written = sorted(int(str(record["line"])) for record in jsonl_records(out.read_text(encoding="utf-8")))
     assert written == good, f"{cli} {name}: lines written {written}, expected {good}\n{result.show()}"
@@ -514,7 +514,7 @@ def test_fortekit_parse_hostile(name: str, argv: list[str], code: str | None, tm
 
 CAPTION_CASES = cases("hostile_captions", [
     ("urandom_file", ["--file", "urandom.bin"], (1,), None),
-    ("latin1_file", ["--file", "captions_latin1.txt"], (1,), "[E446]"),
+    ("latin1_file", ["--file", "captions_latin1.txt"], (1,), "[E656]"),
     ("utf16_file", ["--file", "captions_utf16.txt"], (1,), "[E311]"),
     ("ansi_file", ["--file", "captions_ansi.txt"], (0, 1), None),
     ("ansi_file_json", ["--json", "--file", "captions_ansi.txt"], (0, 1), None),
@@ -682,7 +682,7 @@ def _sub_refine_picture(folder: Path) -> SubRun:
     target = hostile("picture.png", folder)
     before = snapshot(queries, target)
     result = run_subprocess("fol-refine", [str(queries), "-o", str(target), "-q"], cwd=folder)
-    return result, before, 2, "[E452]"
+    return result, before, 2, "[E662]"
 
 
 def _sub_parse_nested(folder: Path) -> SubRun:
@@ -696,7 +696,7 @@ def _sub_parse_nested(folder: Path) -> SubRun:
 def _sub_caption_urandom(folder: Path) -> SubRun:
     path = hostile("urandom.bin", folder)
     before = snapshot(path)
-    return run_subprocess("fortekit", ["caption", "--file", str(path)], cwd=folder), before, 1, "[E446]"
+    return run_subprocess("fortekit", ["caption", "--file", str(path)], cwd=folder), before, 1, "[E656]"
 
 
 def _small_lookup(folder: Path) -> Path:
@@ -713,7 +713,7 @@ def _sub_refine_dev_full(folder: Path) -> SubRun:
     lookup_file = _small_lookup(folder)
     before = snapshot(queries, lookup_file)
     argv = [str(queries), "-o", "/dev/full", "--lookup", str(lookup_file)]
-    return run_subprocess("fol-refine", argv, cwd=folder), before, 1, "[E451]"
+    return run_subprocess("fol-refine", argv, cwd=folder), before, 1, "[E661]"
 
 
 def _sub_index_deep(folder: Path) -> SubRun:
@@ -729,7 +729,7 @@ def _sub_search_file(folder: Path, index_dir: Path) -> SubRun:
     before = snapshot(queries)
     argv = ["search", "--index", str(index_dir), str(queries), "-o", str(folder / "out.jsonl"),
             "--device", "cpu"]
-    return run_subprocess("fortekit", argv, cwd=folder), before, 1, "[E446]"
+    return run_subprocess("fortekit", argv, cwd=folder), before, 1, "[E656]"
 
 
 def _sub_stdout_full(command: str, *argv: str) -> Callable[[Path], SubRun]:

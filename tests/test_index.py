@@ -200,25 +200,25 @@ def test_k_is_clipped_and_scores_are_the_full_matrix(clotho_index: AudioIndex) -
     full = clotho_index.scores(queries, device="cpu")
     assert full.shape == (3, N_CLIPS)
     torch.testing.assert_close(full.gather(1, rows), scores)
-    with pytest.raises(AudioIndexError, match=r"\[E433\] k must be"):
+    with pytest.raises(AudioIndexError, match=r"\[E613\] k must be"):
         clotho_index.search(queries, k=0)
 
 
 def test_bad_queries_are_typed_errors(clotho_index: AudioIndex, minilm) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(AudioIndexError, match=r"\[E428\] The queries have dimension 10"):
+    with pytest.raises(AudioIndexError, match=r"\[E608\] The queries have dimension 10"):
         clotho_index.search(np.zeros((2, 10)), k=1)
-    with pytest.raises(AudioIndexError, match=r"\[E438\]"):
+    with pytest.raises(AudioIndexError, match=r"\[E618\]"):
         clotho_index.search("a dog barking", k=1)
-    with pytest.raises(AudioIndexError, match=r"\[E438\].*shape \(1, 2, 384\)"):
+    with pytest.raises(AudioIndexError, match=r"\[E618\].*shape \(1, 2, 384\)"):
         clotho_index.search(np.zeros((1, 2, 384)), k=1)
-    with pytest.raises(AudioIndexError, match=r"\[E438\].*NaN"):
+    with pytest.raises(AudioIndexError, match=r"\[E618\].*NaN"):
         clotho_index.search(np.full(384, np.nan), k=1)
 
 
 def test_another_backbone_is_refused(clotho_index: AudioIndex, saved_dir: Path, tiny_clap) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(AudioIndexError, match=r"\[E429\] The index was built with the backbone 'minilm'"):
+    with pytest.raises(AudioIndexError, match=r"\[E609\] The index was built with the backbone 'minilm'"):
         clotho_index.search_text(["rain"], tiny_clap)
-    with pytest.raises(AudioIndexError, match=r"\[E429\]"):
+    with pytest.raises(AudioIndexError, match=r"\[E609\]"):
         AudioIndex.load(saved_dir, backbone=tiny_clap)
 
 
@@ -238,12 +238,12 @@ def test_faiss_flat_and_exhaustive_ivf_agree_with_exact_search(saved_dir: Path, 
 
 def test_faiss_errors_are_typed(saved_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     index = AudioIndex.load(saved_dir)
-    with pytest.raises(AudioIndexError, match=r"\[E436\]"):
+    with pytest.raises(AudioIndexError, match=r"\[E616\]"):
         index.search(random_queries(1, 384), use_faiss=True)
-    with pytest.raises(AudioIndexError, match=r"\[E433\] kind"):
+    with pytest.raises(AudioIndexError, match=r"\[E613\] kind"):
         index.build_faiss("hnsw")
     monkeypatch.setitem(sys.modules, "faiss", None)
-    with pytest.raises(AudioIndexError, match=r"\[E432\].*pip install 'fortekit\[faiss\]'"):
+    with pytest.raises(AudioIndexError, match=r"\[E612\].*pip install 'fortekit\[faiss\]'"):
         index.build_faiss()
 
 
@@ -291,7 +291,7 @@ def test_predicate_strings_round_trip() -> None:
     ]
     assert [parse_predicate_symbol(str(symbol)) for symbol in symbols] == symbols
     for bad in ("Rain", "¬/1", "Rain/x", "Ra in/1", "", 3):
-        with pytest.raises(AudioIndexError, match=r"\[E433\]"):
+        with pytest.raises(AudioIndexError, match=r"\[E613\]"):
             parse_predicate_symbol(bad)  # type: ignore[arg-type]
 
 
@@ -307,30 +307,30 @@ def _rewrite_items(path: Path, edit) -> None:  # type: ignore[no-untyped-def]
 
 META, ROWS, ITEMS = "index.json", "embeddings.npy", "items.jsonl"
 CORRUPTIONS = {
-    "missing index.json": (lambda d: (d / META).unlink(), "E421", META),
-    "missing embeddings": (lambda d: (d / ROWS).unlink(), "E421", ROWS),
-    "missing items": (lambda d: (d / ITEMS).unlink(), "E421", ITEMS),
-    "corrupt JSON": (lambda d: (d / META).write_text("{\"count\": 2", encoding="utf-8"), "E420", META),
-    "JSON list": (lambda d: (d / META).write_text("[]", encoding="utf-8"), "E420", META),
-    "bad dim": (lambda d: _rewrite_json(d / META, dim="384"), "E420", META),
-    "future version": (lambda d: _rewrite_json(d / META, format_version=99), "E422", META),
-    "count mismatch": (lambda d: _rewrite_json(d / META, count=N_CLIPS + 1), "E423", ROWS),
-    "float64": (lambda d: np.save(d / ROWS, np.zeros((N_CLIPS, 384))), "E424", ROWS),
-    "wrong dim": (lambda d: np.save(d / ROWS, np.zeros((N_CLIPS, 8), np.float32)), "E424", ROWS),
-    "1-D": (lambda d: np.save(d / ROWS, np.zeros(N_CLIPS, np.float32)), "E424", ROWS),
-    "fewer rows": (lambda d: np.save(d / ROWS, np.zeros((3, 384), np.float32)), "E423", ROWS),
+    "missing index.json": (lambda d: (d / META).unlink(), "E601", META),
+    "missing embeddings": (lambda d: (d / ROWS).unlink(), "E601", ROWS),
+    "missing items": (lambda d: (d / ITEMS).unlink(), "E601", ITEMS),
+    "corrupt JSON": (lambda d: (d / META).write_text("{\"count\": 2", encoding="utf-8"), "E600", META),
+    "JSON list": (lambda d: (d / META).write_text("[]", encoding="utf-8"), "E600", META),
+    "bad dim": (lambda d: _rewrite_json(d / META, dim="384"), "E600", META),
+    "future version": (lambda d: _rewrite_json(d / META, format_version=99), "E602", META),
+    "count mismatch": (lambda d: _rewrite_json(d / META, count=N_CLIPS + 1), "E603", ROWS),
+    "float64": (lambda d: np.save(d / ROWS, np.zeros((N_CLIPS, 384))), "E604", ROWS),
+    "wrong dim": (lambda d: np.save(d / ROWS, np.zeros((N_CLIPS, 8), np.float32)), "E604", ROWS),
+    "1-D": (lambda d: np.save(d / ROWS, np.zeros(N_CLIPS, np.float32)), "E604", ROWS),
+    "fewer rows": (lambda d: np.save(d / ROWS, np.zeros((3, 384), np.float32)), "E603", ROWS),
     "pickled objects": (lambda d: np.save(d / ROWS, np.array([{"a": 1}], dtype=object), allow_pickle=True),
-                        "E420", ROWS),
-    "garbage npy": (lambda d: (d / ROWS).write_bytes(b"\x93NUMPY garbage"), "E420", ROWS),
-    "truncated npy": (lambda d: (d / ROWS).write_bytes((d / ROWS).read_bytes()[:5000]), "E420", ROWS),
-    "bad JSON line": (lambda d: _rewrite_items(d / ITEMS, lambda ls: [*ls[:5], "{oops", *ls[6:]]), "E420",
+                        "E600", ROWS),
+    "garbage npy": (lambda d: (d / ROWS).write_bytes(b"\x93NUMPY garbage"), "E600", ROWS),
+    "truncated npy": (lambda d: (d / ROWS).write_bytes((d / ROWS).read_bytes()[:5000]), "E600", ROWS),
+    "bad JSON line": (lambda d: _rewrite_items(d / ITEMS, lambda ls: [*ls[:5], "{oops", *ls[6:]]), "E600",
                       ITEMS),
-    "line without id": (lambda d: _rewrite_items(d / ITEMS, lambda ls: ["{}", *ls[1:]]), "E420", ITEMS),
-    "missing line": (lambda d: _rewrite_items(d / ITEMS, lambda ls: ls[1:]), "E423", ITEMS),
+    "line without id": (lambda d: _rewrite_items(d / ITEMS, lambda ls: ["{}", *ls[1:]]), "E600", ITEMS),
+    "missing line": (lambda d: _rewrite_items(d / ITEMS, lambda ls: ls[1:]), "E603", ITEMS),
     "bad predicate": (lambda d: _rewrite_items(d / ITEMS, lambda ls: [
-        json.dumps({"id": "x", "caption": None, "predicates": ["Rain"]}), *ls[1:]]), "E431", ITEMS),
-    "duplicate id": (lambda d: _rewrite_items(d / ITEMS, lambda ls: [ls[1], *ls[1:]]), "E425", ""),
-    "faiss named but absent": (lambda d: _rewrite_json(d / META, faiss="flat"), "E421", "faiss.index"),
+        json.dumps({"id": "x", "caption": None, "predicates": ["Rain"]}), *ls[1:]]), "E611", ITEMS),
+    "duplicate id": (lambda d: _rewrite_items(d / ITEMS, lambda ls: [ls[1], *ls[1:]]), "E605", ""),
+    "faiss named but absent": (lambda d: _rewrite_json(d / META, faiss="flat"), "E601", "faiss.index"),
 }
 
 
@@ -344,9 +344,9 @@ def test_each_corrupt_file_is_an_audio_index_error(case: str, index_copy: Path) 
 
 
 def test_missing_directory_and_overwrite(saved_dir: Path, clotho_index: AudioIndex, tmp_path: Path) -> None:
-    with pytest.raises(AudioIndexError, match=r"\[E421\].*does not exist"):
+    with pytest.raises(AudioIndexError, match=r"\[E601\].*does not exist"):
         AudioIndex.load(tmp_path / "nowhere")
-    with pytest.raises(AudioIndexError, match=r"\[E434\]"):
+    with pytest.raises(AudioIndexError, match=r"\[E614\]"):
         clotho_index.save(saved_dir)
     target = clotho_index.save(tmp_path / "again")
     assert clotho_index.save(target, overwrite=True) == target and len(AudioIndex.load(target)) == N_CLIPS
@@ -355,18 +355,18 @@ def test_missing_directory_and_overwrite(saved_dir: Path, clotho_index: AudioInd
 def test_bad_collections_are_typed_errors(minilm) -> None:  # type: ignore[no-untyped-def]
     rows = np.eye(3)
     cases = [
-        (lambda: AudioIndex.from_captions(["a", "b", "a"], [None] * 3, "enc", embeddings=rows), "E425"),
-        (lambda: AudioIndex.from_captions([], [], "enc", embeddings=np.zeros((0, 3))), "E426"),
-        (lambda: AudioIndex.build([], minilm), "E426"),
+        (lambda: AudioIndex.from_captions(["a", "b", "a"], [None] * 3, "enc", embeddings=rows), "E605"),
+        (lambda: AudioIndex.from_captions([], [], "enc", embeddings=np.zeros((0, 3))), "E606"),
+        (lambda: AudioIndex.build([], minilm), "E606"),
         (lambda: AudioIndex.from_captions(["a", "b", "c"], [None] * 3, "enc",
                                           embeddings=np.array([[1, 0, 0], [np.nan, 0, 0], [0, 1, 0]])),
-         "E427"),
-        (lambda: AudioIndex.from_captions(["a", "b"], [None] * 3, "enc", embeddings=rows), "E430"),
-        (lambda: AudioIndex.from_captions(["a", "b"], [None] * 2, "enc", embeddings=rows), "E430"),
+         "E607"),
+        (lambda: AudioIndex.from_captions(["a", "b"], [None] * 3, "enc", embeddings=rows), "E610"),
+        (lambda: AudioIndex.from_captions(["a", "b"], [None] * 2, "enc", embeddings=rows), "E610"),
         (lambda: AudioIndex.from_captions(["a"], ["rain"], "enc", embeddings=np.ones((1, 3)),
-                                          predicate_sets=[]), "E430"),
-        (lambda: AudioIndex.from_captions(["a"], ["rain"], "enc", embeddings=[["x", "y"]]), "E438"),
-        (lambda: AudioIndex.from_captions(["a"], ["rain"], "enc"), "E433"),
+                                          predicate_sets=[]), "E610"),
+        (lambda: AudioIndex.from_captions(["a"], ["rain"], "enc", embeddings=[["x", "y"]]), "E618"),
+        (lambda: AudioIndex.from_captions(["a"], ["rain"], "enc"), "E613"),
     ]
     for make, code in cases:
         with pytest.raises(AudioIndexError, match=rf"\[{code}\]"):
@@ -383,15 +383,15 @@ def test_bad_items_and_backbone_output_are_typed_errors(minilm) -> None:  # type
         def encode_audio(self, items):  # type: ignore[no-untyped-def]
             return torch.zeros(len(items), 3)
 
-    with pytest.raises(AudioIndexError, match=r"\[E439\].*shape \(2, 3\)"):
+    with pytest.raises(AudioIndexError, match=r"\[E619\].*shape \(2, 3\)"):
         AudioIndex.build([AudioItem(item_id="a", text="x"), AudioItem(item_id="b", text="y")], HalfBroken())
-    with pytest.raises(AudioIndexError, match=r"\[E437\].*neither an item_id nor a path"):
+    with pytest.raises(AudioIndexError, match=r"\[E617\].*neither an item_id nor a path"):
         AudioIndex.build([AudioItem(text="rain")], minilm)
-    with pytest.raises(AudioIndexError, match=r"\[E437\].*no caption to embed"):
+    with pytest.raises(AudioIndexError, match=r"\[E617\].*no caption to embed"):
         AudioIndex.from_captions(["a", "b"], ["rain", " "], minilm)
-    with pytest.raises(AudioIndexError, match=r"\[E428\]"):
+    with pytest.raises(AudioIndexError, match=r"\[E608\]"):
         AudioIndex.from_captions(["a"], ["rain"], minilm, embeddings=np.ones((1, 3)))
-    with pytest.raises(AudioIndexError, match=r"\[E433\] batch_size"):
+    with pytest.raises(AudioIndexError, match=r"\[E613\] batch_size"):
         AudioIndex.build([AudioItem(item_id="a", text="x")], minilm, batch_size=0)
 
 
@@ -406,8 +406,8 @@ def test_caption_files_of_every_format(tmp_path: Path) -> None:
     assert (table.ids, table.captions) == (["2", "x1"], ["rain on a roof", "dog barking"])
     (tmp_path / "c.tsv").write_text("key\ttext\nk1\twind\n", encoding="utf-8")
     assert read_caption_file(tmp_path / "c.tsv", id_column="key", caption_column="text").captions == ["wind"]
-    bad_files = [("c.xml", "<a/>", "E435"), ("bad.csv", "id,foo\n1,2\n", "E435"),
-                 ("empty.csv", "file_name,caption_1\n", "E426"), ("bad.jsonl", "{x\n", "E435")]
+    bad_files = [("c.xml", "<a/>", "E615"), ("bad.csv", "id,foo\n1,2\n", "E615"),
+                 ("empty.csv", "file_name,caption_1\n", "E606"), ("bad.jsonl", "{x\n", "E615")]
     for name, content, code in bad_files:
         (tmp_path / name).write_text(content, encoding="utf-8")
         with pytest.raises(AudioIndexError, match=rf"\[{code}\]"):
@@ -418,7 +418,7 @@ def test_backbone_options_parse_typed_values() -> None:
     assert parse_options(["model=/m", "batch-size=8", "allow_download=false", "seed=1.5"]) == {
         "model": "/m", "batch_size": 8, "allow_download": False, "seed": 1.5,
     }
-    with pytest.raises(QueryFileError, match=r"\[E458\] --backbone-option"):
+    with pytest.raises(QueryFileError, match=r"\[E668\] --backbone-option"):
         parse_options(["model"])
 
 
@@ -452,20 +452,20 @@ def test_cli_build_info_query_from_a_clotho_csv(clotho_rows, tmp_path: Path, cap
     assert lines[0] == f"query: {target['caption_1']}"
     assert lines[1].startswith("    1. 1.0000  ") and target["file_name"] in lines[1]
     code, _, err = run_cli(["index", "build", "--captions", str(path), "--out", str(out_dir)], capsys)
-    assert code == 1 and "[E434]" in err
+    assert code == 1 and "[E614]" in err
 
 
 def test_cli_errors_are_messages_with_exit_codes(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     code, _, err = run_cli(["index", "build", "--captions", str(tmp_path / "none.csv"), "--out",
                             str(tmp_path / "o")], capsys)
-    assert code == 1 and "[E435]" in err and "none.csv" in err
+    assert code == 1 and "[E615]" in err and "none.csv" in err
     code, _, err = run_cli(["index", "info", str(tmp_path)], capsys)
-    assert code == 1 and "[E421]" in err
+    assert code == 1 and "[E601]" in err
     with pytest.raises(SystemExit) as usage:  # argparse's usage error, as in fol-refine
         run_cli(["index", "build", "--captions", "x.csv", "--out", "o", "--backbone-option", "model"], capsys)
-    assert usage.value.code == 2 and "[E458]" in capsys.readouterr().err
+    assert usage.value.code == 2 and "[E668]" in capsys.readouterr().err
     code, _, err = run_cli(["index", "build", "--audio", str(tmp_path), "--out", str(tmp_path / "o")], capsys)
-    assert code == 1 and "[E426]" in err
+    assert code == 1 and "[E606]" in err
 
 
 def test_cli_merges_repeated_audiocaps_ids(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
@@ -483,7 +483,7 @@ def test_cli_merges_repeated_audiocaps_ids(tmp_path: Path, capsys) -> None:  # t
     common = ["index", "build", "--captions", str(path), "--id-column", "youtube_id", "--caption-column",
               "caption", "--quiet", "--device", "cpu", "--no-parse"]
     code, _, err = run_cli([*common, "--out", str(tmp_path / "dup")], capsys)
-    assert code == 1 and "[E425]" in err and "--merge-duplicates" in err
+    assert code == 1 and "[E605]" in err and "--merge-duplicates" in err
     code, _, _ = run_cli([*common, "--out", str(tmp_path / "merged"), "--merge-duplicates"], capsys)
     index = AudioIndex.load(tmp_path / "merged")
     assert code == 0 and index.ids == list(dict.fromkeys(row["youtube_id"] for row in chosen))
@@ -543,7 +543,7 @@ def test_build_from_a_list_of_audio_files(audio_folder: Path, tiny_clap, tmp_pat
     index = AudioIndex.build(find_audio_items(listing), tiny_clap, parse_captions=False)
     assert index.ids == ["rain.wav", "dogs/bark.wav"] and index.paths[0] == str(audio_folder / "rain.wav")
     listing.write_text("missing.wav\n", encoding="utf-8")
-    with pytest.raises(AudioIndexError, match=r"\[E435\].*missing.wav"):
+    with pytest.raises(AudioIndexError, match=r"\[E615\].*missing.wav"):
         find_audio_items(listing)
 
 

@@ -28,8 +28,8 @@ def test_numpy_integers_only_when_asked() -> None:
 
 
 def test_check_int_says_the_range_in_the_caller_s_code() -> None:
-    with pytest.raises(AudioIndexError, match=r"^\[E433\] nprobe must be an int from 1 to 4, not 9\.$"):
-        check_int(9, name="nprobe", high=4, error=AudioIndexError, message=Errors.E433)
+    with pytest.raises(AudioIndexError, match=r"^\[E613\] nprobe must be an int from 1 to 4, not 9\.$"):
+        check_int(9, name="nprobe", high=4, error=AudioIndexError, message=Errors.E613)
     with pytest.raises(SearchError, match=r"\[E400\].*batch_size.*an int >= 1.*True"):
         check_int(True, name="batch_size", error=SearchError, message=Errors.E400)
     with pytest.raises(EvaluationError, match=r"\[E480\] The split setting n_train must be an int >= 0"):
@@ -46,7 +46,7 @@ def test_the_search_settings_refuse_bools() -> None:
     from fortekit.search.rerank import Reranker
     from fortekit.search.stage1.config import SearchConfig
 
-    with pytest.raises(AudioIndexError, match=r"\[E433\] k must be an int >= 1, not True"):
+    with pytest.raises(AudioIndexError, match=r"\[E613\] k must be an int >= 1, not True"):
         check_k(True)
     with pytest.raises(EvaluationError, match=r"\[E480\].*top_n"):
         Reranker(top_n=True)

@@ -64,7 +64,7 @@ def test_txt_reports_bad_lines_by_number_and_keeps_the_rest(tmp_path: Path, val_
     path = tmp_path / "queries.txt"
     path.write_bytes(raw)
     lines = list(read_queries(path))
-    assert codes(lines) == {2: "", 3: "E445", 4: "", 5: "E445", 6: "E446", 7: "", 8: "E447", 9: ""}
+    assert codes(lines) == {2: "", 3: "E655", 4: "", 5: "E655", 6: "E656", 7: "", 8: "E657", 9: ""}
     assert [item.query for item in lines if item.ok] == [val_captions[i] for i in (0, 1, 3, 4)]
     assert "byte 0xff at column 1" in (lines[4].problem or "")
     assert lines[0].key == f"2:{val_captions[0]}"
@@ -82,7 +82,7 @@ def test_jsonl_fields_and_bad_records(tmp_path: Path) -> None:
     ]
     path.write_text("\n".join(records) + "\n", encoding="utf-8")
     lines = list(read_queries(path, target="id"))
-    assert codes(lines) == {1: "", 2: "E445", 3: "E448", 4: "E448", 5: "E449", 6: "E449", 7: "E445", 8: ""}
+    assert codes(lines) == {1: "", 2: "E655", 3: "E658", 4: "E658", 5: "E659", 6: "E659", 7: "E655", 8: ""}
     assert (lines[0].query, lines[0].target, lines[-1].target) == ("a dog barks", "Y1", "9")
     assert "is missing (the object's fields: 'text')" in (lines[4].problem or "")
     assert "holds a JSON int" in (lines[5].problem or "")
@@ -91,7 +91,7 @@ def test_jsonl_fields_and_bad_records(tmp_path: Path) -> None:
 
 def test_clotho_csv_by_named_column() -> None:
     path = require(CLOTHO)
-    with pytest.raises(QueryFileError, match=r"\[E442\].*'caption_1'.*--column caption_1"):
+    with pytest.raises(QueryFileError, match=r"\[E652\].*'caption_1'.*--column caption_1"):
         read_queries(path)
     lines = list(read_queries(path, column="caption_1", target="file_name"))
     with path.open(encoding="utf-8", newline="") as handle:
@@ -108,7 +108,7 @@ def test_csv_multiline_fields_and_broken_rows(tmp_path: Path) -> None:
         b'id,query\n1,"a dog barks,\nthen a car passes"\n2,\xff\xfe wind\n3,\n4\n5,"birds chirping"\n'
     )
     lines = list(read_queries(path))
-    assert codes(lines) == {2: "", 4: "E446", 5: "E445", 6: "E445", 7: ""}
+    assert codes(lines) == {2: "", 4: "E656", 5: "E655", 6: "E655", 7: ""}
     assert lines[0].query == "a dog barks,\nthen a car passes"
     tsv = tmp_path / "queries.tsv"
     tsv.write_text("query\tid\nrain on a roof\t1\n", encoding="utf-8")
@@ -120,10 +120,10 @@ def test_csv_multiline_fields_and_broken_rows(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("name", "content", "code"),
     [
-        ("missing.txt", None, "E440"),
-        ("queries.json", b"{}", "E441"),
-        ("empty.csv", b"", "E443"),
-        ("utf16.txt", "a dog barks\n".encode("utf-16"), "E444"),
+        ("missing.txt", None, "E650"),
+        ("queries.json", b"{}", "E651"),
+        ("empty.csv", b"", "E653"),
+        ("utf16.txt", "a dog barks\n".encode("utf-16"), "E654"),
     ],
 )
 def test_unusable_files_are_typed_errors(tmp_path: Path, name: str, content: bytes | None, code: str) -> None:
@@ -135,14 +135,14 @@ def test_unusable_files_are_typed_errors(tmp_path: Path, name: str, content: byt
 
 
 def test_a_directory_or_a_target_of_a_txt_file_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(QueryFileError, match=r"\[E440\].*directory"):
+    with pytest.raises(QueryFileError, match=r"\[E650\].*directory"):
         read_queries(tmp_path)
     (tmp_path / "q.txt").write_text("rain\n")
-    with pytest.raises(QueryFileError, match=r"\[E457\]"):
+    with pytest.raises(QueryFileError, match=r"\[E667\]"):
         read_queries(tmp_path / "q.txt", target="id")
-    with pytest.raises(QueryFileError, match=r"\[E457\] a column \(--column"):
+    with pytest.raises(QueryFileError, match=r"\[E667\] a column \(--column"):
         read_queries(tmp_path / "q.txt", column="caption")
-    with pytest.raises(QueryFileError, match=r"\[E441\]"):
+    with pytest.raises(QueryFileError, match=r"\[E651\]"):
         detect_format(tmp_path / "q.txt", "xml")
 
 
@@ -172,7 +172,7 @@ def test_a_bad_line_before_the_last_is_not_cut(tmp_path: Path) -> None:
     path = tmp_path / "refined.jsonl"
     content = '{"line": 1, "query": "rain"}\nnot json\n{"line": 3, "query": "wind"}\n'
     path.write_text(content, encoding="utf-8")
-    with pytest.raises(QueryFileError, match=r"\[E452\].*line 2 is not JSON.*--overwrite"):
+    with pytest.raises(QueryFileError, match=r"\[E662\].*line 2 is not JSON.*--overwrite"):
         ResumeState.read(path)
     assert path.read_text(encoding="utf-8") == content
     # overwrite starts over
@@ -194,7 +194,7 @@ def test_tsv_output_escapes_and_resumes(tmp_path: Path) -> None:
     assert tsv_unescape(cells["query"]) == tricky and cells["F"] == "-0.1" and cells["feasible"] == "true"
     assert json.loads(cells["ranking"]) == ["clip 1.wav"] and json.loads(cells["scores"]) == [0.5]
     assert ResumeState.read(path, file_format="tsv", ranking=True).done == {f"2:{tricky}"}
-    with pytest.raises(QueryFileError, match=r"\[E452\].*line 1 has the columns"):
+    with pytest.raises(QueryFileError, match=r"\[E662\].*line 1 has the columns"):
         ResumeState.read(path, file_format="tsv", ranking=False)
     assert tsv_unescape(tsv_escape("\\t is not a tab")) == "\\t is not a tab"
 
@@ -207,7 +207,7 @@ def test_settings_of_a_resumed_output_must_match(tmp_path: Path) -> None:
     assert settings_path(out).is_file()
     check_settings(out, json.loads(json.dumps(settings)), resuming=True)
     changed = {"backbone": "minilm", "config": {"beam_width": 5, "max_depth": 2}}
-    with pytest.raises(QueryFileError, match=r"\[E453\].*config\.beam_width: 3 then, 5 now"):
+    with pytest.raises(QueryFileError, match=r"\[E663\].*config\.beam_width: 3 then, 5 now"):
         check_settings(out, changed, resuming=True)
     check_settings(out, changed, resuming=False)  # a fresh output may change anything
 
@@ -233,11 +233,11 @@ def test_lookup_table_from_jsonl_and_tsv(tmp_path: Path) -> None:
 
 
 def test_lookup_table_errors(tmp_path: Path) -> None:
-    with pytest.raises(QueryFileError, match=r"\[E455\].*no such file"):
+    with pytest.raises(QueryFileError, match=r"\[E665\].*no such file"):
         LookupTable.load(tmp_path / "none.jsonl")
     path = tmp_path / "bad.jsonl"
     path.write_text('{"query": "rain"}\n{"query": "wind", "refined_text": "wind"}\n', encoding="utf-8")
-    with pytest.raises(QueryFileError, match=r"\[E455\].*line 1: no text field 'refined_text'"):
+    with pytest.raises(QueryFileError, match=r"\[E665\].*line 1: no text field 'refined_text'"):
         LookupTable.load(path)
 
 
@@ -245,6 +245,6 @@ def test_unknown_extension_names_the_input_format_option(tmp_path: Path) -> None
     """Issue 15, item 12: the option that names a query file's format is --input-format."""
     source = tmp_path / "queries"
     source.write_text("rain\n", encoding="utf-8")
-    with pytest.raises(QueryFileError, match=r"\[E441\].*--input-format") as info:
+    with pytest.raises(QueryFileError, match=r"\[E651\].*--input-format") as info:
         list(read_queries(source))
     assert "--format (" not in str(info.value)

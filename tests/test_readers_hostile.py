@@ -47,14 +47,14 @@ def test_csv_query_file_with_cr_line_ends_and_a_bare_cr(tmp_path: Path) -> None:
     path.write_bytes(b'id,query\r1,rain\r2,"wind,\rthen thunder"\r3,dog\r')
     assert queries(path) == [(2, "rain", None), (3, "wind,\rthen thunder", None), (5, "dog", None)]
     path.write_bytes(b"id,query\n1,rain\rfalling\n2,dog\n")  # a bare CR ends a record, as csv reads it
-    assert queries(path) == [(2, "rain", None), (3, None, "[E445]"), (4, "dog", None)]
+    assert queries(path) == [(2, "rain", None), (3, None, "[E655]"), (4, "dog", None)]
 
 
 def test_a_huge_csv_cell_is_one_bad_line(tmp_path: Path) -> None:
     path = tmp_path / "q.csv"
     path.write_text(f"id,query\n1,rain\n2,{'x' * 200_000}\n3,dog\n4,\"{'y' * 150_000}\"\n5,cat\n", "utf-8")
     rows = queries(path)
-    assert rows == [(2, "rain", None), (3, None, "[E447]"), (4, "dog", None), (5, None, "[E447]"),
+    assert rows == [(2, "rain", None), (3, None, "[E657]"), (4, "dog", None), (5, None, "[E657]"),
                     (6, "cat", None)]
     problem = [q.problem for q in read_queries(path)][1]
     assert problem is not None and "is 200002 characters long" in problem  # the record's length
@@ -63,13 +63,13 @@ def test_a_huge_csv_cell_is_one_bad_line(tmp_path: Path) -> None:
 def test_a_deep_jsonl_line_is_one_bad_line(tmp_path: Path) -> None:
     path = tmp_path / "q.jsonl"
     path.write_text('{"query": "rain"}\n' + DEEP + '\n{"query": "dog"}\n', encoding="utf-8")
-    assert queries(path) == [(1, "rain", None), (2, None, "[E448]"), (3, "dog", None)]
+    assert queries(path) == [(1, "rain", None), (2, None, "[E658]"), (3, "dog", None)]
 
 
 def test_unclosed_quote_and_bad_bytes_in_a_csv_query_file(tmp_path: Path) -> None:
     path = tmp_path / "q.csv"
     path.write_bytes(b'query\nrain\ncaf\xe9\ndog\n"never closed\ncat\n')
-    assert queries(path) == [(2, "rain", None), (3, None, "[E446]"), (4, "dog", None), (5, None, "[E491]")]
+    assert queries(path) == [(2, "rain", None), (3, None, "[E656]"), (4, "dog", None), (5, None, "[E491]")]
 
 
 def test_lookup_table_reads_separators_and_refuses_deep_lines(tmp_path: Path) -> None:
@@ -82,7 +82,7 @@ def test_lookup_table_reads_separators_and_refuses_deep_lines(tmp_path: Path) ->
     table = LookupTable.load(path)
     assert len(table) == 3 and table.refined_text("rain\u2028roof 0") == "steady\u2028rain"
     path.write_text(json.dumps(rows[0]) + "\n" + DEEP + "\n" + json.dumps(rows[1]) + "\n", encoding="utf-8")
-    with pytest.raises(QueryFileError, match=r"\[E455\].*line 2.*nested"):
+    with pytest.raises(QueryFileError, match=r"\[E665\].*line 2.*nested"):
         LookupTable.load(path)
     path.write_text(json.dumps(rows[0]) + "\n" + DEEP, encoding="utf-8")  # the torn last line of a crash
     assert len(LookupTable.load(path)) == 1
@@ -128,7 +128,7 @@ def test_bad_caption_csv_lines_are_coded_errors(tmp_path: Path, content: bytes, 
 
     path = tmp_path / "c.csv"
     path.write_bytes(content)
-    with pytest.raises(AudioIndexError, match=rf"\[E435\].*{problem}"):
+    with pytest.raises(AudioIndexError, match=rf"\[E615\].*{problem}"):
         read_caption_file(path)
 
 
@@ -137,10 +137,10 @@ def test_deep_or_undecodable_caption_jsonl_is_a_coded_error(tmp_path: Path) -> N
 
     path = tmp_path / "c.jsonl"
     path.write_text('{"id": "a", "caption": "rain"}\n' + DEEP + "\n", encoding="utf-8")
-    with pytest.raises(AudioIndexError, match=r"\[E435\].*line 2: nested"):
+    with pytest.raises(AudioIndexError, match=r"\[E615\].*line 2: nested"):
         read_caption_file(path)
     path.write_text('{"id": "a", "caption": "\\ud800"}\n', encoding="utf-8")
-    with pytest.raises(AudioIndexError, match=r"\[E435\].*line 1 holds a lone surrogate"):
+    with pytest.raises(AudioIndexError, match=r"\[E615\].*line 1 holds a lone surrogate"):
         read_caption_file(path)
 
 

@@ -72,7 +72,7 @@ def base(workdir: Path, captions: list[str]) -> Base:
 def test_good_lines_written_bad_lines_reported(base: Base, captions: list[str]) -> None:
     queries, output, status, err = base
     assert status == 1  # some lines were bad
-    for line, code in ((5, "E445"), (9, "E446"), (12, "E447")):
+    for line, code in ((5, "E655"), (9, "E656"), (12, "E657")):
         assert f"{queries}:{line}: skipped: [{code}]" in err
     written = records(output)
     assert [r["query"] for r in written] == captions[:8]
@@ -128,7 +128,7 @@ def test_interrupted_run_keeps_finished_batches(
 
     monkeypatch.setattr(Refiner, "refine_many", interrupted)
     status, _, err = run(str(queries), "-o", str(output), *SMALL, "--batch-size", "2")
-    assert status == 130 and "[E459]" in err and "run the same command again" in err
+    assert status == 130 and "[E669]" in err and "run the same command again" in err
     assert [r["line"] for r in records(output)] == [1, 2]
     monkeypatch.setattr(Refiner, "refine_many", real)
     status, _, err = run(str(queries), "-o", str(output), *SMALL, "--batch-size", "2")
@@ -144,7 +144,7 @@ def test_csv_and_jsonl_inputs_tsv_and_stdout_outputs(workdir: Path, captions: li
         writer.writerows([["1", captions[13]], ["2", ""], ["3", captions[14]]])
     output = workdir / "csv.tsv"
     status, _, err = run(str(table), "--column", "caption", "-o", str(output), *SMALL, "-q")
-    assert status == 1 and f"{table}:3: skipped: [E445]" in err and "refined" not in err  # --quiet
+    assert status == 1 and f"{table}:3: skipped: [E655]" in err and "refined" not in err  # --quiet
     header, *rows = output.read_text(encoding="utf-8").splitlines()
     assert header.split("\t")[:4] == ["line", "query", "refined_text", "phi_star"]
     assert [row.split("\t")[:2] for row in rows] == [["2", captions[13]], ["4", captions[14]]]
@@ -184,7 +184,7 @@ def test_changed_settings_are_refused_unless_overwrite(base: Base, workdir: Path
     assert run(str(queries), "-o", str(output), *SMALL)[0] == 0
     bigger = ["-B", "3", "-D", "1", "--device", "cpu"]
     status, _, err = run(str(queries), "-o", str(output), *bigger)
-    assert status == 2 and "[E453]" in err and "config.beam_width: 2 then, 3 now" in err
+    assert status == 2 and "[E663]" in err and "config.beam_width: 2 then, 3 now" in err
     status, _, err = run(str(queries), "-o", str(output), *bigger, "--overwrite")
     assert status == 0 and "2 refined, 0 already done" in err
     assert len(records(output)) == 2
@@ -264,7 +264,7 @@ def test_oracle_anchors_and_a_failing_query_is_retried_alone(
         "-o", str(output), *SMALL,
     )
     assert status == 1
-    assert f"{queries}:2: failed: [E450]" in err and "[E409]" in err
+    assert f"{queries}:2: failed: [E660]" in err and "[E409]" in err
     written = records(output)
     assert [r["line"] for r in written] == [1, 3] and {r["anchors"] for r in written} == {"oracle"}
     assert "1 failed (lines 2)" in err
@@ -296,7 +296,7 @@ def test_an_index_of_another_backbone_is_refused(workdir: Path) -> None:
     queries.write_text("rain on a roof\n", encoding="utf-8")
     output = workdir / "x.jsonl"
     status, _, err = run(str(queries), "--index", str(directory), "-o", str(output), "--device", "cpu")
-    assert status == 2 and "[E429]" in err and "Traceback" not in err
+    assert status == 2 and "[E609]" in err and "Traceback" not in err
 
 
 @pytest.mark.parametrize(
@@ -304,12 +304,12 @@ def test_an_index_of_another_backbone_is_refused(workdir: Path) -> None:
     [
         ([], "give a query file"),
         (["q.txt", "--online", "--offline"], "not allowed with argument"),
-        (["q.txt", "--anchors", "proxy"], "[E457] --anchors proxy needs --index DIR"),
-        (["q.txt", "--anchors", "oracle", "--index", "i"], "[E457] --anchors oracle needs --target-column"),
-        (["q.txt", "--backbone-option", "novalue"], "[E458] --backbone-option takes KEY=VALUE"),
-        (["q.txt", "--max-chars", "100001"], "[E458] --max-chars takes at most"),
-        (["q.txt", "-B", "0"], "[E458]"),
-        (["q.txt", "--device", "gpu"], "[E458] --device takes"),
+        (["q.txt", "--anchors", "proxy"], "[E667] --anchors proxy needs --index DIR"),
+        (["q.txt", "--anchors", "oracle", "--index", "i"], "[E667] --anchors oracle needs --target-column"),
+        (["q.txt", "--backbone-option", "novalue"], "[E668] --backbone-option takes KEY=VALUE"),
+        (["q.txt", "--max-chars", "100001"], "[E668] --max-chars takes at most"),
+        (["q.txt", "-B", "0"], "[E668]"),
+        (["q.txt", "--device", "gpu"], "[E668] --device takes"),
         (["q.txt", "--elaborator", "nope"], "unknown elaborator 'nope'"),
     ],
 )
@@ -320,13 +320,13 @@ def test_usage_errors_exit_2(argv: list[str], expected: str) -> None:
 
 def test_unusable_inputs_exit_2_without_a_traceback(tmp_path: Path) -> None:
     status, _, err = run(str(tmp_path / "missing.txt"))
-    assert status == 2 and "[E440]" in err and "no such file" in err
+    assert status == 2 and "[E650]" in err and "no such file" in err
     queries = tmp_path / "q.txt"
     queries.write_text("rain\n", encoding="utf-8")
     status, _, err = run(str(queries), "-o", str(queries))
-    assert status == 2 and "[E454]" in err
+    assert status == 2 and "[E664]" in err
     status, _, err = run(str(queries), "--lookup", str(tmp_path / "none.jsonl"))
-    assert status == 2 and "[E455]" in err
+    assert status == 2 and "[E665]" in err
     status, _, err = run(str(queries), "--tau", "nan")
     assert status == 2 and "[E400]" in err
     status, _, err = run(str(queries), "--anchors", "bank", "--anchor-bank", str(tmp_path / "no-bank"))

@@ -83,7 +83,7 @@ def test_a_one_line_file_that_is_not_an_output_is_refused_untouched(
     target = work / name
     target.write_bytes(content)
     status, _, err = refine(work, str(target))
-    assert status == 2 and "[E452]" in err and "--overwrite" in err and "-o" in err
+    assert status == 2 and "[E662]" in err and "--overwrite" in err and "-o" in err
     assert "removed a torn last line" not in err and "Traceback" not in err
     assert target.read_bytes() == content
     assert not settings_path(target).exists()
@@ -101,11 +101,11 @@ def test_a_torn_last_line_is_cut_only_when_the_settings_file_matches(work: Path)
     torn = first + b'{"line": 2, "query": "a do'
     out.write_bytes(torn)
     status, _, err = refine(work, str(out), "-B", "4")  # other settings
-    assert status == 2 and "[E453]" in err and "config.beam_width: 3 then, 4 now" in err
+    assert status == 2 and "[E663]" in err and "config.beam_width: 3 then, 4 now" in err
     assert out.read_bytes() == torn
     sidecar.unlink()  # no settings file: unknown settings
     status, _, err = refine(work, str(out))
-    assert status == 2 and "[E453]" in err and "is missing" in err and out.read_bytes() == torn
+    assert status == 2 and "[E663]" in err and "is missing" in err and out.read_bytes() == torn
     assert not sidecar.exists()
     sidecar.write_bytes(recorded)
     status, _, err = refine(work, str(out))
@@ -122,7 +122,7 @@ def test_a_crash_in_the_first_record_is_resumed(work: Path) -> None:
     assert status == 0 and "removed a torn last line (16 bytes)" in err and lines_of(out) == [1, 2, 3]
     settings_path(out).unlink()
     out.write_bytes(b'{"line": 1, "que')
-    assert refine(work, str(out))[0] == 2  # the same, without its settings file: E453
+    assert refine(work, str(out))[0] == 2  # the same, without its settings file: E663
 
 
 # --- item 2: -o as a hard link (or a symlink) to the query file ---
@@ -135,7 +135,7 @@ def test_an_output_that_is_the_query_file_under_another_name_is_refused(work: Pa
     alias = work / "alias.jsonl"
     link(queries, alias)
     status, _, err = refine(work, str(alias), "--overwrite")
-    assert status == 2 and "[E454]" in err
+    assert status == 2 and "[E664]" in err
     assert queries.read_bytes() == before and not settings_path(alias).exists()
     assert same_file(alias, queries) and not same_file(work / "lookup.jsonl", queries)
     assert not same_file(work / "missing.jsonl", queries)
@@ -151,12 +151,12 @@ def test_an_output_without_its_settings_file_is_not_resumed(work: Path) -> None:
     out.write_bytes(content)
     settings_path(out).unlink()
     status, _, err = refine(work, str(out))
-    assert status == 2 and "[E453]" in err and str(settings_path(out)) in err and "--overwrite" in err
+    assert status == 2 and "[E663]" in err and str(settings_path(out)) in err and "--overwrite" in err
     assert out.read_bytes() == content and not settings_path(out).exists()  # nothing claimed
     status, _, err = refine(work, str(out), "--overwrite")
     assert status == 0 and lines_of(out) == [1, 2, 3]
     assert json.loads(settings_path(out).read_text())["config.beam_width"] == 3
-    with pytest.raises(QueryFileError, match=r"\[E453\].*holds no JSON object"):
+    with pytest.raises(QueryFileError, match=r"\[E663\].*holds no JSON object"):
         settings_path(out).write_text("[1, 2]\n")
         ResumeState.read(out, settings={"x": 1})
 
@@ -192,7 +192,7 @@ def _break_writer(monkeypatch: pytest.MonkeyPatch, error: OSError, after: int) -
 
 
 @pytest.mark.parametrize(
-    ("code", "expected"), [(errno.ENOSPC, "[E451]"), (errno.EACCES, "[E456]"), (errno.EPERM, "[E456]")],
+    ("code", "expected"), [(errno.ENOSPC, "[E661]"), (errno.EACCES, "[E666]"), (errno.EPERM, "[E666]")],
 )
 def test_a_write_error_in_the_run_is_coded_with_the_summary_and_exit_1(
     work: Path, monkeypatch: pytest.MonkeyPatch, code: int, expected: str,
@@ -201,9 +201,9 @@ def test_a_write_error_in_the_run_is_coded_with_the_summary_and_exit_1(
     _break_writer(monkeypatch, OSError(code, os.strerror(code)), after=2)
     status, _, err = refine(work, str(out), "--batch-size", "1")
     assert status == 1 and "Traceback" not in err and "[Errno" not in err
-    assert "[E459]" in err and expected in err and str(out) in err and os.strerror(code) in err
+    assert "[E669]" in err and expected in err and str(out) in err and os.strerror(code) in err
     assert "fol-refine: 0 refined, 1 from the lookup table" in err  # the summary counts what was written
-    if expected == "[E456]":
+    if expected == "[E666]":
         assert "chmod" in err
 
 
@@ -213,14 +213,14 @@ def test_a_full_disk_at_the_last_fsync(work: Path, monkeypatch: pytest.MonkeyPat
 
     monkeypatch.setattr(output_module.os, "fsync", full)
     status, _, err = refine(work, str(work / "out.jsonl"))
-    assert status == 1 and "[E459]" in err and "[E451]" in err and "No space left on device" in err
+    assert status == 1 and "[E669]" in err and "[E661]" in err and "No space left on device" in err
     assert "3 from the lookup table" in err and "Traceback" not in err
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full")
 def test_dev_full(work: Path) -> None:
     status, _, err = refine(work, "/dev/full")
-    assert status == 1 and "[E451]" in err and "No space left on device" in err
+    assert status == 1 and "[E661]" in err and "No space left on device" in err
     assert "results: /dev/full" in err
     assert not Path("/dev/full.settings.json").exists()
 
@@ -236,14 +236,14 @@ def test_no_permission_to_open_the_output(work: Path, monkeypatch: pytest.Monkey
 
     monkeypatch.setattr(Path, "open", refused)
     status, _, err = refine(work, str(out))
-    assert status == 2 and f"[E456] fol-refine may not write {out} (Permission denied)" in err
+    assert status == 2 and f"[E666] fol-refine may not write {out} (Permission denied)" in err
     assert "-o" in err and "chmod" in err
 
 
 def test_write_error_codes() -> None:
-    assert str(write_error("o.jsonl", OSError(errno.ENOSPC, "No space left on device"))).startswith("[E451]")
+    assert str(write_error("o.jsonl", OSError(errno.ENOSPC, "No space left on device"))).startswith("[E661]")
     for code in (errno.EACCES, errno.EPERM, errno.EROFS):
-        assert str(write_error("o.jsonl", OSError(code, os.strerror(code)))).startswith("[E456]")
+        assert str(write_error("o.jsonl", OSError(code, os.strerror(code)))).startswith("[E666]")
     assert "may not read" in str(write_error("o", PermissionError(errno.EACCES, "x"), action="read"))
 
 
@@ -251,7 +251,7 @@ def test_the_writer_closes_its_file_even_when_the_last_flush_fails(tmp_path: Pat
     writer = ResultWriter(tmp_path / "out.jsonl")
     handle = writer._handle
     writer._handle = _Failing(handle, OSError(errno.ENOSPC, "No space left on device"), after=1)  # type: ignore[assignment]
-    with pytest.raises(QueryFileError, match=r"\[E451\]"):
+    with pytest.raises(QueryFileError, match=r"\[E661\]"):
         writer.close()
     assert handle.closed
     writer.close()  # a second close does nothing
@@ -270,7 +270,7 @@ class _ClosedPipe(io.StringIO):
 
 def test_a_closed_standard_output_stops_quietly(work: Path) -> None:
     status, _, err = refine(work, "-", stdout=_ClosedPipe())
-    assert status == 141 and err == ""  # no E459, no resume hint, no summary, no traceback
+    assert status == 141 and err == ""  # no E669, no resume hint, no summary, no traceback
 
 
 def _script(work: Path, body: str) -> subprocess.CompletedProcess[str]:
@@ -313,7 +313,7 @@ def test_a_second_ctrl_c_during_shutdown_exits_quietly_with_130(work: Path) -> N
         sys.argv = ["fol-refine", "q.txt", "--lookup", "lookup.jsonl", "-o", "out.jsonl"]
         sys.exit(fol_refine_main())
     """)
-    assert done.returncode == 130 and "Traceback" not in done.stderr and "[E459]" in done.stderr
+    assert done.returncode == 130 and "Traceback" not in done.stderr and "[E669]" in done.stderr
     assert time.perf_counter() - started < 25
 
 

@@ -43,7 +43,7 @@ def test_a_query_file_is_searched_into_jsonl_bad_lines_numbered(cafe: Path, tmp_
     code = main(["search", "--index", str(cafe), str(queries), "-o", str(out), "-k", "3", "--device", "cpu"])
     err = capsys.readouterr().err
     assert code == 1  # two bad lines
-    assert f"{queries}:2: skipped" in err and f"{queries}:4: skipped" in err and "E446" in err
+    assert f"{queries}:2: skipped" in err and f"{queries}:4: skipped" in err and "E656" in err
     records = _records(out)
     assert [(r["line"], r["query"]) for r in records] == [(1, "a dog barking without people talking"),
                                                          (3, "rain on a roof")]
@@ -64,7 +64,7 @@ def test_a_rerun_resumes_and_other_settings_are_refused(cafe: Path, tmp_path: Pa
     assert main(argv) == 0
     assert out.read_bytes() == before and "2 already done" in capsys.readouterr().err
     assert main([*argv[:-1], "5"]) == 1
-    assert "E453" in capsys.readouterr().err and out.read_bytes() == before
+    assert "E663" in capsys.readouterr().err and out.read_bytes() == before
     assert main([*argv[:-1], "5", "--overwrite"]) == 0
     assert len(_records(out)[0]["hits"]) == 5
 
@@ -76,13 +76,13 @@ def test_standard_output_and_usage_errors(cafe: Path, tmp_path: Path, capsys) ->
     captured = capsys.readouterr()
     assert json.loads(captured.out)["hits"][0]["id"] == "clip3" and captured.err == ""
     assert main(["search", "--index", str(cafe), str(queries), "other", "-o", "x.jsonl"]) == 1
-    assert "E457" in capsys.readouterr().err
+    assert "E667" in capsys.readouterr().err
     assert main(["search", "--index", str(cafe), str(queries), "-o", str(queries)]) == 1
-    assert "E454" in capsys.readouterr().err and queries.read_text("utf-8") == "rain on a roof\n"
+    assert "E664" in capsys.readouterr().err and queries.read_text("utf-8") == "rain on a roof\n"
     link = tmp_path / "hard.txt"
     link.hardlink_to(queries)
     assert main(["search", "--index", str(cafe), str(queries), "-o", str(link)]) == 1
-    assert "E454" in capsys.readouterr().err and queries.read_text("utf-8") == "rain on a roof\n"
+    assert "E664" in capsys.readouterr().err and queries.read_text("utf-8") == "rain on a roof\n"
 
 
 def test_stored_refinements_replace_stage1_for_the_queries_they_hold(cafe: Path, minilm) -> None:  # type: ignore[no-untyped-def]
@@ -147,4 +147,4 @@ def test_the_output_may_not_be_the_lookup_table(cafe: Path, tmp_path: Path, caps
                      encoding="utf-8")
     before = table.read_bytes()
     assert main(["search", "--index", str(cafe), str(queries), "--lookup", str(table), "-o", str(table)]) == 1
-    assert "E454" in capsys.readouterr().err and table.read_bytes() == before
+    assert "E664" in capsys.readouterr().err and table.read_bytes() == before

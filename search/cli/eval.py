@@ -120,7 +120,7 @@ def run_eval(args: argparse.Namespace, out: TextIO) -> int:
             value = getattr(args, name)
             if value is not None and value < 1:
                 flag = "--" + name.replace("_", "-")
-                raise EvaluationError(Errors.E494.format(
+                raise EvaluationError(Errors.E520.format(
                     problem=f"{flag} is {value}", fix=f"Pass {flag} 1 or more.",
                 ))
         if args.threads is not None:

@@ -43,7 +43,7 @@ Handler = Callable[[argparse.Namespace, TextIO], int]
 
 
 def _guarded(handler: Handler) -> Handler:
-    """Run a handler; a fortekit error becomes its message on stderr and exit code 1 (2 for E433)."""
+    """Run a handler; a fortekit error becomes its message on stderr and exit code 1 (2 for E613)."""
 
     def run(args: argparse.Namespace, out: TextIO) -> int:
         from fortekit.errors import FortekitError
@@ -52,7 +52,7 @@ def _guarded(handler: Handler) -> Handler:
             return handler(args, out)
         except FortekitError as exc:
             print(f"fortekit index {args.index_command}: {exc}", file=sys.stderr)
-            return 2 if str(exc).startswith("[E433]") else 1
+            return 2 if str(exc).startswith("[E613]") else 1
 
     run.__doc__ = handler.__doc__
     return run
@@ -88,7 +88,7 @@ def run_build(args: argparse.Namespace, out: TextIO) -> int:
     if (out_dir / "index.json").exists() and not args.overwrite:
         from fortekit.errors import AudioIndexError, Errors
 
-        raise AudioIndexError(Errors.E434.format(directory=out_dir))
+        raise AudioIndexError(Errors.E614.format(directory=out_dir))
     progress = not args.quiet
     if args.captions is not None:
         from fortekit.search.index.format import check_unique_ids
@@ -192,7 +192,7 @@ def run_query(args: argparse.Namespace, out: TextIO) -> int:
     from fortekit.search.index.audio_index import AudioIndex
 
     if isinstance(args.k, bool) or not isinstance(args.k, int) or args.k < 1:
-        raise AudioIndexError(Errors.E433.format(name="-k", expected="a whole number >= 1", value=args.k))
+        raise AudioIndexError(Errors.E613.format(name="-k", expected="a whole number >= 1", value=args.k))
     index = AudioIndex.load(args.directory)
     options = _backbone_options(args, dict(index.meta.backbone_options))
     backbone = get_backbone(index.backbone_name, **options)

@@ -61,7 +61,7 @@ def _lines_of(args: argparse.Namespace, field: str) -> Iterator[tuple[str, str |
     """(label, text) from positional arguments and --file; text is None for a bad line.
 
     --file is read as fol-refine reads a query file (:mod:`fortekit.textio`): strict
-    UTF-8 line by line (a BOM allowed); a line that is not UTF-8 (E446) or is too long
+    UTF-8 line by line (a BOM allowed); a line that is not UTF-8 (E656) or is too long
     (E312) is reported on stderr with its number and the other lines still run; a UTF-16
     file is refused whole (E311). Blank lines and ``#`` comments are skipped.
     """
@@ -83,7 +83,7 @@ def _lines_of(args: argparse.Namespace, field: str) -> Iterator[tuple[str, str |
         label = f"{args.file}:{number}"
         if isinstance(line, BadLine):
             if line.kind == "undecodable":
-                problem = Errors.E446.format(reason=line.reason.removesuffix(" is not UTF-8"))
+                problem = Errors.E656.format(reason=line.reason.removesuffix(" is not UTF-8"))
             else:
                 problem = Errors.E312.format(reason=line.reason, what=field)
             print(f"{label}: error: {problem}", file=sys.stderr)

@@ -57,7 +57,7 @@ def parse_option(text: str, *, option: str = "--backbone-option") -> tuple[str, 
         option: the option's name, for the message.
 
     Raises:
-        QueryFileError: no ``=``, or a key that is not an identifier (E458).
+        QueryFileError: no ``=``, or a key that is not an identifier (E668).
 
     Example:
         >>> parse_option("batch-size=16")
@@ -65,12 +65,12 @@ def parse_option(text: str, *, option: str = "--backbone-option") -> tuple[str, 
         >>> parse_option("model")
         Traceback (most recent call last):
         ...
-        fortekit.errors.QueryFileError: [E458] --backbone-option takes KEY=VALUE, not 'model' (for example --backbone-option model=/models/clap-htsat).
+        fortekit.errors.QueryFileError: [E668] --backbone-option takes KEY=VALUE, not 'model' (for example --backbone-option model=/models/clap-htsat).
     """  # noqa: E501
     key, sep, value = text.partition("=")
     key = key.strip().replace("-", "_")
     if not sep or not key.isidentifier():
-        raise QueryFileError(Errors.E458.format(
+        raise QueryFileError(Errors.E668.format(
             option=option, expected="KEY=VALUE", value=text,
             hint=f" (for example {option} model=/models/clap-htsat)",
         ))

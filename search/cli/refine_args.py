@@ -23,7 +23,7 @@ _DEVICE = re.compile(r"^(auto|cpu|mps|cuda(:\d+)?)$")
 
 def _device(text: str) -> str:
     if not _DEVICE.match(text):
-        raise argparse.ArgumentTypeError(Errors.E458.format(
+        raise argparse.ArgumentTypeError(Errors.E668.format(
             option="--device", expected="auto, cpu, cuda, cuda:N or mps", value=text, hint="",
         ))
     return text
@@ -35,7 +35,7 @@ def _positive_int(text: str) -> int:
     except ValueError:
         value = 0
     if value < 1:
-        raise argparse.ArgumentTypeError(Errors.E458.format(
+        raise argparse.ArgumentTypeError(Errors.E668.format(
             option="this option", expected="a whole number >= 1", value=text, hint="",
         ))
     return value
@@ -182,7 +182,7 @@ def check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> No
         if name not in installed:
             parser.error(f"unknown {kind} {name!r}; installed: {', '.join(installed)}")
     if args.max_chars > MAX_CHARS:
-        parser.error(Errors.E458.format(
+        parser.error(Errors.E668.format(
             option="--max-chars", expected=f"at most the caption parser's limit, {MAX_CHARS}",
             value=args.max_chars, hint="",
         ))
@@ -192,13 +192,13 @@ def check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> No
         "oracle": ("index", "--index DIR", "oracle anchors are the embeddings of the relevant items"),
     }.get(args.anchors)
     if needs is not None and getattr(args, needs[0]) is None:
-        parser.error(Errors.E457.format(option=f"--anchors {args.anchors}", needed=needs[1], why=needs[2]))
+        parser.error(Errors.E667.format(option=f"--anchors {args.anchors}", needed=needs[1], why=needs[2]))
     if args.anchors == "oracle" and args.target_column is None and args.explain is None:
-        parser.error(Errors.E457.format(
+        parser.error(Errors.E667.format(
             option="--anchors oracle", needed="--target-column COLUMN",
             why="each query's relevant item id, as the index names it",
         ))
     if args.explain is not None and args.anchors == "oracle":
-        parser.error(Errors.E457.format(
+        parser.error(Errors.E667.format(
             option="--anchors oracle", needed="a query file", why="--explain has no ground truth to use",
         ))

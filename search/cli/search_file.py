@@ -71,13 +71,13 @@ def search_file(args: argparse.Namespace, out: TextIO) -> int:
 
 def _check(args: argparse.Namespace) -> Path:
     if len(args.queries) != 1:
-        raise QueryFileError(Errors.E457.format(
+        raise QueryFileError(Errors.E667.format(
             option="-o", needed="exactly one QUERY, the query file",
             why=f"{len(args.queries)} were given (search several queries without -o, or put them in a file)",
         ))
     for option, value in (("-k", args.k), ("--batch-size", args.batch_size), ("--max-chars", args.max_chars)):
         if value < 1:
-            raise QueryFileError(Errors.E458.format(
+            raise QueryFileError(Errors.E668.format(
                 option=option, expected="a whole number >= 1", value=value, hint="",
             ))
     return Path(args.queries[0]).expanduser()

@@ -233,7 +233,7 @@ def run_beir_evaluation(settings: BeirSettings, log: Callable[[str], None] | Non
 
     Raises:
         EvaluationError: a bad folder (E500-E505, E510), options (E506-E508), ir-measures
-            missing (E509), an unwritable ``out`` (E498).
+            missing (E509), an unwritable ``out`` (E524).
         FortekitError: from the backbone, Stage 1 or Stage 2, with their codes.
     """
     from fortekit.plugins import get_backbone
@@ -248,7 +248,7 @@ def run_beir_evaluation(settings: BeirSettings, log: Callable[[str], None] | Non
     try:
         settings.out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise EvaluationError(Errors.E498.format(path=settings.out, problem=exc)) from None
+        raise EvaluationError(Errors.E524.format(path=settings.out, problem=exc)) from None
     data_files = _data_files(collection)
     say(f"{collection.folder}: {len(collection.items)} items, {len(collection.queries)} queries "
         f"({collection.dropped_queries} without a relevant item dropped); loading {settings.backbone}")
@@ -280,7 +280,7 @@ def run_beir_evaluation(settings: BeirSettings, log: Callable[[str], None] | Non
         try:
             files.append(write_per_query(path, records[name]))
         except OSError as exc:
-            raise EvaluationError(Errors.E498.format(path=path, problem=exc)) from None
+            raise EvaluationError(Errors.E524.format(path=path, problem=exc)) from None
         mean_ndcg = np.mean([row["nDCG@10"] for row in records[name]])
         say(f"{name}: nDCG@10 {mean_ndcg:.3f} ({timings[name]['ms_per_query']:.1f} ms/query)")
     overall, breakdown = _summaries(collection, records, by)
@@ -312,6 +312,6 @@ def run_beir_evaluation(settings: BeirSettings, log: Callable[[str], None] | Non
     try:
         markdown.write_text(results_markdown(metrics), encoding="utf-8")
     except OSError as exc:
-        raise EvaluationError(Errors.E498.format(path=markdown, problem=exc)) from None
+        raise EvaluationError(Errors.E524.format(path=markdown, problem=exc)) from None
     files.append(markdown)
     return EvalResult(metrics, files, seconds)

@@ -93,7 +93,7 @@ def split_collections(
         The two parts; they never share a clip when one file is split.
 
     Raises:
-        EvaluationError: ``n_train`` missing or out of range for a split file (E494).
+        EvaluationError: ``n_train`` missing or out of range for a split file (E520).
 
     Example:
         >>> clips = [Clip(str(i), ("q", "i")) for i in range(5)]
@@ -103,12 +103,12 @@ def split_collections(
     """
     if train_clips is None:
         if n_train is None:
-            raise EvaluationError(Errors.E494.format(
+            raise EvaluationError(Errors.E520.format(
                 problem="there is no training collection",
                 fix="Give --train PATH, or --n-train N to train on the first N clips of --test.",
             ))
         if n_train < 1 or n_train >= len(test_clips):
-            raise EvaluationError(Errors.E494.format(
+            raise EvaluationError(Errors.E520.format(
                 problem=f"--n-train {n_train} does not split the {len(test_clips)} clips of --test into "
                 "a training and a test part",
                 fix=f"Pass an --n-train between 1 and {len(test_clips) - 1}.",
@@ -118,7 +118,7 @@ def split_collections(
         train, test = list(train_clips), list(test_clips)
     for name, value in (("--limit-test", limit_test), ("--limit-train", limit_train)):
         if value is not None and value < 1:
-            raise EvaluationError(Errors.E494.format(
+            raise EvaluationError(Errors.E520.format(
                 problem=f"{name} {value} keeps no clip", fix=f"Pass {name} 1 or more, or leave it out.",
             ))
     if limit_test is not None:
@@ -142,7 +142,7 @@ def load_split(
 
     Raises:
         DataFileError: a file is missing (E487).
-        EvaluationError: a file that is no caption CSV (E489-E491), or bad split options (E494).
+        EvaluationError: a file that is no caption CSV (E489-E491), or bad split options (E520).
 
     Example:
         >>> load_split("/nonexistent.csv", None, n_train=1)  # doctest: +ELLIPSIS
@@ -154,7 +154,7 @@ def load_split(
     same = train_path is not None and Path(train_path).resolve() == Path(test_path).resolve()
     if train_path is not None and not same:
         if n_train is not None:
-            raise EvaluationError(Errors.E494.format(
+            raise EvaluationError(Errors.E520.format(
                 problem="--n-train splits the --test file, but --train names another file",
                 fix="Leave out --n-train (use --limit-train to train on fewer clips), or leave out --train.",
             ))
@@ -163,7 +163,7 @@ def load_split(
             limit_test=limit_test, limit_train=limit_train,
         )
     if same and n_train is None:
-        raise EvaluationError(Errors.E494.format(
+        raise EvaluationError(Errors.E520.format(
             problem="--train and --test are the same file and nothing splits it (the test part would be "
             "trained on)",
             fix="Add --n-train N: the first N clips train, the rest test.",
@@ -250,7 +250,7 @@ def embed_collection(
         The :class:`EmbeddedCollection`.
 
     Raises:
-        EvaluationError: fewer than 2 usable clips (E497), or none with 2 captions (E492).
+        EvaluationError: fewer than 2 usable clips (E523), or none with 2 captions (E492).
 
     Example:
         >>> part = embed_collection(clips, get_backbone("minilm", device="cpu"))  # doctest: +SKIP
@@ -266,7 +266,7 @@ def embed_collection(
 
     task = retrieval_task(clips, item_captions=item_text)
     if len(task) < 2:
-        raise EvaluationError(Errors.E497.format(needed=2, what=f"{what} clips", found=len(task)))
+        raise EvaluationError(Errors.E523.format(needed=2, what=f"{what} clips", found=len(task)))
     seconds: dict[str, float] = {}
     # Warm-up, so the timings below exclude loading the encoder's and spaCy's weights.
     backbone.encode_text(task.queries[:1])

@@ -101,7 +101,7 @@ class EvalSettings:
         ]
         for ok, problem, fix in checks:
             if not ok:
-                raise EvaluationError(Errors.E494.format(problem=f"{problem} is not valid", fix=fix))
+                raise EvaluationError(Errors.E520.format(problem=f"{problem} is not valid", fix=fix))
 
     def to_dict(self) -> dict[str, Any]:
         values = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
@@ -135,7 +135,7 @@ def run_evaluation(settings: EvalSettings, log: Callable[[str], None] | None = N
 
     Raises:
         DataFileError: a collection file is missing (E487).
-        EvaluationError: bad data or options (E480-E499).
+        EvaluationError: bad data or options (E480-E525).
         FortekitError: from the backbone, Stage 1 or Stage 2, with their codes.
     """
     from fortekit.search.eval.output import write_outputs
@@ -146,7 +146,7 @@ def run_evaluation(settings: EvalSettings, log: Callable[[str], None] | None = N
     try:
         settings.out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise EvaluationError(Errors.E498.format(path=settings.out, problem=exc)) from None
+        raise EvaluationError(Errors.E524.format(path=settings.out, problem=exc)) from None
     run.summary["data"] = _data_summary(settings)
     run.prepare()
     for anchors in settings.anchors:  # the primary setting first: its timing sees a cold text cache

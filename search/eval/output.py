@@ -35,7 +35,7 @@ def write_outputs(run: CaptionBenchmark, metrics: dict[str, Any], started: float
         Every file the run wrote (per-query files and sweeps included).
 
     Raises:
-        EvaluationError: a file cannot be written (E498).
+        EvaluationError: a file cannot be written (E524).
     """
     from fortekit.search.eval.evaluate import environment
     from fortekit.search.eval.plots import gap_statistics, plot_ablation, plot_modality_gap

@@ -47,7 +47,7 @@ def _save(figure: Figure, path: Path) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         figure.savefig(path, bbox_inches="tight")
     except OSError as exc:
-        raise EvaluationError(Errors.E498.format(path=path, problem=exc)) from None
+        raise EvaluationError(Errors.E524.format(path=path, problem=exc)) from None
     return path
 
 
@@ -65,7 +65,7 @@ def plot_ablation(
         The path written.
 
     Raises:
-        EvaluationError: the file cannot be written (E498).
+        EvaluationError: the file cannot be written (E524).
     """
     names = list(systems)
     figure = _figure(max(6.0, 0.65 * len(names) + 2.0), 4.2)
@@ -182,7 +182,7 @@ def plot_modality_gap(
 
     Raises:
         MissingDependencyError: umap-learn is not installed (E205).
-        EvaluationError: the file cannot be written (E498).
+        EvaluationError: the file cannot be written (E524).
     """
     figure = _figure(5.0 * len(panels), 4.6)
     for position, (title, (queries, items)) in enumerate(panels.items(), start=1):

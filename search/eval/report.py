@@ -32,7 +32,7 @@ def write_json(path: Path, document: Any) -> Path:
     """Write a JSON document (indented, UTF-8), replacing the file atomically.
 
     Raises:
-        EvaluationError: the file cannot be written (E498).
+        EvaluationError: the file cannot be written (E524).
     """
     temporary = path.with_name(path.name + ".tmp")
     try:
@@ -41,7 +41,7 @@ def write_json(path: Path, document: Any) -> Path:
                              encoding="utf-8")
         os.replace(temporary, path)
     except OSError as exc:
-        raise EvaluationError(Errors.E498.format(path=path, problem=exc)) from None
+        raise EvaluationError(Errors.E524.format(path=path, problem=exc)) from None
     return path
 
 
@@ -135,4 +135,4 @@ def write_per_query_file(
     try:
         return write_per_query(path, records)
     except OSError as exc:
-        raise EvaluationError(Errors.E498.format(path=path, problem=exc)) from None
+        raise EvaluationError(Errors.E524.format(path=path, problem=exc)) from None

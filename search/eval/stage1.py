@@ -55,7 +55,7 @@ def parse_anchors(spec: str) -> list[str]:
     """The anchor settings of ``--anchors`` ("bank,none,..."), de-duplicated, in order.
 
     Raises:
-        EvaluationError: an unknown source or an empty list (E496).
+        EvaluationError: an unknown source or an empty list (E522).
 
     Example:
         >>> parse_anchors("bank, none,bank")
@@ -64,7 +64,7 @@ def parse_anchors(spec: str) -> list[str]:
     names = [name.strip().lower() for name in spec.split(",") if name.strip()]
     for name in names or [spec]:
         if name not in ANCHOR_SOURCES:
-            raise EvaluationError(Errors.E496.format(name=name, options=", ".join(ANCHOR_SOURCES)))
+            raise EvaluationError(Errors.E522.format(name=name, options=", ".join(ANCHOR_SOURCES)))
     return list(dict.fromkeys(names))
 
 
@@ -98,12 +98,12 @@ def anchor_source(name: str, part: EmbeddedCollection, bank: AnchorBank | None) 
         An object with ``anchor_batch``.
 
     Raises:
-        EvaluationError: an unknown name (E496).
+        EvaluationError: an unknown name (E522).
     """
     from fortekit.search.stage1.anchor_sources import make_anchor_source
 
     if name not in ANCHOR_SOURCES:
-        raise EvaluationError(Errors.E496.format(name=name, options=", ".join(ANCHOR_SOURCES)))
+        raise EvaluationError(Errors.E522.format(name=name, options=", ".join(ANCHOR_SOURCES)))
     oracle = None
     if name == "oracle":
         negatives = oracle_negatives(part.queries @ part.items.T, part.task.targets)
@@ -209,7 +209,7 @@ class Stage1Cache:
             The :class:`Stage1Output`.
 
         Raises:
-            EvaluationError: the cache cannot be read or written (E499, E498).
+            EvaluationError: the cache cannot be read or written (E525, E524).
         """
         full_key = {**key, "config": config.to_dict(), "anchors": anchors.name, "queries": len(queries)}
         path = self.directory / f"{label}-{cache_key(full_key)}.jsonl"
@@ -245,7 +245,7 @@ class Stage1Cache:
         try:  # fortekit.textio: lines end at "\n" only (a query may hold U+2028), strict UTF-8
             lines = list(read_jsonl(path))
         except OSError as exc:
-            raise EvaluationError(Errors.E499.format(path=path, problem=exc)) from None
+            raise EvaluationError(Errors.E525.format(path=path, problem=exc)) from None
         for _, record in lines:
             try:  # a bad line (BadLine) fails the subscript below: a TypeError
                 index = int(record["i"])
@@ -264,7 +264,7 @@ class Stage1Cache:
             path.parent.mkdir(parents=True, exist_ok=True)
             handle = path.open("a", encoding="utf-8")
         except OSError as exc:
-            raise EvaluationError(Errors.E498.format(path=path, problem=exc)) from None
+            raise EvaluationError(Errors.E524.format(path=path, problem=exc)) from None
         started = time.perf_counter()
         with handle:
             if path.stat().st_size == 0:

@@ -37,7 +37,7 @@ def parse_sweep(spec: str) -> tuple[str, tuple[float, ...]]:
     """``NAME=v1,v2,...`` as (name, values).
 
     Raises:
-        EvaluationError: no ``=``, an unknown name or a value that is not a number (E495).
+        EvaluationError: no ``=``, an unknown name or a value that is not a number (E521).
 
     Example:
         >>> parse_sweep("alpha=0,0.1, 0.3")
@@ -47,7 +47,7 @@ def parse_sweep(spec: str) -> tuple[str, tuple[float, ...]]:
     name = name.strip().lower()
 
     def fail(problem: str) -> EvaluationError:
-        return EvaluationError(Errors.E495.format(spec=spec, problem=problem, names=", ".join(SWEEPABLE)))
+        return EvaluationError(Errors.E521.format(spec=spec, problem=problem, names=", ".join(SWEEPABLE)))
 
     if not sep:
         raise fail("there is no '='")

@@ -128,9 +128,9 @@ class AudioIndex(IndexSearchMixin):
             The index (in memory; :meth:`save` writes it).
 
         Raises:
-            AudioIndexError: no items (E426), an item without id (E437), duplicate ids
-                (E425), a bad batch size (E433), encoder output of the wrong shape (E439) or
-                with NaN (E427), `predicate_sets` of the wrong length (E430).
+            AudioIndexError: no items (E606), an item without id (E617), duplicate ids
+                (E605), a bad batch size (E613), encoder output of the wrong shape (E619) or
+                with NaN (E607), `predicate_sets` of the wrong length (E610).
             AudioReadError, EncoderInputError: from the backbone, for an unreadable item.
 
         Example:
@@ -140,7 +140,7 @@ class AudioIndex(IndexSearchMixin):
         """
         items = list(items)
         if not items:
-            raise AudioIndexError(Errors.E426.format(what="no items were given"))
+            raise AudioIndexError(Errors.E606.format(what="no items were given"))
         ids = [item_id_of(item, position) for position, item in enumerate(items)]
         check_unique_ids(ids)
         embeddings = embed_items(backbone, items, ids, batch_size, progress)
@@ -178,9 +178,9 @@ class AudioIndex(IndexSearchMixin):
             The index.
 
         Raises:
-            AudioIndexError: no items (E426), lengths that differ (E430), duplicate ids (E425),
-                a missing caption to embed (E437), embeddings of the wrong dimension (E428),
-                shape or type (E438), or with NaN (E427).
+            AudioIndexError: no items (E606), lengths that differ (E610), duplicate ids (E605),
+                a missing caption to embed (E617), embeddings of the wrong dimension (E608),
+                shape or type (E618), or with NaN (E607).
 
         Example:
             >>> AudioIndex.from_captions(["x"], ["wind"], "enc", embeddings=[[3.0, 4.0]],
@@ -189,16 +189,16 @@ class AudioIndex(IndexSearchMixin):
         """
         ids, captions = [str(item_id) for item_id in ids], list(captions)
         if not ids:
-            raise AudioIndexError(Errors.E426.format(what="no ids were given"))
+            raise AudioIndexError(Errors.E606.format(what="no ids were given"))
         if len(captions) != len(ids):
-            raise AudioIndexError(Errors.E430.format(what="captions", found=len(captions), count=len(ids)))
+            raise AudioIndexError(Errors.E610.format(what="captions", found=len(captions), count=len(ids)))
         check_unique_ids(ids)
         name = backbone if isinstance(backbone, str) else backbone.name
         if embeddings is not None:
             dim = None if isinstance(backbone, str) else int(backbone.dim)
             array = rows_from_embeddings(embeddings, len(ids), dim, name)
         elif isinstance(backbone, str):
-            raise AudioIndexError(Errors.E433.format(
+            raise AudioIndexError(Errors.E613.format(
                 name="backbone", expected="a Backbone object when no embeddings are given", value=backbone,
             ))
         else:
@@ -272,7 +272,7 @@ class AudioIndex(IndexSearchMixin):
             The directory.
 
         Raises:
-            AudioIndexError: an index is already there and `overwrite` is False (E434).
+            AudioIndexError: an index is already there and `overwrite` is False (E614).
             OSError: the files cannot be written.
 
         Example:
@@ -295,15 +295,15 @@ class AudioIndex(IndexSearchMixin):
         Args:
             directory: the index directory.
             mmap: map embeddings.npy read-only instead of reading it into memory.
-            backbone: when given, check that it is the index's backbone (E429).
+            backbone: when given, check that it is the index's backbone (E609).
 
         Returns:
             The index (a FAISS index, if saved, is read when first used).
 
         Raises:
-            AudioIndexError: a missing file (E421), corrupt JSON or array (E420), a format
-                from the future (E422), counts that disagree (E423), a bad dtype or shape
-                (E424), duplicate ids (E425), a bad predicate symbol (E431), another backbone (E429).
+            AudioIndexError: a missing file (E601), corrupt JSON or array (E600), a format
+                from the future (E602), counts that disagree (E603), a bad dtype or shape
+                (E604), duplicate ids (E605), a bad predicate symbol (E611), another backbone (E609).
 
         Example:
             >>> AudioIndex.load("clotho.index", backbone=get_backbone("minilm"))  # doctest: +SKIP
@@ -315,7 +315,7 @@ class AudioIndex(IndexSearchMixin):
         records = read_items(root, meta)
         if meta.faiss is not None and not (root / FAISS_FILE).is_file():
             missing = f"{FAISS_FILE} (index.json names one)"
-            raise AudioIndexError(Errors.E421.format(directory=root, missing=missing))
+            raise AudioIndexError(Errors.E601.format(directory=root, missing=missing))
         index = cls(embeddings, records, meta, embeddings_file=root / EMBEDDINGS_FILE if mmap else None)
         index._faiss_file = root / FAISS_FILE if meta.faiss is not None else None
         if backbone is not None:

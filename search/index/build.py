@@ -42,14 +42,14 @@ def item_id_of(item: AudioItem, position: int) -> str:
     """An item's id: its ``item_id``, else its path.
 
     Raises:
-        AudioIndexError: not an AudioItem, or neither id nor path (E437).
+        AudioIndexError: not an AudioItem, or neither id nor path (E617).
 
     Example:
         >>> item_id_of(AudioItem(path="clips/rain.wav"), 0)
         'clips/rain.wav'
     """
     if not isinstance(item, AudioItem):
-        raise AudioIndexError(Errors.E437.format(
+        raise AudioIndexError(Errors.E617.format(
             index=position, label=type(item).__name__, problem="is not a fortekit.plugins.AudioItem",
             hint="Wrap each file as AudioItem(path=..., item_id=..., text=...).",
         ))
@@ -57,7 +57,7 @@ def item_id_of(item: AudioItem, position: int) -> str:
         return str(item.item_id)
     if item.path is not None:
         return os.fspath(item.path)
-    raise AudioIndexError(Errors.E437.format(
+    raise AudioIndexError(Errors.E617.format(
         index=position, label=item.label(), problem="has neither an item_id nor a path",
         hint="Give every item an item_id (or a path, which then serves as its id).",
     ))
@@ -67,7 +67,7 @@ def caption_items(ids: Sequence[str], captions: Sequence[str | None]) -> list[Au
     """One text-only AudioItem per caption, for a caption-indexed collection.
 
     Raises:
-        AudioIndexError: a missing or blank caption (E437).
+        AudioIndexError: a missing or blank caption (E617).
 
     Example:
         >>> caption_items(["a"], ["rain"])[0].text
@@ -75,7 +75,7 @@ def caption_items(ids: Sequence[str], captions: Sequence[str | None]) -> list[Au
     """
     for position, caption in enumerate(captions):
         if caption is None or not caption.strip():
-            raise AudioIndexError(Errors.E437.format(
+            raise AudioIndexError(Errors.E617.format(
                 index=position, label=ids[position], problem="has no caption to embed",
                 hint="Give every item a caption, or pass embeddings=.",
             ))
@@ -98,11 +98,11 @@ def embed_items(
         The embeddings, on the CPU.
 
     Raises:
-        AudioIndexError: a bad batch size (E433), a batch of the wrong shape (E439), NaN (E427).
+        AudioIndexError: a bad batch size (E613), a batch of the wrong shape (E619), NaN (E607).
     """
     from tqdm import tqdm
 
-    check_int(batch_size, name="batch_size", error=AudioIndexError, message=Errors.E433)
+    check_int(batch_size, name="batch_size", error=AudioIndexError, message=Errors.E613)
     dim = int(backbone.dim)
     out = np.empty((len(items), dim), dtype=np.float32)
     with tqdm(total=len(items), desc=f"embedding ({backbone.name})", unit="item", file=sys.stderr,
@@ -112,7 +112,7 @@ def embed_items(
             rows: Any = backbone.encode_audio(chunk)
             shape = tuple(getattr(rows, "shape", ()))
             if shape != (len(chunk), dim):
-                raise AudioIndexError(Errors.E439.format(
+                raise AudioIndexError(Errors.E619.format(
                     name=backbone.name, description=f"an array of shape {shape}", count=len(chunk), dim=dim,
                 ))
             if hasattr(rows, "detach"):
@@ -127,8 +127,8 @@ def rows_from_embeddings(embeddings: Any, count: int, dim: int | None, backbone:
     """Caller-given embeddings (numpy, torch, nested lists) as float32 (count, d).
 
     Raises:
-        AudioIndexError: not numeric or not 2-D (E438), the wrong count (E430), the wrong
-            dimension for the backbone (E428). NaN is checked later (E427).
+        AudioIndexError: not numeric or not 2-D (E618), the wrong count (E610), the wrong
+            dimension for the backbone (E608). NaN is checked later (E607).
 
     Example:
         >>> rows_from_embeddings([[1, 2]], 1, None, "enc").dtype
@@ -139,36 +139,36 @@ def rows_from_embeddings(embeddings: Any, count: int, dim: int | None, backbone:
     try:
         array = np.asarray(embeddings, dtype=np.float32)
     except (ValueError, TypeError) as exc:
-        raise AudioIndexError(Errors.E438.format(
+        raise AudioIndexError(Errors.E618.format(
             what="embeddings", dim=dim or "d", description=f"a {type(embeddings).__name__} ({exc})",
         )) from exc
     if array.ndim != 2 or array.shape[1] == 0:
-        raise AudioIndexError(Errors.E438.format(
+        raise AudioIndexError(Errors.E618.format(
             what="embeddings", dim=dim or "d", description=f"an array of shape {array.shape}",
         ))
     if array.shape[0] != count:
-        raise AudioIndexError(Errors.E430.format(what="embeddings", found=array.shape[0], count=count))
+        raise AudioIndexError(Errors.E610.format(what="embeddings", found=array.shape[0], count=count))
     if dim is not None and array.shape[1] != dim:
-        raise AudioIndexError(Errors.E428.format(
+        raise AudioIndexError(Errors.E608.format(
             what="embeddings", found=array.shape[1], dim=dim, backbone=backbone,
         ))
     return np.ascontiguousarray(array)
 
 
 def check_finite(array: np.ndarray, ids: Sequence[str], source: str = "") -> None:
-    """Raise E427 naming the first items whose rows hold NaN or infinity.
+    """Raise E607 naming the first items whose rows hold NaN or infinity.
 
     Example:
         >>> check_finite(np.array([[1.0], [np.nan]]), ["a", "b"])
         Traceback (most recent call last):
         ...
-        fortekit.errors.AudioIndexError: [E427] 1 embedding(s) hold NaN or infinite values (items 'b'). ...
+        fortekit.errors.AudioIndexError: [E607] 1 embedding(s) hold NaN or infinite values (items 'b'). ...
     """
     bad = ~np.isfinite(array).all(axis=1)
     if bad.any():
         rows = np.flatnonzero(bad)
         examples = ", ".join(repr(ids[row]) for row in rows[:5])
-        raise AudioIndexError(Errors.E427.format(count=len(rows), examples=examples, source=source))
+        raise AudioIndexError(Errors.E607.format(count=len(rows), examples=examples, source=source))
 
 
 def assemble_parts(
@@ -194,7 +194,7 @@ def assemble_parts(
         (rows, records, meta).
 
     Raises:
-        AudioIndexError: NaN (E427), `predicate_sets` of the wrong length (E430).
+        AudioIndexError: NaN (E607), `predicate_sets` of the wrong length (E610).
     """
     check_finite(embeddings, ids)
     if normalise:
@@ -204,7 +204,7 @@ def assemble_parts(
     if predicate_sets is not None:
         sets = [frozenset(symbols) for symbols in predicate_sets]
         if len(sets) != len(ids):
-            raise AudioIndexError(Errors.E430.format(what="predicate_sets", found=len(sets), count=len(ids)))
+            raise AudioIndexError(Errors.E610.format(what="predicate_sets", found=len(sets), count=len(ids)))
         parse = True
     elif parse:
         report = caption_predicate_sets(captions, parser=parser, progress=progress)

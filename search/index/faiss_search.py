@@ -36,7 +36,7 @@ _ADD_ROWS = 65_536  # rows normalised and added at a time, so a mapped matrix is
 
 
 def import_faiss() -> ModuleType:
-    """The faiss module, or E432 saying how to install it.
+    """The faiss module, or E612 saying how to install it.
 
     Example:
         >>> import_faiss().__name__
@@ -45,7 +45,7 @@ def import_faiss() -> ModuleType:
     try:
         import faiss
     except ImportError as exc:
-        raise AudioIndexError(Errors.E432.format(problem=f"{type(exc).__name__}: {exc}")) from exc
+        raise AudioIndexError(Errors.E612.format(problem=f"{type(exc).__name__}: {exc}")) from exc
     module: ModuleType = faiss
     return module
 
@@ -94,12 +94,12 @@ class FaissSearcher:
             The searcher.
 
         Raises:
-            AudioIndexError: faiss is missing (E432), a bad kind, nlist or nprobe (E433).
+            AudioIndexError: faiss is missing (E612), a bad kind, nlist or nprobe (E613).
         """
         faiss = import_faiss()
         if kind not in FAISS_KINDS:
             expected = " or ".join(map(repr, FAISS_KINDS))
-            raise AudioIndexError(Errors.E433.format(name="kind", expected=expected, value=kind))
+            raise AudioIndexError(Errors.E613.format(name="kind", expected=expected, value=kind))
         n, dim = int(rows.shape[0]), int(rows.shape[1])
         if kind == "flat":
             index = faiss.IndexFlatIP(dim)
@@ -135,19 +135,19 @@ class FaissSearcher:
         """Read an index that :meth:`write` wrote, and check it covers `count` rows of `dim`.
 
         Raises:
-            AudioIndexError: faiss is missing (E432), the file is unreadable or does not
-                match the index (E420).
+            AudioIndexError: faiss is missing (E612), the file is unreadable or does not
+                match the index (E600).
         """
         faiss = import_faiss()
         try:
             index = faiss.read_index(os.fspath(path))
         except RuntimeError as exc:
-            raise AudioIndexError(Errors.E420.format(
+            raise AudioIndexError(Errors.E600.format(
                 path=path, problem=f"not a FAISS index ({str(exc).splitlines()[0]})",
                 fix="Rebuild it with index.build_faiss() and save the index again.",
             )) from exc
         if int(index.ntotal) != count or int(index.d) != dim:
-            raise AudioIndexError(Errors.E420.format(
+            raise AudioIndexError(Errors.E600.format(
                 path=path, problem=f"it holds {index.ntotal} rows of dimension {index.d}, "
                                    f"the index {count} of dimension {dim}",
                 fix="Rebuild it with index.build_faiss() and save the index again.",
@@ -156,4 +156,4 @@ class FaissSearcher:
 
 
 def _check_positive(name: str, value: object, *, upper: int) -> int:
-    return check_int(value, name=name, high=upper, error=AudioIndexError, message=Errors.E433)
+    return check_int(value, name=name, high=upper, error=AudioIndexError, message=Errors.E613)

@@ -77,7 +77,7 @@ def parse_predicate_symbol(text: str) -> PredicateSymbol:
         The :class:`~fortekit.fol.predicates.PredicateSymbol`.
 
     Raises:
-        AudioIndexError: the text is not of that form (E433).
+        AudioIndexError: the text is not of that form (E613).
 
     Example:
         >>> parse_predicate_symbol("Barking/1")
@@ -85,7 +85,7 @@ def parse_predicate_symbol(text: str) -> PredicateSymbol:
         >>> parse_predicate_symbol("Barking")
         Traceback (most recent call last):
         ...
-        fortekit.errors.AudioIndexError: [E433] a predicate symbol must be ...
+        fortekit.errors.AudioIndexError: [E613] a predicate symbol must be ...
     """
     if isinstance(text, str):
         negated = text.startswith(_NEGATION)
@@ -93,7 +93,7 @@ def parse_predicate_symbol(text: str) -> PredicateSymbol:
         if slash and name and not any(ch.isspace() or ch in "¬()/," for ch in name) and arity.isdecimal():
             polarity = Polarity.NEGATIVE if negated else Polarity.POSITIVE
             return PredicateSymbol(name, int(arity), polarity)
-    raise AudioIndexError(Errors.E433.format(
+    raise AudioIndexError(Errors.E613.format(
         name="a predicate symbol", expected="'Name/arity' or '¬Name/arity' (e.g. '¬Rain/1')", value=text,
     ))
 
@@ -158,16 +158,16 @@ class IndexRecords:
 
 
 def _fail(path: Path, problem: str, fix: str = _REBUILD) -> AudioIndexError:
-    return AudioIndexError(Errors.E420.format(path=path, problem=problem, fix=fix))
+    return AudioIndexError(Errors.E600.format(path=path, problem=problem, fix=fix))
 
 
 def _require_files(directory: Path, names: Iterable[str]) -> None:
     if not directory.is_dir():
         what = "a directory (it is a file)" if directory.exists() else "the directory (it does not exist)"
-        raise AudioIndexError(Errors.E421.format(directory=directory, missing=what))
+        raise AudioIndexError(Errors.E601.format(directory=directory, missing=what))
     missing = [name for name in names if not (directory / name).is_file()]
     if missing:
-        raise AudioIndexError(Errors.E421.format(directory=directory, missing=", ".join(missing)))
+        raise AudioIndexError(Errors.E601.format(directory=directory, missing=", ".join(missing)))
 
 
 def read_meta(directory: str | os.PathLike[str]) -> IndexMeta:
@@ -180,14 +180,14 @@ def read_meta(directory: str | os.PathLike[str]) -> IndexMeta:
         The :class:`IndexMeta`.
 
     Raises:
-        AudioIndexError: a missing file (E421), corrupt JSON or a bad field (E420), a format
-            version from the future (E422).
+        AudioIndexError: a missing file (E601), corrupt JSON or a bad field (E600), a format
+            version from the future (E602).
 
     Example:
         >>> read_meta("/nonexistent/index")
         Traceback (most recent call last):
         ...
-        fortekit.errors.AudioIndexError: [E421] The audio index at /nonexistent/index lacks ...
+        fortekit.errors.AudioIndexError: [E601] The audio index at /nonexistent/index lacks ...
     """
     root = Path(directory)
     _require_files(root, (META_FILE, EMBEDDINGS_FILE, ITEMS_FILE))
@@ -204,7 +204,7 @@ def read_meta(directory: str | os.PathLike[str]) -> IndexMeta:
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise _fail(path, f"format_version is {version!r}, not a positive integer")
     if version > FORMAT_VERSION:
-        raise AudioIndexError(Errors.E422.format(
+        raise AudioIndexError(Errors.E602.format(
             path=path, found=version, supported=FORMAT_VERSION, version=__version__,
             writer=data.get("fortekit_version", "?"),
         ))
@@ -241,8 +241,8 @@ def read_embeddings(directory: str | os.PathLike[str], meta: IndexMeta, *, mmap:
         The float32 (count, dim) array (a read-only ``np.memmap`` when `mmap`).
 
     Raises:
-        AudioIndexError: an unreadable or pickled file (E420), a wrong dtype or shape (E424),
-            a wrong row count (E423).
+        AudioIndexError: an unreadable or pickled file (E600), a wrong dtype or shape (E604),
+            a wrong row count (E603).
     """
     path = Path(directory) / EMBEDDINGS_FILE
     try:
@@ -252,12 +252,12 @@ def read_embeddings(directory: str | os.PathLike[str], meta: IndexMeta, *, mmap:
     if not isinstance(array, np.ndarray):
         raise _fail(path, f"a {type(array).__name__}, not a single .npy array")
     if array.dtype != np.float32 or array.ndim != 2 or array.shape[1] != meta.dim:
-        raise AudioIndexError(Errors.E424.format(
+        raise AudioIndexError(Errors.E604.format(
             path=path, dtype=array.dtype, shape=array.shape, count=meta.count, dim=meta.dim,
         ))
     if array.shape[0] != meta.count:
         found = array.shape[0]
-        raise AudioIndexError(Errors.E423.format(path=path, found=found, what="rows", count=meta.count))
+        raise AudioIndexError(Errors.E603.format(path=path, found=found, what="rows", count=meta.count))
     return array
 
 
@@ -272,8 +272,8 @@ def read_items(directory: str | os.PathLike[str], meta: IndexMeta) -> IndexRecor
         The :class:`IndexRecords`.
 
     Raises:
-        AudioIndexError: a line that is no JSON object with a string id (E420), a bad
-            predicate symbol (E431), a wrong number of lines (E423), duplicate ids (E425).
+        AudioIndexError: a line that is no JSON object with a string id (E600), a bad
+            predicate symbol (E611), a wrong number of lines (E603), duplicate ids (E605).
     """
     path = Path(directory) / ITEMS_FILE
     records = IndexRecords([], [], [], [])
@@ -294,7 +294,7 @@ def read_items(directory: str | os.PathLike[str], meta: IndexMeta) -> IndexRecor
         records.predicate_sets.append(_symbols_of_line(symbols, path, number))
     if len(records.ids) != meta.count:
         found = len(records.ids)
-        raise AudioIndexError(Errors.E423.format(path=path, found=found, what="items", count=meta.count))
+        raise AudioIndexError(Errors.E603.format(path=path, found=found, what="items", count=meta.count))
     check_unique_ids(records.ids)
     return records
 
@@ -305,18 +305,18 @@ def _symbols_of_line(symbols: list[Any], path: Path, number: int) -> frozenset[P
         try:
             parsed.append(parse_predicate_symbol(value))
         except AudioIndexError:
-            raise AudioIndexError(Errors.E431.format(path=path, line=number, value=value)) from None
+            raise AudioIndexError(Errors.E611.format(path=path, line=number, value=value)) from None
     return frozenset(parsed)
 
 
 def check_unique_ids(ids: Sequence[str]) -> None:
-    """Raise E425 when an id occurs twice (the message shows a few of them).
+    """Raise E605 when an id occurs twice (the message shows a few of them).
 
     Example:
         >>> check_unique_ids(["a", "b", "a"])
         Traceback (most recent call last):
         ...
-        fortekit.errors.AudioIndexError: [E425] 1 item id(s) occur more than once in the collection ('a')...
+        fortekit.errors.AudioIndexError: [E605] 1 item id(s) occur more than once in the collection ('a')...
     """
     seen: set[str] = set()
     repeated: dict[str, None] = {}
@@ -326,7 +326,7 @@ def check_unique_ids(ids: Sequence[str]) -> None:
         seen.add(item_id)
     if repeated:
         examples = ", ".join(repr(item_id) for item_id in list(repeated)[:5])
-        raise AudioIndexError(Errors.E425.format(count=len(repeated), examples=examples))
+        raise AudioIndexError(Errors.E605.format(count=len(repeated), examples=examples))
 
 
 def _replace_atomically(path: Path, write: Any) -> None:
@@ -357,12 +357,12 @@ def write_index_files(
         The directory.
 
     Raises:
-        AudioIndexError: `directory` holds an index and `overwrite` is False (E434).
+        AudioIndexError: `directory` holds an index and `overwrite` is False (E614).
         OSError: the files cannot be written.
     """
     root = Path(directory)
     if (root / META_FILE).exists() and not overwrite:
-        raise AudioIndexError(Errors.E434.format(directory=root))
+        raise AudioIndexError(Errors.E614.format(directory=root))
     root.mkdir(parents=True, exist_ok=True)
     # An interrupted overwrite then reads as "lacks index.json", never as a mix of two builds.
     (root / META_FILE).unlink(missing_ok=True)

@@ -109,8 +109,8 @@ class IndexSearchMixin:
             in row order. ``index.ids[row]`` is the item.
 
         Raises:
-            AudioIndexError: bad queries (E438), the wrong dimension (E428), a bad k (E433),
-                no FAISS index (E436), faiss missing (E432).
+            AudioIndexError: bad queries (E618), the wrong dimension (E608), a bad k (E613),
+                no FAISS index (E616), faiss missing (E612).
 
         Example:
             >>> import numpy as np
@@ -139,7 +139,7 @@ class IndexSearchMixin:
         """The full cosine similarity matrix (q, n), on `device` (for evaluation).
 
         Raises:
-            AudioIndexError: bad queries (E438), the wrong dimension (E428).
+            AudioIndexError: bad queries (E618), the wrong dimension (E608).
 
         Example:
             >>> import numpy as np
@@ -159,7 +159,7 @@ class IndexSearchMixin:
             return torch.nn.functional.normalize(matrix, dim=1) @ unit.T
 
     def check_backbone(self, backbone: Backbone) -> None:
-        """Raise E429 unless `backbone` has the index's backbone name and dimension.
+        """Raise E609 unless `backbone` has the index's backbone name and dimension.
 
         Example:
             >>> import numpy as np
@@ -169,10 +169,10 @@ class IndexSearchMixin:
             >>> index.check_backbone(type("B", (), {"name": "hf-clap", "dim": 512})())
             Traceback (most recent call last):
             ...
-            fortekit.errors.AudioIndexError: [E429] The index was built with the backbone 'minilm' (3-d), ...
+            fortekit.errors.AudioIndexError: [E609] The index was built with the backbone 'minilm' (3-d), ...
         """
         if backbone.name != self.meta.backbone or int(backbone.dim) != self.meta.dim:
-            raise AudioIndexError(Errors.E429.format(
+            raise AudioIndexError(Errors.E609.format(
                 expected=self.meta.backbone, expected_dim=self.meta.dim,
                 found=backbone.name, found_dim=backbone.dim,
             ))
@@ -184,7 +184,7 @@ class IndexSearchMixin:
         """Encode `texts` with `backbone` (checked against the index) and :meth:`search`.
 
         Raises:
-            AudioIndexError: another backbone or dimension (E429), and as :meth:`search`.
+            AudioIndexError: another backbone or dimension (E609), and as :meth:`search`.
 
         Example:
             >>> index.search_text(["a dog barking"], get_backbone("minilm"), k=5)  # doctest: +SKIP
@@ -202,7 +202,7 @@ class IndexSearchMixin:
             nprobe: IVF cells searched per query (default min(nlist, 16)).
 
         Raises:
-            AudioIndexError: faiss is missing (E432), bad options (E433).
+            AudioIndexError: faiss is missing (E612), bad options (E613).
 
         Example:
             >>> index.build_faiss("ivf")  # doctest: +SKIP
@@ -222,5 +222,5 @@ class IndexSearchMixin:
             self._faiss = FaissSearcher.read(self._faiss_file, self.meta.faiss, count=self.meta.count,
                                              dim=self.meta.dim)
         if self._faiss is None:
-            raise AudioIndexError(Errors.E436)
+            raise AudioIndexError(Errors.E616)
         return self._faiss

@@ -43,15 +43,15 @@ def query_chunk_rows(n_items: int, n_queries: int, budget_bytes: int = SCORE_BUD
 
 
 def check_k(k: object) -> int:
-    """`k` as a positive int, or E433.
+    """`k` as a positive int, or E613.
 
     Example:
         >>> check_k(0)
         Traceback (most recent call last):
         ...
-        fortekit.errors.AudioIndexError: [E433] k must be an int >= 1, not 0.
+        fortekit.errors.AudioIndexError: [E613] k must be an int >= 1, not 0.
     """
-    return check_int(k, name="k", error=AudioIndexError, message=Errors.E433)
+    return check_int(k, name="k", error=AudioIndexError, message=Errors.E613)
 
 
 def as_query_matrix(queries: Any, dim: int, backbone: str, *, what: str = "queries") -> torch.Tensor:
@@ -67,8 +67,8 @@ def as_query_matrix(queries: Any, dim: int, backbone: str, *, what: str = "queri
         A float32 2-D tensor on the device the input was on.
 
     Raises:
-        AudioIndexError: not an array, the wrong rank, non-float or non-finite values (E438),
-            the wrong dimension (E428).
+        AudioIndexError: not an array, the wrong rank, non-float or non-finite values (E618),
+            the wrong dimension (E608).
 
     Example:
         >>> import numpy as np
@@ -80,30 +80,30 @@ def as_query_matrix(queries: Any, dim: int, backbone: str, *, what: str = "queri
 
     if isinstance(queries, np.ndarray):
         if not (np.issubdtype(queries.dtype, np.floating) or np.issubdtype(queries.dtype, np.integer)):
-            raise AudioIndexError(Errors.E438.format(
+            raise AudioIndexError(Errors.E618.format(
                 what=what, dim=dim, description=f"a numpy array of dtype {queries.dtype}",
             ))
         tensor = torch.from_numpy(np.array(queries, dtype=np.float32, copy=True))
     elif isinstance(queries, torch.Tensor):
         if queries.dtype == torch.bool or queries.is_complex():
-            raise AudioIndexError(Errors.E438.format(
+            raise AudioIndexError(Errors.E618.format(
                 what=what, dim=dim, description=f"a tensor of dtype {queries.dtype}",
             ))
         tensor = queries.detach().float()
     else:
         description = f"a {type(queries).__name__}"
-        raise AudioIndexError(Errors.E438.format(what=what, dim=dim, description=description))
+        raise AudioIndexError(Errors.E618.format(what=what, dim=dim, description=description))
     if tensor.ndim == 1:
         tensor = tensor.unsqueeze(0)
     if tensor.ndim != 2:
-        raise AudioIndexError(Errors.E438.format(
+        raise AudioIndexError(Errors.E618.format(
             what=what, dim=dim, description=f"an array of shape {tuple(tensor.shape)}",
         ))
     if tensor.shape[1] != dim:
         found = tensor.shape[1]
-        raise AudioIndexError(Errors.E428.format(what=what, found=found, dim=dim, backbone=backbone))
+        raise AudioIndexError(Errors.E608.format(what=what, found=found, dim=dim, backbone=backbone))
     if not bool(torch.isfinite(tensor).all()):
-        raise AudioIndexError(Errors.E438.format(
+        raise AudioIndexError(Errors.E618.format(
             what=what, dim=dim, description="an array with NaN or infinite values",
         ))
     return tensor

@@ -5,7 +5,7 @@
   the same keys), ``.txt`` (one caption per line, ``id<TAB>caption`` or just the caption,
   whose id is then its line number). Files are read by :mod:`fortekit.textio`: lines end at
   ``"\\n"`` only (never at U+2028 or U+0085), CSV records follow ``newline=""``, and a line
-  that is not UTF-8, malformed or too long refuses the file (E435, naming the line).
+  that is not UTF-8, malformed or too long refuses the file (E615, naming the line).
 * Audio: a folder (WAV, FLAC, OGG and MP3 files found recursively; the id is the path
   relative to the folder) or a text file listing one path per line (relative to the list's
   folder; the id is the line as written). An item's caption comes from a sidecar
@@ -59,7 +59,7 @@ class CaptionTable:
 
 
 def _unreadable(path: Path, problem: str, hint: str = _CAPTION_HINT) -> AudioIndexError:
-    return AudioIndexError(Errors.E435.format(what="captions file", path=path, problem=problem, hint=hint))
+    return AudioIndexError(Errors.E615.format(what="captions file", path=path, problem=problem, hint=hint))
 
 
 def _pick_columns(
@@ -93,7 +93,7 @@ def read_caption_file(
 
     Raises:
         AudioIndexError: a missing, undecodable or malformed file, missing columns, a blank
-            id (E435); no rows (E426).
+            id (E615); no rows (E606).
 
     Example:
         >>> read_caption_file("clotho_captions_development.csv").ids[:1]  # doctest: +SKIP
@@ -115,7 +115,7 @@ def read_caption_file(
     except OSError as exc:
         raise _unreadable(source, exc.strerror or str(exc)) from None
     if not rows:
-        raise AudioIndexError(Errors.E426.format(what=f"{source} has no captions"))
+        raise AudioIndexError(Errors.E606.format(what=f"{source} has no captions"))
     return CaptionTable([row[0] for row in rows], [row[1] for row in rows])
 
 
@@ -230,7 +230,7 @@ def find_audio_items(source: str | os.PathLike[str]) -> list[AudioItem]:
         by path for a folder, in list order for a list.
 
     Raises:
-        AudioIndexError: a missing source or listed file (E435), no audio files (E426).
+        AudioIndexError: a missing source or listed file (E615), no audio files (E606).
 
     Example:
         >>> [item.item_id for item in find_audio_items("clips/")]  # doctest: +SKIP
@@ -247,7 +247,7 @@ def find_audio_items(source: str | os.PathLike[str]) -> list[AudioItem]:
         entries = []
         for _, line in read_text_lines(root, max_chars=MAX_CHARS):
             if isinstance(line, BadLine):
-                raise AudioIndexError(Errors.E435.format(
+                raise AudioIndexError(Errors.E615.format(
                     what="audio list", path=root, problem=f"line {line.line}: {line.reason}",
                     hint="Fix or remove that line; the list holds one audio path a line, in UTF-8.",
                 ))
@@ -256,16 +256,16 @@ def find_audio_items(source: str | os.PathLike[str]) -> list[AudioItem]:
         labelled = [(entry, (root.parent / entry).expanduser()) for entry in entries]
         absent = [entry for entry, path in labelled if not path.is_file()]
         if absent:
-            raise AudioIndexError(Errors.E435.format(
+            raise AudioIndexError(Errors.E615.format(
                 what="audio list", path=root, problem=f"{len(absent)} listed file(s) do not exist "
                 f"(first: {absent[0]!r})", hint="Paths are relative to the list file's folder.",
             ))
         where = f"{root} lists no audio files"
     else:
-        raise AudioIndexError(Errors.E435.format(
+        raise AudioIndexError(Errors.E615.format(
             what="audio folder or list", path=root, problem="no such file or folder",
             hint="Pass a folder of audio files or a text file with one path per line.",
         ))
     if not labelled:
-        raise AudioIndexError(Errors.E426.format(what=where))
+        raise AudioIndexError(Errors.E606.format(what=where))
     return [AudioItem(path=str(path), item_id=label, text=_sidecar_caption(path)) for label, path in labelled]

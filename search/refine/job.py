@@ -1,10 +1,10 @@
 """A query file through a runner into an output: the file handling of ``fol-refine`` and ``fortekit search``.
 
 One :class:`QueryFileJob` owns everything around the batch loop: the output may not be the
-query file under any name (E454), a resumed output must be fol-refine-style records written
-with the same settings (E452, E453; a torn last line is cut), the settings sidecar is
+query file under any name (E664), a resumed output must be fol-refine-style records written
+with the same settings (E662, E663; a torn last line is cut), the settings sidecar is
 written, a progress bar runs on stderr, and the output is closed whatever happens, so that
-a full disk or a closed pipe is a coded error (E451, E456) and not a traceback. The runner
+a full disk or a closed pipe is a coded error (E661, E666) and not a traceback. The runner
 (:class:`~fortekit.search.refine.run.BatchRunner` for Stage 1,
 :class:`~fortekit.search.refine.search_run.SearchRunner` for the Retriever) does the work.
 
@@ -94,7 +94,7 @@ class QueryFileJob:
         for source in (queries, *other_inputs):
             if output is not None and source is not None and same_file(output, source):
                 # a symlink, ./, a hard link: one inode; writing would destroy what the run reads
-                raise QueryFileError(Errors.E454.format(path=output, source=source))
+                raise QueryFileError(Errors.E664.format(path=output, source=source))
         self.prog, self.queries, self.output = prog, queries, output
         self.file_format, self.settings, self.ranking = file_format, dict(settings), ranking
         self.overwrite, self.input_format, self.quiet = overwrite, input_format, quiet
@@ -111,7 +111,7 @@ class QueryFileJob:
         """What the output already holds (checked against this run's settings; a torn last line cut).
 
         Raises:
-            QueryFileError: not a fol-refine-style output (E452), other or unknown settings (E453).
+            QueryFileError: not a fol-refine-style output (E662), other or unknown settings (E663).
         """
         from fortekit.search.refine.resume import ResumeState
 
@@ -142,7 +142,7 @@ class QueryFileJob:
             0 every line done, 1 a line bad or failed or the run stopped early, 130 interrupted.
 
         Raises:
-            QueryFileError: the output is unusable before anything was written (E451-E456).
+            QueryFileError: the output is unusable before anything was written (E661-E666).
             FortekitError, OSError: the model side cannot be built (from a :class:`SetupError`).
             BrokenPipeError: standard output's reader went away (see :func:`stdout_closed`).
         """
@@ -185,10 +185,10 @@ class QueryFileJob:
         stopped = stopped or closing
         report = runner.summary
         report.seconds = time.perf_counter() - started
-        if stopped is not None and self.output is None:  # standard output cannot be resumed: no E459 hint
+        if stopped is not None and self.output is None:  # standard output cannot be resumed: no E669 hint
             print(f"{self.prog}: {stopped}", file=sys.stderr)
         elif stopped is not None:
-            print(f"{self.prog}: {Errors.E459.format(reason=stopped, path=self.where)}", file=sys.stderr)
+            print(f"{self.prog}: {Errors.E669.format(reason=stopped, path=self.where)}", file=sys.stderr)
         self.say(summary(report, runner))
         if stopped == "interrupted":
             return 130

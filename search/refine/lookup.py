@@ -71,12 +71,12 @@ class LookupTable:
 
         Raises:
             QueryFileError: the file is missing, or a line other than a torn last one is
-                not a record with "query" and "refined_text" (E455, with the line number).
+                not a record with "query" and "refined_text" (E665, with the line number).
         """
         source = Path(path).expanduser()
         if not source.is_file():
             problem = "it is a directory" if source.is_dir() else "no such file"
-            raise QueryFileError(Errors.E455.format(path=source, problem=problem))
+            raise QueryFileError(Errors.E665.format(path=source, problem=problem))
         records: dict[str, dict[str, Any]] = {}
         parse = _tsv_records if source.suffix.lower() == ".tsv" else _jsonl_records
         try:
@@ -84,7 +84,7 @@ class LookupTable:
                 for record in parse(source, handle):
                     records[lookup_key(record["query"])] = record
         except OSError as exc:
-            raise QueryFileError(Errors.E455.format(path=source, problem=exc.strerror or exc)) from None
+            raise QueryFileError(Errors.E665.format(path=source, problem=exc.strerror or exc)) from None
         return cls(records, source)
 
     def __len__(self) -> int:
@@ -136,9 +136,9 @@ def _records_of(source: Path, rows: Iterable[_Row]) -> Iterator[dict[str, Any]]:
         if problem is None and isinstance(row, dict):
             yield row
         elif complete:
-            raise QueryFileError(Errors.E455.format(path=source, problem=f"line {number}: {problem}"))
+            raise QueryFileError(Errors.E665.format(path=source, problem=f"line {number}: {problem}"))
         else:
-            pending = QueryFileError(Errors.E455.format(path=source, problem=f"line {number}: {problem}"))
+            pending = QueryFileError(Errors.E665.format(path=source, problem=f"line {number}: {problem}"))
 
 
 def _lookup_problem(record: Mapping[str, Any]) -> str | None:

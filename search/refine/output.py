@@ -136,20 +136,20 @@ _MOVED = frozenset({"ResumeState", "check_settings", "settings_path", "write_set
 def write_error(path: str | os.PathLike[str], exc: OSError, *, action: str = "write") -> QueryFileError:
     """The coded error for an OSError met while opening, writing, flushing or syncing `path`.
 
-    A missing permission (or a read-only file system) is E456, which names the path and
-    how to get access; anything else, a full disk included, is E451.
+    A missing permission (or a read-only file system) is E666, which names the path and
+    how to get access; anything else, a full disk included, is E661.
 
     Example:
         >>> import errno
         >>> str(write_error("out.jsonl", OSError(errno.ENOSPC, "No space left on device")))
-        '[E451] Cannot write the results to out.jsonl: No space left on device.'
+        '[E661] Cannot write the results to out.jsonl: No space left on device.'
         >>> str(write_error("out.jsonl", PermissionError(errno.EACCES, "Permission denied")))[:40]
-        '[E456] fol-refine may not write out.json'
+        '[E666] fol-refine may not write out.json'
     """
     problem = exc.strerror or str(exc) or type(exc).__name__
     if exc.errno in _PERMISSION:
-        return QueryFileError(Errors.E456.format(action=action, path=path, problem=problem))
-    return QueryFileError(Errors.E451.format(path=path, problem=problem))
+        return QueryFileError(Errors.E666.format(action=action, path=path, problem=problem))
+    return QueryFileError(Errors.E661.format(path=path, problem=problem))
 
 
 def same_file(first: str | os.PathLike[str], second: str | os.PathLike[str]) -> bool:
@@ -186,7 +186,7 @@ class ResultWriter:
         overwrite: empty the file first instead of appending to it.
 
     Raises:
-        QueryFileError: the file cannot be opened (E451; E456 without permission).
+        QueryFileError: the file cannot be opened (E661; E666 without permission).
 
     Example:
         >>> import io
@@ -235,7 +235,7 @@ class ResultWriter:
         """Append one record and flush it.
 
         Raises:
-            QueryFileError: the write failed (a full disk E451, a lost permission E456).
+            QueryFileError: the write failed (a full disk E661, a lost permission E666).
             BrokenPipeError: the stream (standard output) was closed by its reader.
         """
         if self.file_format == "tsv":
@@ -280,7 +280,7 @@ class ResultWriter:
         The file is closed even when the last flush fails.
 
         Raises:
-            QueryFileError: the last lines cannot be written (E451, E456).
+            QueryFileError: the last lines cannot be written (E661, E666).
             BrokenPipeError: the stream (standard output) was closed by its reader.
         """
         if self._closed:

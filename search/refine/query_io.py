@@ -19,8 +19,8 @@ Example:
     >>> for item in read_queries(path):
     ...     print(item.line, item.query or item.problem[:6])
     1 a dog barks
-    2 [E445]
-    3 [E446]
+    2 [E655]
+    3 [E656]
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ def detect_format(path: str | os.PathLike[str], file_format: str | None = None) 
     """The format of a query file: `file_format` when given, else from the extension.
 
     Raises:
-        QueryFileError: an unknown format name or extension (E441).
+        QueryFileError: an unknown format name or extension (E651).
 
     Example:
         >>> detect_format("clotho_captions_development.csv")
@@ -114,14 +114,14 @@ def detect_format(path: str | os.PathLike[str], file_format: str | None = None) 
     source = Path(path)
     if file_format is not None:
         if file_format not in QUERY_FORMATS:
-            raise QueryFileError(Errors.E441.format(
+            raise QueryFileError(Errors.E651.format(
                 path=source, suffix=file_format, extensions=", ".join(EXTENSIONS),
                 options=", ".join(QUERY_FORMATS),
             ))
         return file_format
     found = EXTENSIONS.get(source.suffix.lower())
     if found is None:
-        raise QueryFileError(Errors.E441.format(
+        raise QueryFileError(Errors.E651.format(
             path=source, suffix=source.suffix, extensions=", ".join(EXTENSIONS),
             options=", ".join(QUERY_FORMATS),
         ))
@@ -168,7 +168,7 @@ def read_queries(
         file_format: "txt", "jsonl", "csv" or "tsv"; None: from the extension.
         column: the CSV/TSV column holding the queries (default "query"); not for .txt.
         field: the JSONL field holding the queries.
-        max_chars: longer queries are skipped with a problem (E447).
+        max_chars: longer queries are skipped with a problem (E657).
         target: a CSV/TSV column or JSONL field whose value each :class:`QueryLine`
             carries as ``target`` (e.g. the relevant item's id).
 
@@ -178,8 +178,8 @@ def read_queries(
 
     Raises:
         QueryFileError: a missing or unreadable file, a directory, an unknown extension
-            (E441), a UTF-16 file (E444), a CSV without a header (E443) or without the
-            column (E442), a column or target asked of a .txt file (E457).
+            (E651), a UTF-16 file (E654), a CSV without a header (E653) or without the
+            column (E652), a column or target asked of a .txt file (E667).
 
     Example:
         >>> import pathlib, tempfile
@@ -190,10 +190,10 @@ def read_queries(
     """
     source = Path(path).expanduser()
     if source.is_dir():
-        raise QueryFileError(Errors.E440.format(path=source, problem="it is a directory"))
+        raise QueryFileError(Errors.E650.format(path=source, problem="it is a directory"))
     kind = detect_format(source, file_format)
     if kind == "txt" and (target is not None or column is not None):
-        raise QueryFileError(Errors.E457.format(
+        raise QueryFileError(Errors.E667.format(
             option="a column (--column, --target-column)", needed="a .csv, .tsv or .jsonl query file",
             why=f"{source} has one query per line and nothing else",
         ))
@@ -212,12 +212,12 @@ def _open_binary(source: Path) -> BinaryIO:
     try:
         handle = source.open("rb")
     except FileNotFoundError:
-        raise QueryFileError(Errors.E440.format(path=source, problem="no such file")) from None
+        raise QueryFileError(Errors.E650.format(path=source, problem="no such file")) from None
     except OSError as exc:
-        raise QueryFileError(Errors.E440.format(path=source, problem=exc.strerror or str(exc))) from None
+        raise QueryFileError(Errors.E650.format(path=source, problem=exc.strerror or str(exc))) from None
     if handle.peek(2)[:2] in _UTF16_BOMS:
         handle.close()
-        raise QueryFileError(Errors.E444.format(path=source, suffix=source.suffix))
+        raise QueryFileError(Errors.E654.format(path=source, suffix=source.suffix))
     return handle
 
 
@@ -228,7 +228,7 @@ class _Lines:
         self.source = source
         self.handle = handle
         self.max_chars = max_chars
-        # A line (or CSV record) is held in memory up to this length; longer ones are E447.
+        # A line (or CSV record) is held in memory up to this length; longer ones are E657.
         # It stays under csv's field limit, so no cell can hit that limit.
         self.cap = max(4 * max_chars, min(MAX_LINE_CHARS, 100_000))
 
@@ -243,13 +243,13 @@ class _Lines:
     def bad(self, bad: BadLine) -> QueryLine:
         """The skipped QueryLine of an unreadable line or record."""
         if bad.kind == "undecodable":
-            return _skipped(bad.line, Errors.E446.format(reason=bad.reason.removeprefix("not UTF-8: ")))
+            return _skipped(bad.line, Errors.E656.format(reason=bad.reason.removeprefix("not UTF-8: ")))
         if bad.kind == "too_long":
-            return _skipped(bad.line, Errors.E447.format(
+            return _skipped(bad.line, Errors.E657.format(
                 length=bad.length, limit=self.max_chars, parser_limit=MAX_CHARS,
             ))
         if bad.kind == "json":
-            return _skipped(bad.line, Errors.E448.format(problem=bad.reason))
+            return _skipped(bad.line, Errors.E658.format(problem=bad.reason))
         return _skipped(bad.line, Errors.E491.format(path=self.source, line=bad.line, problem=bad.reason))
 
     def check(
@@ -258,9 +258,9 @@ class _Lines:
         """A QueryLine for `text` at `number`, with a problem if it is unusable."""
         query = (text or "").strip()
         if not query:
-            return _skipped(number, Errors.E445.format(what=what))
+            return _skipped(number, Errors.E655.format(what=what))
         if len(query) > self.max_chars:
-            return _skipped(number, Errors.E447.format(
+            return _skipped(number, Errors.E657.format(
                 length=len(query), limit=self.max_chars, parser_limit=MAX_CHARS,
             ))
         return QueryLine(number, query, None, resume_key(number, query), target)
@@ -282,7 +282,7 @@ class _Lines:
                 yield self.bad(record)
                 continue
             if not isinstance(record, dict):
-                yield _skipped(number, Errors.E448.format(problem=f"a JSON {type(record).__name__}"))
+                yield _skipped(number, Errors.E658.format(problem=f"a JSON {type(record).__name__}"))
                 continue
             value = record.get(field)
             if not isinstance(value, str):
@@ -291,28 +291,28 @@ class _Lines:
                     f"holds a JSON {type(value).__name__}, not text" if field in record
                     else f"is missing (the object's fields: {fields})"
                 )
-                yield _skipped(number, Errors.E449.format(field=field, detail=detail))
+                yield _skipped(number, Errors.E659.format(field=field, detail=detail))
                 continue
             found = record.get(target) if target is not None else None
             yield self.check(number, value, f"field {field!r}", None if found is None else str(found))
 
     def table(self, *, delimiter: str, column: str, kind: str, target: str | None) -> Iterator[QueryLine]:
-        # at most csv's field limit (131,072), so a longer cell is E447 with its length
+        # at most csv's field limit (131,072), so a longer cell is E657 with its length
         records = read_csv_records(self.handle, delimiter=delimiter, max_chars=min(self.cap, 131_072))
         header = next(records, None)
         if header is None:
             self.handle.close()
-            raise QueryFileError(Errors.E443.format(path=self.source, file_format=kind.upper()))
+            raise QueryFileError(Errors.E653.format(path=self.source, file_format=kind.upper()))
         if isinstance(header.cells, BadLine):
             self.handle.close()
             problem = f"its header (line {header.cells.line}) is unreadable: {header.cells.reason}"
-            raise QueryFileError(Errors.E440.format(path=self.source, problem=problem))
+            raise QueryFileError(Errors.E650.format(path=self.source, problem=problem))
         names = [name.strip() for name in header.cells]
         for wanted in (column, target):
             if wanted is not None and wanted not in names:
                 self.handle.close()
                 columns = ", ".join(map(repr, names))
-                raise QueryFileError(Errors.E442.format(path=self.source, column=wanted, columns=columns))
+                raise QueryFileError(Errors.E652.format(path=self.source, column=wanted, columns=columns))
         target_index = None if target is None else names.index(target)
         return self._records(records, names.index(column), column, target_index)
 

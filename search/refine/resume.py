@@ -5,8 +5,8 @@ a torn last line (a crash in the middle of a write), but only from a file that i
 recognisably a fol-refine output: its earlier lines are records (or the TSV header)
 and, when the run's settings are given, its sidecar ``<output>.settings.json``
 records the same settings. Anything else (a text file, a JSON config, a picture)
-is refused untouched (E452); an output whose settings are other or unknown is
-refused too (E453), so a resumed run never mixes the results of two configurations.
+is refused untouched (E662); an output whose settings are other or unknown is
+refused too (E663), so a resumed run never mixes the results of two configurations.
 
 Example:
     >>> import pathlib, tempfile
@@ -85,8 +85,8 @@ class ResumeState:
                 the same settings. None skips the check (the caller makes it).
 
         Raises:
-            QueryFileError: not a fol-refine output (E452); other or unknown settings
-                (E453); the file cannot be read or cut (E451, E456).
+            QueryFileError: not a fol-refine output (E662); other or unknown settings
+                (E663); the file cannot be read or cut (E661, E666).
 
         Example:
             >>> import pathlib, tempfile
@@ -95,7 +95,7 @@ class ResumeState:
             >>> ResumeState.read(notes)
             Traceback (most recent call last):
             ...
-            fortekit.errors.QueryFileError: [E452] The output file ... line 1 is cut short. ...
+            fortekit.errors.QueryFileError: [E662] The output file ... line 1 is cut short. ...
             >>> notes.read_text()
             'remember the milk'
         """
@@ -120,7 +120,7 @@ class ResumeState:
 
 
 def _scan(target: Path, file_format: OutputFormat, columns: Sequence[str]) -> tuple[set[str], int, int, int]:
-    """(keys, records, end of the last good line, size) of an output; E452 if it is not one.
+    """(keys, records, end of the last good line, size) of an output; E662 if it is not one.
 
     A problem is raised when another line follows it, or when it is the only line
     and does not look like the start of a fol-refine line (then it is no torn line).
@@ -150,7 +150,7 @@ def _scan(target: Path, file_format: OutputFormat, columns: Sequence[str]) -> tu
 
 
 def _not_output(target: Path, line: int, problem: str, file_format: OutputFormat) -> QueryFileError:
-    return QueryFileError(Errors.E452.format(
+    return QueryFileError(Errors.E662.format(
         path=target, line=line, problem=problem, file_format=file_format.upper(),
     ))
 
@@ -229,7 +229,7 @@ def check_settings(
 
     Raises:
         QueryFileError: the output was written with other settings, or (`missing_ok`
-            False) with settings nobody recorded (E453).
+            False) with settings nobody recorded (E663).
 
     Example:
         >>> import pathlib, tempfile
@@ -238,7 +238,7 @@ def check_settings(
         >>> check_settings(out, {"beam_width": 5}, resuming=True)
         Traceback (most recent call last):
         ...
-        fortekit.errors.QueryFileError: [E453] The output file ... (beam_width: 3 then, 5 now); ...
+        fortekit.errors.QueryFileError: [E663] The output file ... (beam_width: 3 then, 5 now); ...
     """
     sidecar = settings_path(output)
     if not resuming:
@@ -254,7 +254,7 @@ def check_settings(
         if missing_ok:
             return
         differences = f"unknown ones: its settings file {sidecar} {problem}"
-        raise QueryFileError(Errors.E453.format(path=output, differences=differences))
+        raise QueryFileError(Errors.E663.format(path=output, differences=differences))
     wanted = _normalised(settings)
     if recorded == wanted:
         return
@@ -262,7 +262,7 @@ def check_settings(
         f"{name}: {_brief(recorded.get(name))} then, {_brief(wanted.get(name))} now"
         for name in sorted(set(recorded) | set(wanted)) if recorded.get(name) != wanted.get(name)
     )
-    raise QueryFileError(Errors.E453.format(path=output, differences=differences))
+    raise QueryFileError(Errors.E663.format(path=output, differences=differences))
 
 
 def _brief(value: Any) -> str:
@@ -273,7 +273,7 @@ def write_settings(output: str | os.PathLike[str], settings: Mapping[str, Any]) 
     """Record the run's settings beside the output (``<output>.settings.json``).
 
     Raises:
-        QueryFileError: the sidecar cannot be written (E451; E456 without permission).
+        QueryFileError: the sidecar cannot be written (E661; E666 without permission).
 
     Example:
         >>> import json, pathlib, tempfile

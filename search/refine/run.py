@@ -240,7 +240,7 @@ class BatchRunner:
                 found[text] = self.refiner.refine(text)
             except FortekitError as exc:
                 lines = ", ".join(str(item.line) for item in items if item.query == text)
-                self.report(f"{self.where}:{lines}: failed: {Errors.E450.format(error=exc)}")
+                self.report(f"{self.where}:{lines}: failed: {Errors.E660.format(error=exc)}")
         return found
 
     def _q_stars(

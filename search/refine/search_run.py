@@ -154,7 +154,7 @@ class SearchRunner:
             return {item.line: result for item, result in zip(items, results, strict=True)}
         except FortekitError as exc:
             if len(items) == 1:
-                self.report(f"{self.where}:{items[0].line}: failed: {Errors.E450.format(error=exc)}")
+                self.report(f"{self.where}:{items[0].line}: failed: {Errors.E660.format(error=exc)}")
                 return {}
         found: dict[int, SearchResult] = {}
         for item in items:  # find the query at fault: one at a time
