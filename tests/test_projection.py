@@ -334,3 +334,20 @@ def test_a_projected_index_copy_is_one_call(clotho: Split, trained: TrainingRepo
     _, rows = projected.search(validation.query.numpy(), k=1, device="cpu")
     hits = float((rows[:, 0] == torch.arange(N_VALIDATION)).float().mean())
     assert hits == pytest.approx(recall_at_1(validation.query, head.project(validation.audio)))
+
+
+def test_a_safetensors_header_whose_length_starts_with_0x80_is_not_taken_for_a_pickle(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A header 128 bytes past a multiple of 256 begins with byte 0x80, as a pickle stream does."""
+    import struct
+
+    from fortekit.search.projection.files import _not_safetensors
+
+    header = b'{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}'
+    header += b" " * (0x180 - len(header))  # padded with spaces, as the format allows
+    path = tmp_path / "weights.safetensors"
+    path.write_bytes(struct.pack("<Q", len(header)) + header + b"\x00\x00\x80\x3f")
+    assert path.read_bytes()[:1] == b"\x80"
+    assert _not_safetensors(path) is None
+    pickled = tmp_path / "head.safetensors"
+    pickled.write_bytes(b"\x80\x04\x95" + b"\x00" * 40)
+    assert _not_safetensors(pickled) == "it is a pickle stream"

@@ -91,14 +91,16 @@ def _not_safetensors(path: Path) -> str | None:
     size = path.stat().st_size
     if head.startswith(b"PK\x03\x04"):
         return "it is a zip archive, which is what torch.save() writes"
+    if len(head) >= 9:
+        (header_length,) = struct.unpack("<Q", head[:8])
+        if header_length <= size - 8 and head[8:9] == b"{":
+            # A valid header comes first: its length's low byte may well be 0x80, a pickle's first byte.
+            return None
     if head[:1] == b"\x80":
         return "it is a pickle stream"
     if len(head) < 9:
         return f"it has only {size} bytes"
-    (header_length,) = struct.unpack("<Q", head[:8])
-    if header_length > size - 8 or head[8:9] != b"{":
-        return "it does not start with a safetensors header"
-    return None
+    return "it does not start with a safetensors header"
 
 
 def _weights_and_config_paths(path: str | Path) -> tuple[Path, Path]:
