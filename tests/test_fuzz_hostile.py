@@ -426,7 +426,7 @@ def test_a_damaged_index_is_a_coded_error_and_is_not_touched(
     for argv in _index_commands(directory):
         result = fortekit(*argv)
         assert_clean(result, [1], f"{name}: {' '.join(argv[:2])}")
-        assert "[E4" in result.err, f"no coded error\n{result.show()}"
+        assert "[E6" in result.err, f"no coded error\n{result.show()}"
     assert_unchanged(before, name)
 
 

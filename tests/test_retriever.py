@@ -124,7 +124,7 @@ def test_fortekit_search_bad_input_exits_1_with_a_code(cafe: Path, tmp_path: Pat
     assert "[E300]" in capsys.readouterr().err
     assert main(["search", "--index", str(tmp_path / "missing"), "rain"]) == 1
     err = capsys.readouterr().err
-    assert err.startswith("fortekit search: [E4") and "Traceback" not in err
+    assert err.startswith("fortekit search: [E6") and "Traceback" not in err
 
 
 def test_eval_and_search_give_the_same_ranking(minilm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -83,7 +83,7 @@ def _lines_of(args: argparse.Namespace, field: str) -> Iterator[tuple[str, str |
         label = f"{args.file}:{number}"
         if isinstance(line, BadLine):
             if line.kind == "undecodable":
-                problem = Errors.E656.format(reason=line.reason.removesuffix(" is not UTF-8"))
+                problem = Errors.E656.format(reason=line.reason.removeprefix("not UTF-8: "))
             else:
                 problem = Errors.E312.format(reason=line.reason, what=field)
             print(f"{label}: error: {problem}", file=sys.stderr)
