@@ -525,7 +525,7 @@ class Errors(metaclass=_Messages):
 
     # --- E650-E699: search/refine: query files, outputs, resuming, lookup tables ---
     E650 = (
-        "Cannot read the query file {path}: {problem}. fol-refine reads .txt (one query per line), "
+        "Cannot read the query file {path}: {problem}. Query files are .txt (one query per line), "
         ".jsonl (one JSON object per line with a \"query\" field) and .csv/.tsv files (a header row; "
         "name the query column with --column); see docs/refine.md."
     )
@@ -542,7 +542,7 @@ class Errors(metaclass=_Messages):
         "with a header naming its columns, such as 'query'."
     )
     E654 = (
-        "The query file {path} is UTF-16 (it starts with a UTF-16 byte-order mark); fol-refine reads "
+        "The query file {path} is UTF-16 (it starts with a UTF-16 byte-order mark); fortekit reads "
         "UTF-8. Re-save it as UTF-8, e.g. `iconv -f UTF-16 -t UTF-8 {path} > queries-utf8{suffix}`."
     )
     E655 = "empty {what}: a query needs some text"
@@ -557,8 +557,8 @@ class Errors(metaclass=_Messages):
     E661 = "Cannot write the results to {path}: {problem}."
     E662 = (
         "The output file {path} exists but cannot be resumed: line {line} {problem}. It is not a "
-        "complete fol-refine {file_format} output; pass --overwrite to start it over, or choose another "
-        "file with -o."
+        "complete fol-refine or fortekit search {file_format} output; pass --overwrite to start it "
+        "over, or choose another file with -o."
     )
     E663 = (
         "The output file {path} was written with other settings ({differences}); resuming would mix "
@@ -575,7 +575,7 @@ class Errors(metaclass=_Messages):
         "of an earlier fol-refine run: one query per line with its \"refined_text\"."
     )
     E666 = (
-        "fol-refine may not {action} {path} ({problem}). Choose another file with -o, in a folder "
+        "The run may not {action} {path} ({problem}). Choose another file with -o, in a folder "
         "you can write to, or give yourself access to the file and its folder (`chmod u+rw FILE`, "
         "`chmod u+rwx FOLDER`; a read-only disk needs another place)."
     )
@@ -584,7 +584,7 @@ class Errors(metaclass=_Messages):
         "{option} takes {expected}, not {value!r}{hint}."
     )
     E669 = (
-        "fol-refine stopped early ({reason}). Every finished query is in {path}: run the same command "
+        "The run stopped early ({reason}). Every finished query is in {path}: run the same command "
         "again to resume where it stopped."
     )
 

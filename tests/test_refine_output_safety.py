@@ -236,7 +236,7 @@ def test_no_permission_to_open_the_output(work: Path, monkeypatch: pytest.Monkey
 
     monkeypatch.setattr(Path, "open", refused)
     status, _, err = refine(work, str(out))
-    assert status == 2 and f"[E666] fol-refine may not write {out} (Permission denied)" in err
+    assert status == 2 and f"[E666] The run may not write {out} (Permission denied)" in err
     assert "-o" in err and "chmod" in err
 
 

@@ -144,7 +144,7 @@ def write_error(path: str | os.PathLike[str], exc: OSError, *, action: str = "wr
         >>> str(write_error("out.jsonl", OSError(errno.ENOSPC, "No space left on device")))
         '[E661] Cannot write the results to out.jsonl: No space left on device.'
         >>> str(write_error("out.jsonl", PermissionError(errno.EACCES, "Permission denied")))[:40]
-        '[E666] fol-refine may not write out.json'
+        '[E666] The run may not write out.jsonl ('
     """
     problem = exc.strerror or str(exc) or type(exc).__name__
     if exc.errno in _PERMISSION:
