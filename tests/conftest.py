@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 from pathlib import Path
 
 import pytest
+
+# The `minilm` and `cafe` fixtures (a small caption index), shared by the Retriever's tests.
+pytest_plugins = ["cafe_fixtures"]
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -45,3 +50,16 @@ def _hypothesis_profiles() -> None:
 
 
 _hypothesis_profiles()
+
+
+def run_fol_refine(*argv: str, stdout: io.StringIO | None = None) -> tuple[int, str, str]:
+    """(exit status, stdout, stderr) of fol-refine run in this process."""
+    from fortekit.search.cli import fol_refine_main
+
+    out, err = stdout or io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = fol_refine_main(list(argv))
+        except SystemExit as exc:  # argparse
+            status = int(exc.code or 0)
+    return status, out.getvalue(), err.getvalue()

@@ -6,9 +6,7 @@ tested in the Stage 1 tests.
 
 from __future__ import annotations
 
-import contextlib
 import csv
-import io
 import json
 import shutil
 from collections.abc import Iterator
@@ -16,9 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SHARED_DATA, require
+from conftest import SHARED_DATA, require, run_fol_refine
 
-from fortekit.search.cli import fol_refine_main
 from fortekit.search.cli import refine as refine_cli
 
 AUDIOCAPS_VAL = SHARED_DATA / "audiocaps" / "val.csv"
@@ -27,15 +24,7 @@ SMALL = ["-B", "2", "-D", "1", "--device", "cpu"]
 Base = tuple[Path, Path, int, str]  # queries, output, exit status, stderr of the base run
 
 
-def run(*argv: str) -> tuple[int, str, str]:
-    """(exit status, stdout, stderr) of fol-refine."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            status = fol_refine_main(list(argv))
-        except SystemExit as exc:  # argparse
-            status = int(exc.code or 0)
-    return status, out.getvalue(), err.getvalue()
+run = run_fol_refine
 
 
 def records(path: Path) -> list[dict[str, Any]]:

@@ -6,7 +6,6 @@ exercise what happens to the output file, not the refiner.
 
 from __future__ import annotations
 
-import contextlib
 import doctest
 import errno
 import importlib
@@ -21,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import run_fol_refine
 
 from fortekit.errors import QueryFileError
-from fortekit.search.cli import fol_refine_main
 from fortekit.search.refine import output as output_module
 from fortekit.search.refine.output import ResultWriter, result_record, same_file, write_error
 from fortekit.search.refine.resume import ResumeState, settings_path
@@ -31,15 +30,7 @@ from fortekit.search.refine.resume import ResumeState, settings_path
 QUERIES = ["rain on a tin roof", "a dog barks twice", "wind through the trees"]
 
 
-def run(*argv: str, stdout: io.StringIO | None = None) -> tuple[int, str, str]:
-    """(exit status, stdout, stderr) of fol-refine."""
-    out, err = stdout or io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            status = fol_refine_main(list(argv))
-        except SystemExit as exc:  # argparse
-            status = int(exc.code or 0)
-    return status, out.getvalue(), err.getvalue()
+run = run_fol_refine
 
 
 @pytest.fixture()

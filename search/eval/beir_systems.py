@@ -130,10 +130,11 @@ def _ranking(retriever: Retriever, vectors: torch.Tensor, formulas: Sequence[For
     given = list(formulas) if formulas is not None else [None] * int(vectors.shape[0])
     orders: list[npt.NDArray[np.int64]] = []
     tick = time.perf_counter()
+    predicate_rows = None if query_predicates is None else list(query_predicates)
     with torch.inference_mode():
         for start in range(0, int(vectors.shape[0]), chunk_rows):
             stop = start + chunk_rows
-            sets = None if query_predicates is None else list(query_predicates)[start:stop]
+            sets = None if predicate_rows is None else predicate_rows[start:stop]
             _, order = retriever.rank(vectors[start:stop], given[start:stop], n_items, query_predicates=sets)
             orders.append(order.cpu().numpy().astype(np.int64))
     order_all = np.concatenate(orders) if orders else np.zeros((0, n_items), dtype=np.int64)

@@ -178,10 +178,11 @@ def rank_through(
     tops: list[npt.NDArray[np.int64]] = []
     timings: dict[str, float] = {}
     started = time.perf_counter()
+    predicate_rows = None if query_predicates is None else list(query_predicates)
     with torch.inference_mode():
         for start in range(0, int(queries.shape[0]), chunk_rows):
             stop = start + chunk_rows
-            sets = None if query_predicates is None else list(query_predicates)[start:stop]
+            sets = None if predicate_rows is None else predicate_rows[start:stop]
             _, order = retriever.rank(queries[start:stop], given[start:stop], n_items,
                                       query_predicates=sets, timings=timings)
             ranks.append(ranks_from_indices(order, wanted[start:stop]))

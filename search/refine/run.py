@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from fortekit.search.stage1.beam import Refiner
     from fortekit.search.stage1.result import RefinementResult
 
-__all__ = ["BatchRunner", "RunReport", "TargetAnchors"]
+__all__ = ["BatchRunner", "LineRunner", "RunReport", "TargetAnchors"]
 
 
 @dataclass(slots=True)
@@ -96,7 +96,75 @@ class TargetAnchors:
                 self.source.anchors[query] = (embeddings[row], None)
 
 
-class BatchRunner:
+class LineRunner:
+    """The loop over a query file's lines that fol-refine and ``fortekit search -o`` share.
+
+    Bad lines are reported and counted, lines the output already holds are skipped, and
+    the others are handed to :meth:`_batch` ``batch_size`` at a time; a subclass does the
+    work of a batch and writes its records.
+
+    Args:
+        batch_size: lines handled together.
+        resume: queries already in the output (skipped).
+        report: called with a message for each skipped or failed line.
+        progress: called with the number of lines handled (for a progress bar).
+        where: the query file's name, for the messages.
+    """
+
+    def __init__(
+        self,
+        *,
+        batch_size: int = 32,
+        resume: ResumeState | None = None,
+        report: Callable[[str], None] = print,
+        progress: Callable[[int], None] | None = None,
+        where: str = "queries",
+    ) -> None:
+        self.batch_size = max(1, batch_size)
+        self.resume = resume or ResumeState()
+        self.report = report
+        self.progress = progress or (lambda count: None)
+        self.where = where
+        self.summary = RunReport()
+
+    def run(self, lines: Iterable[QueryLine]) -> RunReport:
+        """Handle every usable, not yet done line of `lines`, a batch at a time.
+
+        Returns:
+            The report (also kept as ``self.summary``, which is up to date when the
+            loop is interrupted).
+
+        Raises:
+            QueryFileError: the output cannot be written.
+            KeyboardInterrupt: passed on; every finished batch is written.
+        """
+        started = time.perf_counter()
+        pending: list[QueryLine] = []
+        try:
+            for item in lines:
+                if item.problem is not None:
+                    self.summary.bad.append(item.line)
+                    self.report(f"{self.where}:{item.line}: skipped: {item.problem}")
+                    self.progress(1)
+                elif item.key in self.resume:
+                    self.summary.already_done += 1
+                    self.progress(1)
+                else:
+                    pending.append(item)
+                    if len(pending) >= self.batch_size:
+                        self._batch(pending)
+                        pending = []
+            if pending:
+                self._batch(pending)
+        finally:
+            self.summary.seconds = time.perf_counter() - started
+        return self.summary
+
+    def _batch(self, items: list[QueryLine]) -> None:
+        raise NotImplementedError
+
+
+class BatchRunner(LineRunner):
     """Runs queries through a refiner in batches and writes one record per query.
 
     Args:
@@ -136,22 +204,17 @@ class BatchRunner:
         where: str = "queries",
         retriever: Callable[[Refiner], Retriever] | None = None,
     ) -> None:
+        super().__init__(batch_size=batch_size, resume=resume, report=report, progress=progress, where=where)
         self._refiner: Refiner | None = None if callable(refiner) else refiner
         self._build: Callable[[], Refiner] = refiner if callable(refiner) else (lambda: refiner)
         self.writer = writer
-        self.batch_size = batch_size
-        self.resume = resume or ResumeState()
         self.lookup = lookup
         self.index = index
         self.top_k = top_k
         self.targets = targets
         self.device = device
-        self.report = report
-        self.progress = progress or (lambda count: None)
-        self.where = where
         self._make_retriever = retriever
         self._retriever: Retriever | None = None
-        self.summary = RunReport()
 
     @property
     def refiner(self) -> Refiner:
@@ -164,39 +227,6 @@ class BatchRunner:
     def refiner_built(self) -> bool:
         """Whether the refiner exists (a lazily built one may never be needed)."""
         return self._refiner is not None
-
-    def run(self, lines: Iterable[QueryLine]) -> RunReport:
-        """Refine and write every usable, not yet done line of `lines`.
-
-        Returns:
-            The report (also kept as ``self.summary``, which is up to date when the
-            loop is interrupted).
-
-        Raises:
-            QueryFileError: the output cannot be written.
-            KeyboardInterrupt: passed on; every finished batch is written.
-        """
-        started = time.perf_counter()
-        pending: list[QueryLine] = []
-        try:
-            for item in lines:
-                if item.problem is not None:
-                    self.summary.bad.append(item.line)
-                    self.report(f"{self.where}:{item.line}: skipped: {item.problem}")
-                    self.progress(1)
-                elif item.key in self.resume:
-                    self.summary.already_done += 1
-                    self.progress(1)
-                else:
-                    pending.append(item)
-                    if len(pending) >= self.batch_size:
-                        self._batch(pending)
-                        pending = []
-            if pending:
-                self._batch(pending)
-        finally:
-            self.summary.seconds = time.perf_counter() - started
-        return self.summary
 
     def _batch(self, items: list[QueryLine]) -> None:
         lookup = self.lookup

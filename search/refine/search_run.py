@@ -17,12 +17,11 @@ Example:
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from fortekit.errors import Errors, FortekitError
-from fortekit.search.refine.run import RunReport
+from fortekit.search.refine.run import LineRunner
 
 if TYPE_CHECKING:
     from fortekit.search.hits import SearchResult
@@ -45,7 +44,7 @@ def search_record(line: int, result: SearchResult) -> dict[str, Any]:
     return {"line": line, **result.to_dict()}
 
 
-class SearchRunner:
+class SearchRunner(LineRunner):
     """Runs query lines through a Retriever in batches and writes one record per query.
 
     Args:
@@ -74,19 +73,12 @@ class SearchRunner:
         progress: Callable[[int], None] | None = None,
         where: str = "queries",
     ) -> None:
-        from fortekit.search.refine.output import ResumeState
-
+        super().__init__(batch_size=batch_size, resume=resume, report=report, progress=progress, where=where)
         self._retriever: Retriever | None = None if callable(retriever) else retriever
         self._build: Callable[[], Retriever] = retriever if callable(retriever) else (lambda: retriever)
         self.writer = writer
         self.k = k
         self.explain = explain
-        self.batch_size = max(1, batch_size)
-        self.resume = resume or ResumeState()
-        self.report = report
-        self.progress = progress or (lambda count: None)
-        self.where = where
-        self.summary = RunReport()
 
     @property
     def retriever(self) -> Retriever:
@@ -100,39 +92,7 @@ class SearchRunner:
         """Whether the Retriever exists (a resumed, finished run never builds it)."""
         return self._retriever is not None
 
-    def run(self, lines: Iterable[QueryLine]) -> RunReport:
-        """Search and write every usable, not yet done line of ``lines``.
-
-        Returns:
-            The report (also ``self.summary``, up to date when the loop is interrupted).
-
-        Raises:
-            QueryFileError: the output cannot be written.
-            KeyboardInterrupt: passed on; every finished batch is written.
-        """
-        started = time.perf_counter()
-        pending: list[QueryLine] = []
-        try:
-            for item in lines:
-                if item.problem is not None:
-                    self.summary.bad.append(item.line)
-                    self.report(f"{self.where}:{item.line}: skipped: {item.problem}")
-                    self.progress(1)
-                elif item.key in self.resume:
-                    self.summary.already_done += 1
-                    self.progress(1)
-                else:
-                    pending.append(item)
-                    if len(pending) >= self.batch_size:
-                        self._batch(pending)
-                        pending = []
-            if pending:
-                self._batch(pending)
-        finally:
-            self.summary.seconds = time.perf_counter() - started
-        return self.summary
-
-    def _batch(self, items: Sequence[QueryLine]) -> None:
+    def _batch(self, items: list[QueryLine]) -> None:
         found = self._search(items)
         for item in items:
             result = found.get(item.line)
