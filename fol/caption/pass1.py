@@ -300,9 +300,49 @@ class Graph(TemporalActions):
     def act_possessor(self, tok: Tok, rule: ArcRule) -> None:
         self.relate(rule.relation or "of", tok.head, tok.i, rule, [tok.i])
 
+    def negation_target(self, i: int) -> int:
+        """The token a negation on token ``i`` denies: through ``negation_transparent`` heads.
+
+        'is not able to be discerned' denies 'discerned', 'did not look like going to
+        stop' denies 'stop': each transparent head (and a comparison preposition it takes)
+        says nothing and joins its complement to its own entity.
+        """
+        view = self.view
+        transparent = self.words("negation_transparent")
+        copulas = self.words("copular_verbs")
+        comparisons = self.words("comparison_prepositions")
+        for _ in range(len(view)):
+            tok = view[i]
+            if tok.lemma in copulas and tok.lemma not in transparent:
+                complements = [c for c in view.children(i, ("acomp",)) if c.lemma in transparent]
+                if not complements:
+                    break
+                i = complements[0].i
+                continue
+            if tok.lemma not in transparent:
+                break
+            step: Tok | None = None
+            found = view.children(i, ("xcomp",))
+            if found:
+                step = found[0]
+            else:
+                for prep in view.children(i, ("prep",)):
+                    obj = view.prep_object(prep.i) if prep.lemma in comparisons else None
+                    if obj is not None and obj.pos in ("VERB", "AUX"):
+                        self.emit[prep.i] = False
+                        self.consumed.add(prep.i)
+                        step = obj
+                        break
+            if step is None:
+                break
+            self.emit[i] = False
+            self.union(step.i, i)
+            i = step.i
+        return i
+
     def act_negate(self, tok: Tok, rule: ArcRule) -> None:
         if tok.head != tok.i:
-            self.negated[tok.head] = rule.id
+            self.negated[self.negation_target(tok.head)] = rule.id
 
     def act_negate_head(self, tok: Tok, rule: ArcRule) -> None:
         if tok.head != tok.i:

@@ -30,6 +30,7 @@ from fortekit.fol.caption.lemmas import WordNetLemmas
 from fortekit.fol.caption.repairs_coord import (
     compound_to_subject,
     contrastive_not,
+    gerund_object_to_verb,
     interjection_to_determiner,
     split_coordinated_subject,
 )
@@ -343,6 +344,7 @@ REPAIRS: dict[str, Repair] = {
     "interjection_to_determiner": interjection_to_determiner,
     "compound_to_subject": compound_to_subject,
     "contrastive_not": contrastive_not,
+    "gerund_object_to_verb": gerund_object_to_verb,
     "split_coordinated_subject": split_coordinated_subject,
 }
 

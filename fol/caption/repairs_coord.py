@@ -34,6 +34,7 @@ from fortekit.fol.caption.tokens import SUBJECT_DEPS, Tok, TokenView
 __all__ = [
     "compound_to_subject",
     "contrastive_not",
+    "gerund_object_to_verb",
     "interjection_to_determiner",
     "split_coordinated_subject",
 ]
@@ -222,5 +223,60 @@ def contrastive_not(
         return False
     noun.head, noun.dep = anchor.i, "appos"
     noun.repaired += (rule_id,)
+    view.rebuild()
+    return True
+
+
+def gerund_object_to_verb(
+    view: TokenView, tok: Tok, lex: WordNetLemmas, rule_id: str = "coordinated-preposition-verb"
+) -> bool:
+    """'arrives and then without/conj stopping passes/dobj by': the gerund's bare object is the verb.
+
+    A preposition coordinated with a verb is the sign: the verb of that conjunct is
+    the bare plural-looking noun the small model gave the gerund as its object. It
+    becomes the conjunct; the preposition, the words before it and the gerund's words
+    after the noun are its dependents.
+
+    Example:
+        >>> from fortekit.vocab import load_wordnet
+        >>> toks = [Tok(0, "trains", "trains", "train", "NOUN", "NNS", "nsubj", 1, 0),
+        ...         Tok(1, "arrive", "arrive", "arrive", "VERB", "VBP", "ROOT", 1, 7),
+        ...         Tok(2, "and", "and", "and", "CCONJ", "CC", "cc", 1, 14),
+        ...         Tok(3, "without", "without", "without", "ADP", "IN", "conj", 1, 18),
+        ...         Tok(4, "stopping", "stopping", "stop", "VERB", "VBG", "pcomp", 3, 26),
+        ...         Tok(5, "passes", "passes", "pass", "NOUN", "NNS", "dobj", 4, 35),
+        ...         Tok(6, "by", "by", "by", "ADP", "IN", "prep", 4, 42)]
+        >>> view = TokenView(toks, "trains arrive and without stopping passes by")
+        >>> gerund_object_to_verb(view, view[5], WordNetLemmas(load_wordnet()))
+        True
+        >>> [(t.text, t.dep, view[t.head].text) for t in view][3:]  # doctest: +NORMALIZE_WHITESPACE
+        [('without', 'prep', 'passes'), ('stopping', 'pcomp', 'without'),
+         ('passes', 'conj', 'arrive'), ('by', 'prt', 'passes')]
+    """
+    gerund = view[tok.head]
+    if gerund.dep != "pcomp" or not gerund.lower.endswith("ing") or gerund.i > tok.i:
+        return False
+    prep = view[gerund.head]
+    if prep.dep != "conj" or prep.pos != "ADP" or prep.head == prep.i:
+        return False
+    verb = view[prep.head]
+    if verb.pos not in ("VERB", "AUX") or view.has_child(tok.i, _NOUN_MODIFIERS):
+        return False
+    base = lex.verb_base(tok.lower)
+    if base is None:
+        return False
+    tok.pos, tok.tag, tok.lemma = "VERB", "VBZ" if tok.lower.endswith("s") else "VBP", base
+    tok.head, tok.dep = verb.i, "conj"
+    for child in view.children(prep.i):
+        if child.i < prep.i:  # 'then'
+            child.head = tok.i
+    for child in view.children(gerund.i):
+        if child.i > tok.i:
+            child.head = tok.i
+            if child.pos == "ADP" and view.prep_object(child.i) is None:
+                child.dep = "prt"
+    prep.head, prep.dep = tok.i, "prep"
+    tok.repaired += (rule_id,)
+    prep.repaired += (rule_id,)
     view.rebuild()
     return True

@@ -69,6 +69,7 @@ REPAIR_ACTIONS: frozenset[str] = frozenset(
         "interjection_to_determiner",
         "compound_to_subject",
         "contrastive_not",
+        "gerund_object_to_verb",
         "split_coordinated_subject",
         "propn_to_noun",
         "noun_chain_to_verb",
