@@ -270,7 +270,8 @@ class Errors(metaclass=_Messages):
     )
     E406 = (
         "Unknown anchor source {name!r}. Valid sources: {options} (proxy needs an index, "
-        "bank an anchor bank built from a training collection, oracle the ground truth)."
+        "bank an anchor bank built from a training collection, feedback an index or a caption "
+        "corpus, oracle the ground truth)."
     )
     E407 = "{what} has dimension {got}, but the backbone's embeddings have {expected}."
     E408 = (
@@ -282,6 +283,25 @@ class Errors(metaclass=_Messages):
         "analysis with ground truth: give one positive embedding per query."
     )
     E410 = "{what} must be a {expected}, not {type_name}."
+    E411 = (
+        "The caption corpus is unusable: {problem}. Build it from captions that parse to "
+        "predicates (CaptionCorpus.from_captions, or an index built with its captions), one "
+        "embedding row per caption."
+    )
+    E412 = (
+        "Cannot read the caption corpus {path} ({problem}). Pass the directory that "
+        "CaptionCorpus.save wrote (corpus.safetensors and "
+        "corpus.jsonl), or build the corpus again."
+    )
+    E413 = (
+        "CorpusElaborator.elaborate needs f_T of the query, and no backbone was given. Pass "
+        "backbone= to the elaborator, or use it through a Refiner, which embeds the queries itself."
+    )
+    E414 = (
+        "The corpus elaborator needs a caption corpus, and none was given. Pass an index "
+        "(fol-refine --index DIR; Python: index=) whose item captions it reads, or a corpus "
+        "(fol-refine --corpus PATH: a caption file or a saved corpus; Python: corpus=)."
+    )
 
     # --- E460-E479: search/projection: Stage 2, the projection head, its training and files ---
     E460 = "The projection setting {name} must be {expected}, not {value!r}; see docs/projection.md."

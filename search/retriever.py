@@ -62,8 +62,10 @@ class Retriever:
             the index was built with (its recorded options are reused).
         stage1: a :class:`~fortekit.search.stage1.config.SearchConfig` to refine each query first
             (Stage 1), or None (default) to search with the query as it is.
-        elaborator: Stage 1's elaborator (a name or an instance).
-        anchors: Stage 1's anchor source (None: the pivot alone).
+        elaborator: Stage 1's elaborator: a registered name, an instance, or "corpus" (the
+            nearest item captions of this index, parsed once: see docs/search.md).
+        anchors: Stage 1's anchor source: an instance, a name ("feedback": the first pass
+            over this index judged by the formula; "proxy"), or None (the pivot alone).
         lookup: stored Stage 1 results (a :class:`RefinementLookup`, e.g. ``LookupTable.load(path)``):
             a query it holds is searched with its stored refinement, without a search; the others
             go through Stage 1 when ``stage1`` is given, else as they are.
@@ -95,7 +97,7 @@ class Retriever:
         *,
         stage1: SearchConfig | None = None,
         elaborator: Any = "lexical",
-        anchors: AnchorSource | None = None,
+        anchors: AnchorSource | str | None = None,
         lookup: RefinementLookup | None = None,
         projection: str | os.PathLike[str] | None = None,
         formula: Any = _DEFAULT,
@@ -123,10 +125,18 @@ class Retriever:
         self.lookup = lookup
         self.refiner: Refiner | None = None
         if stage1 is not None:
+            from fortekit.search.stage1.anchor_sources import make_anchor_source, make_elaborator
             from fortekit.search.stage1.beam import Refiner
 
-            self.refiner = Refiner(backbone, elaborator, config=stage1, anchors=anchors, device=device,
-                                   cache_dir=cache_dir)
+            corpus = None
+            if elaborator == "corpus" or anchors == "feedback":
+                from fortekit.search.stage1.corpus import CaptionCorpus
+
+                corpus = CaptionCorpus.from_index(self.index)  # parsed once, shared by both
+            if isinstance(anchors, str):
+                anchors = make_anchor_source(anchors, index=self.index, corpus=corpus)
+            self.refiner = Refiner(backbone, make_elaborator(elaborator, corpus=corpus), config=stage1,
+                                   anchors=anchors, device=device, cache_dir=cache_dir)
             self.encoder: CachedTextEncoder = self.refiner.encoder
         elif encoder is not None:
             self.encoder = encoder

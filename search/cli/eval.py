@@ -70,6 +70,9 @@ def add_eval_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
                        help="Stage 1 anchor settings, comma-separated; the first drives the S1/S2/S3 "
                        "combinations and Stage 2's training queries (default bank,none,proxy,oracle); "
                        "with --beir one of none (default), proxy")
+    model.add_argument("--elaborator", choices=["lexical", "corpus"], default="lexical",
+                       help="Stage 1 elaborator: lexical (vocabulary templates, default) or corpus (the "
+                       "nearest item captions of the collection searched)")
     model.add_argument("--beam-width", type=int, default=3, help="Stage 1 beam width B (default 3)")
     model.add_argument("--max-depth", type=int, default=2, help="Stage 1 depth D (default 2)")
     model.add_argument("--lambda", dest="lam", type=float, default=1.0, help="Stage 1 lambda (default 1.0)")
@@ -132,6 +135,7 @@ def run_eval(args: argparse.Namespace, out: TextIO) -> int:
             limit_test=args.limit_test, limit_train=args.limit_train, backbone=args.backbone,
             device=args.device, epochs=args.epochs, batch_size=args.batch_size,
             anchors=tuple(parse_anchors(args.anchors or "bank,none,proxy,oracle")),
+            elaborator=args.elaborator,
             search=SearchConfig.online(beam_width=args.beam_width, max_depth=args.max_depth, lam=args.lam,
                                        beta=args.beta, tau=args.tau),
             alpha=args.alpha, top_n=args.top_n,

@@ -71,18 +71,72 @@ def _anchors(
         return targets.source, targets
     if args.anchors in ("proxy", "bank"):  # check_usage made sure each has what it needs
         return make_anchor_source(args.anchors, index=index, bank=args.anchor_bank), None
+    if args.anchors == "feedback" and index is not None:
+        return _LazyFeedback(args, index), None
     return None, None
+
+
+def _index_corpus(args: argparse.Namespace, index: AudioIndex) -> Any:
+    """The index's item captions as a corpus, parsed once per run (feedback and elaborator share it)."""
+    from fortekit.search.stage1.corpus import CaptionCorpus
+
+    if getattr(args, "_index_corpus", None) is None:
+        args._index_corpus = CaptionCorpus.from_index(index)
+    return args._index_corpus
+
+
+class _LazyFeedback:
+    """Feedback anchors whose corpus (the index's parsed captions) is made at the first batch."""
+
+    name = "feedback"
+
+    def __init__(self, args: argparse.Namespace, index: AudioIndex) -> None:
+        self.args, self.index = args, index
+        self._source: Any = None
+
+    @property
+    def settings(self) -> dict[str, float]:
+        from fortekit.search.stage1.feedback import DEFAULT_FEEDBACK
+
+        return dict(DEFAULT_FEEDBACK)
+
+    def anchor_batch(self, requests: Any) -> Any:
+        from fortekit.search.stage1.feedback import FeedbackAnchors
+
+        if self._source is None:
+            self._source = FeedbackAnchors(_index_corpus(self.args, self.index))
+        return self._source.anchor_batch(requests)
+
+
+def _elaborator(args: argparse.Namespace, index: AudioIndex | None, refiner: Refiner) -> Any:
+    """``--elaborator corpus``: over ``--corpus`` (a saved corpus or a caption file), else the index."""
+    from fortekit.search.stage1.corpus import CaptionCorpus
+    from fortekit.search.stage1.corpus_elaborator import CorpusElaborator
+
+    if args.corpus is None:
+        assert index is not None  # check_usage
+        return CorpusElaborator(_index_corpus(args, index))
+    path = Path(args.corpus).expanduser()
+    if path.is_dir():
+        return CorpusElaborator(CaptionCorpus.load(path))
+    from fortekit.textio import read_text_lines
+
+    captions = [text.strip() for _, text in read_text_lines(path) if isinstance(text, str) and text.strip()]
+    return CorpusElaborator(CaptionCorpus.from_captions(captions, refiner.backbone))
 
 
 def _refiner(args: argparse.Namespace, anchors: AnchorSource | None, index: AudioIndex | None) -> Refiner:
     from fortekit.search.stage1.beam import Refiner
 
+    corpus = args.elaborator == "corpus"
     refiner = Refiner(
-        args.backbone, args.elaborator, config=_config(args), anchors=anchors, device=args.device,
-        cache_dir=args.cache_dir, backbone_options=dict(args.backbone_option) or None,
+        args.backbone, "lexical" if corpus else args.elaborator, config=_config(args), anchors=anchors,
+        device=args.device, cache_dir=args.cache_dir, backbone_options=dict(args.backbone_option) or None,
     )
     if index is not None:
         index.check_backbone(refiner.backbone)
+    if corpus:
+        refiner.elaborator = _elaborator(args, index, refiner)
     return refiner
 
 
@@ -117,6 +171,7 @@ def _settings(args: argparse.Namespace, file_format: str) -> dict[str, Any]:
     return {
         "backbone": args.backbone, "backbone_options": dict(args.backbone_option),
         "elaborator": args.elaborator, "config": _config(args).to_dict(), "anchors": args.anchors,
+        "corpus": args.corpus and str(Path(args.corpus).resolve()),
         "anchor_bank": args.anchor_bank and str(Path(args.anchor_bank).resolve()),
         "index": args.index and str(Path(args.index).resolve()), "top_k": args.top_k if args.index else None,
         "formula_scoring": _formula_config(args).to_dict() if args.index and args.formula_scoring == "on"

@@ -132,9 +132,9 @@ def build_refine_parser() -> argparse.ArgumentParser:
         "or verbalised, the paper's f_T(G(phi*)); see docs/search.md",
     )
     search.add_argument(
-        "--anchors", choices=("none", "proxy", "bank", "oracle"), default="none",
-        help="where e+/e- come from: proxy needs --index, bank --anchor-bank, "
-        "oracle --index and --target-column (default: none)",
+        "--anchors", choices=("none", "proxy", "bank", "feedback", "oracle"), default="none",
+        help="where e+/e- come from: proxy and feedback (the first pass over --index, judged by the "
+        "formula) need --index, bank --anchor-bank, oracle --index and --target-column (default: none)",
     )
     search.add_argument(
         "--anchor-bank", metavar="PATH", help="an anchor bank (or a training index) directory"
@@ -146,7 +146,16 @@ def build_refine_parser() -> argparse.ArgumentParser:
         default=[], help="an option for the backbone (repeatable), e.g. model=/models/clap; values: int, "
         "float, true/false, none, else text",
     )
-    runtime.add_argument("--elaborator", default="lexical", help="elaborator plug-in (default: lexical)")
+    runtime.add_argument(
+        "--elaborator", default="lexical",
+        help="elaborator plug-in (default: lexical), or corpus: phi+/phi- from the nearest human "
+        "captions of --corpus, else of --index's item captions",
+    )
+    runtime.add_argument(
+        "--corpus", metavar="PATH",
+        help="captions for --elaborator corpus: a text file (one caption a line) or a directory "
+        "that CaptionCorpus.save wrote",
+    )
     runtime.add_argument(
         "--list-plugins", action="store_true", help="list the installed plug-ins and where each came from"
     )
@@ -177,7 +186,7 @@ def check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> No
         parser.error("give a query file, or --explain QUERY (see --help)")
     for kind, name, installed in (
         ("backbone", args.backbone, available_backbones()),
-        ("elaborator", args.elaborator, available_elaborators()),
+        ("elaborator", args.elaborator, [*available_elaborators(), "corpus"]),
     ):
         if name not in installed:
             parser.error(f"unknown {kind} {name!r}; installed: {', '.join(installed)}")
@@ -190,7 +199,13 @@ def check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> No
         "proxy": ("index", "--index DIR", "proxy anchors come from a first retrieval pass over the index"),
         "bank": ("anchor_bank", "--anchor-bank PATH", "the bank holds the training embeddings"),
         "oracle": ("index", "--index DIR", "oracle anchors are the embeddings of the relevant items"),
+        "feedback": ("index", "--index DIR", "feedback anchors judge a first retrieval pass over the index"),
     }.get(args.anchors)
+    if args.elaborator == "corpus" and args.index is None and args.corpus is None:
+        parser.error(Errors.E667.format(
+            option="--elaborator corpus", needed="--corpus PATH or --index DIR",
+            why="its elaborations are the nearest human captions of a corpus",
+        ))
     if needs is not None and getattr(args, needs[0]) is None:
         parser.error(Errors.E667.format(option=f"--anchors {args.anchors}", needed=needs[1], why=needs[2]))
     if args.anchors == "oracle" and args.target_column is None and args.explain is None:

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from fortekit.search.retriever import Retriever
     from fortekit.search.stage1.anchors import AnchorBank
     from fortekit.search.stage1.beam import Refiner
+    from fortekit.search.stage1.corpus import CaptionCorpus
 
 __all__ = ["CaptionBenchmark"]
 
@@ -66,6 +67,7 @@ class CaptionBenchmark:
         self._plain: Retriever | None = None
         self._projected: Retriever | None = None
         self._weights: Path | None = None
+        self._corpora: dict[str, CaptionCorpus] = {}
 
     @property
     def primary(self) -> str:
@@ -107,14 +109,39 @@ class CaptionBenchmark:
         """Stage 1 of the test or training queries with one anchor setting (cached)."""
         collection = self.test if part == "test" else self.train
         config = config or self.settings.search
-        source = anchor_source(anchors, collection, self.bank)
-        output = self.cache.run(f"{part}-{anchors}", collection.task.queries, source, config, self.key)
+        wants_corpus = anchors == "feedback" or self.settings.elaborator == "corpus"
+        corpus = self.corpus_for(part) if wants_corpus else None
+        source = anchor_source(anchors, collection, self.bank, corpus)
+        elaborator: Any = "lexical"
+        if self.settings.elaborator == "corpus":
+            from fortekit.search.stage1.corpus_elaborator import CorpusElaborator
+
+            elaborator = CorpusElaborator(corpus)  # type: ignore[arg-type]
+        else:
+            from fortekit.plugins import get_elaborator
+
+            elaborator = get_elaborator("lexical")
+        output = self.cache.run(f"{part}-{anchors}", collection.task.queries, source, config, self.key,
+                                elaborator=elaborator)
         if config == self.settings.search:
             self.stage1[f"{part}-{anchors}"] = output
             self.log(f"stage 1 [{part}-{anchors}]: {len(output.seconds)} queries, "
                      f"{output.from_cache} from the cache, {output.refined:.0%} refined, "
                      f"{1000 * output.seconds_per_query:.0f} ms/query")
         return output
+
+    def corpus_for(self, part: str) -> CaptionCorpus:
+        """The part's item captions with the items' rows, parsed once (the corpus elaborator's
+        neighbours and the feedback anchors' first pass)."""
+        from fortekit.search.stage1.corpus import CaptionCorpus
+
+        if part not in self._corpora:
+            collection = self.test if part == "test" else self.train
+            tick = time.perf_counter()
+            self._corpora[part] = CaptionCorpus.from_index(collection.index)
+            self.log(f"caption corpus [{part}]: {len(self._corpora[part])} item captions parsed "
+                     f"({time.perf_counter() - tick:.1f} s)")
+        return self._corpora[part]
 
     def train_stage2(self) -> None:
         """Train the projection head on the training part's q* and items; project the test items."""

@@ -55,6 +55,8 @@ class EvalSettings:
         epochs: Stage 2 training epochs.
         batch_size: Stage 2 batch size.
         anchors: Stage 1 anchor settings; the first drives the ablation and Stage 2.
+        elaborator: Stage 1's elaborator: "lexical" (vocabulary templates) or "corpus" (the
+            nearest item captions of the collection searched, parsed once).
         search: Stage 1's configuration.
         alpha: Stage 3's weight of s_pred.
         top_n: how many items Stage 3 re-ranks.
@@ -77,6 +79,7 @@ class EvalSettings:
     epochs: int = 20
     batch_size: int = 128
     anchors: tuple[str, ...] = ("bank", "none", "proxy", "oracle")
+    elaborator: str = "lexical"
     search: SearchConfig = field(default_factory=SearchConfig.online)
     alpha: float = 0.3
     top_n: int = 50
@@ -93,7 +96,10 @@ class EvalSettings:
             (self.top_n >= 1, f"--top-n {self.top_n}", "Pass 1 or more."),
             (self.epochs >= 1, f"--epochs {self.epochs}", "Pass 1 or more."),
             (self.batch_size >= 2, f"--batch-size {self.batch_size}", "Pass 2 or more (InfoNCE)."),
-            (bool(self.anchors), "--anchors is empty", "Name at least one of none, proxy, bank, oracle."),
+            (bool(self.anchors), "--anchors is empty",
+             "Name at least one of none, proxy, bank, feedback, oracle."),
+            (self.elaborator in ("lexical", "corpus"), f"--elaborator {self.elaborator!r}",
+             "Use lexical or corpus."),
             (bool(self.directions), "no direction", "Use t2a, a2t or both."),
         ]
         checks += [

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from fortekit.search.stage1.anchors import AnchorBank, AnchorSource
     from fortekit.search.stage1.beam import Refiner
     from fortekit.search.stage1.config import SearchConfig
+    from fortekit.search.stage1.corpus import CaptionCorpus
     from fortekit.search.stage1.result import RefinementResult
 
 __all__ = ["Stage1Cache", "Stage1Output", "anchor_source", "cache_key", "oracle_negatives", "parse_anchors"]
@@ -84,7 +85,9 @@ def oracle_negatives(scores: torch.Tensor, targets: Sequence[int]) -> list[int]:
     return [int(i) for i in masked.argmax(dim=1)]
 
 
-def anchor_source(name: str, part: EmbeddedCollection, bank: AnchorBank | None) -> AnchorSource:
+def anchor_source(
+    name: str, part: EmbeddedCollection, bank: AnchorBank | None, corpus: CaptionCorpus | None = None
+) -> AnchorSource:
     """The anchor source ``name`` for the queries of ``part``.
 
     Args:
@@ -93,6 +96,7 @@ def anchor_source(name: str, part: EmbeddedCollection, bank: AnchorBank | None) 
             e- the highest-scoring other item under the frozen baseline).
         part: the collection the queries search.
         bank: the anchor bank, required for "bank".
+        corpus: the part's item captions, parsed (for "feedback"; default built from its index).
 
     Returns:
         An object with ``anchor_batch``.
@@ -112,7 +116,7 @@ def anchor_source(name: str, part: EmbeddedCollection, bank: AnchorBank | None) 
             query: (part.items[target], part.items[negative])
             for query, target, negative in zip(part.task.queries, part.task.targets, negatives, strict=True)
         }
-    return make_anchor_source(name, index=part.index, bank=bank, oracle=oracle)
+    return make_anchor_source(name, index=part.index, bank=bank, oracle=oracle, corpus=corpus)
 
 
 @dataclass
@@ -194,7 +198,7 @@ class Stage1Cache:
 
     def run(
         self, label: str, queries: Sequence[str], anchors: AnchorSource, config: SearchConfig,
-        key: Mapping[str, Any],
+        key: Mapping[str, Any], elaborator: Any = None,
     ) -> Stage1Output:
         """Stage 1 of ``queries`` with ``anchors`` and ``config``, read from the cache where it can be.
 
@@ -204,6 +208,7 @@ class Stage1Cache:
             anchors: the anchor source.
             config: the search configuration.
             key: what else the results depend on (data, backbone, version).
+            elaborator: the elaborator for these queries (default: the refiner's own).
 
         Returns:
             The :class:`Stage1Output`.
@@ -211,7 +216,13 @@ class Stage1Cache:
         Raises:
             EvaluationError: the cache cannot be read or written (E525, E524).
         """
-        full_key = {**key, "config": config.to_dict(), "anchors": anchors.name, "queries": len(queries)}
+        if elaborator is not None:
+            self.refiner.elaborator = elaborator
+        full_key = {
+            **key, "config": config.to_dict(), "anchors": anchors.name, "queries": len(queries),
+            "anchor_settings": getattr(anchors, "settings", None),
+            "elaborator": getattr(self.refiner.elaborator, "settings", self.refiner.elaborator.name),
+        }
         path = self.directory / f"{label}-{cache_key(full_key)}.jsonl"
         records = self._read(path, queries)
         missing = [i for i in range(len(queries)) if i not in records]

@@ -1,4 +1,5 @@
-"""Stage 1's anchor sources built by name, in one place (fol-refine, the Retriever and the benchmarks).
+"""Stage 1's anchor sources and elaborators built by name, in one place (fol-refine, the
+Retriever and the benchmarks).
 
 Example:
     >>> type(make_anchor_source("none")).__name__
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fortekit.errors import Errors, SearchError
 from fortekit.search.stage1.anchors import ANCHOR_SOURCES, AnchorBank, AnchorSource
@@ -22,8 +23,9 @@ if TYPE_CHECKING:
     import torch
 
     from fortekit.search.index.audio_index import AudioIndex
+    from fortekit.search.stage1.corpus import CaptionCorpus
 
-__all__ = ["ANCHOR_SOURCES", "make_anchor_source"]
+__all__ = ["ANCHOR_SOURCES", "make_anchor_source", "make_elaborator"]
 
 
 def make_anchor_source(
@@ -33,18 +35,26 @@ def make_anchor_source(
     bank: AnchorBank | str | os.PathLike[str] | None = None,
     oracle: Mapping[str, tuple[torch.Tensor, torch.Tensor | None]] | None = None,
     proxy_k: int = 10,
+    corpus: CaptionCorpus | None = None,
+    feedback: Mapping[str, float] | None = None,
 ) -> AnchorSource:
     """The anchor source ``name`` (one of :data:`ANCHOR_SOURCES`).
 
     Args:
         name: "none" (the pivot alone), "proxy" (the frozen first pass over ``index``: e+ its
             top-1, e- its bottom-``proxy_k``), "bank" (``bank``: an anchor bank, or the directory
-            of one or of a training index) or "oracle" (``oracle``: per query text, its relevant
-            item's embedding and a negative; for analysis only).
-        index: the collection the queries search (for "proxy").
+            of one or of a training index), "feedback" (the first pass over ``index``, or over
+            ``corpus``, judged by the formula: e+ the items whose captions satisfy phi0, e- the
+            others) or "oracle" (``oracle``: per query text, its relevant item's embedding and
+            a negative; for analysis only).
+        index: the collection the queries search (for "proxy", and "feedback" without ``corpus``).
         bank: the anchor bank (for "bank").
         oracle: the ground-truth anchors (for "oracle").
         proxy_k: how many bottom items make the proxy's e-.
+        corpus: the collection's rows and parsed item captions (for "feedback"; default built
+            from ``index``, whose captions are then parsed once).
+        feedback: ``k``, ``coverage`` and ``weight`` of the feedback anchors (default
+            :data:`~fortekit.search.stage1.feedback.DEFAULT_FEEDBACK`).
 
     Returns:
         An object with ``anchor_batch`` (see :class:`~fortekit.search.stage1.anchors.AnchorSource`).
@@ -69,8 +79,55 @@ def make_anchor_source(
         if bank is None:
             raise unusable("no anchor bank was given")
         return bank if isinstance(bank, AnchorBank) else AnchorBank.load(bank)
+    if key == "feedback":
+        from fortekit.search.stage1.corpus import CaptionCorpus
+        from fortekit.search.stage1.feedback import FeedbackAnchors
+
+        if corpus is None:
+            if index is None:
+                raise unusable("no index or caption corpus was given")
+            corpus = CaptionCorpus.from_index(index)
+        return FeedbackAnchors(corpus, **dict(feedback or {}))  # type: ignore[arg-type]
     if key == "oracle":
         if oracle is None:
             raise unusable("no ground truth was given")
         return OracleAnchors(oracle)
     raise SearchError(Errors.E406.format(name=name, options=", ".join(ANCHOR_SOURCES)))
+
+
+def make_elaborator(
+    elaborator: Any, *, index: AudioIndex | None = None, corpus: CaptionCorpus | None = None
+) -> Any:
+    """Stage 1's elaborator: "corpus" over ``corpus`` (or ``index``'s captions), else as given.
+
+    Args:
+        elaborator: "corpus", a registered elaborator's name (e.g. "lexical"), or an object.
+        index: the collection searched: its item captions are the corpus when none is given.
+        corpus: a :class:`~fortekit.search.stage1.corpus.CaptionCorpus`.
+
+    Returns:
+        A :class:`~fortekit.search.stage1.corpus_elaborator.CorpusElaborator` for "corpus";
+        otherwise ``elaborator`` itself (the Refiner resolves a registered name).
+
+    Raises:
+        SearchError: "corpus" with neither a corpus nor an index (E414), or an index
+            whose captions do not parse (E411).
+
+    Example:
+        >>> make_elaborator("lexical")
+        'lexical'
+        >>> make_elaborator("corpus")
+        Traceback (most recent call last):
+        ...
+        fortekit.errors.SearchError: [E414] The corpus elaborator needs a caption corpus...
+    """
+    if not (isinstance(elaborator, str) and elaborator.strip().lower() == "corpus"):
+        return elaborator
+    from fortekit.search.stage1.corpus import CaptionCorpus
+    from fortekit.search.stage1.corpus_elaborator import CorpusElaborator
+
+    if corpus is None:
+        if index is None:
+            raise SearchError(Errors.E414)
+        corpus = CaptionCorpus.from_index(index)
+    return CorpusElaborator(corpus)

@@ -7,6 +7,8 @@
   mean of the training items whose captions share the most (idf-weighted)
   predicates with phi0, e- likewise for the negatives phi-. Independent of the
   collection searched; the paper's best.
+- ``feedback``: the first pass's top k split by the formula (module
+  :mod:`fortekit.search.stage1.feedback`): a realistic setting, no training data needed.
 - ``oracle``: the ground truth, for analysis only.
 
 Example:
@@ -49,7 +51,7 @@ __all__ = [
     "ProxyAnchors",
 ]
 
-ANCHOR_SOURCES = ("none", "proxy", "bank", "oracle")
+ANCHOR_SOURCES = ("none", "proxy", "bank", "feedback", "oracle")
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,10 +73,18 @@ class AnchorRequest:
 
 @dataclass(frozen=True, slots=True)
 class Anchors:
-    """e+ and e- for one query (None where the source has none)."""
+    """e+ and e- for one query (None where the source has none).
+
+    Attributes:
+        positive: e+.
+        negative: e-.
+        weight: how far q* itself moves along e+ - e- (Rocchio); 0 for every source but
+            ``feedback``, whose anchors are judged by the formula.
+    """
 
     positive: torch.Tensor | None = None
     negative: torch.Tensor | None = None
+    weight: float = 0.0
 
 
 class AnchorSource(Protocol):

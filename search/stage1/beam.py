@@ -255,6 +255,8 @@ class Refiner:
         return results
 
     def _prepare(self, queries: list[str]) -> list[QueryState]:
+        if callable(getattr(self.elaborator, "elaborate_parsed", None)):
+            return self._prepare_from_corpus(queries)
         tick = time.perf_counter()
         elaborate_many = getattr(self.elaborator, "elaborate_many", None)
         if callable(elaborate_many):
@@ -288,6 +290,36 @@ class Refiner:
             )
             states.append(QueryState(
                 query, phi0, plus, minus, invariant, pools, confidences([phi0, *plus, *minus]),
+            ))
+        return states
+
+    def _prepare_from_corpus(self, queries: list[str]) -> list[QueryState]:
+        """phi+, phi- and the pools from a corpus's stored parses: only the queries are parsed."""
+        tick = time.perf_counter()
+        unique = list(dict.fromkeys(queries))
+        parsed = dict(zip(unique, self.parser.parse_many(unique), strict=True))
+        self.times.parse += time.perf_counter() - tick
+        # Through the cache: the depth-0 call of the search finds these rows there.
+        rows = self._encode(unique)
+        tick = time.perf_counter()
+        config = self.config
+        found = dict(zip(unique, self.elaborator.elaborate_parsed(  # type: ignore[attr-defined]
+            [parsed[q] for q in unique], rows, n_positives=config.n_positives, n_negatives=config.n_negatives,
+            max_attributes=config.max_attributes, max_relations=config.max_relations,
+            max_negations=config.max_negations,
+        ), strict=True))
+        self.times.elaborate += time.perf_counter() - tick
+        states: list[QueryState] = []
+        for query in queries:
+            phi0, neighbourhood = parsed[query], found[query]
+            plus = list(neighbourhood.positives) or [phi0]
+            minus = list(neighbourhood.negatives) or [phi0]
+            invariant = invariant_predicates(
+                phi0.formula, [p.formula for p in plus], [p.formula for p in minus],
+                require_all=config.invariant_require_all,
+            )
+            states.append(QueryState(
+                query, phi0, plus, minus, invariant, neighbourhood.pools, confidences([phi0, *plus, *minus]),
             ))
         return states
 

@@ -30,7 +30,7 @@ from fortekit.fol import CandidatePools
 from fortekit.fol.caption.result import ParseResult, PredicateRecord
 from fortekit.search.stage1.relations import RelationTable, load_relations
 
-__all__ = ["PoolSources", "candidate_pools", "confidences"]
+__all__ = ["PoolSources", "candidate_pools", "confidences", "relation_pairs"]
 
 _EVENT_CATEGORIES = frozenset({"sound_event", "negation_target"})
 _NOUNS = frozenset({"NOUN", "PROPN"})
@@ -72,7 +72,7 @@ def _unary(parse: ParseResult) -> list[PredicateRecord]:
     return [record for record in _asserted(parse) if len(record.args) == 1]
 
 
-def _relations(parse: ParseResult) -> list[tuple[str, str]]:
+def relation_pairs(parse: ParseResult) -> list[tuple[str, str]]:
     """(relation, entity) pairs of a parse: a spatial or temporal R(x, y) where y is a place
     (a spatial noun), not another sound source."""
     nouns: dict[str, list[str]] = {}
@@ -148,8 +148,8 @@ def candidate_pools(
         attributes, _ranked(cooccurring, []), own | wanted_negative, max_attributes
     )
 
-    own_pairs = set(_relations(phi0))
-    relation_counts = Counter(pair for p in positives for pair in _relations(p) if pair not in own_pairs)
+    own_pairs = set(relation_pairs(phi0))
+    relation_counts = Counter(pair for p in positives for pair in relation_pairs(p) if pair not in own_pairs)
     relations = sorted(relation_counts, key=lambda pair: (-relation_counts[pair], pair))
     for pair in sources.relations.pairs_for(events, limit=max_relations + len(own_pairs)):
         if len(relations) >= max_relations:

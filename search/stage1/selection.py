@@ -170,6 +170,15 @@ def build_result(
         q_star = torch.nn.functional.normalize(q_star + own, dim=0)
     elif config.output == "residual":
         q_star = embedding(state.text)
+    if anchors.weight and (anchors.positive is not None or anchors.negative is not None):
+        # Rocchio with the formula as the judge: toward the items that satisfy phi0,
+        # away from the ones the first pass ranked high that do not.
+        shift = torch.zeros_like(q_star)
+        if anchors.positive is not None:
+            shift = shift + anchors.positive.detach().float().cpu()
+        if anchors.negative is not None:
+            shift = shift - anchors.negative.detach().float().cpu()
+        q_star = torch.nn.functional.normalize(q_star + anchors.weight * shift, dim=0)
     source = anchor_source
     if anchors.positive is None and anchors.negative is None:
         source = "none" if source == "none" else f"{source} (empty)"
