@@ -36,10 +36,10 @@ def _collection(spec: str, backbone) -> tuple[list[str], torch.Tensor, CaptionCo
     queries = [clip.captions[0] for clip in clips]
     rows = [backbone.encode_text(list(clip.captions[1:5])).mean(0) for clip in clips]
     items = torch.nn.functional.normalize(torch.stack(rows), dim=-1)
-    from fortekit.search.stage1.corpus import _parse_all
+    from fortekit.search.stage1.corpus import parse_captions_once
 
     captions = [clip.captions[1] for clip in clips]
-    return queries, items, CaptionCorpus(items, captions, _parse_all(captions, None))
+    return queries, items, CaptionCorpus(items, captions, parse_captions_once(captions, None))
 
 
 def main() -> None:

@@ -98,3 +98,68 @@ def test_bench_encoder_floor_same_texts(benchmark, backbone, queries) -> None:
     ))
     benchmark.pedantic(lambda: backbone.encode_text(texts), rounds=ROUNDS, iterations=1)
     benchmark.extra_info["texts"] = len(texts)
+
+
+class _Recorder:
+    """A backbone that records the batches it is asked to encode (to replay them bare)."""
+
+    def __init__(self, backbone) -> None:  # type: ignore[no-untyped-def]
+        self.backbone, self.batches = backbone, []
+        self.name, self.dim, self.device = backbone.name, backbone.dim, backbone.device
+
+    def encode_text(self, texts):  # type: ignore[no-untyped-def]
+        self.batches.append(list(texts))
+        return self.backbone.encode_text(texts)
+
+
+@pytest.fixture(scope="module")
+def caption_corpus(backbone):  # type: ignore[no-untyped-def]
+    """Caption 2 of every AudioCaps val clip: the item captions an index of that collection holds."""
+    from fortekit.search.eval.datasets import load_collection
+    from fortekit.search.stage1.corpus import CaptionCorpus
+
+    clips = load_collection(require(SHARED_DATA / "audiocaps" / "val.csv"))
+    return CaptionCorpus.from_captions([clip.captions[1] for clip in clips], backbone)
+
+
+def _corpus_refiner(backbone, corpus):  # type: ignore[no-untyped-def]
+    from fortekit.search.stage1.corpus_elaborator import CorpusElaborator
+    from fortekit.search.stage1.feedback import FeedbackAnchors
+
+    return Refiner(backbone, CorpusElaborator(corpus), anchors=FeedbackAnchors(corpus),
+                   config=SearchConfig.online())
+
+
+@pytest.mark.benchmark(group="online with a corpus and feedback anchors (the defaults with an index)")
+def test_bench_online_corpus_feedback(benchmark, backbone, queries, caption_corpus) -> None:
+    refiner = _corpus_refiner(backbone, caption_corpus)
+    refiner.refine(queries[0])
+
+    def run() -> None:
+        for query in queries:
+            refiner.refine(query)
+
+    benchmark.pedantic(run, setup=lambda: _cold(refiner), rounds=ROUNDS, iterations=1)
+    _report(benchmark, refiner, len(queries))
+    # Nothing but the query is parsed: one parse per query, no elaboration texts.
+    assert refiner.encoder.stats.calls <= len(queries) * (2 + refiner.config.max_depth)
+
+
+@pytest.mark.benchmark(group="online with a corpus and feedback anchors (the defaults with an index)")
+def test_bench_encoder_alone_on_the_same_batches(benchmark, backbone, queries, caption_corpus) -> None:
+    """The encoder alone, replaying exactly the batches the online search sent it (cold cache)."""
+    refiner = _corpus_refiner(backbone, caption_corpus)
+    refiner.refine(queries[0])
+    _cold(refiner)
+    recorder = _Recorder(backbone)
+    refiner.encoder.backbone = recorder
+    for query in queries:
+        refiner.refine(query)
+    batches = recorder.batches
+
+    def replay() -> None:
+        for batch in batches:
+            backbone.encode_text(batch)
+
+    benchmark.pedantic(replay, rounds=ROUNDS, iterations=1)
+    benchmark.extra_info.update({"calls": len(batches), "texts": sum(map(len, batches))})

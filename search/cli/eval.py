@@ -69,7 +69,7 @@ def add_eval_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     model.add_argument("--anchors",
                        help="Stage 1 anchor settings, comma-separated; the first drives the S1/S2/S3 "
                        "combinations and Stage 2's training queries (default bank,none,proxy,oracle); "
-                       "with --beir one of none (default), proxy")
+                       "with --beir one of none (default), proxy, feedback")
     model.add_argument("--elaborator", choices=["lexical", "corpus"], default="lexical",
                        help="Stage 1 elaborator: lexical (vocabulary templates, default) or corpus (the "
                        "nearest item captions of the collection searched)")
@@ -207,6 +207,7 @@ def _run_beir(args: argparse.Namespace, log: Callable[[str], None]) -> int:
         systems=tuple(args.systems.split(",")) if args.systems is not None else (),
         by=tuple(f.strip() for f in args.by.split(",") if f.strip()) if args.by is not None else None,
         backbone=args.backbone, device=args.device, anchors=(args.anchors or "none").strip().lower(),
+        elaborator=args.elaborator,
         projection=args.projection, formula=FormulaScoringConfig(**formula),
         search=SearchConfig.online(beam_width=args.beam_width, max_depth=args.max_depth, lam=args.lam,
                                    beta=args.beta, tau=args.tau),

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from fortekit.search.rerank import Reranker
     from fortekit.search.retriever import Retriever
     from fortekit.search.stage1.config import SearchConfig
+    from fortekit.search.stage1.corpus import CaptionCorpus
 
 __all__ = ["BeirData"]
 
@@ -60,7 +61,8 @@ class BeirData:
         collection: the loaded collection.
         backbone: the encoder.
         search: Stage 1's configuration.
-        anchors: Stage 1's anchor setting ("none" or "proxy").
+        anchors: Stage 1's anchor setting ("none", "proxy" or "feedback").
+        elaborator: Stage 1's elaborator ("lexical", or "corpus": the items' own captions).
         formula: the formula-scoring configuration.
         alpha: Stage 3's weight of s_pred.
         top_n: how many items Stage 3 re-ranks.
@@ -73,6 +75,7 @@ class BeirData:
 
     def __init__(
         self, collection: BeirCollection, backbone: Backbone, *, search: SearchConfig, anchors: str = "none",
+        elaborator: str = "lexical",
         formula: FormulaScoringConfig | None = None, alpha: float = 0.3, top_n: int = 50,
         projection: Path | None = None, stage1_dir: Path | None = None,
         stage1_key: dict[str, Any] | None = None, device: str = "auto",
@@ -82,6 +85,7 @@ class BeirData:
         self.backbone = backbone
         self.search = search
         self.anchors = anchors
+        self.elaborator = elaborator
         self.formula_config = formula
         self.alpha = alpha
         self.top_n = top_n
@@ -177,20 +181,33 @@ class BeirData:
         """Stage 1 of the queries (cached in ``stage1_dir``) and phi* parsed back."""
         from fortekit.fol import parse_formula
         from fortekit.search.eval.stage1 import Stage1Cache
-        from fortekit.search.stage1.anchor_sources import make_anchor_source
+        from fortekit.search.stage1.anchor_sources import make_anchor_source, make_elaborator
         from fortekit.search.stage1.beam import Refiner
 
         refiner = Refiner(self.backbone, "lexical", config=self.search, device=self.device)
         index = self._index(None) if self.anchors == "proxy" else None
-        source = make_anchor_source(self.anchors, index=index)
+        corpus = self.corpus if self.elaborator == "corpus" or self.anchors == "feedback" else None
+        source = make_anchor_source(self.anchors, index=index, corpus=corpus)
         directory = self.stage1_dir or Path("stage1")
         cache = Stage1Cache(refiner, directory, log=self.log)
         output = cache.run(f"beir-{self.anchors}", [q.text for q in self.collection.queries], source,
-                           self.search, self.stage1_key)
+                           self.search, self.stage1_key,
+                           elaborator=make_elaborator(self.elaborator, corpus=corpus))
         self.seconds["stage1"] = float(sum(output.seconds))
         self.log(f"stage 1 [{self.anchors}]: {len(output.seconds)} queries, {output.from_cache} from the "
                  f"cache, {output.refined:.0%} refined, {1000 * output.seconds_per_query:.0f} ms/query")
         return output, [parse_formula(text, warn_free=False) if text else None for text in output.phi_star]
+
+    @cached_property
+    def corpus(self) -> CaptionCorpus:
+        """The items' own captions with the items' rows, parsed once (Stage 1's corpus and feedback)."""
+        from fortekit.search.stage1.corpus import CaptionCorpus, parse_captions_once
+
+        tick = time.perf_counter()
+        texts = [item.text or "" for item in self.collection.items]
+        corpus = CaptionCorpus(self.items, texts, parse_captions_once(texts), normalised=True)
+        self._timed("parse_items", tick)
+        return corpus
 
     def retriever(self, *, formula: bool, rerank: Reranker | None, projected: bool = False) -> Retriever:
         """A Retriever over every item with the given stages (sharing the items and the text cache).

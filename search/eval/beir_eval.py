@@ -42,7 +42,7 @@ from fortekit.search.stage1.config import SearchConfig
 
 __all__ = ["ANCHORS", "BeirSettings", "results_markdown", "run_beir_evaluation"]
 
-ANCHORS = ("none", "proxy")
+ANCHORS = ("none", "proxy", "feedback")
 TOP_STORED = 10
 
 
@@ -57,7 +57,8 @@ class BeirSettings:
         by: the metadata fields to break down by (None: every field with 2-10 values).
         backbone: the encoder's registered name.
         device: "auto", "cpu", "cuda", ...
-        anchors: Stage 1's anchor setting, "none" or "proxy".
+        anchors: Stage 1's anchor setting, "none", "proxy" or "feedback".
+        elaborator: Stage 1's elaborator, "lexical" or "corpus" (the items' own captions).
         projection: a trained Stage 2 head for ``full`` (None: no Stage 2).
         formula: the formula-scoring configuration.
         search: Stage 1's configuration.
@@ -79,6 +80,7 @@ class BeirSettings:
     backbone: str = "minilm"
     device: str = "auto"
     anchors: str = "none"
+    elaborator: str = "lexical"
     projection: Path | None = None
     formula: FormulaScoringConfig = field(default_factory=FormulaScoringConfig)
     search: SearchConfig = field(default_factory=SearchConfig.online)
@@ -92,6 +94,8 @@ class BeirSettings:
         checks = [
             (self.anchors in ANCHORS, f"--anchors {self.anchors!r} is not valid with --beir",
              f"Use one of {', '.join(ANCHORS)}."),
+            (self.elaborator in ("lexical", "corpus"), f"--elaborator {self.elaborator!r} is not valid",
+             "Use lexical or corpus."),
             (0.0 <= self.alpha <= 1.0, f"--alpha {self.alpha} is not valid", "Pass a number in [0, 1]."),
             (self.top_n >= 1, f"--top-n {self.top_n} is not valid", "Pass 1 or more."),
             (self.limit_queries is None or self.limit_queries >= 1,
@@ -258,6 +262,7 @@ def run_beir_evaluation(settings: BeirSettings, log: Callable[[str], None] | Non
         "limit_queries": settings.limit_queries,
     })}
     data = BeirData(collection, backbone, search=settings.search, anchors=settings.anchors,
+                    elaborator=settings.elaborator,
                     formula=settings.formula, alpha=settings.alpha, top_n=settings.top_n,
                     projection=settings.projection, stage1_dir=settings.out / "stage1", stage1_key=key,
                     device=settings.device, log=say)
@@ -293,7 +298,8 @@ def run_beir_evaluation(settings: BeirSettings, log: Callable[[str], None] | Non
     }
     if "stage1" in data.__dict__:
         output, _ = data.stage1
-        metrics["stage1"] = {"anchors": settings.anchors, "queries": len(output.seconds),
+        metrics["stage1"] = {"anchors": settings.anchors, "elaborator": settings.elaborator,
+                             "queries": len(output.seconds),
                              "refined": output.refined, "from_cache": output.from_cache,
                              "ms_per_query": 1000 * output.seconds_per_query}
     seconds = time.perf_counter() - started

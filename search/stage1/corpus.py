@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from fortekit.plugins.protocols import Backbone
     from fortekit.search.index.audio_index import AudioIndex
 
-__all__ = ["CaptionCorpus", "parse_from_dict"]
+__all__ = ["CaptionCorpus", "parse_captions_once", "parse_from_dict"]
 
 _FORMAT = 1
 
@@ -148,7 +148,7 @@ class CaptionCorpus:
             for start in range(0, len(captions), batch_size)
         ]
         embeddings = torch.cat(rows).detach().float().cpu() if rows else torch.zeros((0, int(backbone.dim)))
-        return cls(embeddings, captions, _parse_all(captions, parser))
+        return cls(embeddings, captions, parse_captions_once(captions, parser))
 
     @classmethod
     def from_index(cls, index: AudioIndex, *, parser: CaptionParser | None = None) -> CaptionCorpus:
@@ -160,7 +160,8 @@ class CaptionCorpus:
         import numpy as np
 
         captions = [caption or "" for caption in index.captions]
-        return cls(np.array(index.embeddings, dtype=np.float32), captions, _parse_all(captions, parser))
+        rows = np.array(index.embeddings, dtype=np.float32)
+        return cls(rows, captions, parse_captions_once(captions, parser))
 
     def rows(self, device: str) -> torch.Tensor:
         """The embeddings on ``device`` (copied once per device)."""
@@ -223,7 +224,15 @@ class CaptionCorpus:
         return cls(tensors["embeddings"], captions, parses, normalised=True)
 
 
-def _parse_all(captions: Sequence[str], parser: CaptionParser | None) -> list[ParseResult | None]:
+def parse_captions_once(
+    captions: Sequence[str], parser: CaptionParser | None = None
+) -> list[ParseResult | None]:
+    """Each caption's parse, batched through spaCy; None for an empty, overlong or non-str one.
+
+    Example:
+        >>> [str(p.formula) if p else None for p in parse_captions_once(["rain falls", ""])]
+        ['∃x [Rain(x) ∧ Falling(x)]', None]
+    """
     from fortekit.fol.caption.parser import default_parser
     from fortekit.fol.caption.pipeline import check_text
 
