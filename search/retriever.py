@@ -62,10 +62,12 @@ class Retriever:
             the index was built with (its recorded options are reused).
         stage1: a :class:`~fortekit.search.stage1.config.SearchConfig` to refine each query first
             (Stage 1), or None (default) to search with the query as it is.
-        elaborator: Stage 1's elaborator: a registered name, an instance, or "corpus" (the
-            nearest item captions of this index, parsed once: see docs/search.md).
-        anchors: Stage 1's anchor source: an instance, a name ("feedback": the first pass
-            over this index judged by the formula; "proxy"), or None (the pivot alone).
+        elaborator: Stage 1's elaborator: "auto" (default: "corpus" when the index holds item
+            captions, else "lexical"), "corpus" (the nearest item captions of this index,
+            parsed once: see docs/search.md), a registered name or an instance.
+        anchors: Stage 1's anchor source: "auto" (default: "feedback" when the index holds
+            item captions, else none), a name ("feedback": the first pass over this index
+            judged by the formula; "proxy"), an instance, or None (the pivot alone).
         lookup: stored Stage 1 results (a :class:`RefinementLookup`, e.g. ``LookupTable.load(path)``):
             a query it holds is searched with its stored refinement, without a search; the others
             go through Stage 1 when ``stage1`` is given, else as they are.
@@ -96,8 +98,8 @@ class Retriever:
         backbone: Backbone | str | None = None,
         *,
         stage1: SearchConfig | None = None,
-        elaborator: Any = "lexical",
-        anchors: AnchorSource | str | None = None,
+        elaborator: Any = "auto",
+        anchors: AnchorSource | str | None = "auto",
         lookup: RefinementLookup | None = None,
         projection: str | os.PathLike[str] | None = None,
         formula: Any = _DEFAULT,
@@ -125,9 +127,16 @@ class Retriever:
         self.lookup = lookup
         self.refiner: Refiner | None = None
         if stage1 is not None:
-            from fortekit.search.stage1.anchor_sources import make_anchor_source, make_elaborator
+            from fortekit.search.stage1.anchor_sources import (
+                make_anchor_source,
+                make_elaborator,
+                resolve_auto,
+            )
             from fortekit.search.stage1.beam import Refiner
 
+            elaborator, anchors = resolve_auto(elaborator, anchors, index=self.index)
+            if anchors == "none":
+                anchors = None
             corpus = None
             if elaborator == "corpus" or anchors == "feedback":
                 from fortekit.search.stage1.corpus import CaptionCorpus

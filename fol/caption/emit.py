@@ -310,12 +310,23 @@ def candidates(
                 negated[child.i] = negated[tok.i]
     out: list[Candidate] = []
     done: set[int] = set()
+    first_words = graph.lexicon.multiword_adjective_starts
+    emit = graph.emit
     for tok in view:  # multi-word predicates first, so their words are not emitted alone
-        if not graph.emit[tok.i] or tok.i in done:
+        if not emit[tok.i] or tok.i in done:
             continue
-        merged = _multiword_adjective(graph, tok) if tok.pos in ("ADJ", "ADV") else None
-        rule = graph.rule_of[tok.i].id
-        if merged is None and is_multiword is not None and tok.pos in _NOUNS and tok.dep != "compound":
+        merged = None
+        if tok.pos in ("ADJ", "ADV") and tok.lower in first_words:
+            merged = _multiword_adjective(graph, tok)
+            rule = graph.rule_of[tok.i].id
+        if (
+            merged is None
+            and is_multiword is not None
+            and tok.pos in _NOUNS
+            and tok.dep != "compound"
+            and tok.i > 0
+            and view[tok.i - 1].dep == "compound"  # a chain of one noun is no compound
+        ):
             merged = _compound_phrase(graph, tok, lemmas, is_multiword)
             rule = "compound"
         if merged is not None:

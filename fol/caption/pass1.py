@@ -175,16 +175,20 @@ class Graph(TemporalActions):
     # -- driving ----------------------------------------------------------------------
     def classify(self) -> None:
         """Give every token the first arc rule that holds for it."""
-        for tok in self.view:
-            for rule in self.rules.rules_for(tok.dep):
+        view, rule_of, emit = self.view, self.rule_of, self.emit
+        by_arc = self.rules.by_arc
+        any_arc = by_arc[""]
+        for tok in view.tokens:
+            pos, lemma, lower = tok.pos, tok.lemma, tok.lower
+            for rule in by_arc.get(tok.dep, any_arc):
                 when = rule.when
-                if (when.pos is not None and tok.pos not in when.pos) or (
-                    when.lemma is not None and tok.lemma not in when.lemma and tok.lower not in when.lemma
+                if (when.pos is not None and pos not in when.pos) or (
+                    when.lemma is not None and lemma not in when.lemma and lower not in when.lemma
                 ):
                     continue  # the cheap tests inline: most rules fail them
-                if holds(when, self.view, tok):
-                    self.rule_of[tok.i] = rule
-                    self.emit[tok.i] = rule.emit
+                if rule.label_only or holds(when, view, tok):
+                    rule_of[tok.i] = rule
+                    emit[tok.i] = rule.emit
                     break
 
     def run(self) -> Graph:
@@ -194,10 +198,11 @@ class Graph(TemporalActions):
         for tok in self.view:
             if tok.lower in negative:  # "nobody": its entity is excluded, whatever its arc
                 self.excluded[tok.i] = "negative-pronoun"
-        for tok in self.view:
-            if tok.i in self.consumed:
+        consumed, rule_of = self.consumed, self.rule_of
+        for tok in self.view.tokens:
+            if tok.i in consumed:
                 continue
-            rule = self.rule_of[tok.i]
+            rule = rule_of[tok.i]
             ACTIONS[rule.action](self, tok, rule)
         return self
 

@@ -92,10 +92,10 @@ def noun_chain_to_verb(
         True if the tree was changed.
     """
     i = tok.i
-    if i == 0 or tok.dep not in _CLAUSE_DEPS or view.has_child(i, SUBJECT_DEPS):
+    if i == 0 or view[i - 1].head != i or tok.dep not in _CLAUSE_DEPS or view.has_child(i, SUBJECT_DEPS):
         return False
     subject = view[i - 1]
-    if subject.head != i or subject.dep not in ("compound", "amod", "nmod", "npadvmod"):
+    if subject.dep not in ("compound", "amod", "nmod", "npadvmod"):
         return False
     if subject.pos not in _NOUNS and subject.pos != "PRON" and not lex.has(subject.lower, "NOUN"):
         return False
@@ -349,6 +349,43 @@ REPAIRS: dict[str, Repair] = {
 }
 
 
+_Step = tuple[ArcRule, "frozenset[str] | None", "frozenset[str] | None", "frozenset[str] | None", Repair]
+_PLANS: dict[int, tuple[tuple[ArcRule, ...], tuple[_Step, ...]]] = {}
+
+
+def _plan(repairs: tuple[ArcRule, ...]) -> tuple[_Step, ...]:
+    """Each repair with its label, POS and lemma tests and its action, read once per rule set."""
+    found = _PLANS.get(id(repairs))
+    if found is None or found[0] is not repairs:
+        if len(_PLANS) > 64:
+            _PLANS.clear()
+        steps = tuple((r, r.when.arc, r.when.pos, r.when.lemma, REPAIRS[r.action]) for r in repairs)
+        found = _PLANS[id(repairs)] = (repairs, steps)
+    return found[1]
+
+
+def _position(tok: Tok) -> int:
+    return tok.i
+
+
+def _index(view: TokenView) -> tuple[dict[str, list[Tok]], dict[str, list[Tok]]]:
+    """The tokens by dependency label and by POS."""
+    by_dep: dict[str, list[Tok]] = {}
+    by_pos: dict[str, list[Tok]] = {}
+    for tok in view.tokens:
+        found = by_dep.get(tok.dep)
+        if found is None:
+            by_dep[tok.dep] = [tok]
+        else:
+            found.append(tok)
+        found = by_pos.get(tok.pos)
+        if found is None:
+            by_pos[tok.pos] = [tok]
+        else:
+            found.append(tok)
+    return by_dep, by_pos
+
+
 def apply_repairs(view: TokenView, repairs: tuple[ArcRule, ...], lex: WordNetLemmas) -> int:
     """Apply the repairs in order, each to every token it matches.
 
@@ -361,18 +398,37 @@ def apply_repairs(view: TokenView, repairs: tuple[ArcRule, ...], lex: WordNetLem
         How many repairs changed something.
     """
     changed = 0
-    for rule in repairs:
-        action = REPAIRS[rule.action]
-        arcs, poses, lemmas = rule.when.arc, rule.when.pos, rule.when.lemma
-        # The cheap label tests first, in one comprehension: most tokens fail them.
+    by_dep, by_pos = _index(view)
+    for rule, arcs, poses, lemmas, action in _plan(repairs):
+        # Only the tokens with one of the rule's labels (or POS): most repairs need a
+        # label this caption lacks, for the token, its head or a child.
+        when = rule.when
+        if (when.has_child is not None and when.has_child.isdisjoint(by_dep)) or (
+            when.head_arc is not None and when.head_arc.isdisjoint(by_dep)
+        ):
+            continue
+        if arcs is not None:
+            if arcs.isdisjoint(by_dep):
+                continue
+            pool = [tok for arc in arcs if arc in by_dep for tok in by_dep[arc]]
+        elif poses is not None:
+            if poses.isdisjoint(by_pos):
+                continue
+            pool = [tok for pos in poses if pos in by_pos for tok in by_pos[pos]]
+        else:
+            pool = view.tokens
         matching = [
             tok
-            for tok in view.tokens
-            if (arcs is None or tok.dep in arcs)
-            and (poses is None or tok.pos in poses)
+            for tok in pool
+            if (poses is None or tok.pos in poses)
             and (lemmas is None or tok.lemma in lemmas or tok.lower in lemmas)
         ]
+        if len(matching) > 1:
+            matching.sort(key=_position)  # in token order, as the rule file says
+        before = changed
         for tok in matching:
-            if holds(rule.when, view, tok) and action(view, tok, lex, rule.id):
+            if (rule.label_only or holds(when, view, tok)) and action(view, tok, lex, rule.id):
                 changed += 1
+        if changed != before:  # a repair may relabel arcs and tags
+            by_dep, by_pos = _index(view)
     return changed

@@ -122,9 +122,22 @@ class PredicateRecord:
         }
 
 
+_LITERALS: dict[tuple[str, tuple[str, ...], bool], Formula] = {}
+_MAX_LITERALS = 1 << 16
+
+
 def _literal(record: PredicateRecord) -> Formula:
-    atom = Atom(record.symbol, tuple([_var(name) for name in record.args]))
-    return Not(atom) if record.negated else atom
+    """The record's literal, shared per (symbol, args, polarity): they are immutable, and
+    building an atom validates its name."""
+    key = (record.symbol, record.args, record.negated)
+    found = _LITERALS.get(key)
+    if found is None:
+        atom = Atom(record.symbol, tuple([_var(name) for name in record.args]))
+        found = Not(atom) if record.negated else atom
+        if len(_LITERALS) >= _MAX_LITERALS:  # a stream of new OOV words: start again
+            _LITERALS.clear()
+        _LITERALS[key] = found
+    return found
 
 
 def clauses(records: Sequence[PredicateRecord]) -> list[list[PredicateRecord]]:

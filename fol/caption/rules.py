@@ -116,12 +116,15 @@ class Lexicon:
         lemma_overrides: word -> lemma the parser uses instead of spaCy's.
         multiword_prepositions: phrase -> relation lemma (``"in front of"``).
         multiword_adjectives: phrase -> predicate lemma (``"high pitched"``).
+        multiword_adjective_starts: the first words of those phrases (``high``), so
+            the parser looks for a phrase only where one may start.
     """
 
     lists: Mapping[str, frozenset[str]]
     lemma_overrides: Mapping[str, str]
     multiword_prepositions: Mapping[str, str]
     multiword_adjectives: Mapping[str, str]
+    multiword_adjective_starts: frozenset[str] = frozenset()
 
     def words(self, name: str) -> frozenset[str]:
         """The words of one list (an empty set for an unknown name)."""
@@ -162,6 +165,9 @@ class ArcRule:
         relation: the lemma of the binary predicate the action makes, if any.
         reverse: swap that predicate's arguments.
         doc: why the rule exists.
+        label_only: whether ``when`` tests nothing but the arc, the POS and the lemma
+            (read once, when the rule is made), so a caller that tested those needs
+            no :func:`~fortekit.fol.caption.conditions.holds`.
     """
 
     id: str
@@ -171,6 +177,7 @@ class ArcRule:
     relation: str | None = None
     reverse: bool = False
     doc: str = ""
+    label_only: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,6 +266,7 @@ def _rule(
         id=rule_id,
         action=str(action),
         when=Conditions(**conditions),
+        label_only=not (set(conditions) - {"arc", "pos", "lemma"}),
         emit=bool(raw.get("emit", True)),
         relation=raw.get("relation"),
         reverse=bool(raw.get("reverse", False)),
@@ -310,15 +318,15 @@ def parse_rules(text: str, source: str = "<string>") -> RuleSet:
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
             raise _fail(source, f"[lexicon] {name}", "expected a list of strings")
         lists[name] = frozenset(item.lower() for item in value)
+    adjectives = _table(raw_lexicon.get("multiword_adjectives"), source, "[lexicon.multiword_adjectives]")
     lexicon = Lexicon(
         lists=lists,
         lemma_overrides=_table(raw_lexicon.get("lemma_overrides"), source, "[lexicon.lemma_overrides]"),
         multiword_prepositions=_table(
             raw_lexicon.get("multiword_prepositions"), source, "[lexicon.multiword_prepositions]"
         ),
-        multiword_adjectives=_table(
-            raw_lexicon.get("multiword_adjectives"), source, "[lexicon.multiword_adjectives]"
-        ),
+        multiword_adjectives=adjectives,
+        multiword_adjective_starts=frozenset(phrase.split(" ", 1)[0] for phrase in adjectives),
     )
     repairs = tuple(
         _rule(raw, "repair", i, REPAIR_ACTIONS, lists, source) for i, raw in enumerate(data.get("repair", []))

@@ -14,7 +14,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterator, Sequence
+from collections.abc import Callable, Container, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -153,6 +153,25 @@ class TokenView:
             yield tok
 
 
+# spaCy's string hashes are a function of the string (the same in every vocabulary), so
+# one table serves every parser: six hashes of a token -> its six strings.
+_ROWS: dict[tuple[int, ...], tuple[str, str, str, str, str, str]] = {}
+_MAX_ROWS = 1 << 17
+
+
+def _row(key: tuple[int, ...], name: Callable[[int], str]) -> tuple[str, str, str, str, str, str]:
+    orth, low, lemma, pos, tag, dep = key
+    lower = name(low)
+    return (
+        name(orth),
+        lower,
+        name(lemma).lower() if lemma else lower,
+        name(pos) if pos else "X",
+        name(tag) if tag else "XX",
+        name(dep) if dep else "dep",
+    )
+
+
 def from_doc(
     doc: Any, strings: dict[int, str], text: str | None = None, offsets: Sequence[int] | None = None,
 ) -> TokenView:
@@ -187,30 +206,20 @@ def from_doc(
     if not columns:
         return TokenView([], text)
     orth, low, lemma, pos, tag, dep, head, idx = columns
-    # Column by column: a dict lookup per distinct hash is the whole cost.
-    texts = [get(h) or name(h) for h in orth]
-    lowers = [get(h) or name(h) for h in low]
-    lemmas = [(get(h) or name(h)).lower() if h else lowers[k] for k, h in enumerate(lemma)]
-    poses = [get(h) or name(h) if h else "X" for h in pos]
-    tags = [get(h) or name(h) if h else "XX" for h in tag]
-    deps = [get(h) or name(h) if h else "dep" for h in dep]
+    # One lookup per token: its six string hashes, read as a row, name a shared tuple
+    # of strings (the table grows by the distinct rows seen: words with their tags).
+    rows = _ROWS
+    if len(rows) >= _MAX_ROWS:  # a long stream of new words: start again
+        rows.clear()
     tokens: list[Tok] = []
-    for i in range(len(texts)):
+    for i, key in enumerate(zip(orth, low, lemma, pos, tag, dep)):
+        row = rows.get(key)
+        if row is None:
+            row = rows[key] = _row(key, name)
         # HEAD is stored relative and unsigned: wrap it back to a signed offset.
         offset = head[i] - (1 << 64) if head[i] >= (1 << 63) else head[i]
-        tokens.append(
-            Tok(
-                i,
-                texts[i],
-                lowers[i],
-                lemmas[i],
-                poses[i],
-                tags[i],
-                "ROOT" if offset == 0 else deps[i],
-                i + offset,
-                idx[i],
-            )
-        )
+        text_, lower, lemma_, pos_, tag_, dep_ = row
+        tokens.append(Tok(i, text_, lower, lemma_, pos_, tag_, "ROOT" if offset == 0 else dep_, i + offset, idx[i]))
     if offsets is not None:  # back to the caption as given
         for tok in tokens:
             if tok.text:  # spaCy makes no empty token; guarded all the same

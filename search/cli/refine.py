@@ -76,6 +76,15 @@ def _anchors(
     return None, None
 
 
+def _resolve_auto(args: argparse.Namespace, index: AudioIndex | None) -> None:
+    """``--elaborator auto`` / ``--anchors auto``: corpus and feedback when the index has captions."""
+    from fortekit.search.stage1.anchor_sources import resolve_auto
+
+    args.elaborator, args.anchors = resolve_auto(
+        args.elaborator, args.anchors, index=index, corpus_given=args.corpus is not None
+    )
+
+
 def _index_corpus(args: argparse.Namespace, index: AudioIndex) -> Any:
     """The index's item captions as a corpus, parsed once per run (feedback and elaborator share it)."""
     from fortekit.search.stage1.corpus import CaptionCorpus
@@ -202,6 +211,7 @@ def _explain(args: argparse.Namespace) -> int:
     from fortekit.search.index.audio_index import AudioIndex
 
     index = AudioIndex.load(args.index) if args.index else None
+    _resolve_auto(args, index)
     anchors, _ = _anchors(args, index)
     result = _refiner(args, anchors, index).refine(args.explain)
     print(result.explain())
@@ -217,6 +227,7 @@ def _refine_file(args: argparse.Namespace) -> int:
     queries = Path(args.queries).expanduser()
     output, file_format = _output_of(args, queries)
     index = AudioIndex.load(args.index) if args.index else None
+    _resolve_auto(args, index)
     job = QueryFileJob(
         "fol-refine", queries, output, file_format=file_format, settings=_settings(args, file_format),
         ranking=index is not None, overwrite=args.overwrite, input_format=args.input_format,

@@ -132,9 +132,10 @@ def build_refine_parser() -> argparse.ArgumentParser:
         "or verbalised, the paper's f_T(G(phi*)); see docs/search.md",
     )
     search.add_argument(
-        "--anchors", choices=("none", "proxy", "bank", "feedback", "oracle"), default="none",
+        "--anchors", choices=("auto", "none", "proxy", "bank", "feedback", "oracle"), default="auto",
         help="where e+/e- come from: proxy and feedback (the first pass over --index, judged by the "
-        "formula) need --index, bank --anchor-bank, oracle --index and --target-column (default: none)",
+        "formula) need --index, bank --anchor-bank, oracle --index and --target-column (default: auto, "
+        "feedback when --index holds captions, else none)",
     )
     search.add_argument(
         "--anchor-bank", metavar="PATH", help="an anchor bank (or a training index) directory"
@@ -147,9 +148,10 @@ def build_refine_parser() -> argparse.ArgumentParser:
         "float, true/false, none, else text",
     )
     runtime.add_argument(
-        "--elaborator", default="lexical",
-        help="elaborator plug-in (default: lexical), or corpus: phi+/phi- from the nearest human "
-        "captions of --corpus, else of --index's item captions",
+        "--elaborator", default="auto",
+        help="corpus: phi+/phi- from the nearest human captions of --corpus, else of --index's item "
+        "captions; or an elaborator plug-in, e.g. lexical (default: auto, corpus when --corpus is "
+        "given or --index holds captions, else lexical)",
     )
     runtime.add_argument(
         "--corpus", metavar="PATH",
@@ -186,7 +188,7 @@ def check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> No
         parser.error("give a query file, or --explain QUERY (see --help)")
     for kind, name, installed in (
         ("backbone", args.backbone, available_backbones()),
-        ("elaborator", args.elaborator, [*available_elaborators(), "corpus"]),
+        ("elaborator", args.elaborator, [*available_elaborators(), "corpus", "auto"]),
     ):
         if name not in installed:
             parser.error(f"unknown {kind} {name!r}; installed: {', '.join(installed)}")

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from fortekit.search.index.audio_index import AudioIndex
     from fortekit.search.stage1.corpus import CaptionCorpus
 
-__all__ = ["ANCHOR_SOURCES", "make_anchor_source", "make_elaborator"]
+__all__ = ["ANCHOR_SOURCES", "has_captions", "make_anchor_source", "make_elaborator", "resolve_auto"]
 
 
 def make_anchor_source(
@@ -131,3 +131,35 @@ def make_elaborator(
             raise SearchError(Errors.E414)
         corpus = CaptionCorpus.from_index(index)
     return CorpusElaborator(corpus)
+
+
+def has_captions(index: AudioIndex | None) -> bool:
+    """Whether ``index`` holds item captions (what the corpus elaborator and feedback read).
+
+    Example:
+        >>> has_captions(None)
+        False
+    """
+    return index is not None and any(caption and caption.strip() for caption in index.captions)
+
+
+def resolve_auto(
+    elaborator: Any, anchors: Any, *, index: AudioIndex | None = None, corpus_given: bool = False
+) -> tuple[Any, Any]:
+    """Stage 1's "auto" elaborator and anchors: what a collection with captions makes possible.
+
+    With item captions (or a corpus given), "auto" is the corpus elaborator and feedback
+    anchors; without, the lexical elaborator and no anchors. Other values pass through.
+
+    Example:
+        >>> resolve_auto("auto", "auto")
+        ('lexical', 'none')
+        >>> resolve_auto("auto", "auto", corpus_given=True)
+        ('corpus', 'none')
+    """
+    captions = has_captions(index)
+    if elaborator == "auto":
+        elaborator = "corpus" if captions or corpus_given else "lexical"
+    if anchors == "auto":
+        anchors = "feedback" if captions else "none"
+    return elaborator, anchors
