@@ -336,32 +336,36 @@ def candidates(
             negation = negated[tok.i]
             rule = graph.excluded.get(tok.i) or negation or rule
             out.append(Candidate(lemma, pos, (graph.find(tok.i),), negation is not None, rule, tuple(tokens)))
-    for tok in view:
-        if tok.i in done or not graph.emit[tok.i]:
+    find, excluded, subject_of = graph.find, graph.excluded, graph.subject_of
+    for tok in view.tokens:
+        i = tok.i
+        if not emit[i] or i in done:
             continue
-        rule = graph.rule_of[tok.i].id
         found = _lemma_of(graph, tok, lemmas)
         if found is None:
             continue
         lemma, pos = found
-        node = graph.find(tok.i)
-        objects = _objects(graph, tok, lemma) if tok.pos == "VERB" else []
-        subject = graph.subject_of.get(tok.i)
+        node = find(i)
+        negation = negated[i]
+        # A negated predicate's provenance is the rule that negated it ('neg'), a
+        # denied entity's noun the rule that excluded it ('prep-without').
+        source = excluded.get(i) or negation or graph.rule_of[i].id
+        objects = _objects(graph, tok, lemma) if tok.pos == "VERB" else None
+        subject = subject_of.get(i)
+        if not objects and (subject is None or tok.pos not in ("VERB", "ADJ")):  # the common case
+            out.append(Candidate(lemma, pos, (node,), negation is not None, source, (i,)))
+            continue
         holders = [node]
         if subject is not None and tok.pos in ("VERB", "ADJ"):
-            holders += [graph.find(c) for c in graph.conj_nouns(subject)[1:] if graph.find(c) != node]
+            holders += [find(c) for c in graph.conj_nouns(subject)[1:] if find(c) != node]
         slots: list[int | None] = [*objects] if objects else [None]
         for holder in holders:
             for obj in slots:
-                if obj is not None and graph.find(obj) not in timed:
-                    args: tuple[int, ...] = (holder, graph.find(obj))
+                if obj is not None and find(obj) not in timed:
+                    args: tuple[int, ...] = (holder, find(obj))
                 else:
                     args = (holder,)
-                negation = negated[tok.i]
-                # A negated predicate's provenance is the rule that negated it ('neg'), a
-                # denied entity's noun the rule that excluded it ('prep-without').
-                source = graph.excluded.get(tok.i) or negation or rule
-                out.append(Candidate(lemma, pos, args, negation is not None, source, (tok.i,)))
+                out.append(Candidate(lemma, pos, args, negation is not None, source, (i,)))
     denied = excluded_nodes(graph)
     privative = graph.words("privative_prepositions")
     for rel in graph.relations:

@@ -11,6 +11,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -158,11 +159,18 @@ class CaptionParser:
                 yield prepared.text, (text, prepared, None)
 
         stream = self.nlp.pipe(checked(), as_tuples=True, batch_size=batch_size, n_process=n_process)
-        for doc, (text, (clean, truncated, offsets), error) in stream:
-            if error is not None:
-                raise error
-            view = from_doc(doc, self._strings, clean, offsets)
-            yield self.parse_view(view, text=text, truncated=truncated)
+        # spaCy runs its per-document pipes (attribute ruler, lemmatizer) as each Doc is
+        # pulled: taking a batch of Docs before the passes keeps spaCy's tables and ours
+        # each warm in the cache, rather than alternating between them per caption.
+        while True:
+            chunk = list(islice(stream, batch_size))
+            if not chunk:
+                return
+            for doc, (text, (clean, truncated, offsets), error) in chunk:
+                if error is not None:
+                    raise error
+                view = from_doc(doc, self._strings, clean, offsets)
+                yield self.parse_view(view, text=text, truncated=truncated)
 
     def parse_doc(self, doc: Any, *, text: str | None = None, truncated: bool = False) -> ParseResult:
         """Build the logical form from a spaCy ``Doc`` this parser's pipeline made.
@@ -211,20 +219,26 @@ class CaptionParser:
         used_fallback: bool,
     ) -> ParseResult | None:
         order: dict[int, None] = {}
+        denied = False
         for cand in found:  # asserted entities first: a denied one is named after them
-            if not cand.excluded:
+            if cand.excluded:
+                denied = True
+            else:
                 for node in cand.args:
                     order.setdefault(node, None)
-        for cand in found:
-            for node in cand.args:
-                order.setdefault(node, None)
-        entities, times = variable_names(
-            sum(1 for n in order if n not in timed), sum(1 for n in order if n in timed)
-        )
+        if denied:
+            for cand in found:
+                for node in cand.args:
+                    order.setdefault(node, None)
         names: dict[int, str] = {}
-        entity_names, time_names = iter(entities), iter(times)
-        for node in order:
-            names[node] = next(time_names) if node in timed else next(entity_names)
+        if timed:
+            n_times = sum(1 for n in order if n in timed)
+            entities, times = variable_names(len(order) - n_times, n_times)
+            entity_names, time_names = iter(entities), iter(times)
+            for node in order:
+                names[node] = next(time_names) if node in timed else next(entity_names)
+        else:
+            names = dict(zip(order, variable_names(len(order), 0)[0], strict=True))
         records: list[PredicateRecord] = []
         seen: set[tuple[str, tuple[str, ...], bool]] = set()
         oov: dict[str, None] = {}

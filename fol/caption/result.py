@@ -38,13 +38,21 @@ def variable_names(n_entities: int, n_times: int) -> tuple[list[str], list[str]]
         >>> variable_names(8, 2)
         (['x', 'y', 'z', 'w', 'v', 'u', 'x1', 'y1'], ['t', 't1'])
     """
-    entities = [
-        letter if k == 0 else f"{letter}{k}"
-        for k in range(n_entities // len(_ENTITY_LETTERS) + 1)
-        for letter in _ENTITY_LETTERS
-    ][:n_entities]
-    times = ["t" if k == 0 else f"t{k}" for k in range(n_times)]
-    return entities, times
+    if n_entities > len(_ENTITY_NAMES):
+        _ENTITY_NAMES.extend(_entity_name(k) for k in range(len(_ENTITY_NAMES), n_entities))
+    if n_times > len(_TIME_NAMES):
+        _TIME_NAMES.extend("t" if k == 0 else f"t{k}" for k in range(len(_TIME_NAMES), n_times))
+    return _ENTITY_NAMES[:n_entities], _TIME_NAMES[:n_times]
+
+
+def _entity_name(k: int) -> str:
+    letter, round_ = _ENTITY_LETTERS[k % len(_ENTITY_LETTERS)], k // len(_ENTITY_LETTERS)
+    return letter if round_ == 0 else f"{letter}{round_}"
+
+
+# The names made so far (a caption has a few; the lists grow to the longest seen).
+_ENTITY_NAMES: list[str] = [_entity_name(k) for k in range(24)]
+_TIME_NAMES: list[str] = ["t" if k == 0 else f"t{k}" for k in range(8)]
 
 
 @dataclass(frozen=True, slots=True)

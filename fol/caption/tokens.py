@@ -212,14 +212,15 @@ def from_doc(
     if len(rows) >= _MAX_ROWS:  # a long stream of new words: start again
         rows.clear()
     tokens: list[Tok] = []
-    for i, key in enumerate(zip(orth, low, lemma, pos, tag, dep)):
+    for i, key in enumerate(zip(orth, low, lemma, pos, tag, dep, strict=True)):
         row = rows.get(key)
         if row is None:
             row = rows[key] = _row(key, name)
         # HEAD is stored relative and unsigned: wrap it back to a signed offset.
         offset = head[i] - (1 << 64) if head[i] >= (1 << 63) else head[i]
         text_, lower, lemma_, pos_, tag_, dep_ = row
-        tokens.append(Tok(i, text_, lower, lemma_, pos_, tag_, "ROOT" if offset == 0 else dep_, i + offset, idx[i]))
+        label = "ROOT" if offset == 0 else dep_
+        tokens.append(Tok(i, text_, lower, lemma_, pos_, tag_, label, i + offset, idx[i]))
     if offsets is not None:  # back to the caption as given
         for tok in tokens:
             if tok.text:  # spaCy makes no empty token; guarded all the same
