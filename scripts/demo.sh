@@ -1,20 +1,44 @@
 #!/usr/bin/env bash
-# The main job on the embedded default: refine the example search queries with
-# fol-refine (Stage 1: lexical elaborator, caption parser Π, beam search, verbaliser G,
-# the bundled MiniLM encoder), show each query with its refinement, and explain the
-# search tree of one query. Sets everything up first (idempotent).
+# The main job on the embedded default (the bundled MiniLM encoder), end to end:
+#   1. index a collection of 3,000 human-captioned sounds (AudioCaps train captions,
+#      MIT licence: examples/AUDIOCAPS_LICENSE; caption-indexed, as no audio ships);
+#   2. refine the example search queries with fol-refine (Stage 1: caption parser Π,
+#      the corpus elaborator over the index's captions, feedback anchors from the first
+#      pass judged by each query's formula, beam search, verbaliser G), and show each
+#      query with its refinement and the nearest human caption that satisfies it;
+#   3. explain the search tree of one query;
+#   4. search the collection with the whole pipeline (Stage 1, formula scoring, Stage 3)
+#      with `fortekit search`: a hit whose caption names an excluded sound is marked '!'.
+# Sets everything up first (idempotent).
 #
 # examples/queries.txt has two bad lines on purpose (an empty one, a pasted paragraph):
 # fol-refine reports them with their line numbers, refines the rest and exits with 1.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/setup.sh
-out="$(mktemp -d)/refined.tsv"
+work="$(mktemp -d)"
+index="$work/sounds.index"
+.venv/bin/fortekit index build --captions examples/audiocaps_train_sample.csv --id-column youtube_id \
+    --caption-column caption --out "$index" --quiet
 status=0
-.venv/bin/fol-refine examples/queries.txt -o "$out" --format tsv --no-progress || status=$?
+.venv/bin/fol-refine examples/queries.txt --index "$index" -k 3 -o "$work/refined.jsonl" --no-progress \
+    || status=$?
 if [ "$status" -gt 1 ]; then exit "$status"; fi
 echo
-echo "query -> refined query (G(φ*)); every field in $out"
-cut -f2,3 "$out" | tail -n +2 | sed 's/\t/  ->  /'
+echo "query -> refined query G(φ*)   [nearest human caption that satisfies the query's formula]"
+.venv/bin/python - "$work/refined.jsonl" <<'EOF'
+import json, sys
+for line in open(sys.argv[1], encoding="utf-8"):
+    row = json.loads(line)
+    if "refined_text" not in row:
+        continue
+    same = row["refined_text"] == row["query"] or row["phi_star"] == row["phi0"]
+    shown = "(unchanged)" if same else row["refined_text"]
+    human = row["positives"][0] if row["positives"] and row["positives"][0] != row["query"] else "none"
+    print(f"{row['query']}  ->  {shown}   [{human}]")
+EOF
 echo
-.venv/bin/fol-refine --explain "a person talking"
+.venv/bin/fol-refine --explain "a person talking" --index "$index"
+echo
+.venv/bin/fortekit search --index "$index" --stage1 online -k 5 \
+    "a dog barking without people talking" "rain falling on a roof and thunder"

@@ -184,3 +184,32 @@ def test_the_retriever_takes_the_corpus_elaborator_and_feedback_by_name(cafe: Pa
     assert result.source == "search"
     assert result.hits[0].item_id in {"clip0", "clip1"}
     assert retriever.refiner is not None and retriever.refiner.anchors.name == "feedback"
+
+
+def test_fortekit_eval_runs_stage1_with_the_corpus_and_feedback(tmp_path: Path) -> None:
+    from fortekit.search.cli import main
+
+    clotho = require(SHARED_DATA / "clotho" / "clotho_captions_development.csv")
+    out = tmp_path / "run"
+    assert main(["eval", "--test", str(clotho), "--n-train", "60", "--limit-test", "40", "--epochs", "1",
+                 "--anchors", "feedback,none", "--elaborator", "corpus", "--direction", "t2a", "--no-umap",
+                 "--device", "cpu", "--out", str(out)]) == 0
+    metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+    config = json.loads((out / "config.json").read_text(encoding="utf-8"))
+    assert config["settings"]["elaborator"] == "corpus" and config["settings"]["anchors"][0] == "feedback"
+    assert {"baseline", "S1", "S1+S2+S3"} <= set(metrics["t2a"]["systems"])
+    assert list((out / "stage1").glob("test-feedback-*.jsonl"))
+
+
+def test_fortekit_eval_beir_runs_stage1_with_the_corpus_and_feedback(tmp_path: Path) -> None:
+    from beir_fixtures import make_beir
+
+    from fortekit.search.cli import main
+
+    folder = make_beir(tmp_path / "tiny")
+    out = tmp_path / "out"
+    assert main(["eval", "--beir", str(folder), "--out", str(out), "--device", "cpu", "--systems",
+                 "formula,S1+formula", "--anchors", "feedback", "--elaborator", "corpus"]) == 0
+    metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+    assert metrics["stage1"]["anchors"] == "feedback" and metrics["stage1"]["elaborator"] == "corpus"
+    assert list((out / "stage1").glob("beir-feedback-*.jsonl"))
