@@ -304,7 +304,7 @@ def candidates(
     timed = time_nodes(graph, heads)
     _resolve_pronouns(graph, heads, timed)
     negated = list(graph.negated)
-    for tok in view:  # a negated copula passes its negation to the complement
+    for tok in view.tokens if any(negated) else ():  # a negated copula passes its negation on
         if negated[tok.i] and (not graph.emit[tok.i] or _lemma_of(graph, tok, lemmas) is None):
             for child in view.children(tok.i, ("acomp", "attr", "xcomp", "oprd", "dobj")):
                 negated[child.i] = negated[tok.i]

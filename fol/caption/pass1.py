@@ -176,16 +176,16 @@ class Graph(TemporalActions):
     def classify(self) -> None:
         """Give every token the first arc rule that holds for it."""
         view, rule_of, emit = self.view, self.rule_of, self.emit
-        by_arc = self.rules.by_arc
-        any_arc = by_arc[""]
+        by_arc_pos = self.rules.by_arc_pos
+        any_arc = by_arc_pos[""]
         for tok in view.tokens:
-            pos, lemma, lower = tok.pos, tok.lemma, tok.lower
-            for rule in by_arc.get(tok.dep, any_arc):
+            lemma, lower = tok.lemma, tok.lower
+            by_pos = by_arc_pos.get(tok.dep, any_arc)
+            rules = by_pos.get(tok.pos)
+            for rule in rules if rules is not None else by_pos[""]:  # label and POS pass
                 when = rule.when
-                if (when.pos is not None and pos not in when.pos) or (
-                    when.lemma is not None and lemma not in when.lemma and lower not in when.lemma
-                ):
-                    continue  # the cheap tests inline: most rules fail them
+                if when.lemma is not None and lemma not in when.lemma and lower not in when.lemma:
+                    continue  # the cheap test inline: most rules fail it
                 if rule.label_only or holds(when, view, tok):
                     rule_of[tok.i] = rule
                     emit[tok.i] = rule.emit

@@ -193,6 +193,9 @@ class RuleSet:
         by_arc: dependency label -> the rules that may apply to it, in file order
             (key ``""``: the rules for any label), so a token is tested against a few
             rules rather than all of them.
+        by_arc_pos: dependency label -> POS -> the rules of ``by_arc`` whose POS test
+            that POS passes (key ``""``: a POS no rule names), so the parser tests
+            neither the label nor the POS again.
     """
 
     lexicon: Lexicon
@@ -201,6 +204,7 @@ class RuleSet:
     options: Mapping[str, Any]
     source: str
     by_arc: Mapping[str, tuple[ArcRule, ...]]
+    by_arc_pos: Mapping[str, Mapping[str, tuple[ArcRule, ...]]]
 
     def option(self, name: str, default: Any) -> Any:
         """An ``[options]`` value, or ``default``."""
@@ -217,6 +221,19 @@ def _index(rules: tuple[ArcRule, ...]) -> dict[str, tuple[ArcRule, ...]]:
     index = {label: tuple(r for r in rules if r.when.arc is None or label in r.when.arc) for label in labels}
     index[""] = tuple(r for r in rules if r.when.arc is None)
     return index
+
+
+def _index_pos(
+    by_arc: Mapping[str, tuple[ArcRule, ...]],
+) -> dict[str, dict[str, tuple[ArcRule, ...]]]:
+    poses = {pos for rules in by_arc.values() for r in rules if r.when.pos is not None for pos in r.when.pos}
+    return {
+        label: {
+            **{pos: tuple(r for r in rules if r.when.pos is None or pos in r.when.pos) for pos in poses},
+            "": tuple(r for r in rules if r.when.pos is None),
+        }
+        for label, rules in by_arc.items()
+    }
 
 
 def _fail(source: str, where: str, problem: str) -> ArcRulesError:
@@ -344,7 +361,8 @@ def parse_rules(text: str, source: str = "<string>") -> RuleSet:
     options = data.get("options", {})
     if not isinstance(options, dict):
         raise _fail(source, "[options]", "expected a table")
-    return RuleSet(lexicon, repairs, rules, options, source, _index(rules))
+    by_arc = _index(rules)
+    return RuleSet(lexicon, repairs, rules, options, source, by_arc, _index_pos(by_arc))
 
 
 @cache
