@@ -133,3 +133,18 @@ def test_repairs_help_on_the_gold_set() -> None:
     assert with_repairs.relation.f1 > without.relation.f1
     assert with_repairs.exact_match > without.exact_match
     assert with_repairs.unary.f1 >= without.unary.f1
+
+
+@pytest.mark.parametrize(
+    ("caption", "formula"),
+    [  # docs/annotation.md, '"N of M" and "is home to" (filler relations)'
+        ("a lot of noise", "∃x Noise(x)"),
+        ("the sound of rain", "∃x Rain(x)"),
+        ("a flock of birds chirp", "∃x [Flock(x) ∧ Bird(x) ∧ Chirping(x)]"),
+        ("a stream of water flows", "∃x ∃y [Stream(x) ∧ Of(x, y) ∧ Water(y) ∧ Flowing(x)]"),
+        ("a bag of pebbles is shaken", "∃x ∃y [Bag(x) ∧ Of(x, y) ∧ Pebble(y) ∧ Shaking(x)]"),
+        ("the forest is home to many birds", "∃x ∃y [Forest(x) ∧ Home(x) ∧ To(x, y) ∧ Bird(y)]"),
+    ],
+)
+def test_filler_relation_conventions(caption: str, formula: str) -> None:
+    assert str(parser().parse(caption).formula) == formula
