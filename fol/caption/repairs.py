@@ -368,6 +368,11 @@ def _position(tok: Tok) -> int:
     return tok.i
 
 
+def _merged(groups: list[list[Tok]]) -> list[Tok]:
+    """Tokens of several index entries, in token order."""
+    return sorted((tok for group in groups for tok in group), key=_position)
+
+
 def _index(view: TokenView) -> tuple[dict[str, list[Tok]], dict[str, list[Tok]]]:
     """The tokens by dependency label and by POS."""
     by_dep: dict[str, list[Tok]] = {}
@@ -408,23 +413,25 @@ def apply_repairs(view: TokenView, repairs: tuple[ArcRule, ...], lex: WordNetLem
         ):
             continue
         if arcs is not None:
-            if arcs.isdisjoint(by_dep):
+            found = [by_dep[arc] for arc in arcs if arc in by_dep]
+            if not found:
                 continue
-            pool = [tok for arc in arcs if arc in by_dep for tok in by_dep[arc]]
+            pool = found[0] if len(found) == 1 else _merged(found)
         elif poses is not None:
-            if poses.isdisjoint(by_pos):
+            found = [by_pos[pos] for pos in poses if pos in by_pos]
+            if not found:
                 continue
-            pool = [tok for pos in poses if pos in by_pos for tok in by_pos[pos]]
+            pool = found[0] if len(found) == 1 else _merged(found)
         else:
-            pool = view.tokens
-        matching = [
-            tok
-            for tok in pool
-            if (poses is None or tok.pos in poses)
-            and (lemmas is None or tok.lemma in lemmas or tok.lower in lemmas)
-        ]
-        if len(matching) > 1:
-            matching.sort(key=_position)  # in token order, as the rule file says
+            pool = list(view.tokens)
+        if (arcs is not None and poses is not None) or lemmas is not None:
+            pool = [
+                tok
+                for tok in pool
+                if (poses is None or tok.pos in poses)
+                and (lemmas is None or tok.lemma in lemmas or tok.lower in lemmas)
+            ]
+        matching = pool  # in token order, as the rule file says
         before = changed
         for tok in matching:
             if (rule.label_only or holds(when, view, tok)) and action(view, tok, lex, rule.id):
