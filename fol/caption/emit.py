@@ -118,16 +118,19 @@ def predicate_lemma(graph: Graph, tok: Tok) -> tuple[str, str] | None:
 # children), the lexicon and WordNet: across captions the same words come back, so its
 # answers are kept in the parser's WordNetLemmas.memo (bounded by clearing).
 _LEMMA_CACHE_SIZE = 1 << 16
+_MISSING: tuple[str, str] = ("", "")  # a sentinel no lemma lookup returns
 
 
 def _lemma_of(graph: Graph, tok: Tok, cache: dict[int, tuple[str, str] | None]) -> tuple[str, str] | None:
-    if tok.i in cache:
-        return cache[tok.i]
+    found: tuple[str, str] | None
+    found = cache.get(tok.i, _MISSING)
+    if found is not _MISSING:
+        return found
     memo = graph.lex.memo
     shared = tok.pos != "VERB" or tok.lemma not in graph.words("copular_verbs")
     key = ("lemma", id(graph.lexicon), tok.lower, tok.lemma, tok.pos, tok.tag)
-    if shared and key in memo:
-        found: tuple[str, str] | None = memo[key]  # type: ignore[assignment]
+    if shared and (hit := memo.get(key, _MISSING)) is not _MISSING:
+        found = hit  # type: ignore[assignment]
     else:
         found = predicate_lemma(graph, tok)
         if found is not None and not camel(found[0]):
