@@ -65,7 +65,7 @@ def main() -> None:
         for entry in args.grid.split(";"):
             fields = entry.split(",")
             elaborator, anchors, weight, rho = fields[0], fields[1], float(fields[2]), float(fields[3])
-            coverage = float(fields[4]) if len(fields) > 4 else 0.5
+            coverage = float(fields[4]) if len(fields) > 4 else 0.7
             k = int(fields[5]) if len(fields) > 5 else 10
             output = fields[6] if len(fields) > 6 else "residual"
             source = None

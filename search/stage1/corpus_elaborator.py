@@ -44,7 +44,7 @@ from fortekit.fol import CandidatePools
 from fortekit.fol.caption.result import ParseResult, PredicateRecord
 from fortekit.plugins.protocols import Elaboration
 from fortekit.search.stage1.corpus import CaptionCorpus
-from fortekit.search.stage1.feedback import symbol_coverage
+from fortekit.search.stage1.feedback import DEFAULT_FEEDBACK, symbol_coverage
 from fortekit.search.stage1.pools import PoolSources, relation_pairs
 
 if TYPE_CHECKING:
@@ -173,7 +173,8 @@ class CorpusElaborator:
     Args:
         corpus: the captions, with their rows and parses.
         neighbours: how many nearest captions each query looks at.
-        coverage: the idf-weighted share of the query's predicates a matching caption asserts.
+        coverage: the idf-weighted share of the query's predicates a matching caption asserts
+            (0.7, the feedback anchors' default: chosen on development data, docs/search.md).
         backbone: f_T for :meth:`elaborate` on its own (the Refiner passes f_T(q) itself).
 
     Raises:
@@ -187,7 +188,7 @@ class CorpusElaborator:
         corpus: CaptionCorpus,
         *,
         neighbours: int = 20,
-        coverage: float = 0.5,
+        coverage: float = DEFAULT_FEEDBACK["coverage"],
         backbone: Backbone | None = None,
     ) -> None:
         if not isinstance(corpus, CaptionCorpus):

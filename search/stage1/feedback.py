@@ -45,7 +45,7 @@ __all__ = ["DEFAULT_FEEDBACK", "FeedbackAnchors", "symbol_coverage"]
 
 #: k, coverage and weight, chosen on development data (Clotho development clips 1-2,000
 #: and AudioCaps val): docs/search.md, "Feedback anchors".
-DEFAULT_FEEDBACK = {"k": 10, "coverage": 0.5, "weight": 0.2}
+DEFAULT_FEEDBACK = {"k": 10, "coverage": 0.7, "weight": 0.2}
 
 
 def symbol_coverage(
