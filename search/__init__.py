@@ -34,11 +34,14 @@ if TYPE_CHECKING:  # pragma: no cover
     from fortekit.search.query_side import RefinementLookup
     from fortekit.search.rerank import DEFAULT_ALPHA, Reranker, polarity_overlap, predicate_overlap
     from fortekit.search.retriever import Hit, Retriever, SearchResult
-    from fortekit.search.stage1.anchor_sources import ANCHOR_SOURCES, make_anchor_source
+    from fortekit.search.stage1.anchor_sources import ANCHOR_SOURCES, make_anchor_source, make_elaborator
     from fortekit.search.stage1.anchors import AnchorBank, NoAnchors, OracleAnchors, ProxyAnchors
     from fortekit.search.stage1.beam import Refiner
     from fortekit.search.stage1.config import SearchConfig
+    from fortekit.search.stage1.corpus import CaptionCorpus
+    from fortekit.search.stage1.corpus_elaborator import CorpusElaborator
     from fortekit.search.stage1.encoder import CachedTextEncoder, EncoderStats, TextEmbeddingCache
+    from fortekit.search.stage1.feedback import FeedbackAnchors
     from fortekit.search.stage1.result import ObjectiveTerms, RefinementResult, SearchNode
 
 _LAZY = {
@@ -65,6 +68,10 @@ _LAZY = {
     "RefinementLookup": "fortekit.search.query_side",
     "ANCHOR_SOURCES": "fortekit.search.stage1.anchor_sources",
     "make_anchor_source": "fortekit.search.stage1.anchor_sources",
+    "make_elaborator": "fortekit.search.stage1.anchor_sources",
+    "CaptionCorpus": "fortekit.search.stage1.corpus",
+    "CorpusElaborator": "fortekit.search.stage1.corpus_elaborator",
+    "FeedbackAnchors": "fortekit.search.stage1.feedback",
     "split_clauses": "fortekit.search.clauses",
     "ProjectionHead": "fortekit.search.projection",
     "ProjectionConfig": "fortekit.search.projection",
@@ -86,7 +93,10 @@ __all__ = [
     "AnchorBank",
     "AudioIndex",
     "CachedTextEncoder",
+    "CaptionCorpus",
+    "CorpusElaborator",
     "EncoderStats",
+    "FeedbackAnchors",
     "FormulaScorer",
     "FormulaScoringConfig",
     "Hit",
@@ -110,6 +120,7 @@ __all__ = [
     "explain_predicates",
     "load_projection",
     "make_anchor_source",
+    "make_elaborator",
     "polarity_overlap",
     "predicate_overlap",
     "project_embeddings",

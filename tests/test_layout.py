@@ -64,7 +64,8 @@ def test_every_public_name_of_the_stages_is_reachable_from_fortekit_search() -> 
 
     wanted = {"Refiner", "SearchConfig", "make_anchor_source", "AnchorBank", "ProjectionHead",
               "train_projection", "load_projection", "FormulaScorer", "FormulaScoringConfig",
-              "split_clauses", "Reranker", "Retriever", "SearchResult", "Hit", "AudioIndex"}
+              "split_clauses", "Reranker", "Retriever", "SearchResult", "Hit", "AudioIndex",
+              "CaptionCorpus", "CorpusElaborator", "FeedbackAnchors", "make_elaborator"}
     assert wanted <= set(fortekit.search.__all__)
     for name in fortekit.search.__all__:
         assert getattr(fortekit.search, name) is not None, name
