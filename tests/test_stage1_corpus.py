@@ -213,3 +213,15 @@ def test_fortekit_eval_beir_runs_stage1_with_the_corpus_and_feedback(tmp_path: P
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     assert metrics["stage1"]["anchors"] == "feedback" and metrics["stage1"]["elaborator"] == "corpus"
     assert list((out / "stage1").glob("beir-feedback-*.jsonl"))
+
+
+def test_auto_falls_back_to_lexical_and_no_anchors_without_captions(minilm) -> None:  # type: ignore[no-untyped-def]
+    from fortekit.search.index import AudioIndex
+
+    texts = ["a dog barks", "rain falls on a roof", "a bell rings"]
+    bare = AudioIndex.from_captions(["a", "b", "c"], [None, None, None], minilm.name,
+                                    embeddings=minilm.encode_text(texts).numpy(), parse_captions=False)
+    retriever = Retriever(bare, minilm, stage1=SearchConfig.online(), formula=None, rerank=None, device="cpu")
+    assert retriever.refiner is not None
+    assert retriever.refiner.elaborator.name == "lexical" and retriever.refiner.anchors.name == "none"
+    assert retriever.search("a dog barking", k=1)[0].hits[0].item_id == "a"
