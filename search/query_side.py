@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from fortekit.search.stage1.beam import Refiner
     from fortekit.search.stage1.encoder import CachedTextEncoder
 
-__all__ = ["QuerySide", "RefinementLookup", "prepare_queries"]
+__all__ = ["QuerySide", "RefinementLookup", "prepare_queries", "stored_formula"]
 
 
 @runtime_checkable
@@ -41,6 +41,8 @@ class QuerySide:
     Attributes:
         vectors: (queries, d) unit query vectors on the CPU (q* or f_T(q)).
         formulas: phi* (or phi0) per query; None where there is none.
+        logic: the formula formula scoring judges: the query's own phi0 (a stored phi0 for a
+            looked-up query, else its phi*); Stage 1 acts through the vector and phi*.
         phi0: Π(q) as text, or None.
         refined: G(phi*) with Stage 1 or a lookup, else None.
         sources: "lookup", "search" (Stage 1) or "query" (as it is).
@@ -49,6 +51,7 @@ class QuerySide:
     def __init__(self, n: int) -> None:
         self.vectors: torch.Tensor
         self.formulas: list[Formula | None] = [None] * n
+        self.logic: list[Formula | None] = [None] * n
         self.phi0: list[str | None] = [None] * n
         self.refined: list[str | None] = [None] * n
         self.sources: list[str] = ["query"] * n
@@ -99,7 +102,8 @@ def prepare_queries(
             vectors[q] = encoded[row]
     for q in known:
         record = stored[q] or {}
-        side.formulas[q] = _stored_formula(record.get("phi_star"))
+        side.formulas[q] = stored_formula(record.get("phi_star"))
+        side.logic[q] = stored_formula(record.get("phi0")) or side.formulas[q]
         side.phi0[q] = None if record.get("phi0") is None else str(record["phi0"])
         side.refined[q] = None if record.get("refined_text") is None else str(record["refined_text"])
         side.sources[q] = "lookup"
@@ -108,19 +112,26 @@ def prepare_queries(
         for q, result in zip(searched, results, strict=True):
             vectors[q] = result.q_star.detach().float().cpu()
             side.formulas[q] = result.phi_star
+            side.logic[q] = result.phi0
             side.phi0[q] = str(result.phi0)
             side.refined[q] = result.refined_text
             side.sources[q] = "search"
     if plain:
         for q, phi in zip(plain, item_formulas_from_captions([texts[q] for q in plain]), strict=True):
-            side.formulas[q] = phi
+            side.formulas[q] = side.logic[q] = phi
             side.phi0[q] = None if phi is None else str(phi)
     side.vectors = torch.stack([vector for vector in vectors if vector is not None])
     return side
 
 
-def _stored_formula(text: object) -> Formula | None:
-    """A stored phi* read back; None (the whole-query similarity) where it is missing or malformed."""
+def stored_formula(text: object) -> Formula | None:
+    """A stored formula's text (phi*, phi0) read back; None (the whole-query similarity) where it
+    is missing or malformed.
+
+    Example:
+        >>> str(stored_formula("∃x [Rain(x)]")), stored_formula("((("), stored_formula(None)
+        ('∃x Rain(x)', None, None)
+    """
     from fortekit.errors import FormulaSyntaxError
     from fortekit.fol import parse_formula
 

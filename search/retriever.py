@@ -260,10 +260,11 @@ class Retriever:
             return []
         side = prepare_queries(texts, self.encoder, refiner=self.refiner, lookup=self.lookup)
         formulas = side.formulas
-        # planned once: the ranking and the result's clauses use the same verbalised clauses
-        plans = self.formula_scorer.plan(formulas) if self.formula_scorer is not None else None
-        scores, rows = self.rank(side.vectors, formulas, k, plans=plans)
+        # Formula scoring judges the query's own formula (side.logic); Stage 3 and the hits'
+        # explanations read phi*. Planned once: the ranking and the result's clauses agree.
+        plans = self.formula_scorer.plan(side.logic) if self.formula_scorer is not None else None
         query_sets = [frozenset() if phi is None else predicates(phi) for phi in formulas]
+        scores, rows = self.rank(side.vectors, side.logic, k, plans=plans, query_predicates=query_sets)
         out: list[SearchResult] = []
         for q, text in enumerate(texts):
             plan = plans[q] if plans is not None else None

@@ -165,8 +165,9 @@ def _formula(data: BeirData) -> SystemRanking:
 
 
 def _s1_formula(data: BeirData) -> SystemRanking:
-    output, formulas = data.stage1
-    return _ranking(data.retriever(formula=True, rerank=None), output.q_star, formulas,
+    output, _ = data.stage1
+    # Formula scoring judges the query's own formula; Stage 1 acts through q*.
+    return _ranking(data.retriever(formula=True, rerank=None), output.q_star, data.query_formulas,
                     extra={"refined": output.refined_texts})
 
 
@@ -181,10 +182,10 @@ def _default(data: BeirData) -> SystemRanking:
 def _full(data: BeirData) -> SystemRanking:
     from fortekit.search.rerank import DEFAULT_ALPHA
 
-    output, formulas = data.stage1
+    output, _ = data.stage1
     stage3 = _reranker(data, "polarity", DEFAULT_ALPHA)
     retriever = data.retriever(formula=True, rerank=stage3, projected=True)
-    return _ranking(retriever, output.q_star, formulas, output.phi_star_predicates,
+    return _ranking(retriever, output.q_star, data.query_formulas, output.phi_star_predicates,
                     extra={"refined": output.refined_texts})
 
 

@@ -297,20 +297,13 @@ class CaptionBenchmark:
         return run, timing
 
     def formulas(self, system: System, s1: Stage1Output | None = None) -> list[Formula | None]:
-        """The formula of each test query: phi* with Stage 1, else Pi(q)."""
-        if not system.s1:
-            return list(self.test.query_formulas)
-        from fortekit.errors import FormulaSyntaxError
-        from fortekit.fol import parse_formula
+        """The formula formula scoring judges for each test query: Pi(q), with or without Stage 1.
 
-        output = s1 or self.stage1[f"test-{system.anchors}"]
-        formulas: list[Formula | None] = []
-        for text in output.phi_star:
-            try:
-                formulas.append(parse_formula(text))
-            except FormulaSyntaxError:
-                formulas.append(None)  # the whole-query similarity, as for any formula with nothing to score
-        return formulas
+        Stage 1 acts through q* (and Pred(phi*) in Stage 3); the literals its search adds are
+        not demanded as clauses, which cost exclusion queries on development data
+        (docs/search.md, "Formula scoring judges phi0").
+        """
+        return list(self.test.query_formulas)
 
     def evaluate_direction(self, direction: Direction, systems: Sequence[System]) -> dict[str, Any]:
         """Rank with every system in one direction; write the per-query files; return the table rows."""

@@ -208,7 +208,8 @@ class Stage1Cache:
             anchors: the anchor source.
             config: the search configuration.
             key: what else the results depend on (data, backbone, version).
-            elaborator: the elaborator for these queries (default: the refiner's own).
+            elaborator: the elaborator for these queries, an instance or a registered name
+                (default: the refiner's own).
 
         Returns:
             The :class:`Stage1Output`.
@@ -216,6 +217,10 @@ class Stage1Cache:
         Raises:
             EvaluationError: the cache cannot be read or written (E525, E524).
         """
+        if isinstance(elaborator, str):
+            from fortekit.plugins import get_elaborator
+
+            elaborator = get_elaborator(elaborator)
         if elaborator is not None:
             self.refiner.elaborator = elaborator
         full_key = {

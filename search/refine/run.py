@@ -291,28 +291,32 @@ class BatchRunner(LineRunner):
 
     def _formulas(
         self, done: Sequence[QueryLine], hits: set[int], searched: dict[str, RefinementResult],
-    ) -> list[Formula | None]:
-        """phi* of each query in `done` (a looked-up one read back from its stored text)."""
-        if self._make_retriever is None:
-            return [None] * len(done)
-        from fortekit.errors import FormulaSyntaxError
-        from fortekit.fol import parse_formula
+    ) -> tuple[list[Formula | None], list[Formula | None]]:
+        """(phi0, phi*) of each query in `done` (a looked-up one read back from its stored texts).
 
-        formulas: list[Formula | None] = []
+        Formula scoring judges phi0, the query's own formula; Stage 3 reads Pred(phi*), as the
+        Retriever does (docs/search.md).
+        """
+        if self._make_retriever is None:
+            return [None] * len(done), [None] * len(done)
+        from fortekit.search.query_side import stored_formula
+
+        own: list[Formula | None] = []
+        refined: list[Formula | None] = []
         for item in done:
             if item.line not in hits:
-                formulas.append(searched[_query(item)].phi_star)
+                result = searched[_query(item)]
+                own.append(result.phi0)
+                refined.append(result.phi_star)
                 continue
             stored = (self.lookup.get(_query(item)) if self.lookup is not None else None) or {}
-            text = stored.get("phi_star")
-            try:
-                formulas.append(parse_formula(text) if isinstance(text, str) else None)
-            except FormulaSyntaxError:
-                formulas.append(None)  # documented fallback: the whole-query similarity
-        return formulas
+            phi_star = stored_formula(stored.get("phi_star"))
+            refined.append(phi_star)
+            own.append(stored_formula(stored.get("phi0")) or phi_star)
+        return own, refined
 
     def _rank(
-        self, vectors: torch.Tensor, formulas: Sequence[Formula | None],
+        self, vectors: torch.Tensor, formulas: tuple[Sequence[Formula | None], Sequence[Formula | None]],
     ) -> list[list[dict[str, Any]] | None]:
         if self.index is None:
             return []
@@ -322,7 +326,11 @@ class BatchRunner(LineRunner):
         else:
             if self._retriever is None:
                 self._retriever = self._make_retriever(self.refiner)
-            scores, indices = self._retriever.rank(vectors, formulas, k)
+            from fortekit.fol import predicates
+
+            own, refined = formulas
+            refined_sets = [frozenset() if phi is None else predicates(phi) for phi in refined]
+            scores, indices = self._retriever.rank(vectors, own, k, query_predicates=refined_sets)
         ids, captions = self.index.ids, self.index.captions
         rankings: list[list[dict[str, Any]] | None] = []
         for row_scores, row_indices in zip(scores.tolist(), indices.tolist(), strict=True):
@@ -335,3 +343,4 @@ class BatchRunner(LineRunner):
 
 def _query(item: QueryLine) -> str:
     return item.query or ""
+
