@@ -107,12 +107,13 @@ def test_feedback_anchors_never_count_an_excluded_sound_as_positive(corpus: Capt
     request = AnchorRequest(query, minilm.encode_text([query])[0], predicates(phi0.formula))
     source = FeedbackAnchors(corpus, k=30)
     anchors = source.anchor_batch([request])[0]
-    assert anchors.positive is not None and anchors.negative is not None and anchors.weight == source.weight
+    assert anchors.positive is not None and anchors.negative is not None and anchors.weight == 0.0
     _, rows = corpus.neighbours(minilm.encode_text([query]), 30)
     excluded = [r for r in rows[0].tolist() if corpus.parses[r] is not None
                 and "Vehicle" in {rec.symbol for rec in corpus.parses[r].predicates}]
     positive_rows = [r for r in rows[0].tolist() if corpus.parses[r] is not None
-                     and coverage_of(phi0, corpus.parses[r], corpus.idf, corpus.unseen_idf) >= source.coverage]
+                     and coverage_of(phi0, corpus.parses[r], corpus.idf, corpus.unseen_idf)
+                     >= source.coverage]
     assert not set(excluded) & set(positive_rows)
     expected = torch.nn.functional.normalize(corpus.embeddings[positive_rows].mean(0), dim=0)
     assert torch.allclose(anchors.positive, expected, atol=1e-6)
@@ -225,3 +226,13 @@ def test_auto_falls_back_to_lexical_and_no_anchors_without_captions(minilm) -> N
     assert retriever.refiner is not None
     assert retriever.refiner.elaborator.name == "lexical" and retriever.refiner.anchors.name == "none"
     assert retriever.search("a dog barking", k=1)[0].hits[0].item_id == "a"
+
+
+def test_a_query_that_excludes_a_sound_is_steered_but_not_moved(corpus: CaptionCorpus, minilm) -> None:  # type: ignore[no-untyped-def]
+    source = FeedbackAnchors(corpus)
+    plain, excluding = "a man speaking", "a man speaking without any vehicle"
+    requests = [AnchorRequest(text, minilm.encode_text([text])[0], predicates(parse_caption(text).formula))
+                for text in (plain, excluding)]
+    anchors = source.anchor_batch(requests)
+    assert anchors[0].weight == source.weight and anchors[1].weight == 0.0
+    assert anchors[1].positive is not None  # still there to steer the search

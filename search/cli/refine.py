@@ -104,10 +104,10 @@ class _LazyFeedback:
         self._source: Any = None
 
     @property
-    def settings(self) -> dict[str, float]:
+    def settings(self) -> dict[str, object]:
         from fortekit.search.stage1.feedback import DEFAULT_FEEDBACK
 
-        return dict(DEFAULT_FEEDBACK)
+        return {**DEFAULT_FEEDBACK, "exclusions": "steer only"}
 
     def anchor_batch(self, requests: Any) -> Any:
         from fortekit.search.stage1.feedback import FeedbackAnchors

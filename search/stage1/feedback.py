@@ -11,6 +11,11 @@ judge). A query whose top ``k`` holds no positive gets no e+, so the pivot steer
 
 ``weight`` is how far q* itself moves along e+ - e- (Rocchio's beta = gamma); it is
 carried on each :class:`~fortekit.search.stage1.anchors.Anchors` (0 for the other sources).
+A query whose formula denies something ("a dog barking without people talking") gets
+weight 0: its anchors steer the search but do not move q*. One caption that does not
+mention a sound is weak evidence that the clip lacks it (captions leave background
+sounds out), so the judged positives are least reliable exactly there, and formula
+scoring already demotes the items that violate the exclusion (docs/search.md).
 
 Example:
     >>> import torch
@@ -117,9 +122,9 @@ class FeedbackAnchors:
         return f"FeedbackAnchors(k={self.k}, coverage={self.coverage}, weight={self.weight})"
 
     @property
-    def settings(self) -> dict[str, float]:
+    def settings(self) -> dict[str, object]:
         """What the anchors depend on besides the corpus (for result files and caches)."""
-        return {"k": self.k, "coverage": self.coverage, "weight": self.weight}
+        return {"k": self.k, "coverage": self.coverage, "weight": self.weight, "exclusions": "steer only"}
 
     def anchor_batch(self, requests: Sequence[AnchorRequest]) -> list[Anchors]:
         import torch
@@ -135,8 +140,10 @@ class FeedbackAnchors:
             shares = [symbol_coverage(request.predicates, self._said[r], idf, unseen) for r in row]
             positive = [r for r, share in zip(row, shares, strict=True) if share >= self.coverage]
             negative = [r for r, share in zip(row, shares, strict=True) if share < self.coverage]
+            denies = any(symbol.negated for symbol in request.predicates)
             found.append(Anchors(
-                positive=_centre(items, positive), negative=_centre(items, negative), weight=self.weight,
+                positive=_centre(items, positive), negative=_centre(items, negative),
+                weight=0.0 if denies else self.weight,
             ))
         return found
 
