@@ -463,6 +463,28 @@ class Errors(metaclass=_Messages):
         "directory's stage1/ folder) to recompute Stage 1."
     )
 
+    # --- E550-E569: search/eval/soundgen: the generated sound collection, `fortekit bench generate` ---
+    E550 = "The sound generator's setting {name} must be {expected}, not {value!r}; see docs/soundgen.md."
+    E551 = (
+        "The speech class needs the program espeak-ng, which was not found ({searched}). Install it "
+        "with `apt-get install espeak-ng` (scripts/setup.sh does), or set FORTEKIT_ESPEAK to its path, "
+        "or generate without speech (--no-speech)."
+    )
+    E552 = (
+        "espeak-ng failed ({command}): {problem}. Check that `espeak-ng -v en-us+f3 --stdout hello` "
+        "works on this machine; reinstall it with `apt-get install --reinstall espeak-ng`."
+    )
+    E553 = (
+        "The output folder {path} {problem}. Pass --overwrite to replace the generated files there, "
+        "or name an empty or new folder."
+    )
+    E554 = "Cannot write the sound collection to {path}: {problem}. Pass a writable --out folder."
+    E555 = "The generator's data file {path} is invalid: {problem}."
+    E556 = (
+        "Generation stopped after {done} of {total} clips ({reason}). The finished clips are kept in "
+        "{path}: run the same command again to resume."
+    )
+
     # --- E600-E649: search/index: the audio index and `fortekit index` ---
     E600 = (
         "The audio index file {path} is unusable: {problem}. {fix}"
@@ -869,3 +891,17 @@ class ProjectionError(FortekitError, ValueError):
 
 class EvaluationError(FortekitError, ValueError):
     """Re-ranking, metrics, a dataset file or an evaluation run is invalid (E480-E549)."""
+
+
+# --- search/eval/soundgen: the sound generator, codes E550-E569 ---
+
+
+class SoundGenError(FortekitError, ValueError):
+    """The sound generator cannot run as asked: a bad setting, output folder or data file (E550-E569)."""
+
+
+class SpeechSynthMissingError(SoundGenError, FileNotFoundError):
+    """The speech class needs espeak-ng, which is not installed (E551)."""
+
+    def __str__(self) -> str:  # FileNotFoundError would print "None" for errno and filename
+        return str(self.args[0])

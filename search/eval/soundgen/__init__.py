@@ -1,0 +1,1 @@
+"""The generator of captioned compositional audio (``fortekit bench generate``); see docs/soundgen.md."""

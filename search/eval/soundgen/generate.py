@@ -1,0 +1,225 @@
+"""``generate()``: a whole collection from a seed, resumable after an interruption.
+
+Steps: check the settings and the output folder; write ``manifest.json`` with
+``"complete": false``; draw every scene (cheap, from the seed alone); render each clip whose WAV
+is not finished yet and note it in ``.progress.jsonl``; then write ``clips.jsonl``, the caption
+CSVs and the BEIR folders, and the manifest again with ``"complete": true``.
+
+A run stopped part-way leaves its finished WAVs and the progress file; the same command
+resumes from them. A folder that holds anything else needs ``overwrite=True``, which removes
+only the generator's own files.
+
+Example:
+    >>> import tempfile
+    >>> out = Path(tempfile.mkdtemp()) / "gen"
+    >>> report = generate(GeneratorConfig(seed=0, n=10, speech=False), out)  # doctest: +SKIP
+    >>> report.clips, sorted(p.name for p in out.iterdir())  # doctest: +SKIP
+    (10, ['audio', 'captions_test.csv', 'captions_train.csv', 'clips.jsonl', 'manifest.json', 'test', 'train'])
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from fortekit._checks import check_int
+from fortekit.errors import Errors, SoundGenError
+from fortekit.search.eval.soundgen.scene import HELD_OUT_PAIRS, GeneratorConfig, Scene, draw_scene
+
+__all__ = ["GENERATOR_VERSION", "GenerationReport", "generate", "render_clip"]
+
+#: Bumped whenever the same seed would give other sound or text.
+GENERATOR_VERSION = 1
+MANIFEST = "manifest.json"
+PROGRESS = ".progress.jsonl"
+_OWN = ("audio", "train", "test", "clips.jsonl", "captions_train.csv", "captions_test.csv", MANIFEST, PROGRESS)
+
+
+@dataclass(frozen=True)
+class GenerationReport:
+    """What :func:`generate` did.
+
+    Attributes:
+        out: the output folder.
+        clips: clips in the collection.
+        rendered: clips rendered by this call (the rest were already there).
+        seconds: wall time of this call.
+        counts: clips and queries per split, and queries per kind.
+    """
+
+    out: Path
+    clips: int
+    rendered: int
+    seconds: float
+    counts: dict[str, Any]
+
+
+def _settings(config: GeneratorConfig) -> dict[str, Any]:
+    return {"generator_version": GENERATOR_VERSION, **asdict(config)}
+
+
+def check_config(config: GeneratorConfig) -> GeneratorConfig:
+    """The config if its settings are valid, else SoundGenError (E550).
+
+    Example:
+        >>> check_config(GeneratorConfig(n=0))
+        Traceback (most recent call last):
+        ...
+        fortekit.errors.SoundGenError: [E550] The sound generator's setting n must be an int >= 1, not 0; see docs/soundgen.md.
+    """  # noqa: E501
+    check_int(config.n, name="n", error=SoundGenError, message=Errors.E550)
+    check_int(config.seed, name="seed", error=SoundGenError, message=Errors.E550, low=0)
+    check_int(config.test_every, name="test_every", error=SoundGenError, message=Errors.E550, low=2)
+    check_int(config.max_queries_per_kind, name="max_queries_per_kind", error=SoundGenError,
+              message=Errors.E550)
+    return config
+
+
+def _prepare(out: Path, config: GeneratorConfig, overwrite: bool) -> bool:
+    """Make ``out`` ready; True when it holds an unfinished run of the same settings (resume)."""
+    if out.exists() and not out.is_dir():
+        raise SoundGenError(Errors.E554.format(path=out, problem="it is a file, not a folder"))
+    manifest = out / MANIFEST
+    if out.is_dir() and any(out.iterdir()):
+        previous = _read_json(manifest)
+        same = previous is not None and previous.get("settings") == _settings(config)
+        if same and previous is not None and not previous.get("complete") and not overwrite:
+            return True
+        if not overwrite:
+            problem = ("holds a finished collection" if same else
+                       "holds a collection generated with other settings" if previous else "is not empty")
+            raise SoundGenError(Errors.E553.format(path=out, problem=problem))
+        for name in _OWN:
+            target = out / name
+            if target.is_dir():
+                shutil.rmtree(target)
+            elif target.exists():
+                target.unlink()
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "audio").mkdir(exist_ok=True)
+        _write_manifest(out, config, complete=False)
+    except OSError as exc:
+        raise SoundGenError(Errors.E554.format(path=out, problem=exc.strerror or exc)) from None
+    return False
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _write_manifest(out: Path, config: GeneratorConfig, *, complete: bool, **extra: Any) -> None:
+    from fortekit.search.eval.soundgen.writer import atomic_write
+
+    manifest = {"complete": complete, "settings": _settings(config),
+                "held_out_pairs": [list(pair) for pair in HELD_OUT_PAIRS], **extra}
+    atomic_write(out / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode("utf-8"))
+
+
+def _finished(out: Path) -> dict[str, dict[str, Any]]:
+    """The progress records of clips whose WAV is in place (a torn last line is ignored)."""
+    records: dict[str, dict[str, Any]] = {}
+    try:
+        lines = (out / PROGRESS).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return records
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and (out / "audio" / f"{record.get('id')}.wav").is_file():
+            records[str(record["id"])] = record
+    return records
+
+
+def render_clip(scene: Scene, audio_dir: Path) -> dict[str, Any]:
+    """Render one scene, write its WAV and caption sidecar; its progress record.
+
+    Example:
+        >>> render_clip(draw_scene(0, 0), Path("audio"))  # doctest: +SKIP
+        {'id': 'clip000000', 'gain_db': 0.0, 'peak': 0.31}
+    """
+    from fortekit.search.eval.soundgen.captions import scene_captions
+    from fortekit.search.eval.soundgen.render import render_scene
+    from fortekit.search.eval.soundgen.writer import atomic_write, write_wav
+
+    clip = render_scene(scene)
+    write_wav(audio_dir / f"{scene.clip_id}.wav", clip.samples)
+    atomic_write(audio_dir / f"{scene.clip_id}.txt", (scene_captions(scene)[0] + "\n").encode("utf-8"))
+    return {"id": scene.clip_id, "gain_db": round(clip.gain_db, 4),
+            "peak": round(float(abs(clip.samples).max()), 4)}
+
+
+def _render_one(job: tuple[Scene, Path]) -> dict[str, Any]:
+    return render_clip(*job)
+
+
+def _render_all(scenes: list[Scene], out: Path, workers: int) -> Iterator[dict[str, Any]]:
+    jobs = [(scene, out / "audio") for scene in scenes]
+    if workers <= 1 or len(jobs) < 2:
+        yield from map(_render_one, jobs)
+        return
+    import multiprocessing
+
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    with context.Pool(workers) as pool:
+        yield from pool.imap(_render_one, jobs, chunksize=4)
+
+
+def generate(config: GeneratorConfig, out: str | Path, *, overwrite: bool = False, workers: int = 1,
+             on_clip: Callable[[int, int], None] | None = None) -> GenerationReport:
+    """Generate (or finish generating) a collection of ``config.n`` clips in ``out``.
+
+    Args:
+        config: seed, size and the other settings.
+        out: the output folder (created; must be empty, or a stopped run of the same settings).
+        overwrite: replace the generator's files already in ``out``.
+        workers: processes rendering clips (the output does not depend on it).
+        on_clip: called with (clips done, clips to do) after each rendered clip.
+
+    Raises:
+        SoundGenError: bad settings (E550), espeak-ng missing (E551) or failing (E552), a
+            non-empty folder (E553), an unwritable one (E554), a bad data file (E555).
+    """
+    started = time.perf_counter()
+    check_config(config)
+    check_int(workers, name="workers", error=SoundGenError, message=Errors.E550)
+    from fortekit.search.eval.soundgen.templates import load_templates
+
+    load_templates()  # a bad data file fails before anything is written
+    if config.speech:
+        from fortekit.search.eval.soundgen.speech import espeak_program
+
+        espeak_program()
+    out = Path(out)
+    resuming = _prepare(out, config, overwrite)
+    scenes = [draw_scene(config.seed, index, config=config) for index in range(config.n)]
+    finished = _finished(out) if resuming else {}
+    todo = [scene for scene in scenes if scene.clip_id not in finished]
+    try:
+        with (out / PROGRESS).open("a", encoding="utf-8") as progress:
+            for done, record in enumerate(_render_all(todo, out, workers), start=1):
+                progress.write(json.dumps(record) + "\n")
+                progress.flush()
+                finished[record["id"]] = record
+                if on_clip is not None:
+                    on_clip(done, len(todo))
+    except OSError as exc:
+        raise SoundGenError(Errors.E554.format(path=out, problem=exc.strerror or exc)) from None
+    from fortekit.search.eval.soundgen.collection import write_collection
+
+    counts = write_collection(out, config, scenes, finished)
+    _write_manifest(out, config, complete=True, counts=counts)
+    (out / PROGRESS).unlink(missing_ok=True)
+    return GenerationReport(out, len(scenes), len(todo), time.perf_counter() - started, counts)
