@@ -22,11 +22,13 @@ if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
     log "fortekit needs Python >= 3.11; $("$python" --version) found"; exit 1
 fi
 
-# Debian packages: venv support for Debian's own python3, and WordNet 3.0, which
-# fortekit reads through NLTK from /usr/share/wordnet (no download needed).
+# Debian packages: venv support for Debian's own python3, WordNet 3.0, which
+# fortekit reads through NLTK from /usr/share/wordnet (no download needed), and
+# espeak-ng, the speech of the generated benchmark (fortekit bench generate).
 apt_packages=()
 "$python" -c 'import venv, ensurepip' >/dev/null 2>&1 || apt_packages+=(python3-venv)
 [ -f /usr/share/wordnet/data.noun ] || apt_packages+=(wordnet-base)
+command -v espeak-ng >/dev/null 2>&1 || apt_packages+=(espeak-ng)
 if ((${#apt_packages[@]})); then
     sudo=""
     [ "$(id -u)" -eq 0 ] || sudo="sudo"

@@ -158,6 +158,7 @@ def _add_optional_commands(commands: argparse._SubParsersAction[argparse.Argumen
     """Sub-commands that other folders own; each module is light to import."""
     from fortekit.fol.caption import add_parse_report_command
     from fortekit.plugins.cli import add_plugin_commands
+    from fortekit.search.cli.bench import add_bench_commands
     from fortekit.search.cli.eval import add_eval_commands
     from fortekit.search.cli.index import add_index_commands
     from fortekit.search.cli.projection import add_projection_commands
@@ -173,6 +174,7 @@ def _add_optional_commands(commands: argparse._SubParsersAction[argparse.Argumen
     add_eval_commands(commands)
     add_relations_commands(commands)
     add_search_command(commands)
+    add_bench_commands(commands)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -30,7 +30,9 @@ from fortekit.search.eval.soundgen.classes import ATTRIBUTES, CLASSES
 from fortekit.search.eval.soundgen.scene import Scene
 from fortekit.search.eval.soundgen.templates import Templates, load_templates
 
-__all__ = ["CAPTIONS_PER_CLIP", "absence", "event_atoms", "exists", "phrase", "scene_captions", "scene_formula"]
+__all__ = [
+    "CAPTIONS_PER_CLIP", "absence", "event_atoms", "exists", "phrase", "scene_captions", "scene_formula",
+]
 
 #: Captions per clip (Clotho's five).
 CAPTIONS_PER_CLIP = 5
@@ -110,7 +112,8 @@ def _caption(scene: Scene, rng: np.random.Generator, templates: Templates) -> st
     return text[0].upper() + text[1:]
 
 
-def scene_captions(scene: Scene, count: int = CAPTIONS_PER_CLIP, templates: Templates | None = None) -> list[str]:
+def scene_captions(scene: Scene, count: int = CAPTIONS_PER_CLIP,
+                   templates: Templates | None = None) -> list[str]:
     """``count`` captions of a clip, distinct where the templates allow (from the clip's caption seed).
 
     Example:

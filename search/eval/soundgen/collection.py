@@ -52,13 +52,15 @@ def write_collection(out: Path, config: GeneratorConfig, scenes: list[Scene],
     write_jsonl(out / "clips.jsonl", records)
     counts: dict[str, Any] = {"clips": len(records)}
     for split in ("train", "test"):
-        chosen = [(scene, record) for scene, record in zip(scenes, records, strict=True) if scene.split == split]
+        chosen = [(scene, record) for scene, record in zip(scenes, records, strict=True)
+                  if scene.split == split]
         counts[f"{split}_clips"] = len(chosen)
         if not chosen:
             continue
         write_caption_csv(out / f"captions_{split}.csv",
                           [(f"{scene.clip_id}.wav", record["captions"]) for scene, record in chosen])
-        queries = build_queries([scene for scene, _ in chosen], seed=config.seed + (1 if split == "test" else 0),
+        queries = build_queries([scene for scene, _ in chosen],
+                                seed=config.seed + (1 if split == "test" else 0),
                                 max_queries_per_kind=config.max_queries_per_kind, classes=config.classes)
         items = [{"_id": scene.clip_id, "title": "", "text": record["captions"][0],
                   "captions": record["captions"], "audio": f"../audio/{scene.clip_id}.wav"}

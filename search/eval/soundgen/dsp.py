@@ -118,7 +118,7 @@ def pink_noise(rng: np.random.Generator, n: int) -> np.ndarray:
     freqs = np.fft.rfftfreq(n, 1 / RATE)
     spectrum /= np.sqrt(np.maximum(freqs, 20.0))
     noise = np.fft.irfft(spectrum, n)
-    return noise / (np.sqrt(np.mean(noise**2)) + _EPS)
+    return np.asarray(noise / (np.sqrt(np.mean(noise**2)) + _EPS))
 
 
 def rms_db(x: np.ndarray) -> float:
@@ -143,7 +143,7 @@ def set_rms_db(x: np.ndarray, level_db: float) -> np.ndarray:
     current = np.sqrt(np.mean(np.square(x)))
     if current < _EPS:
         return x
-    return x * (10 ** (level_db / 20) / current)
+    return np.asarray(x * (10 ** (level_db / 20) / current))
 
 
 def add_at(target: np.ndarray, source: np.ndarray, start: int) -> None:
@@ -184,7 +184,7 @@ def reverb(x: np.ndarray, rng: np.random.Generator, *, rt60_s: float, wet: float
     wet_signal = fftconvolve(x, ir)[: len(x)]
     dry_rms = np.sqrt(np.mean(x**2)) + _EPS
     wet_signal *= dry_rms / (np.sqrt(np.mean(wet_signal**2)) + _EPS)
-    return np.sqrt(1 - wet) * x + np.sqrt(wet) * wet_signal
+    return np.asarray(np.sqrt(1 - wet) * x + np.sqrt(wet) * wet_signal)
 
 
 def frame_rms_db(x: np.ndarray, frame_s: float = 0.02) -> np.ndarray:
@@ -263,7 +263,7 @@ class SynthRequest:
     @property
     def samples(self) -> int:
         """The event's length in samples."""
-        return int(round(self.duration_s * RATE))
+        return round(self.duration_s * RATE)
 
 
 def onset_times(request: SynthRequest, per_second: float, *, jitter: float = 0.15,

@@ -6,15 +6,17 @@ is not finished yet and note it in ``.progress.jsonl``; then write ``clips.jsonl
 CSVs and the BEIR folders, and the manifest again with ``"complete": true``.
 
 A run stopped part-way leaves its finished WAVs and the progress file; the same command
-resumes from them. A folder that holds anything else needs ``overwrite=True``, which removes
-only the generator's own files.
+resumes from them (and, run after it finished, does nothing). A folder that holds anything
+else needs ``overwrite=True``, which removes only the generator's own files.
 
 Example:
     >>> import tempfile
     >>> out = Path(tempfile.mkdtemp()) / "gen"
-    >>> report = generate(GeneratorConfig(seed=0, n=10, speech=False), out)  # doctest: +SKIP
-    >>> report.clips, sorted(p.name for p in out.iterdir())  # doctest: +SKIP
-    (10, ['audio', 'captions_test.csv', 'captions_train.csv', 'clips.jsonl', 'manifest.json', 'test', 'train'])
+    >>> report = generate(GeneratorConfig(seed=0, n=5, speech=False), out)
+    >>> report.clips, report.rendered
+    (5, 5)
+    >>> print(*sorted(p.name for p in out.iterdir()))
+    audio captions_test.csv captions_train.csv clips.jsonl manifest.json test train
 """
 
 from __future__ import annotations
@@ -35,9 +37,12 @@ __all__ = ["GENERATOR_VERSION", "GenerationReport", "generate", "render_clip"]
 
 #: Bumped whenever the same seed would give other sound or text.
 GENERATOR_VERSION = 1
+#: The most clips of one collection (clip ids have six digits).
+MAX_CLIPS = 1_000_000
 MANIFEST = "manifest.json"
 PROGRESS = ".progress.jsonl"
-_OWN = ("audio", "train", "test", "clips.jsonl", "captions_train.csv", "captions_test.csv", MANIFEST, PROGRESS)
+_OWN = ("audio", "train", "test", "clips.jsonl", "captions_train.csv", "captions_test.csv", MANIFEST,
+        PROGRESS)
 
 
 @dataclass(frozen=True)
@@ -70,9 +75,9 @@ def check_config(config: GeneratorConfig) -> GeneratorConfig:
         >>> check_config(GeneratorConfig(n=0))
         Traceback (most recent call last):
         ...
-        fortekit.errors.SoundGenError: [E550] The sound generator's setting n must be an int >= 1, not 0; see docs/soundgen.md.
+        fortekit.errors.SoundGenError: [E550] The sound generator's setting n must be an int from 1 to 1000000, not 0; see docs/soundgen.md.
     """  # noqa: E501
-    check_int(config.n, name="n", error=SoundGenError, message=Errors.E550)
+    check_int(config.n, name="n", error=SoundGenError, message=Errors.E550, high=MAX_CLIPS)
     check_int(config.seed, name="seed", error=SoundGenError, message=Errors.E550, low=0)
     check_int(config.test_every, name="test_every", error=SoundGenError, message=Errors.E550, low=2)
     check_int(config.max_queries_per_kind, name="max_queries_per_kind", error=SoundGenError,
@@ -80,33 +85,31 @@ def check_config(config: GeneratorConfig) -> GeneratorConfig:
     return config
 
 
-def _prepare(out: Path, config: GeneratorConfig, overwrite: bool) -> bool:
-    """Make ``out`` ready; True when it holds an unfinished run of the same settings (resume)."""
-    if out.exists() and not out.is_dir():
-        raise SoundGenError(Errors.E554.format(path=out, problem="it is a file, not a folder"))
-    manifest = out / MANIFEST
-    if out.is_dir() and any(out.iterdir()):
-        previous = _read_json(manifest)
-        same = previous is not None and previous.get("settings") == _settings(config)
-        if same and previous is not None and not previous.get("complete") and not overwrite:
-            return True
-        if not overwrite:
-            problem = ("holds a finished collection" if same else
-                       "holds a collection generated with other settings" if previous else "is not empty")
-            raise SoundGenError(Errors.E553.format(path=out, problem=problem))
-        for name in _OWN:
-            target = out / name
-            if target.is_dir():
-                shutil.rmtree(target)
-            elif target.exists():
-                target.unlink()
+def _prepare(out: Path, config: GeneratorConfig, overwrite: bool) -> str:
+    """Make ``out`` ready: "new", "resume" (an unfinished run of these settings) or "done" (finished)."""
     try:
+        if out.exists() and not out.is_dir():
+            raise SoundGenError(Errors.E554.format(path=out, problem="it is a file, not a folder"))
+        if out.is_dir() and any(out.iterdir()):
+            previous = _read_json(out / MANIFEST)
+            same = previous is not None and previous.get("settings") == _settings(config)
+            if same and previous is not None and not overwrite:
+                return "done" if previous.get("complete") else "resume"
+            if not overwrite:
+                problem = "holds a collection generated with other settings" if previous else "is not empty"
+                raise SoundGenError(Errors.E553.format(path=out, problem=problem))
+            for name in _OWN:
+                target = out / name
+                if target.is_dir():
+                    shutil.rmtree(target)
+                elif target.exists():
+                    target.unlink()
         out.mkdir(parents=True, exist_ok=True)
         (out / "audio").mkdir(exist_ok=True)
         _write_manifest(out, config, complete=False)
     except OSError as exc:
         raise SoundGenError(Errors.E554.format(path=out, problem=exc.strerror or exc)) from None
-    return False
+    return "new"
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:
@@ -203,9 +206,12 @@ def generate(config: GeneratorConfig, out: str | Path, *, overwrite: bool = Fals
 
         espeak_program()
     out = Path(out)
-    resuming = _prepare(out, config, overwrite)
+    state = _prepare(out, config, overwrite)
+    if state == "done":  # the same command, run again after it finished: nothing to do
+        previous = _read_json(out / MANIFEST) or {}
+        return GenerationReport(out, config.n, 0, time.perf_counter() - started, previous.get("counts", {}))
     scenes = [draw_scene(config.seed, index, config=config) for index in range(config.n)]
-    finished = _finished(out) if resuming else {}
+    finished = _finished(out) if state == "resume" else {}
     todo = [scene for scene in scenes if scene.clip_id not in finished]
     try:
         with (out / PROGRESS).open("a", encoding="utf-8") as progress:
@@ -219,7 +225,10 @@ def generate(config: GeneratorConfig, out: str | Path, *, overwrite: bool = Fals
         raise SoundGenError(Errors.E554.format(path=out, problem=exc.strerror or exc)) from None
     from fortekit.search.eval.soundgen.collection import write_collection
 
-    counts = write_collection(out, config, scenes, finished)
-    _write_manifest(out, config, complete=True, counts=counts)
-    (out / PROGRESS).unlink(missing_ok=True)
+    try:
+        counts = write_collection(out, config, scenes, finished)
+        _write_manifest(out, config, complete=True, counts=counts)
+        (out / PROGRESS).unlink(missing_ok=True)
+    except OSError as exc:
+        raise SoundGenError(Errors.E554.format(path=out, problem=exc.strerror or exc)) from None
     return GenerationReport(out, len(scenes), len(todo), time.perf_counter() - started, counts)

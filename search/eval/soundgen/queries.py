@@ -15,8 +15,10 @@ Example:
     >>> from fortekit.search.eval.soundgen.scene import Event, Scene
     >>> dog = Scene(0, "test", "single", (Event("dog", "", ("loud",), 0.1, 1.0, 1),), None, 2, 3)
     >>> queries = build_queries([dog], seed=0)
-    >>> [(q.kind, q.relevant) for q in queries]
+    >>> [(q.kind, q.relevant) for q in queries][:2]
     [('plain', ('clip000000',)), ('attribute', ('clip000000',))]
+    >>> sum(q.kind == "without" for q in queries)  # "a dog without X", for each other class X
+    14
     >>> queries[1].formula
     '∃x [Loud(x) ∧ Dog(x) ∧ Barking(x)]'
 """
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import permutations
 
 import numpy as np
@@ -86,6 +89,29 @@ def _text(rng: np.random.Generator, templates: Templates, kind: str, slots: dict
     return options[int(rng.integers(len(options)))].format(**slots)
 
 
+def _sounds(scene: Scene, a: str) -> bool:
+    return a in scene.classes
+
+
+def _sounds_as(scene: Scene, a: str, attribute: str) -> bool:
+    return any(e.cls == a and attribute in e.attributes for e in scene.events)
+
+
+def _both(scene: Scene, a: str, b: str) -> bool:
+    return a in scene.classes and b in scene.classes
+
+
+def _without(scene: Scene, a: str, b: str) -> bool:
+    return a in scene.classes and b not in scene.classes
+
+
+def _bind(test: Callable[[Scene, str, str], bool], a: str, b: str) -> Callable[[Scene], bool]:
+    def bound(scene: Scene) -> bool:
+        return test(scene, a, b)
+
+    return bound
+
+
 def _before(scene: Scene, a: str, b: str) -> bool:
     return any(rel == "Before" and scene.events[i].cls == a and scene.events[j].cls == b
                for rel, i, j in scene.relations)
@@ -118,23 +144,23 @@ def build_queries(scenes: Sequence[Scene], *, seed: int, max_queries_per_kind: i
         return True
 
     for a in classes:
-        add("plain", lambda s, a=a: a in s.classes, exists("x", _conj(_atoms(a, "x"))),
+        add("plain", partial(_sounds, a=a), exists("x", _conj(_atoms(a, "x"))),
             _slots(rng, templates, a), {"a": a})
     for a in classes:
         for name, spec in ATTRIBUTES.items():
             if spec.dimension not in CLASSES[a].dimensions:
                 continue
             add("attribute",
-                lambda s, a=a, name=name: any(e.cls == a and name in e.attributes for e in s.events),
+                partial(_sounds_as, a=a, attribute=name),
                 exists("x", _conj(_atoms(a, "x", (name,)))), _slots(rng, templates, a, attributes=(name,)),
                 {"a": a, "attribute": name})
     ordered = list(permutations(classes, 2))
     order = [int(i) for i in rng.permutation(len(ordered))]
     ranked = sorted((ordered[i] for i in order), key=lambda pair: frozenset(pair) not in held)
     pair_kinds: dict[str, tuple[Callable[[Scene, str, str], bool], Callable[[str, str], Formula]]] = {
-        "and": (lambda s, a, b: a in s.classes and b in s.classes,
+        "and": (_both,
                 lambda a, b: exists("xy", _conj(_atoms(a, "x") + _atoms(b, "y")))),
-        "without": (lambda s, a, b: a in s.classes and b not in s.classes,
+        "without": (_without,
                     lambda a, b: exists("x", _conj([*_atoms(a, "x"), absence(CLASSES[b].absence_symbol)]))),
         "order": (_before, lambda a, b: exists("xy", _conj(
             [*_atoms(a, "x"), Atom("Before", (Var("x"), Var("y"))), *_atoms(b, "y")]))),
@@ -149,7 +175,7 @@ def build_queries(scenes: Sequence[Scene], *, seed: int, max_queries_per_kind: i
                 continue
             seen.add(frozenset((a, b)))
             metadata = {"a": a, "b": b, "heldout": frozenset((a, b)) in held}
-            if add(kind, lambda s, a=a, b=b, test=test: test(s, a, b), formula(a, b),
+            if add(kind, _bind(test, a, b), formula(a, b),
                    _slots(rng, templates, a, b), metadata):
                 count += 1
     return queries

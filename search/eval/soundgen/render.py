@@ -95,7 +95,7 @@ def render_event(event: Event) -> np.ndarray:
     span = wet[: request.samples]
     wet = wet * (10 ** (event.level_db / 20) / (np.sqrt(np.mean(span**2)) + 1e-12))
     stem = np.zeros(_CLIP_SAMPLES)
-    start = int(round(event.onset_s * RATE))
+    start = round(event.onset_s * RATE)
     take = min(len(wet), _CLIP_SAMPLES - start)
     stem[start:start + take] = wet[:take]
     return stem

@@ -106,7 +106,8 @@ class Event:
         """The intended RMS level over its nominal span (dBFS), before the clip's limiter."""
         from fortekit.search.eval.soundgen.classes import BASE_LEVEL_DB
 
-        return BASE_LEVEL_DB - (4.0 if self.bed else 0.0) + sum(ATTRIBUTES[a].level_db for a in self.attributes)
+        offset = sum(ATTRIBUTES[a].level_db for a in self.attributes)
+        return BASE_LEVEL_DB - (4.0 if self.bed else 0.0) + offset
 
     @property
     def distance(self) -> str | None:

@@ -185,6 +185,7 @@ def clapping(request: SynthRequest) -> np.ndarray:
     for _ in range(int(rng.integers(1, 5))):
         centre = rng.uniform(1200, 2200) * request.pitch
         for start in onset_times(request, 3.5, jitter=0.1, last_before_s=0.05):
-            burst = bandpass(rng.standard_normal(m), centre * 0.6, centre * 1.8) * decay(m, 0.008, attack_s=0.001)
+            burst = bandpass(rng.standard_normal(m), centre * 0.6, centre * 1.8)
+            burst = burst * decay(m, 0.008, attack_s=0.001)
             add_at(out, burst * rng.uniform(0.7, 1.0), int((start + rng.uniform(0, 0.02)) * RATE))
     return out

@@ -63,7 +63,8 @@ class Templates:
 
 def _strings(value: Any, where: str, path: Path) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-        raise SoundGenError(Errors.E555.format(path=path, problem=f"{where} must be a list of non-empty strings"))
+        problem = f"{where} must be a list of non-empty strings"
+        raise SoundGenError(Errors.E555.format(path=path, problem=problem))
     return tuple(value)
 
 
@@ -88,8 +89,8 @@ def _forms(value: Any, where: str, path: Path) -> tuple[tuple[str, str], ...]:
     pairs = tuple((pair[0], pair[1]) for pair in value)
     _check_slots(tuple(s for pair in pairs for s in pair), ("det", "adj", "adv"), where, path)  # type: ignore[arg-type]
     if not any("{adj}" in np and "{adj}" in clause for np, clause in pairs):
-        raise SoundGenError(Errors.E555.format(path=path, problem=f"{where} needs a form with {{adj}} in both "
-                                                                  "phrases, to say any attribute"))
+        problem = f"{where} needs a form with {{adj}} in both phrases, to say any attribute"
+        raise SoundGenError(Errors.E555.format(path=path, problem=problem))
     return pairs
 
 
