@@ -27,6 +27,7 @@ __all__ = [
     "band_energy_db",
     "bandpass",
     "decay",
+    "envelope_period",
     "frame_rms_db",
     "highpass",
     "lowpass",
@@ -36,6 +37,7 @@ __all__ = [
     "rms_db",
     "set_rms_db",
     "spectral_centroid",
+    "spectral_flatness",
 ]
 
 #: The sample rate of every clip (Hz).
@@ -240,6 +242,50 @@ def band_energy_db(x: np.ndarray, low: float, high: float) -> float:
     freqs = np.fft.rfftfreq(len(x), 1 / RATE)
     inside = power[(freqs >= low) & (freqs < high)].sum()
     return float(10 * np.log10((inside + _EPS) / (power.sum() + _EPS)))
+
+
+def spectral_flatness(x: np.ndarray) -> float:
+    """Wiener entropy of the power spectrum: geometric over arithmetic mean (1 white noise, ~0 a tone).
+
+    Example:
+        >>> import numpy as np
+        >>> noise = np.random.default_rng(0).standard_normal(RATE)
+        >>> tone = np.sin(2 * np.pi * 440 * np.arange(RATE) / RATE)
+        >>> spectral_flatness(noise) > 0.5 > 0.01 > spectral_flatness(tone)
+        True
+    """
+    power = np.abs(np.fft.rfft(x)) ** 2 + 1e-20
+    return float(np.exp(np.mean(np.log(power))) / np.mean(power))
+
+
+def envelope_period(x: np.ndarray, *, shortest_s: float = 0.03, longest_s: float = 2.0,
+                    frame_s: float = 0.01) -> float | None:
+    """The repetition period (s) of a sound's energy envelope: the first autocorrelation peak.
+
+    The envelope is the RMS of ``frame_s`` frames; its autocorrelation's first local maximum
+    above 0.2 between ``shortest_s`` and ``longest_s`` is the period; None when there is none.
+
+    Example:
+        >>> import numpy as np
+        >>> clicks = np.zeros(2 * RATE); clicks[::RATE // 4] = 1.0  # four a second
+        >>> envelope_period(clicks)
+        0.25
+    """
+    size = int(frame_s * RATE)
+    frames = x[: len(x) // size * size].reshape(-1, size)
+    envelope = np.sqrt(np.mean(frames**2, axis=1))
+    envelope = envelope - envelope.mean()
+    correlation = np.correlate(envelope, envelope, "full")[len(envelope) - 1:]
+    if correlation[0] <= 0:
+        return None
+    correlation = correlation / correlation[0]
+    first = max(round(shortest_s / frame_s), 1)
+    last = min(int(longest_s / frame_s), len(correlation) - 2)
+    for lag in range(first, last + 1):
+        value = correlation[lag]
+        if value > 0.2 and value > correlation[lag - 1] and value >= correlation[lag + 1]:
+            return round(lag * frame_s, 6)
+    return None
 
 
 @dataclass(frozen=True)

@@ -144,9 +144,15 @@ def knocking(request: SynthRequest) -> np.ndarray:
                 for f, g, tau in zip(modes, (1.0, 0.6, 0.3), (0.025, 0.015, 0.008), strict=True))
     click = bandpass(rng.standard_normal(m), 1000, 3000) * decay(m, 0.002, attack_s=0.0005)
     knock = knock + 0.3 * click
-    for group in onset_times(request, 0.8, jitter=0.2, last_before_s=0.5):
-        for i in range(int(rng.integers(2, 5))):
-            add_at(out, knock * rng.uniform(0.7, 1.0), int((group + i * 0.14 / request.rate) * RATE))
+    spacing = 0.14 / request.rate
+    last = max(request.duration_s - 0.1, 0.0)
+    start = 0.0
+    while start <= last:  # groups of knocks with pauses between them, until the event's end
+        count = int(rng.integers(2, 5))
+        for i in range(count):
+            if start + i * spacing <= last:
+                add_at(out, knock * rng.uniform(0.7, 1.0), int((start + i * spacing) * RATE))
+        start += count * spacing + rng.uniform(0.35, 0.6) / request.rate
     return out
 
 
