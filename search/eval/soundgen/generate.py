@@ -36,7 +36,7 @@ from fortekit.search.eval.soundgen.scene import HELD_OUT_PAIRS, GeneratorConfig,
 __all__ = ["GENERATOR_VERSION", "GenerationReport", "generate", "render_clip"]
 
 #: Bumped whenever the same seed would give other sound or text.
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 #: The most clips of one collection (clip ids have six digits).
 MAX_CLIPS = 1_000_000
 MANIFEST = "manifest.json"
