@@ -64,7 +64,11 @@ def rain(request: SynthRequest) -> np.ndarray:
 
 
 def wind(request: SynthRequest) -> np.ndarray:
-    """Wind: low-passed noise whose cutoff and level swell slowly (gusts).
+    """Wind: low-passed noise whose cutoff and level swell in slow gusts, with a faint howl.
+
+    The gust curve (about 0.6 swells a second, times the rate) moves the cutoff from 180 to
+    520 Hz and the level over about 15 dB; the howl is narrow-band noise whose centre
+    (260-440 Hz) rises with the gust.
 
     Example:
         >>> import numpy as np
@@ -75,12 +79,31 @@ def wind(request: SynthRequest) -> np.ndarray:
     rng = request.rng
     n = request.samples
     noise = rng.standard_normal(n)
-    gust = _slow_wave(rng, n, 0.6 * request.rate)
+    knots = max(int(n / RATE * 0.6 * request.rate) + 3, 4)  # lulls and gusts in turn
+    values = np.where((np.arange(knots) + int(rng.integers(2))) % 2 == 0, rng.uniform(0.0, 0.3, knots),
+                      rng.uniform(0.65, 1.0, knots))
+    gust = _smooth(np.interp(np.arange(n), np.linspace(0, n - 1, knots), values), 0.25)
     # two low-passed copies cross-faded by the gust curve: a moving cutoff without per-sample filters
     dull = lowpass(noise, 180.0 * request.pitch, order=2)
     bright = lowpass(noise, 520.0 * request.pitch, order=2)
-    signal = (1 - gust) * dull + gust * bright
-    return np.asarray(signal * (0.35 + 0.65 * gust) * _ramp(n, 0.4))
+    signal = (1 - gust) * dull / (np.std(dull) + 1e-9) + gust * bright / (np.std(bright) + 1e-9)
+    howl = np.zeros(n)
+    for position, centre in enumerate((260.0, 340.0, 440.0)):
+        weight = np.exp(-(((gust - position / 2) / 0.3) ** 2))
+        band = bandpass(rng.standard_normal(n), centre * 0.96 * request.pitch, centre * 1.04 * request.pitch)
+        howl += weight * band / (np.std(band) + 1e-9)
+    signal = signal + 0.35 * howl
+    return np.asarray(signal * (0.18 + 0.82 * gust**1.5) * _ramp(n, 0.4))
+
+
+def _smooth(curve: np.ndarray, seconds: float) -> np.ndarray:
+    """``curve`` through a moving average of ``seconds`` (edges held), for rounded gusts."""
+    width = max(int(seconds * RATE), 1)
+    padded = np.concatenate([np.full(width, curve[0]), curve, np.full(width, curve[-1])])
+    summed = np.cumsum(padded)
+    averaged = (summed[width:] - summed[:-width]) / width
+    start = width // 2
+    return np.asarray(averaged[start:start + len(curve)])
 
 
 def water(request: SynthRequest) -> np.ndarray:
