@@ -271,3 +271,15 @@ def test_a_bad_data_file_is_e555(tmp_path: Path) -> None:
     bad.write_text("not = [toml", encoding="utf-8")
     with pytest.raises(SoundGenError, match=r"\[E555\]"):
         load_templates(bad)
+
+
+def test_structures_keep_their_shares_and_then_events_fit_in_order() -> None:
+    scenes = [draw_scene(1, i) for i in range(1000)]
+    shares = {s: sum(scene.structure == s for scene in scenes) / len(scenes)
+              for s in ("single", "while", "then")}
+    assert shares == pytest.approx({"single": 0.3, "while": 0.35, "then": 0.35}, abs=0.05)
+    for scene in scenes:
+        if scene.structure == "then":
+            first, second = scene.events[:2]
+            assert first.sounds_until_s < second.onset_s and second.onset_s + second.duration_s <= 5.0
+    assert len({scene.events[0].cls for scene in scenes if scene.structure == "then"}) == 15

@@ -245,7 +245,9 @@ def _main_events(rng: np.random.Generator, structure: str, chosen: list[str]) ->
         return [first, _event(rng, chosen[1], onset, CLIP_SECONDS - onset - 0.1)]
     first_onset = float(rng.uniform(0.1, 0.4))
     second_shortest = CLASSES[chosen[1]].duration[0]
-    budget = CLIP_SECONDS - first_onset - second_shortest - 0.25 - 2.0  # ring + room tail bound: 1.65 s
+    # room for the first event: its ring, the largest room tail, the gap and the second's shortest span
+    tail = _RING.get(chosen[0], 0.1) + max(_ROOM_TAIL.values())
+    budget = CLIP_SECONDS - first_onset - tail - 0.3 - second_shortest
     if budget < CLASSES[chosen[0]].duration[0]:
         return None
     first = _event(rng, chosen[0], first_onset, budget)
@@ -283,15 +285,16 @@ def draw_scene(seed: int, index: int, *, split: str | None = None,
     config = config or GeneratorConfig(seed=seed)
     split = split or clip_split(index, config.test_every)
     rng = np.random.default_rng(np.random.SeedSequence([seed, index]))
-    while True:
+    events: list[Event] | None = None
+    while events is None:
         structure = ("single", "while", "then")[int(rng.choice(3, p=[0.3, 0.35, 0.35]))]
         count = 1 if structure == "single" else (3 if rng.random() < 0.3 else 2)
-        chosen = _choose_classes(rng, config, split, count)
-        if chosen is None:
-            continue
-        events = _main_events(rng, structure, chosen)
-        if events is not None:
-            break
+        for _ in range(50):  # classes that fit the structure (a long first event leaves no room for "then")
+            chosen = _choose_classes(rng, config, split, count)
+            events = None if chosen is None else _main_events(rng, structure, chosen)
+            if events is not None:
+                break
+    assert chosen is not None
     relations: list[tuple[str, int, int]] = []
     if structure != "single":
         relations.append(("Before" if structure == "then" else "While", 0, 1))
