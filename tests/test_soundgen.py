@@ -283,3 +283,22 @@ def test_structures_keep_their_shares_and_then_events_fit_in_order() -> None:
             first, second = scene.events[:2]
             assert first.sounds_until_s < second.onset_s and second.onset_s + second.duration_s <= 5.0
     assert len({scene.events[0].cls for scene in scenes if scene.structure == "then"}) == 15
+
+
+def test_an_interrupted_command_says_how_to_resume(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import fortekit.search.eval.soundgen.generate as module
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(module, "generate", interrupted)
+    assert main(["bench", "generate", "--n", "4", "--out", str(tmp_path / "x"), "--no-speech"]) == 130
+    err = capsys.readouterr().err
+    assert "[E556]" in err and "run the same command again" in err and "Traceback" not in err
+
+
+def test_bench_is_a_fortekit_command(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["bench", "generate", "--help"])
+    assert "--no-speech" in capsys.readouterr().out
