@@ -140,8 +140,9 @@ def test_each_event_sounds_from_its_onset_for_its_duration(cls: str) -> None:
 
 def test_scenes_follow_their_truth() -> None:
     """Rendered scenes: the mix is the sum of the events' stems (no other class sounds, so a
-    declared absence is real) over a floor at -70 dBFS; nothing clips; "then" events are in order;
-    "while" events overlap; every stem is silent before its onset."""
+    declared absence is real) over a floor at -70 dBFS; nothing clips; each event sounds from its
+    recorded onset over most of its span and stops by its recorded bound; "then" events are in
+    order; "while" events overlap."""
     config = GeneratorConfig(seed=3, speech=False)
     structures = set()
     for index in range(40):
@@ -156,7 +157,12 @@ def test_scenes_follow_their_truth() -> None:
         assert scene.absent is None or scene.absent not in scene.classes
         for event, stem in zip(scene.events, clip.stems, strict=True):
             assert not stem[:round(event.onset_s * RATE)].any()
-            assert rms_db(stem[round(event.onset_s * RATE):]) > -60.0
+            # with its attributes and room: from its onset, over most of its span, within its bound
+            start, end = active_span(stem, below_peak_db=40.0, frame_s=0.01)
+            nominal_end = min(event.onset_s + event.duration_s, CLIP_SECONDS)
+            assert start == pytest.approx(event.onset_s, abs=0.03)
+            assert event.onset_s + 0.5 * (nominal_end - event.onset_s) < end
+            assert end <= min(event.sounds_until_s, CLIP_SECONDS) + 0.01
         if scene.structure == "then":
             first, second = clip.stems[0], clip.stems[1]
             starts = round(scene.events[1].onset_s * RATE)

@@ -313,18 +313,32 @@ class SynthRequest:
 
 
 def onset_times(request: SynthRequest, per_second: float, *, jitter: float = 0.15,
-                last_before_s: float = 0.0) -> list[float]:
+                last_before_s: float = 0.0, fill: bool = False) -> list[float]:
     """Onsets of a repeated sound: ``per_second * request.rate`` a second, jittered, from 0.
+
+    With ``fill``, the period is stretched or shrunk (by at most a third) so that the last
+    onset falls on ``duration_s - last_before_s``: the sound spans its whole event, even a
+    short, slow one (two slow steps rather than one).
 
     Example:
         >>> import numpy as np
         >>> onset_times(SynthRequest(np.random.default_rng(0), 1.0), 4.0, jitter=0.0)
         [0.0, 0.25, 0.5, 0.75]
+        >>> onset_times(SynthRequest(np.random.default_rng(0), 1.4), 1.0, jitter=0.0)
+        [0.0, 1.0]
+        >>> onset_times(SynthRequest(np.random.default_rng(0), 1.4), 1.0, jitter=0.0, fill=True)
+        [0.0, 1.4]
     """
     period = 1.0 / (per_second * request.rate)
+    end = request.duration_s - last_before_s
+    if fill and end > 0:
+        count = max(1, round(end / period))
+        period = end / count
+        inner = [i * period + 0.5 * jitter * period * float(request.rng.uniform(-1.0, 1.0))
+                 for i in range(1, count)]
+        return [0.0, *(round(t, 6) for t in inner), round(end, 6)]
     times: list[float] = []
     t = 0.0
-    end = request.duration_s - last_before_s
     while t < end - 1e-9:
         times.append(round(t, 6))
         t += period * (1.0 + jitter * float(request.rng.uniform(-1.0, 1.0)))

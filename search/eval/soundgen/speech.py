@@ -95,7 +95,7 @@ def speech(request: SynthRequest, sentences: tuple[str, ...]) -> np.ndarray:
     rng = request.rng
     n = request.samples
     out = np.zeros(n)
-    filled = int(rng.uniform(0.0, 0.1) * RATE)
+    filled = 0  # the first word starts at the onset; the gaps between sentences vary
     pitch = round(request.pitch * rng.uniform(0.92, 1.08), 2)
     while filled < n:
         text = sentences[int(rng.integers(len(sentences)))]

@@ -175,7 +175,10 @@ def knocking(request: SynthRequest) -> np.ndarray:
         for i in range(count):
             if start + i * spacing <= last:
                 add_at(out, knock * rng.uniform(0.7, 1.0), int((start + i * spacing) * RATE))
+        group_end = start + (count - 1) * spacing
         start += count * spacing + rng.uniform(0.35, 0.6) / request.rate
+        if start > last and last - group_end > 0.3 / request.rate:
+            start = last  # a last knock at the end rather than silence through it
     return out
 
 
@@ -191,7 +194,7 @@ def footsteps(request: SynthRequest) -> np.ndarray:
     rng = request.rng
     out = np.zeros(request.samples)
     m = int(0.12 * RATE)
-    for index, start in enumerate(onset_times(request, 1.9, jitter=0.08, last_before_s=0.12)):
+    for index, start in enumerate(onset_times(request, 1.9, jitter=0.08, last_before_s=0.12, fill=True)):
         thump = lowpass(rng.standard_normal(m), 160.0 * request.pitch) * decay(m, 0.03, attack_s=0.003)
         scuff = bandpass(rng.standard_normal(m), 800.0, 2500.0) * decay(m, 0.012, attack_s=0.002)
         step = thump / (np.std(thump) + 1e-9) + 0.4 * scuff / (np.std(scuff) + 1e-9)
