@@ -302,3 +302,25 @@ def test_bench_is_a_fortekit_command(capsys: pytest.CaptureFixture[str]) -> None
     with pytest.raises(SystemExit):
         main(["bench", "generate", "--help"])
     assert "--no-speech" in capsys.readouterr().out
+
+
+def test_agents_take_their_rate_as_an_adverb() -> None:
+    from fortekit.search.eval.soundgen.captions import phrase
+
+    rng = np.random.default_rng(0)
+    for cls, variant in (("speech", "female"), ("speech", "male"), ("dog", ""), ("footsteps", "")):
+        for kind in ("np", "clause"):
+            for _ in range(10):
+                text = phrase(cls, variant, ("slow",), kind, rng)
+                assert "slowly" in text and "slow " not in text, text
+    assert any(phrase("rain", "", ("slow",), "np", rng).startswith("slow ") for _ in range(20))
+
+
+def test_a_bad_adverb_only_entry_is_e555(tmp_path: Path) -> None:
+    from fortekit.search.eval.soundgen.templates import DATA_FILE
+
+    bad = tmp_path / "templates.toml"
+    bad.write_text(DATA_FILE.read_text(encoding="utf-8").replace(
+        'adverb_only = ["speech", "dog", "bird", "footsteps"]', 'adverb_only = ["cat"]', 1), encoding="utf-8")
+    with pytest.raises(SoundGenError, match=r"\[E555\].*adverb_only.*cat"):
+        load_templates(bad)

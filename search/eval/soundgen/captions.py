@@ -45,7 +45,7 @@ def _pick(rng: np.random.Generator, options: Sequence[str]) -> str:
 
 
 def _realise(template: str, attributes: Sequence[str], rng: np.random.Generator,
-             templates: Templates) -> str | None:
+             templates: Templates, cls: str = "") -> str | None:
     """Fill {det}, {adj}, {adv} of one phrase, or None when an attribute cannot be said in it."""
     adjectives: list[str] = []
     adverbs: list[str] = []
@@ -53,7 +53,7 @@ def _realise(template: str, attributes: Sequence[str], rng: np.random.Generator,
     for name in attributes:
         words = templates.attributes[name]
         ways = []
-        if "{adj}" in template:
+        if "{adj}" in template and cls not in words.adverb_only:
             ways.append("adj")
         if "{adv}" in template and words.adverbs:
             ways.append("adv")
@@ -87,7 +87,7 @@ def phrase(cls: str, variant: str, attributes: Sequence[str], kind: str, rng: np
     forms = templates.forms[cls, variant]
     slot = 0 if kind == "np" else 1
     for index in rng.permutation(len(forms)):
-        text = _realise(forms[int(index)][slot], attributes, rng, templates)
+        text = _realise(forms[int(index)][slot], attributes, rng, templates, cls)
         if text is not None:
             return text
     raise AssertionError(f"no form of {cls!r} can say {attributes}")  # the data file's check rules it out

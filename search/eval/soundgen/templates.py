@@ -32,11 +32,16 @@ QUERY_SLOTS = {"plain": "Aa", "attribute": "Aa", "and": "ABab", "without": "AaN"
 
 @dataclass(frozen=True)
 class AttributeWords:
-    """How an attribute value can be said: adjectives, adverbs and (distance) locative phrases."""
+    """How an attribute value can be said: adjectives, adverbs and (distance) locative phrases.
+
+    ``adverb_only`` names the classes that take the value as an adverb only ("a woman talking
+    quickly", never "a fast woman talking").
+    """
 
     adjectives: tuple[str, ...]
     adverbs: tuple[str, ...] = ()
     locatives: tuple[str, ...] = ()
+    adverb_only: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -106,9 +111,16 @@ def _parse(data: dict[str, Any], path: Path) -> Templates:
         entry = section("attributes").get(name)
         if not isinstance(entry, dict):
             raise SoundGenError(Errors.E555.format(path=path, problem=f"[attributes.{name}] is missing"))
+        only = entry.get("adverb_only", [])
+        only = _strings(only, f"attributes.{name}.adverb_only", path) if only else ()
+        unknown = sorted(set(only) - set(CLASSES))
+        if unknown or (only and not entry.get("adverbs")):
+            problem = (f"attributes.{name}.adverb_only names unknown classes {unknown}" if unknown else
+                       f"attributes.{name}.adverb_only needs adverbs")
+            raise SoundGenError(Errors.E555.format(path=path, problem=problem))
         attributes[name] = AttributeWords(
             _strings(entry.get("adjectives"), f"attributes.{name}.adjectives", path),
-            tuple(entry.get("adverbs", ())), tuple(entry.get("locatives", ())),
+            tuple(entry.get("adverbs", ())), tuple(entry.get("locatives", ())), frozenset(only),
         )
     forms: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {}
     absent: dict[str, tuple[str, ...]] = {}
