@@ -218,7 +218,10 @@ def _note(freq: float, n: int) -> np.ndarray:
 
 
 def music(request: SynthRequest) -> np.ndarray:
-    """Music: arpeggiated major/minor triads over a chord progression, plucked-string tones.
+    """Music: major/minor triads over a chord progression, plucked-string tones with a bass note.
+
+    Two styles: arpeggios (one chord note a step, five steps a second) or, one time in three,
+    strummed chords (the triad and its octave within 60 ms, every other step).
 
     Example:
         >>> import numpy as np
@@ -231,14 +234,21 @@ def music(request: SynthRequest) -> np.ndarray:
     root = 220.0 * 2 ** (int(rng.integers(0, 8)) / 12) * request.pitch
     progression = _PROGRESSIONS[int(rng.integers(len(_PROGRESSIONS)))]
     pattern = (0, 1, 2, 1) if rng.random() < 0.5 else (0, 1, 2, 3)
+    strummed = rng.random() < 1 / 3
     starts = onset_times(request, 5.0, jitter=0.0, last_before_s=0.1)
     for index, start in enumerate(starts):
         degree = progression[(index // 8) % len(progression)]
         triad = _TRIAD[degree]
-        step = pattern[index % len(pattern)]
-        semitones = degree + (triad[step] if step < 3 else 12)
-        n = int(0.6 * RATE)
-        add_at(out, _note(root * 2 ** (semitones / 12), n), int(start * RATE))
+        if strummed:
+            if index % 2 == 0:
+                for order, step in enumerate((0, 1, 2, 3)):
+                    semitones = degree + (triad[step] if step < 3 else 12)
+                    add_at(out, 0.6 * _note(root * 2 ** (semitones / 12), int(0.9 * RATE)),
+                           int((start + order * rng.uniform(0.012, 0.02)) * RATE))
+        else:
+            step = pattern[index % len(pattern)]
+            semitones = degree + (triad[step] if step < 3 else 12)
+            add_at(out, _note(root * 2 ** (semitones / 12), int(0.6 * RATE)), int(start * RATE))
         if index % 8 == 0:  # the chord's bass note
             add_at(out, 0.6 * _note(root / 2 * 2 ** (degree / 12), int(1.2 * RATE)), int(start * RATE))
     fade = int(0.3 * RATE)
