@@ -11,12 +11,14 @@ else needs ``overwrite=True``, which removes only the generator's own files.
 
 Example:
     >>> import tempfile
-    >>> out = Path(tempfile.mkdtemp()) / "gen"
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> out = Path(folder.name) / "gen"
     >>> report = generate(GeneratorConfig(seed=0, n=5, speech=False), out)
     >>> report.clips, report.rendered
     (5, 5)
     >>> print(*sorted(p.name for p in out.iterdir()))
     audio captions_test.csv captions_train.csv clips.jsonl manifest.json test train
+    >>> folder.cleanup()
 """
 
 from __future__ import annotations

@@ -81,7 +81,8 @@ def _utterance(text: str, variant: str, pitch: float, rate: float) -> np.ndarray
         problem = done.stderr.decode("utf-8", "replace").strip() or f"exit status {done.returncode}, no audio"
         raise SoundGenError(Errors.E552.format(command=" ".join(command[:-1]), problem=problem))
     pcm = np.frombuffer(data[marker + 8:len(data) - (len(data) - marker - 8) % 2], dtype="<i2")
-    return np.asarray(resample(pcm.astype(np.float32) / 32768.0, _ESPEAK_RATE, RATE), dtype=np.float64)
+    # kept as float32 (what the resampler gives): half the memory of the cache, the same values
+    return np.asarray(resample(pcm.astype(np.float32) / 32768.0, _ESPEAK_RATE, RATE), dtype=np.float32)
 
 
 def speech(request: SynthRequest, sentences: tuple[str, ...]) -> np.ndarray:
