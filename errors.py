@@ -630,6 +630,55 @@ class Errors(metaclass=_Messages):
         "again to resume where it stopped."
     )
 
+    # --- E700-E729: plug-ins: converting checkpoints (`fortekit convert laion-clap`) ---
+    E700 = (
+        "The LAION-CLAP checkpoint {path} was not found. fortekit downloads no weights: get the "
+        "original .pt file (630k-audioset-best.pt, 630k-fusion-best.pt, a music or speech fine-tune, "
+        "...) from the LAION-CLAP release on a machine with internet access, and pass its path."
+    )
+    E701 = (
+        "The checkpoint {path} is a Python pickle that holds more than tensors and plain values "
+        "({problem}), as training checkpoints often do. Unpickling "
+        "a file can run any code it contains, so fortekit reads it only with your say-so: if you "
+        "trust where {name} came from, run the conversion again with --trust-pickle "
+        "(trust_pickle=True in Python); otherwise, on a machine you trust, re-save its weights with "
+        "safetensors.torch.save_file(state_dict, 'clean.safetensors') and convert that file."
+    )
+    E702 = (
+        "Cannot read the checkpoint {path}: {problem}. Pass the .pt file as LAION-CLAP saved it "
+        "(not a partial download), or a .safetensors file of its state dict."
+    )
+    E703 = (
+        "{path} is not a LAION-CLAP state dict: {problem}. A LAION-CLAP checkpoint keeps its weights "
+        "under 'state_dict', named audio_branch.* (HTSAT) and text_branch.* (RoBERTa); this one has "
+        "{count} entries, for example {sample}. Check that you passed an original LAION-CLAP checkpoint "
+        "(a Hugging Face CLAP folder loads directly with the hf-clap backbone, no conversion needed)."
+    )
+    E704 = (
+        "The checkpoint {path} has {count} weights that the converter does not know, for example "
+        "{sample}: it was made by another architecture (a PANN audio tower, a BERT or BART text "
+        "tower) or a newer laion_clap. fortekit converts the HTSAT + RoBERTa models (fused and "
+        "unfused, HTSAT-tiny and -base); for other models use the laion-clap backbone with the "
+        "laion_clap package installed (docs/plugins.md)."
+    )
+    E705 = (
+        "The converted weights of {path} do not fit transformers' ClapModel: {problem}. The "
+        "checkpoint is probably truncated or edited; the converter infers every size from the "
+        "weights themselves, so a complete LAION-CLAP checkpoint always fits."
+    )
+    E706 = (
+        "The converted model needs the tokenizer of its text tower (roberta-base), which an original "
+        "LAION-CLAP checkpoint does not contain, and {problem}. Pass --tokenizer DIR, a local folder "
+        "holding roberta-base's vocab.json and merges.txt (or a tokenizer.json); fortekit downloads "
+        "nothing."
+    )
+    E707 = (
+        "The output folder {path} already holds {what}. Choose an empty or new folder, or pass "
+        "--overwrite to replace the model files in it."
+    )
+    E708 = "Cannot write the converted model to {path}: {problem}. Choose a folder you can write to."
+    E709 = "{name} must be {expected}, not {value!r}."
+
     # --- warnings (W001-W099 the formula language, W200-W299 plug-ins) ---
     W001 = (
         "The formula {formula!r} leaves {names} free although a quantifier binds the "

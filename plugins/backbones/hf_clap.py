@@ -1,9 +1,10 @@
 """``hf-clap``: a CLAP model through transformers (``ClapModel`` + ``ClapProcessor``).
 
-Loads from a local directory (what ``save_pretrained`` writes, or a snapshot of
-laion/clap-htsat-unfused, laion/clap-htsat-fused, laion/larger_clap_general, ...) or a
-hub id. A hub id is read from the local Hugging Face cache only; fortekit downloads it
-only when you pass ``allow_download=True``.
+Loads from a local directory (what ``save_pretrained`` writes, a snapshot of
+laion/clap-htsat-unfused, laion/clap-htsat-fused, laion/larger_clap_general, ..., or an
+original LAION-CLAP checkpoint converted by ``fortekit convert laion-clap``) or a hub id.
+A hub id is read from the local Hugging Face cache only; fortekit downloads it only when
+you pass ``allow_download=True``.
 
 Audio: read with soundfile, mixed to mono, resampled to the processor's rate (48 kHz
 for the LAION models), batched. The feature extractor crops clips longer than its

@@ -1,13 +1,18 @@
 """``laion-clap``: LAION-CLAP through the ``laion_clap`` package, from your ``.pt`` checkpoint.
 
-Install with ``pip install 'fortekit[laion]'``. laion_clap imports torchvision and
-pins numpy<2: it needs a torch/torchvision pair that import together (see
-docs/plugins.md). Known pitfalls, handled here:
+The usual way to run an original LAION-CLAP checkpoint is to convert it once,
+``fortekit convert laion-clap CKPT OUT_DIR`` (:mod:`fortekit.plugins.backbones.laion_convert`),
+and load ``OUT_DIR`` with the ``hf-clap`` backbone: no laion_clap at run time. This
+backbone is for those who have a working laion_clap (``pip install 'fortekit[laion]'``):
+it imports torchvision and torchaudio and pins numpy<2, so it needs a torch/torchvision
+pair that import together (see docs/plugins.md). It agrees with the converted model
+(tests/test_laion_convert_equivalence.py). Known pitfalls, handled here:
 
-- Its constructor fetches ``roberta-base`` (tokenizer and model) from the Hugging Face
-  hub. fortekit redirects that to ``text_model_path`` (a local directory; its
-  config.json, vocab.json and merges.txt suffice, since the weights come from the
-  checkpoint) or to the local cache, and says so plainly when neither has it.
+- Importing laion_clap fetches the bert-base-uncased, roberta-base and bart-base
+  tokenizers, and its constructor ``roberta-base`` (tokenizer and model), from the
+  Hugging Face hub. fortekit redirects all of them to ``text_model_path`` (a local
+  directory; its config.json, vocab.json and merges.txt suffice, since the weights come
+  from the checkpoint) or to the local cache, and says so plainly when neither has it.
 - Newer transformers no longer keep ``text_branch.embeddings.position_ids`` in the
   state dict; old checkpoints have it. The key is dropped, and every other key must fit.
 - Fusion or not, HTSAT-tiny or -base: read off the checkpoint's keys unless given.
@@ -60,7 +65,9 @@ CHECKPOINT_HINT = (
 _ROBERTA_FILES = "config.json, vocab.json and merges.txt"
 _INSTALL_NOTE = (
     "laion_clap also imports torchvision, librosa and torchlibrosa and pins numpy<2; use a "
-    "torchvision build made for your torch release."
+    "torchvision build made for your torch release. Or convert the checkpoint once with "
+    "`fortekit convert laion-clap CKPT OUT_DIR` and use the hf-clap backbone on OUT_DIR, which "
+    "needs no laion_clap."
 )
 
 
@@ -143,7 +150,6 @@ class LaionClapBackbone:
         detected_fusion, detected_amodel = detect_architecture(state)
         self.fusion = detected_fusion if enable_fusion is None else bool(enable_fusion)
         self.amodel = amodel or detected_amodel or "HTSAT-tiny"
-        laion_clap = require("laion_clap", self.name, note=_INSTALL_NOTE)
         transformers = require("transformers", self.name)
         text_source = os.fspath(Path(text_model_path).expanduser()) if text_model_path else "roberta-base"
         if text_model_path is not None and not Path(text_source).is_dir():
@@ -153,6 +159,8 @@ class LaionClapBackbone:
             ))
         local_only = text_model_path is not None or not allow_download
         with self._roberta_from(transformers, text_source, local_only), quiet_model_loading():
+            # Importing laion_clap fetches tokenizers by name (training/data.py): redirected too.
+            laion_clap = require("laion_clap", self.name, note=_INSTALL_NOTE)
             module = laion_clap.CLAP_Module(enable_fusion=self.fusion, device="cpu", amodel=self.amodel)
         fit_state_dict(
             module.model, state, self.checkpoint, f"LAION-CLAP ({self.amodel}, fusion={self.fusion})",
@@ -178,6 +186,8 @@ class LaionClapBackbone:
 
             def from_pretrained(klass: type, _name: str, *args: Any, **kwargs: Any) -> Any:
                 kwargs["local_files_only"] = local_only
+                if klass in unused:  # bert/bart tokenizers: built at import, used only in training
+                    return transformers.RobertaTokenizer.from_pretrained(source)
                 try:
                     if issubclass(klass, transformers.PreTrainedModel) and Path(source).is_dir() and not any(
                         (Path(source) / name).is_file() for name in ("model.safetensors", "pytorch_model.bin")
@@ -194,7 +204,10 @@ class LaionClapBackbone:
         fast = getattr(transformers, "RobertaTokenizerFast", None)
         if fast is not None and fast not in classes:
             classes.append(fast)
-        return _redirect(classes, replacement)
+        unused = [getattr(transformers, name) for name in ("BertTokenizer", "BartTokenizer")
+                  if getattr(transformers, name, None) is not None]
+        unused = [cls for cls in unused if cls not in classes]
+        return _redirect([*classes, *unused], replacement)
 
     def __repr__(self) -> str:
         checkpoint = str(self.checkpoint)

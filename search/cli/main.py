@@ -158,6 +158,7 @@ def _add_optional_commands(commands: argparse._SubParsersAction[argparse.Argumen
     """Sub-commands that other folders own; each module is light to import."""
     from fortekit.fol.caption import add_parse_report_command
     from fortekit.plugins.cli import add_plugin_commands
+    from fortekit.plugins.convert_cli import add_convert_commands
     from fortekit.search.cli.bench import add_bench_commands
     from fortekit.search.cli.eval import add_eval_commands
     from fortekit.search.cli.index import add_index_commands
@@ -168,6 +169,7 @@ def _add_optional_commands(commands: argparse._SubParsersAction[argparse.Argumen
 
     add_vocab_commands(commands)
     add_plugin_commands(commands)
+    add_convert_commands(commands)
     add_parse_report_command(commands)
     add_index_commands(commands)
     add_projection_commands(commands)
