@@ -29,7 +29,7 @@ def add_train_clap_action(actions: argparse._SubParsersAction[argparse.ArgumentP
         >>> add_train_clap_action(parser.add_subparsers(dest="action"))
         >>> args = parser.parse_args(["train-clap", "--data", "gen", "--out", "clap"])
         >>> args.epochs, args.batch_size, args.device
-        (12, 128, 'auto')
+        (8, 128, 'auto')
     """
     train = actions.add_parser(
         "train-clap",
@@ -41,7 +41,7 @@ def add_train_clap_action(actions: argparse._SubParsersAction[argparse.ArgumentP
     )
     train.add_argument("--data", required=True, type=Path, help="the generated collection (its folder)")
     train.add_argument("--out", required=True, type=Path, help="output folder")
-    train.add_argument("--epochs", type=int, default=12, help="epochs (default 12)")
+    train.add_argument("--epochs", type=int, default=8, help="epochs (default 8)")
     train.add_argument("--batch-size", type=int, default=128, help="clips per step (default 128)")
     train.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     train.add_argument("--device", default="auto", help="auto (CUDA when present), cpu, cuda, cuda:N")

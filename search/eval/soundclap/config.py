@@ -43,7 +43,7 @@ class TrainClapConfig:
         model: the network sizes.
     """
 
-    epochs: int = 12
+    epochs: int = 8
     batch_size: int = 128
     lr: float = 2e-3
     weight_decay: float = 1e-2

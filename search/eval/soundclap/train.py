@@ -226,7 +226,7 @@ def train_small_clap(
     result = TrainClapResult(out, out / "small_clap.json", None, resolved, len(train), len(validation),
                              seconds_features=seconds_features, config=_config_record(config))
     n_val = len(validation)
-    val_mels = torch.from_numpy(np.asarray(mels[len(train):]))
+    val_mels = torch.from_numpy(np.array(mels[len(train):]))
     for epoch in range(1, config.epochs + 1):
         model.train()
         if tagger is not None:
