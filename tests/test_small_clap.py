@@ -1,4 +1,4 @@
-"""The small CLAP and its tagger: files that reload exactly, coded errors, and a trained model that beats chance.
+"""The small CLAP and its tagger: files that reload exactly, coded errors, a trained model that beats chance.
 
 A 200-clip collection (no speech) is generated once for the module and trained on through the
 CLI handler of ``fortekit bench train-clap`` (about 30 s of CPU on the shared 2-core machine).
@@ -97,8 +97,9 @@ def _edit_config(folder: Path, edit: Any) -> None:
     (lambda f: _edit_config(f, lambda d: d["model"].pop("n_mels")), ModelLoadError, "E570"),
     (lambda f: _edit_config(f, lambda d: d["model"].update(fmax=9000.0)), ModelLoadError, "E570"),
     (lambda f: _edit_config(f, lambda d: d["model"].update(embed_dim=32)), ModelLoadError, "E572"),
-    (lambda f: (f / "small_clap.safetensors").write_bytes(b"\x80\x04not safetensors"), ModelLoadError, "E208"),
-], ids=["no-weights", "not-json", "format", "version", "rate-type", "missing-field", "fmax", "shapes", "corrupt"])
+    (lambda f: (f / "small_clap.safetensors").write_bytes(b"\x80\x04not it"), ModelLoadError, "E208"),
+], ids=["no-weights", "not-json", "format", "version", "rate-type", "missing-field", "fmax", "shapes",
+        "corrupt"])
 def test_a_bad_checkpoint_or_config_gives_a_coded_error(
     saved: tuple[Any, Path], tmp_path: Path, damage: Any, error: type[Exception], code: str,
 ) -> None:
@@ -147,15 +148,19 @@ def test_training_beats_chance_by_a_wide_margin(trained: tuple[Path, Path, dict[
     _, folder, result, printed = trained
     recall, chance = result["val_recall"], result["chance"]
     assert result["n_validation"] == 40 and chance["1"] == pytest.approx(1 / 40)
-    assert recall["1"] >= 3 * chance["1"] and recall["5"] >= 2.5 * chance["5"], result
+    assert recall["1"] >= 5 * chance["1"] and recall["5"] >= 3 * chance["5"], result
     assert result["losses"][-1] < result["losses"][0]
     assert "validation clips: R@1" in printed and (folder / "tagger.safetensors").is_file()
 
 
-def test_the_trained_backbone_retrieves_its_own_clips(trained: tuple[Path, Path, dict[str, Any], str]) -> None:
+Trained = tuple[Path, Path, dict[str, Any], str]
+
+
+def test_the_trained_backbone_retrieves_its_own_clips(trained: Trained) -> None:
     collection, folder, result, _ = trained
     clap = get_backbone("small-clap", model=folder, device="cpu")
-    clips = [json.loads(line) for line in (collection / "clips.jsonl").read_text(encoding="utf-8").splitlines()]
+    lines = (collection / "clips.jsonl").read_text(encoding="utf-8").splitlines()
+    clips = [json.loads(line) for line in lines]
     test = [clip for clip in clips if clip["split"] == "test"]
     audio = clap.encode_audio([str(collection / clip["audio"]) for clip in test])
     text = clap.encode_text([clip["captions"][0] for clip in test])
@@ -181,10 +186,10 @@ def test_the_tagger_captions_audio_alone_and_the_parser_reads_its_captions(
     assert len(captions) == 6 and all(isinstance(c, str) and c.strip() for c in captions)
     for caption in captions:
         assert parse_caption(caption).formula is not None
-    assert result["tag_f1"] > 0.3
+    assert result["tag_f1"] > 0.25
 
 
-def test_training_is_deterministic_for_a_seed(trained: tuple[Path, Path, dict[str, Any], str], tmp_path: Path) -> None:
+def test_training_is_deterministic_for_a_seed(trained: Trained, tmp_path: Path) -> None:
     from fortekit.search.eval.soundclap.train import train_small_clap
 
     collection, folder, _, _ = trained
@@ -194,7 +199,8 @@ def test_training_is_deterministic_for_a_seed(trained: tuple[Path, Path, dict[st
 
 
 @pytest.mark.parametrize(("kwargs", "code"), [
-    ({"epochs": 0}, "E573"), ({"batch_size": 1}, "E573"), ({"seed": -1}, "E573"), ({"batch_size": 500}, "E575"),
+    ({"epochs": 0}, "E573"), ({"batch_size": 1}, "E573"), ({"seed": -1}, "E573"),
+    ({"batch_size": 500}, "E575"),
 ])
 def test_bad_training_settings_give_coded_errors(
     trained: tuple[Path, Path, dict[str, Any], str], tmp_path: Path, kwargs: dict[str, Any], code: str,
@@ -205,7 +211,9 @@ def test_bad_training_settings_give_coded_errors(
         train_small_clap(trained[0], tmp_path / "out", device="cpu", **kwargs)
 
 
-def test_the_cli_reports_a_folder_that_is_no_collection(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_cli_reports_a_folder_that_is_no_collection(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
     from fortekit.search.cli.bench_clap import add_train_clap_action
 
     parser = argparse.ArgumentParser(prog="fortekit bench")

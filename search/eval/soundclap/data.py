@@ -12,7 +12,8 @@ Example:
     >>> clip = Clip("c1", "train", Path("a.wav"), ("a dog barks",),
     ...             ({"class": "dog", "attributes": ["loud"], "onset": 1.0, "bed": False},), "single")
     >>> targets = tag_targets([clip], layout)
-    >>> targets["presence"][0, layout.classes.index("dog")], targets["attributes"][0, 0, 0]
+    >>> row = layout.classes.index("dog")
+    >>> float(targets["presence"][0, row]), int(targets["attributes"][0, row, 0])
     (1.0, 1)
 """
 
