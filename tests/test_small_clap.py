@@ -221,3 +221,15 @@ def test_the_cli_reports_a_folder_that_is_no_collection(
     args = parser.parse_args(["train-clap", "--data", str(tmp_path), "--out", str(tmp_path / "out")])
     assert args.handler(args, io.StringIO()) == 1
     assert "[E574]" in capsys.readouterr().err
+
+
+def test_a_holdout_of_the_training_clips_can_validate_instead(trained: Trained, tmp_path: Path) -> None:
+    from fortekit.search.eval.soundclap.config import TrainClapConfig
+    from fortekit.search.eval.soundclap.train import train_small_clap
+
+    collection, folder, _, _ = trained
+    result = train_small_clap(collection, tmp_path / "holdout", epochs=1, batch_size=32, device="cpu",
+                              config=TrainClapConfig(validation_split="holdout", tag_weight=0.0),
+                              cache_dir=folder / "cache")
+    assert (result.n_train, result.n_validation, result.tagger_config) == (144, 16, None)
+    assert not (tmp_path / "holdout" / "tagger.json").exists()
