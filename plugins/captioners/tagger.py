@@ -42,14 +42,15 @@ TAGGER_STEM = "tagger"
 #: How events combine, in the order of the structure logits.
 STRUCTURES = ("single", "while", "then")
 
-#: class -> (article, noun, gerund, finite verb) of its phrase; unknown classes are "{name} sounds".
+#: class -> (article, noun, gerund, finite verb) of its phrase (a noun that is itself the sound has no
+#: gerund: "quiet knocking"); unknown classes are "{name} sounding".
 PHRASES: dict[str, tuple[str, str, str, str]] = {
     "speech": ("a ", "person", "speaking", "speaks"), "dog": ("a ", "dog", "barking", "barks"),
     "bird": ("a ", "bird", "chirping", "chirps"), "siren": ("a ", "siren", "wailing", "wails"),
     "rain": ("", "rain", "falling", "falls"), "wind": ("", "wind", "blowing", "blows"),
-    "engine": ("an ", "engine", "running", "runs"), "knocking": ("", "someone", "knocking", "knocks"),
+    "engine": ("an ", "engine", "running", "runs"), "knocking": ("", "knocking", "", "is heard"),
     "bell": ("a ", "bell", "ringing", "rings"), "beeps": ("an ", "alarm", "beeping", "beeps"),
-    "footsteps": ("", "someone", "walking", "walks"), "clapping": ("", "people", "clapping", "clap"),
+    "footsteps": ("", "footsteps", "", "are heard"), "clapping": ("", "clapping", "", "is heard"),
     "water": ("", "water", "flowing", "flows"), "thunder": ("", "thunder", "rumbling", "rumbles"),
     "music": ("", "music", "playing", "plays"),
 }
@@ -128,7 +129,7 @@ def _phrase(tag: Tag, finite: bool = False) -> str:
     if det and adjectives:
         det = "an " if adjectives[0][0] in "aeiou" else "a "
     words = [*adjectives, noun, verb if finite else gerund, *adverbs]
-    return det + " ".join(words)
+    return det + " ".join(word for word in words if word)
 
 
 def compose_caption(tags: Sequence[Tag], structure: str) -> str:
