@@ -485,6 +485,30 @@ class Errors(metaclass=_Messages):
         "{path}: run the same command again to resume."
     )
 
+    # --- E570-E599: the small CLAP and the tagger captioner: files, training, `fortekit bench train-clap` ---
+    E570 = (
+        "{path} is not a valid {what} config: {problem}. It is the JSON file that "
+        "`fortekit bench train-clap` writes beside the weights; train again, or restore the file."
+    )
+    E571 = (
+        "No {what} at {path}: {missing} missing. Pass the folder that `fortekit bench train-clap --out DIR` "
+        "wrote (it holds {files}), or the path of its .json config."
+    )
+    E572 = (
+        "The {what} weights {path} do not fit their config: {problem}. The weights and the config "
+        "come from different runs, or one of them was edited; train again or restore both files."
+    )
+    E573 = "The train-clap setting {name} must be {expected}, not {value!r}; see docs/soundclap.md."
+    E574 = (
+        "{path} is not a generated sound collection: {problem}. Generate one with "
+        "`fortekit bench generate --n 2000 --out DIR` and pass that folder as --data."
+    )
+    E575 = (
+        "The collection {path} has {found} {what}, fewer than the {needed} that training needs. "
+        "Generate a larger collection (--n), or lower --batch-size."
+    )
+    E576 = "Cannot write the trained model to {path}: {problem}. Pass a writable --out folder."
+
     # --- E600-E649: search/index: the audio index and `fortekit index` ---
     E600 = (
         "The audio index file {path} is unusable: {problem}. {fix}"
@@ -954,3 +978,11 @@ class SpeechSynthMissingError(SoundGenError, FileNotFoundError):
 
     def __str__(self) -> str:  # FileNotFoundError would print "None" for errno and filename
         return str(self.args[0])
+
+
+# --- the small CLAP and the tagger: codes E570-E599 (their files raise ModelNotFoundError/ModelLoadError) ---
+
+
+class SoundClapError(FortekitError, ValueError):
+    """The small CLAP or its tagger cannot be trained as asked: a bad setting, collection or output
+    (E573-E576)."""

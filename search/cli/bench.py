@@ -1,8 +1,10 @@
-"""``fortekit bench``: build the generated audio benchmark (``generate``; more actions to come).
+"""``fortekit bench``: build the generated audio benchmark (``generate``, ``train-clap``).
 
 * ``fortekit bench generate --n 20000 --out DIR --seed 0``: 5-second captioned clips mixed from
   15 synthesised sound classes, with a BEIR folder and a Clotho-style caption CSV per split
   (docs/soundgen.md).
+* ``fortekit bench train-clap --data DIR --out DIR``: the small CLAP and its tagger captioner
+  trained on such a collection (docs/soundclap.md; handler in ``bench_clap``).
 
 Handlers follow the CLI convention ``handler(args, out) -> exit code``: an error prints its
 coded message to stderr and returns 1, an interruption 130, never a traceback. Heavy modules
@@ -24,6 +26,8 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from fortekit.search.cli.bench_clap import add_train_clap_action
+
 __all__ = ["add_bench_commands", "run_generate"]
 
 
@@ -40,7 +44,7 @@ def add_bench_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
         False
     """
     bench = commands.add_parser(
-        "bench", help="the generated audio benchmark: generate captioned compositional clips",
+        "bench", help="the generated audio benchmark: generate captioned clips, train a small CLAP",
         description="Build the generated audio benchmark (docs/soundgen.md).",
     )
     actions = bench.add_subparsers(dest="bench_command", metavar="ACTION", required=True)
@@ -67,6 +71,7 @@ def add_bench_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
                           help="replace the generator's files already in --out")
     generate.add_argument("--quiet", action="store_true", help="no progress bar")
     generate.set_defaults(handler=run_generate)
+    add_train_clap_action(actions)
 
 
 def _done(out: Path) -> int:
