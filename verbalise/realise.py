@@ -105,8 +105,11 @@ class _Renderer:
     def relations(self, entity: _Entity) -> str:
         """The entity's relations, each object with its own relations nested once."""
         parts = []
+        prefixes = self.reading.relation_prefix
         for word, target in self.outgoing.get(entity.variable, []):
-            parts.append(f"{word.surface} {self.object_phrase(self.reading.entities[target])}")
+            prefix = prefixes.get((entity.variable, word.surface, target)) if prefixes else None
+            said = f"{word.surface} {self.object_phrase(self.reading.entities[target])}"
+            parts.append(f"{prefix} {said}" if prefix else said)
         return self.relation_join.join(parts)
 
     def object_phrase(self, entity: _Entity) -> str:
@@ -283,6 +286,7 @@ def _excluded_clause(clause: Quant, outer: _Reading, lexicon: Lexicon) -> str:
         word = _word(atom.predicate, 2, lexicon)
         slot = "events" if word.role is Role.VERB else "adverbs"
         getattr(_entity(outer, outside), slot).append(f"{word.surface} {phrase}")
+    reading.resolve_events()
     if not reading.entities:
         return ""
     for entity in reading.entities.values():

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from fortekit.fol.caption.events import with_event_terms
 from fortekit.fol.caption.lemmas import camel
 from fortekit.fol.caption.pass1 import Graph
 from fortekit.fol.caption.tokens import Tok
@@ -281,6 +282,16 @@ def _compound_phrase(
     return None
 
 
+def _complements(graph: Graph, ordered: list[tuple[int, int]]) -> dict[int, list[int]]:
+    """For each ordered clause's token, the words that carry its event when it names none itself.
+
+    A copula's complement ('is loud then quiet'), a noun's participle ('food crackling as
+    it fries').
+    """
+    deps = ("acomp", "attr", "oprd", "xcomp", "acl", "relcl")
+    return {tok: [c.i for c in graph.view.children(tok, deps)] for pair in ordered for tok in pair}
+
+
 def _temporal_rules(graph: Graph) -> frozenset[str]:
     """Ids of the rules that order clauses in time (While, Before)."""
     return frozenset(r.id for r in graph.rules.rules if r.action.startswith("temporal_"))
@@ -371,16 +382,24 @@ def candidates(
                 out.append(Candidate(lemma, pos, args, negation is not None, source, (i,)))
     denied = excluded_nodes(graph)
     privative = graph.words("privative_prepositions")
+    temporal = _temporal_rules(graph) if graph.relations else frozenset()
+    orders: list[Candidate] = []  # an order between two events of one entity
+    ordered: list[tuple[int, int]] = []
     for rel in graph.relations:
         first, second = graph.find(rel.first), graph.find(rel.second)
         if first in timed or second in timed:
+            continue
+        if first == second and rel.rule in temporal:
+            orders.append(Candidate(rel.lemma, rel.pos, (first, second), False, rel.rule, rel.tokens,
+                                    first in denied))
+            ordered.append((rel.first, rel.second))
             continue
         # 'with no music' says 'without music': no With; 'no people talk while a dog
         # barks' is no more than 'a dog barks without people talking': no While.
         if (
             denied
             and (first in denied) != (second in denied)
-            and ((rel.lemma in privative and second in denied) or rel.rule in _temporal_rules(graph))
+            and ((rel.lemma in privative and second in denied) or rel.rule in temporal)
         ):
             continue
         out.append(Candidate(rel.lemma, rel.pos, (first, second), False, rel.rule, rel.tokens))
@@ -403,6 +422,9 @@ def candidates(
             else c
             for c in out
         ]
+    if orders:  # 'pumping and then slowing down': Before(e1, e2) between events of x
+        gerunds = frozenset(i for pair in ordered for i in pair if view[i].lower.endswith("ing"))
+        out = with_event_terms(out, orders, ordered, _complements(graph, ordered), gerunds)
     out.sort(key=lambda c: min(c.tokens))
     unique: dict[tuple[str, tuple[int, ...], bool], Candidate] = {}
     for cand in out:
