@@ -65,7 +65,8 @@ def _round_trip(formulas: list) -> tuple[Counter[str], int, int, int, int]:  # t
 def test_round_trip_on_all_clotho_development_parses(clotho_parses: list) -> None:  # type: ignore[type-arg]
     missed, total, recovered, negated, flipped = _round_trip(clotho_parses)
     assert len(clotho_parses) == 14465
-    assert recovered / total >= 0.95, missed.most_common(20)
+    # 97.78% with event terms (2026-11-25; 97.16% before them): docs/verbalise.md
+    assert recovered / total >= 0.977, missed.most_common(20)
     assert negated > 0 and flipped == 0
 
 

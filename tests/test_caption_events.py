@@ -1,0 +1,102 @@
+"""Event terms (issue 17, item 2): an order between two events of one entity links events."""
+
+from __future__ import annotations
+
+import csv
+import re
+
+import pytest
+from caption_fixtures import CLOTHO_DEV, parser, require
+
+from fortekit.fol import Atom, is_event_variable, parse_formula, predicates
+from fortekit.fol.ast import children
+from fortekit.fol.caption import parse_captions
+from fortekit.fol.caption.scoring import Scorer
+from fortekit.search.clauses import split_clauses
+from fortekit.verbalise import verbalise
+
+_ORDERS = frozenset({"Before", "While", "After"})
+
+
+@pytest.mark.parametrize(
+    ("caption", "formula"),
+    [
+        (
+            "A machine is pumping at a steady pace and then it slows down",
+            "∃x ∃e1 ∃y ∃e2 [Machine(x) ∧ Pumping(e1, x) ∧ At(x, y) ∧ Steady(y) ∧ Pace(y) ∧ Before(e1, e2)"
+            " ∧ Slowing(e2, x)]",
+        ),
+        (
+            "a train approaches, passes and then moves off",
+            "∃x ∃e1 ∃e2 [Train(x) ∧ Approaching(x) ∧ Passing(e1, x) ∧ Before(e1, e2) ∧ Moving(e2, x)]",
+        ),
+        (
+            "a machine whines and squeals while punching",
+            "∃x ∃e1 ∃e2 [Machine(x) ∧ Whining(e1, x) ∧ Squealing(x) ∧ While(e1, e2) ∧ Punching(e2, x)]",
+        ),
+        (
+            "A man opens a door and then closes it",
+            "∃x ∃e1 ∃y ∃e2 [Man(x) ∧ Opening(e1, x, y) ∧ Door(y) ∧ Before(e1, e2) ∧ Closing(e2, x, y)]",
+        ),
+        # orders between two entities keep their entity terms, verbs stay unary
+        ("a dog barks while a car passes", "∃x ∃y [Dog(x) ∧ Barking(x) ∧ While(x, y) ∧ Car(y) ∧ Passing(y)]"),
+    ],
+)
+def test_event_terms(caption: str, formula: str) -> None:
+    assert str(parser().parse(caption).formula) == formula
+
+
+def test_pred_sees_event_predicates_as_their_verbs() -> None:
+    phi = parser().parse("A machine is pumping and then it slows down").formula
+    assert {str(s) for s in predicates(phi)} == {"Machine/1", "Pumping/1", "Before/2", "Slowing/1"}
+    assert predicates(parse_formula("Machine(x) ∧ Pumping(x) ∧ Slowing(x)")) <= predicates(phi)
+
+
+def test_verbaliser_says_the_events_in_order() -> None:
+    phi = parse_formula("∃x ∃e1 ∃e2 [Machine(x) ∧ Slowing(e2, x) ∧ Pumping(e1, x) ∧ Before(e1, e2)]")
+    assert verbalise(phi) == "a machine pumping and then slowing"
+    back = parser().parse(verbalise(phi)).formula
+    assert {s.name for s in predicates(back)} >= {"Machine", "Pumping", "Slowing", "Before"}
+    phi = parse_formula("∃x ∃e1 ∃y ∃e2 ∃z [Water(x) ∧ Dripping(e1, x) ∧ From(x, y) ∧ Gutter(y)"
+                        " ∧ Before(e1, e2) ∧ Hitting(e2, x, z) ∧ Metal(z)]")
+    assert verbalise(phi) == "water dripping from a gutter, and then hitting metal"
+    assert "something" not in verbalise(parse_formula("Dog(x) ∧ Barking(e1, x) ∧ While(e1, e2) ∧ Growling(e2, x)"))
+
+
+def test_scoring_reads_event_terms_as_their_entities() -> None:
+    gold = parse_formula("Metal(x) ∧ Bar(x) ∧ Drop(x) ∧ Before(x, x)")
+    found = parse_formula("∃x ∃e1 ∃e2 [Metal(x) ∧ Bar(x) ∧ Dropping(e1, x) ∧ Before(e1, e2) ∧ Dropping(e2, x)]")
+    score = Scorer(vocabulary=None).score([gold], [found])
+    assert (score.unary.f1, score.relation.f1, score.exact_match) == (1.0, 1.0, 1.0)
+
+
+def test_formula_scoring_keeps_an_entity_and_its_events_in_one_clause() -> None:
+    phi = parse_formula("∃x ∃e1 ∃e2 [Machine(x) ∧ Pumping(e1, x) ∧ Before(e1, e2) ∧ Slowing(e2, x)]")
+    assert str(split_clauses(phi)).count("(∃") == 1
+
+
+def _atoms(phi):  # type: ignore[no-untyped-def]
+    if isinstance(phi, Atom):
+        yield phi
+    for child in children(phi) if not isinstance(phi, Atom) else ():
+        yield from _atoms(child)
+
+
+def test_no_order_relates_an_entity_to_itself_on_clotho_development() -> None:
+    """Every Before/While/After of the 14,465 Clotho development parses links two different terms."""
+    path = require(CLOTHO_DEV, "Clotho development captions")
+    with path.open(encoding="utf-8") as handle:
+        captions = [row[f"caption_{i}"] for row in csv.DictReader(handle) for i in range(1, 6)]
+    assert len(captions) == 14465
+    orders = self_orders = events = 0
+    for result in parse_captions(captions):
+        for atom in _atoms(result.formula):
+            if atom.predicate in _ORDERS and len(atom.args) == 2:
+                orders += 1
+                self_orders += atom.args[0] == atom.args[1]
+                events += all(is_event_variable(arg) for arg in atom.args)
+            if len(atom.args) >= 2 and is_event_variable(atom.args[0]):
+                assert re.fullmatch(r"e[1-9][0-9]*", atom.args[0].name)
+    assert self_orders == 0
+    assert events >= 1500  # 1,652 orders between events of one entity (2026-11-25)
+    assert orders > events
