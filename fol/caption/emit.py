@@ -286,10 +286,17 @@ def _complements(graph: Graph, ordered: list[tuple[int, int]]) -> dict[int, list
     """For each ordered clause's token, the words that carry its event when it names none itself.
 
     A copula's complement ('is loud then quiet'), a noun's participle ('food crackling as
-    it fries').
+    it fries'), the verb a denied event is coordinated with ('operating and detecting
+    nothing and then registering activity').
     """
     deps = ("acomp", "attr", "oprd", "xcomp", "acl", "relcl")
-    return {tok: [c.i for c in graph.view.children(tok, deps)] for pair in ordered for tok in pair}
+    view = graph.view
+    found: dict[int, list[int]] = {}
+    for tok in (tok for pair in ordered for tok in pair):
+        found[tok] = [c.i for c in view.children(tok, deps)]
+        if view[tok].dep == "conj" and view[tok].head != tok:  # 'operating and detecting nothing'
+            found[tok].append(view[tok].head)
+    return found
 
 
 def _temporal_rules(graph: Graph) -> frozenset[str]:
