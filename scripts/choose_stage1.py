@@ -10,7 +10,9 @@ time per query for each setting. Usage:
     python scripts/choose_stage1.py ../shared/data/clotho/clotho_captions_development.csv:2000 \\
         ../shared/data/audiocaps/val.csv --grid "corpus,feedback,0.2,0.2;lexical,none,0.2,0"
 
-A grid entry is ``elaborator,anchors,complexity_weight,feedback_weight[,coverage[,k]]``.
+A grid entry is
+``elaborator,anchors,complexity_weight,feedback_weight[,coverage[,k[,q*_form[,tau]]]]``
+(q*_form ``residual`` or ``verbalised``; tau the feasibility threshold, default 0.2).
 """
 
 from __future__ import annotations
@@ -68,12 +70,13 @@ def main() -> None:
             coverage = float(fields[4]) if len(fields) > 4 else 0.7
             k = int(fields[5]) if len(fields) > 5 else 10
             output = fields[6] if len(fields) > 6 else "residual"
+            tau = float(fields[7]) if len(fields) > 7 else 0.2
             source = None
             if anchors == "feedback":
                 source = FeedbackAnchors(corpus, k=k, coverage=coverage, weight=rho)
             chosen = CorpusElaborator(corpus, coverage=coverage) if elaborator == "corpus" else elaborator
             refiner = Refiner(backbone, chosen, anchors=source,
-                              config=SearchConfig.online(complexity_weight=weight, output=output))
+                              config=SearchConfig.online(complexity_weight=weight, output=output, tau=tau))
             started = time.perf_counter()
             results = refiner.refine_many(queries, batch_size=64)
             seconds = (time.perf_counter() - started) / len(queries)

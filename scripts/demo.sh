@@ -24,18 +24,32 @@ status=0
 .venv/bin/fol-refine examples/queries.txt --index "$index" -k 3 -o "$work/refined.jsonl" --no-progress \
     || status=$?
 if [ "$status" -gt 1 ]; then exit "$status"; fi
+.venv/bin/fol-refine examples/queries.txt --index "$index" -k 3 -o "$work/plain.jsonl" --no-progress \
+    --anchors none --quiet || true
 echo
-echo "query -> refined query G(φ*)   [nearest human caption that satisfies the query's formula]"
-.venv/bin/python - "$work/refined.jsonl" <<'EOF'
+echo "Each query: its refinement G(φ*) (or 'unchanged'), the nearest human captions that satisfy"
+echo "its formula (q* moved toward them), and the first hit without and with the feedback anchors."
+.venv/bin/python - "$work/refined.jsonl" "$work/plain.jsonl" <<'EOF'
 import json, sys
-for line in open(sys.argv[1], encoding="utf-8"):
-    row = json.loads(line)
-    if "refined_text" not in row:
-        continue
+
+def rows(path):
+    return {row["query"]: row for row in map(json.loads, open(path, encoding="utf-8")) if "phi0" in row}
+
+refined, plain = rows(sys.argv[1]), rows(sys.argv[2])
+moved = 0
+for query, row in refined.items():
     same = row["refined_text"] == row["query"] or row["phi_star"] == row["phi0"]
-    shown = "(unchanged)" if same else row["refined_text"]
-    human = row["positives"][0] if row["positives"] and row["positives"][0] != row["query"] else "none"
-    print(f"{row['query']}  ->  {shown}   [{human}]")
+    before = plain[query]["ranking"][0]["caption"] if query in plain else "?"
+    after = row["ranking"][0]["caption"]
+    moved += before != after
+    print(f"{query}")
+    print(f"    refined:  {'unchanged' if same else row['refined_text']}")
+    toward = [text for text in row["positives"][:2] if text != query]
+    print(f"    toward:   {' | '.join(toward) or 'no caption in the index satisfies the formula'}")
+    print(f"    first hit without feedback: {before}")
+    print(f"    first hit with feedback:    {after}{'' if before != after else '   (the same)'}")
+print(f"\n{moved} of {len(refined)} first hits changed; G(φ*) differs from the query for "
+      f"{sum(r['phi_star'] != r['phi0'] for r in refined.values())}: docs/search.md says why most formulas stay.")
 EOF
 echo
 .venv/bin/fol-refine --explain "a person talking" --index "$index"

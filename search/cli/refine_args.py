@@ -96,7 +96,7 @@ def build_refine_parser() -> argparse.ArgumentParser:
     )
     out.add_argument(
         "--formula-scoring", choices=["on", "off"], default="on",
-        help="with --index: re-score each query's first-pass candidates by its formula phi* "
+        help="with --index: re-score each query's first-pass candidates by its own formula phi0 "
         "(negations push excluded sounds down, conjunctions need every part); default on. "
         "See docs/evaluation.md, 'Formula scoring'",
     )
