@@ -30,7 +30,13 @@ from fortekit.fol.ast import (
     disjoin,
 )
 from fortekit.fol.canonical import canonical
-from fortekit.fol.events import event_participants, is_event_predicate, is_event_variable, participant_arity
+from fortekit.fol.events import (
+    event_participants,
+    is_event_predicate,
+    is_event_variable,
+    participant_arity,
+    participant_names,
+)
 from fortekit.fol.operators import (
     DEPTH_SCHEDULE,
     CandidatePools,
@@ -95,6 +101,7 @@ __all__ = [
     "o_rel",
     "parse_formula",
     "participant_arity",
+    "participant_names",
     "predicates",
     "preserves",
     "substitute",

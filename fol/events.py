@@ -27,6 +27,7 @@ Example:
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from fortekit.fol.ast import And, Atom, Formula, Not, Quant, Term, Var, children
 
@@ -37,6 +38,7 @@ __all__ = [
     "is_event_predicate",
     "is_event_variable",
     "participant_arity",
+    "participant_names",
 ]
 
 #: The names of event variables: ``e``, ``e1``, ``e2``, ...
@@ -87,6 +89,26 @@ def participant_arity(atom: Atom) -> int:
         (2, 2)
     """
     return len(atom.args) - 1 if is_event_predicate(atom) else len(atom.args)
+
+
+def participant_names(names: Sequence[str]) -> tuple[str, ...]:
+    """The variable names of a literal's arguments without its event variable.
+
+    The string-level twin of :func:`participant_arity`, for the caption parser's
+    predicate records (whose arguments are variable names): ``("e1", "x")`` is the
+    event ``Pumping`` *of x*, so ``Pumping(e1, x)`` is said of one participant, while
+    ``Before(e1, e2)`` relates two events and keeps both. Code that tells a property
+    ``P(x)`` from a relation ``R(x, y)`` by its number of arguments must count these.
+
+    Example:
+        >>> participant_names(("e1", "x")), participant_names(("e1", "e2")), participant_names(("x", "y"))
+        (('x',), ('e1', 'e2'), ('x', 'y'))
+    """
+    if len(names) >= 2 and EVENT_VARIABLE.match(names[0]) and any(
+        EVENT_VARIABLE.match(name) is None for name in names[1:]
+    ):
+        return tuple(names[1:])
+    return tuple(names)
 
 
 def event_participants(phi: Formula) -> dict[str, Term]:

@@ -103,3 +103,33 @@ def test_no_order_relates_an_entity_to_itself_on_clotho_development() -> None:
     assert self_orders == 0
     assert events >= 1500  # 1,642 orders between events of one entity (2026-11-25)
     assert orders > events
+
+
+def test_stage1_treats_an_event_predicate_as_a_property_of_its_entity() -> None:
+    """Stage 1 tells properties from relations by participants: 'Pumping(e1, x)' is a sound of x."""
+    from fortekit.search.stage1.corpus_elaborator import descriptors_of, neighbour_pools
+    from fortekit.search.stage1.pools import candidate_pools, relation_pairs
+
+    caption = parser().parse("a machine is pumping at a steady pace and then it slows down")
+    pumping = next(record for record in caption.predicates if record.symbol == "Pumping")
+    assert (pumping.args, pumping.participants) == (("e1", "x"), ("x",))
+    machine = parser().parse("a machine")
+    # what a positive elaboration's machine does is a candidate attribute, as 'Pumping(x)' would be
+    assert "Pumping" in candidate_pools(machine, [caption], []).attributes
+    # a near miss's pumping machine is a sound the query could deny
+    assert "Pumping" in neighbour_pools(machine, [], [caption]).negations
+    # the order between the two events is no (relation, place) pair
+    assert relation_pairs(caption) == []
+    said = parser().parse("a loud pump is pumping and then it slows down")
+    assert descriptors_of(said) == ["Loud", "Slowing"]
+
+
+def test_operators_and_clauses_read_an_event_predicate_as_said_of_its_entity() -> None:
+    from fortekit.fol.operators import entity_variables, o_attr
+
+    phi = parse_formula("∃x ∃e1 ∃e2 [Pumping(e1, x) ∧ Before(e1, e2) ∧ Slowing(e2, x)]")
+    assert [v.name for v in entity_variables(phi)] == ["x"]
+    assert "Loud(x)" in str(o_attr(phi, "Loud"))
+    denied = parser().parse("a machine is not pumping and then it slows down").formula
+    assert "¬Pumping(e1, x)" in str(denied)
+    assert "¬(∃x ∃e1 [Machine(x) ∧ Pumping(e1, x)])" in str(split_clauses(denied))
