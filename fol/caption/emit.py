@@ -179,7 +179,9 @@ def _corefer_repeated(graph: Graph, heads: Heads) -> None:
     """A repeated noun ('a car ... the car') reuses its antecedent unless marked new ('another duck').
 
     A repeated bare plural with its own event is a new group ('people laughing and people
-    clapping'); a repeated object is the same ('walks to stairs and climbs stairs').
+    clapping'); a repeated object is the same ('walks to stairs and climbs stairs'), but
+    never the entity its own verb or preposition is said of ('metal scraping against
+    metal', 'wood knocking on wood': two entities).
 
     A denied entity ('a dog barks without other dogs') is never coreferent.
     """
@@ -203,9 +205,11 @@ def _corefer_repeated(graph: Graph, heads: Heads) -> None:
             and (tok.dep in ("nsubj", "nsubjpass") or graph.view.has_child(tok.i, ("acl",)))
         )
         if not any(m.lower in new_words for m in modifiers) and not (plural_is_new and bare_plural):
-            governor = graph.anchor(graph.view[tok.head]) if tok.dep == "pobj" else tok.head
+            # never the entity the noun's own phrase is said of: 'metal scraping against
+            # metal' names two pieces of metal, not one against itself
+            governor = graph.find(graph.anchor(graph.view[tok.head]) if tok.dep == "pobj" else tok.head)
             for other, other_lemma in reversed(earlier):
-                if other_lemma == lemma and other.i != governor and graph.find(other.i) != graph.find(tok.i):
+                if other_lemma == lemma and graph.find(other.i) not in (governor, graph.find(tok.i)):
                     graph.union(tok.i, other.i)
                     break
         earlier.append((tok, lemma))
@@ -358,6 +362,10 @@ def candidates(
             rule = graph.excluded.get(tok.i) or negation or rule
             out.append(Candidate(lemma, pos, (graph.find(tok.i),), negation is not None, rule, tuple(tokens)))
     find, excluded, subject_of = graph.find, graph.excluded, graph.subject_of
+    # docs/annotation.md "Reciprocals and reflexives": no relation relates an entity to
+    # itself; where an attachment error would write R(x, x), the relation goes and a
+    # verb keeps its subject only (option 'reflexive_relations' in grammars/arc_rules.toml).
+    reflexive = bool(graph.rules.option("reflexive_relations", False))
     for tok in view.tokens:
         i = tok.i
         if not emit[i] or i in done:
@@ -382,7 +390,7 @@ def candidates(
         slots: list[int | None] = [*objects] if objects else [None]
         for holder in holders:
             for obj in slots:
-                if obj is not None and find(obj) not in timed:
+                if obj is not None and find(obj) not in timed and (reflexive or find(obj) != holder):
                     args: tuple[int, ...] = (holder, find(obj))
                 else:
                     args = (holder,)
@@ -401,6 +409,8 @@ def candidates(
                                     first in denied))
             ordered.append((rel.first, rel.second))
             continue
+        if first == second and not reflexive:
+            continue  # 'prying on hard wooden object' read as the object's own: an attachment error
         # 'with no music' says 'without music': no With; 'no people talk while a dog
         # barks' is no more than 'a dog barks without people talking': no While.
         if (

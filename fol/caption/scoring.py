@@ -19,7 +19,9 @@ entry's lemma (``Chirping`` -> chirp), any other name split at its capitals
 Event terms (:mod:`fortekit.fol.events`) are scored as what they are said of: an
 event predicate ``Pumping(e1, x)`` as the unary ``Pumping(x)``, and an order between
 events ``Before(e1, e2)`` as the order between their entities (``Before(x, x)``), so
-a gold formula may be written either way.
+a gold formula may be written either way. A relation of a term to itself other than
+such an order (``With(x, x)``, the guideline's reciprocal before issue 17: "talk with
+each other") is no relation under the guideline now and is left out on both sides.
 
 Example:
     >>> from fortekit.fol import parse_formula
@@ -54,6 +56,8 @@ View = tuple[
     Counter[str],
     frozenset[tuple[str, bool]],
 ]
+# Orders between events, which a gold formula may write on their entity (Before(x, x)).
+_ORDER_WORDS = frozenset({"before", "while", "after"})
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z][^\WA-Z_]*|[^\WA-Z_]+")
 
 
@@ -174,6 +178,10 @@ class Scorer:
                     continue
                 seen.add(key)
             words = self.words(atom.predicate)
+            if len(args) == 2 and args[0] == args[1] and not _ORDER_WORDS.intersection(words):
+                # A reciprocal or reflexive the guideline wrote R(x, x) before issue 17 ("talk
+                # with each other" -> With(x, x)) is no relation now: either way scores the same.
+                continue
             positive = polarity is Polarity.POSITIVE
             everything.update((w, positive) for w in words)
             if not positive:
