@@ -83,7 +83,8 @@ def entity_variables(phi: Formula) -> tuple[Var, ...]:
         >>> from fortekit.fol import parse_formula
         >>> [v.name for v in entity_variables(parse_formula("∃x ∃t [Bird(x) ∧ Morning(t)]"))]
         ['x', 't']
-        >>> [v.name for v in entity_variables(parse_formula("∃e1 ∃e2 [Pumping(e1, x) ∧ Before(e1, e2)]"))]
+        >>> events = parse_formula("∃e1 ∃e2 [Pumping(e1, x) ∧ Before(e1, e2) ∧ Slowing(e2, x)]")
+        >>> [v.name for v in entity_variables(events)]
         ['x']
     """
     shape = _Shape.of(phi)
