@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from fortekit.fol.caption.coref import Heads, corefer_repeated, excluded_nodes, resolve_pronouns
 from fortekit.fol.caption.events import with_event_terms
 from fortekit.fol.caption.lemmas import camel
 from fortekit.fol.caption.pass1 import Graph
@@ -32,7 +33,6 @@ __all__ = ["Candidate", "candidates", "entity_heads", "excluded_nodes", "predica
 _NOUNS = frozenset({"NOUN", "PROPN"})
 _PARTICIPLE_ENDINGS = ("ed", "en", "ing", "wn", "nt")
 _HEAD_DEPS_EXCLUDED = frozenset({"compound", "amod", "poss", "nmod"})
-_SALIENT_DEPS = frozenset({"nsubj", "nsubjpass", "ROOT"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,9 +144,6 @@ def _lemma_of(graph: Graph, tok: Tok, cache: dict[int, tuple[str, str] | None]) 
     return found
 
 
-Heads = list[tuple[Tok, str]]
-
-
 def entity_heads(graph: Graph, lemmas: dict[int, tuple[str, str] | None]) -> Heads:
     """The tokens that name an entity (head nouns, indefinite pronouns) with their lemma."""
     indefinite = graph.words("indefinite_pronouns")
@@ -168,77 +165,6 @@ def time_nodes(graph: Graph, heads: Heads) -> set[int]:
     if not timed:
         return timed
     return timed - {graph.find(tok.i) for tok, lemma in heads if lemma not in time_words}
-
-
-def excluded_nodes(graph: Graph) -> set[int]:
-    """Nodes of the entities a negation denies (each becomes a clause ``¬∃y [..]``)."""
-    return {graph.find(i) for i in graph.excluded} if graph.excluded else set()
-
-
-def _corefer_repeated(graph: Graph, heads: Heads) -> None:
-    """A repeated noun ('a car ... the car') reuses its antecedent unless marked new ('another duck').
-
-    A repeated bare plural with its own event is a new group ('people laughing and people
-    clapping'); a repeated object is the same ('walks to stairs and climbs stairs'), but
-    never the entity its own verb or preposition is said of ('metal scraping against
-    metal', 'wood knocking on wood': two entities).
-
-    A denied entity ('a dog barks without other dogs') is never coreferent.
-    """
-    time_words = graph.words("time_nouns")
-    denied = excluded_nodes(graph)
-    nouns = [
-        (tok, lemma)
-        for tok, lemma in heads
-        if tok.pos != "PRON" and lemma not in time_words and graph.find(tok.i) not in denied
-    ]
-    if len({lemma for _, lemma in nouns}) == len(nouns):
-        return  # no noun repeats: nothing to do (the common case)
-    new_words = graph.words("new_entity_words")
-    plural_is_new = graph.rules.option("bare_plural_repeats_are_new", True)
-    earlier: Heads = []
-    for tok, lemma in nouns:
-        modifiers = graph.view.children(tok.i, ("det", "amod", "nummod", "quantmod"))
-        bare_plural = (
-            tok.tag in ("NNS", "NNPS")
-            and not graph.view.has_child(tok.i, ("det", "poss", "nummod"))
-            and (tok.dep in ("nsubj", "nsubjpass") or graph.view.has_child(tok.i, ("acl",)))
-        )
-        if not any(m.lower in new_words for m in modifiers) and not (plural_is_new and bare_plural):
-            # never the entity the noun's own phrase is said of: 'metal scraping against
-            # metal' names two pieces of metal, not one against itself
-            governor = graph.find(graph.anchor(graph.view[tok.head]) if tok.dep == "pobj" else tok.head)
-            for other, other_lemma in reversed(earlier):
-                if other_lemma == lemma and graph.find(other.i) not in (governor, graph.find(tok.i)):
-                    graph.union(tok.i, other.i)
-                    break
-        earlier.append((tok, lemma))
-
-
-def _resolve_pronouns(graph: Graph, heads: Heads, timed: set[int]) -> None:
-    """A pronoun reuses the latest salient entity before it, other than the one it is said of."""
-    if not graph.pronouns:
-        return
-    events = {graph.find(t.i) for t in graph.view if t.pos == "VERB" and graph.emit[t.i]}
-    denied = excluded_nodes(graph)
-    for pronoun, anchor in graph.pronouns:
-        excluded = graph.find(anchor) if anchor is not None else None
-        fallback: int | None = None
-        chosen: int | None = None
-        for tok, _lemma in reversed(heads):
-            node = graph.find(tok.i)
-            if tok.i >= pronoun or node in timed or node == excluded or node == graph.find(pronoun):
-                continue
-            if node in denied:  # a denied entity is no antecedent
-                continue
-            if fallback is None:
-                fallback = tok.i
-            if tok.dep in _SALIENT_DEPS or node in events:
-                chosen = tok.i
-                break
-        target = chosen if chosen is not None else fallback
-        if target is not None:
-            graph.union(pronoun, target)
 
 
 def _objects(graph: Graph, tok: Tok, lemma: str) -> list[int]:
@@ -325,9 +251,9 @@ def candidates(
     view = graph.view
     lemmas: dict[int, tuple[str, str] | None] = {}
     heads = entity_heads(graph, lemmas)
-    _corefer_repeated(graph, heads)
+    corefer_repeated(graph, heads)
     timed = time_nodes(graph, heads)
-    _resolve_pronouns(graph, heads, timed)
+    resolve_pronouns(graph, heads, timed)
     negated = list(graph.negated)
     for tok in view.tokens if any(negated) else ():  # a negated copula passes its negation on
         if negated[tok.i] and (not graph.emit[tok.i] or _lemma_of(graph, tok, lemmas) is None):
