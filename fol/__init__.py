@@ -30,6 +30,13 @@ from fortekit.fol.ast import (
     disjoin,
 )
 from fortekit.fol.canonical import canonical
+from fortekit.fol.events import (
+    event_participants,
+    is_event_predicate,
+    is_event_variable,
+    participant_arity,
+    participant_names,
+)
 from fortekit.fol.operators import (
     DEPTH_SCHEDULE,
     CandidatePools,
@@ -82,14 +89,19 @@ __all__ = [
     "conjoin",
     "disjoin",
     "entity_variables",
+    "event_participants",
     "format_formula",
     "free_variables",
     "fresh_variable",
     "invariant_predicates",
+    "is_event_predicate",
+    "is_event_variable",
     "o_attr",
     "o_neg",
     "o_rel",
     "parse_formula",
+    "participant_arity",
+    "participant_names",
     "predicates",
     "preserves",
     "substitute",

@@ -24,6 +24,7 @@ from typing import Literal
 from fortekit.errors import Errors, OperatorError
 from fortekit.fol.ast import And, Atom, Formula, Not, Quant, Quantifier, Var
 from fortekit.fol.canonical import canonical
+from fortekit.fol.events import event_participants, participant_arity
 from fortekit.fol.predicates import PredicateSymbol, atom_occurrences, preserves
 from fortekit.fol.terms import bound_names, free_variables, fresh_variable
 
@@ -74,21 +75,29 @@ def entity_variables(phi: Formula) -> tuple[Var, ...]:
 
     These are the matrix's free variables and those of the leading ∃-prefix;
     variables bound deeper (inside ∀ or ¬∃) are not entities of the description.
+    An event predicate (``Pumping(e1, x)``) mentions its participant like a unary
+    atom, and event variables (``e1``) are no entities: an attribute is said of the
+    machine, not of one of its events.
 
     Example:
         >>> from fortekit.fol import parse_formula
         >>> [v.name for v in entity_variables(parse_formula("∃x ∃t [Bird(x) ∧ Morning(t)]"))]
         ['x', 't']
+        >>> events = parse_formula("∃e1 ∃e2 [Pumping(e1, x) ∧ Before(e1, e2) ∧ Slowing(e2, x)]")
+        >>> [v.name for v in entity_variables(events)]
+        ['x']
     """
     shape = _Shape.of(phi)
     matrix = _Shape((), shape.conjuncts).build()
     allowed = free_variables(matrix)
     ordered: list[Var] = []
     for atom, _ in atom_occurrences(matrix):
-        for arg in atom.args if atom.arity == 1 else ():
+        for arg in atom.args[-1:] if participant_arity(atom) == 1 else ():
             if isinstance(arg, Var) and arg in allowed and arg not in ordered:
                 ordered.append(arg)
-    ordered.extend(sorted(allowed - set(ordered), key=lambda v: v.name))
+    events = event_participants(matrix)  # the variables that name an event ('e1' of 'Pumping(e1, x)')
+    rest = {v for v in allowed - set(ordered) if v.name not in events}
+    ordered.extend(sorted(rest, key=lambda v: v.name))
     return tuple(ordered)
 
 

@@ -1,6 +1,7 @@
 """``Pred(φ)``: the predicate symbols of a formula, and the invariant set C.
 
-A symbol is its name, arity and polarity: ``¬Shouting(x)`` contributes
+A symbol is its name, arity (an event predicate's without its event argument,
+:mod:`fortekit.fol.events`) and polarity: ``¬Shouting(x)`` contributes
 ``¬Shouting/1``, which is not the same symbol as ``Shouting/1``. Polarity follows
 the usual rule: it flips under ¬ and in the antecedent of →, and both sides of
 ↔ and ⊕ count with both polarities.
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from fortekit.fol.ast import And, Atom, Eq, Formula, Iff, Implies, Not, Or, Quant, Xor
+from fortekit.fol.events import participant_arity
 
 
 class Polarity(StrEnum):
@@ -99,9 +101,14 @@ def predicates(phi: Formula) -> frozenset[PredicateSymbol]:
         >>> from fortekit.fol import parse_formula
         >>> sorted(map(str, predicates(parse_formula("∀x (Drinks(x) → Dependent(x))"))))
         ['Dependent/1', '¬Drinks/1']
+
+    An event predicate's arity leaves its event argument out (:mod:`fortekit.fol.events`):
+
+        >>> sorted(map(str, predicates(parse_formula("Pumping(e1, x) ∧ Slowing(e2, x) ∧ Before(e1, e2)"))))
+        ['Before/2', 'Pumping/1', 'Slowing/1']
     """
     return frozenset(
-        PredicateSymbol(atom.predicate, atom.arity, polarity)
+        PredicateSymbol(atom.predicate, participant_arity(atom), polarity)
         for atom, polarity in atom_occurrences(phi)
     )
 

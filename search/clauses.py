@@ -31,6 +31,7 @@ from importlib import resources
 from typing import Any, TypeAlias
 
 from fortekit.fol.ast import And, Atom, Formula, Not, Or, Quant, Quantifier, Var, conjoin
+from fortekit.fol.events import is_event_predicate
 
 __all__ = [
     "Clause",
@@ -248,8 +249,8 @@ def _literal_clauses(literals: list[Formula], rules: dict[str, Any]) -> list[Cla
         names = _variables(atom)
         if not names:
             continue  # an atom over constants only names no sound to listen for
-        if isinstance(literal, Not):
-            denied.append((names[0], atom))
+        if isinstance(literal, Not):  # '¬Pumping(e1, x)' denies a property of x, as '¬Pumping(x)' does
+            denied.append((names[1] if is_event_predicate(atom) and len(names) > 1 else names[0], atom))
             continue
         if atom.predicate in cooccurrence and len(names) >= 2:
             continue  # the two sides become two clauses; the relation itself is not a sound

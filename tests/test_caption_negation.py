@@ -49,7 +49,8 @@ def test_negations_of_real_captions(caption: str, negated: str) -> None:
         ("none of the dogs bark", "¬∃x [Dog(x) ∧ Bark(x)]"),
         (
             "A approaching train arrives and then without stopping passes by.",
-            "∃x [Approaching(x) ∧ Train(x) ∧ Arrive(x) ∧ Before(x, x) ∧ ¬Stopping(x) ∧ Passing(x)]",
+            "∃x ∃e1 ∃e2 [Approaching(x) ∧ Train(x) ∧ Arrive(e1, x) ∧ Before(e1, e2) ∧ ¬Stopping(x)"
+            " ∧ Passing(e2, x)]",
         ),
     ],
 )

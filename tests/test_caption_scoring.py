@@ -53,7 +53,7 @@ def test_relation_heads_must_overlap(scorer: Scorer) -> None:
 
 def test_multisets_and_exact_match_by_set(scorer: Scorer) -> None:
     gold = parse_formula("Duck(x) ∧ Duck(y) ∧ Join(y, x)")
-    one_duck = parse_formula("Duck(x) ∧ Join(x, x)")
+    one_duck = parse_formula("Duck(x) ∧ Join(x, y)")  # Join(x, x) is no relation (issue 17)
     s = scorer.score([gold], [one_duck])
     assert s.unary.tp == 1 and s.unary.gold == 2
     assert s.exact_match == 1.0  # the sets of (word, polarity) agree

@@ -37,10 +37,10 @@ def _depth_2_outputs(formulas: list, limit: int) -> list:  # type: ignore[type-a
     return outputs[:limit]
 
 
-def _round_trip(formulas: list) -> tuple[Counter[str], int, int, int, int]:  # type: ignore[type-arg]
+def _round_trip(formulas: list) -> tuple[Counter[str], int, int, int, int, int]:  # type: ignore[type-arg]
     back = [result.formula for result in parse_captions(verbalise(phi) for phi in formulas)]
     missed: Counter[str] = Counter()
-    total = recovered = negated = flipped = 0
+    total = recovered = negated = kept = flipped = 0
     for phi, again in zip(formulas, back, strict=True):
         got = {(p.name, p.polarity) for p in predicates(again)}
         said = predicates(phi)
@@ -53,25 +53,28 @@ def _round_trip(formulas: list) -> tuple[Counter[str], int, int, int, int]:  # t
                 missed[symbol.name] += 1
             if symbol.polarity is Polarity.NEGATIVE:
                 negated += 1
+                kept += (symbol.name, symbol.polarity) in got
                 # flipped: now asserted although φ only denied it
                 flipped += (
                     (symbol.name, Polarity.POSITIVE) in got
                     and (symbol.name, Polarity.NEGATIVE) not in got
                     and symbol.name not in asserted
                 )
-    return missed, total, recovered, negated, flipped
+    return missed, total, recovered, negated, kept, flipped
 
 
 def test_round_trip_on_all_clotho_development_parses(clotho_parses: list) -> None:  # type: ignore[type-arg]
-    missed, total, recovered, negated, flipped = _round_trip(clotho_parses)
+    missed, total, recovered, negated, kept, flipped = _round_trip(clotho_parses)
     assert len(clotho_parses) == 14465
-    assert recovered / total >= 0.95, missed.most_common(20)
-    assert negated > 0 and flipped == 0
+    # 98.15% (2026-11-25; 97.78% with event terms, 97.16% before them): docs/verbalise.md
+    assert recovered / total >= 0.981, missed.most_common(20)
+    # every denied predicate comes back denied (202 of 202)
+    assert negated > 0 and kept == negated and flipped == 0
 
 
 def test_round_trip_on_operator_outputs(clotho_parses: list) -> None:  # type: ignore[type-arg]
     outputs = _depth_2_outputs(clotho_parses[::5], 3000)
-    missed, total, recovered, negated, flipped = _round_trip(outputs)
+    missed, total, recovered, negated, _kept, flipped = _round_trip(outputs)
     assert recovered / total >= 0.95, missed.most_common(20)
     assert negated == 0 or flipped == 0
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from fortekit.fol.ast import And, Atom, Formula, Not, Quant, Quantifier, Var
+from fortekit.fol.events import EVENT_VARIABLE, is_event_predicate
 from fortekit.verbalise.lexicon import (
     Lexicon,
     Role,
@@ -67,6 +68,37 @@ class _Reading:
     order: list[tuple[str, str, str]]
     member_of: dict[str, str] = field(default_factory=dict)  # ∀x∈X: x -> X
     excluded: list[Quant] = field(default_factory=list)  # denied clauses ¬∃y [..]
+    # Event terms (fortekit.fol.events): each event's entity and word, and the orders
+    # between events, resolved into entity orders by resolve_events().
+    event_of: dict[str, tuple[str, str, str | None]] = field(default_factory=dict)
+    event_orders: list[tuple[str, str, str]] = field(default_factory=list)
+    # A relation that is the later of two ordered events: (source, word, target) -> "and then"
+    relation_prefix: dict[tuple[str, str, str], str] = field(default_factory=dict)
+
+    def resolve_events(self) -> None:
+        """Say an order between two events of one entity as the order of its events
+        ("a machine pumping and then slowing"), and one between events of two entities as
+        an order between the entities."""
+        for kind, first, second in self.event_orders:
+            a, word_a, target_a = self.event_of.get(first, (first, "", None))
+            b, word_b, target_b = self.event_of.get(second, (second, "", None))
+            if a != b:
+                _entity(self, a)
+                _entity(self, b)
+                self.order.append((kind, a, b))
+                continue
+            entity = _entity(self, a)
+            if kind == "after":
+                word_a, word_b, target_a, target_b = word_b, word_a, target_b, target_a
+            if target_b is not None:  # "dripping from a gutter and then hitting metal"
+                self.relation_prefix.setdefault((a, word_b, target_b), _EVENT_JOIN[kind].strip())
+                continue
+            entity.self_order = kind
+            events = entity.events
+            if word_a in events and word_b in events and events.index(word_a) > events.index(word_b):
+                events.remove(word_a)
+                events.insert(events.index(word_b), word_a)
+        self.event_orders.clear()
 
     def merge_members(self) -> None:
         """Say what the members of ∀x∈X do as what the group X does ("a flock of birds chirping")."""
@@ -142,6 +174,22 @@ def _add_atom(
     atom: Atom, reading: _Reading, lexicon: Lexicon | None, *, negated: bool
 ) -> None:
     args = atom.args
+    if len(args) >= 2 and type(args[0]) is Var and EVENT_VARIABLE.match(args[0].name):
+        if is_event_predicate(atom):  # Pumping(e1, x): the event Pumping of x
+            said = Atom(atom.predicate, args[1:])
+            _add_atom(said, reading, lexicon, negated=negated)
+            participant = args[1]
+            name = participant.name if isinstance(participant, Var) else f"_{_slug(str(participant))}"
+            surface = _word(atom.predicate, len(args) - 1, lexicon).surface
+            obj = args[2] if len(args) == 3 else None
+            target_name = None if obj is None else (
+                obj.name if isinstance(obj, Var) else f"_{_slug(str(obj))}")
+            reading.event_of.setdefault(args[0].name, (name, surface, target_name))
+            return
+        kind = _ORDER_RELATIONS.get(atom.predicate.lower()) if len(args) == 2 else None
+        if kind is not None and not negated and type(args[1]) is Var:  # Before(e1, e2)
+            reading.event_orders.append((kind, args[0].name, args[1].name))
+            return
     if len(args) == 1 and type(args[0]) is Var and not negated:  # the common case, kept short
         word = _word(atom.predicate, 1, lexicon)
         entity = reading.entities.get(args[0].name) or _entity(reading, args[0].name)
@@ -250,4 +298,5 @@ def read_formula(phi: Formula, lexicon: Lexicon | None = None) -> _Reading:
     """
     reading = _Reading({}, [], [])
     _literals(phi, reading, lexicon)
+    reading.resolve_events()
     return reading

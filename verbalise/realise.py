@@ -17,6 +17,7 @@ Example:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from functools import cache
 from itertools import pairwise
@@ -55,9 +56,12 @@ __all__ = [
 def _negations(entity: _Entity, denied_entities: list[_Entity]) -> str:
     connectives = templates_data()["connectives"]
     parts = []
+    copula = templates_data()["negation"]["copula_adjectives"]
     for word in entity.denied:
         words = indefinite(word.surface) if word.role is Role.NOUN else word.surface
-        parts.append(connectives["negated_property"].format(words=words))
+        copular = word.role is Role.ADJ and word.surface in copula
+        key = "negated_with_copula" if copular else "negated_property"
+        parts.append(connectives[key].format(words=words))
     for other in denied_entities:
         for word in other.denied:
             if word.role is Role.VERB:  # an event that does not happen: "but not splashing"
@@ -105,8 +109,11 @@ class _Renderer:
     def relations(self, entity: _Entity) -> str:
         """The entity's relations, each object with its own relations nested once."""
         parts = []
+        prefixes = self.reading.relation_prefix
         for word, target in self.outgoing.get(entity.variable, []):
-            parts.append(f"{word.surface} {self.object_phrase(self.reading.entities[target])}")
+            prefix = prefixes.get((entity.variable, word.surface, target)) if prefixes else None
+            said = f"{word.surface} {self.object_phrase(self.reading.entities[target])}"
+            parts.append(f"{prefix} {said}" if prefix else said)
         return self.relation_join.join(parts)
 
     def object_phrase(self, entity: _Entity) -> str:
@@ -179,8 +186,38 @@ def _sentences(
             yield entity.variable, renderer.clause(entity, [], None)[0]
 
 
+def _ordered_next_to_each_other(
+    clauses: list[tuple[str, str]], order: list[tuple[str, str, str]]
+) -> list[tuple[str, str]]:
+    """The clauses with each temporally related pair side by side, where the order allows.
+
+    Only neighbours are joined by their temporal connective, so "a bird squawking and a
+    crow cawing and wind blowing" would lose ``While(bird, wind)``; the wind's clause is
+    moved up to follow the bird's ("a bird squawking while there is wind blowing and a
+    crow cawing"). Clauses with no order keep their place.
+    """
+    if len(clauses) < 3 or not order:
+        return clauses
+    partners: dict[str, list[str]] = {}
+    for _kind, a, b in order:
+        partners.setdefault(a, []).append(b)
+        partners.setdefault(b, []).append(a)
+    index = {variable: k for k, (variable, _) in enumerate(clauses)}
+    placed: list[int] = []
+    done: set[int] = set()
+    for k in range(len(clauses)):
+        current = k
+        while current not in done:
+            placed.append(current)
+            done.add(current)
+            following = [index[p] for p in partners.get(clauses[current][0], ()) if p in index]
+            current = next((f for f in following if f not in done), current)
+    return [clauses[k] for k in placed]
+
+
 def _join(clauses: list[tuple[str, str]], order: list[tuple[str, str, str]]) -> str:
     """Join clauses left to right by the temporal relation between neighbours, else "and"."""
+    clauses = _ordered_next_to_each_other(clauses, order)
     connectives = templates_data()["connectives"]
     happens_first = {(a, b) for kind, a, b in order if kind == "before"}
     happens_first |= {(b, a) for kind, a, b in order if kind == "after"}
@@ -224,7 +261,10 @@ def _render_reading(reading: _Reading, lexicon: Lexicon, *, inner: bool = False)
     phrases = [phrase for phrase in phrases if phrase]
     excluded: tuple[str, ...] = ()
     if phrases:  # "without wind or rain": one "without", read back as one clause each
-        said = templates_data()["connectives"]["negated_entity"].format(phrase=" or ".join(phrases))
+        # "without any large sound sawing": a nameless denied entity is "any sound"; after
+        # "a large sound", the parser reads its verb as a clause of its own
+        anys = " or ".join(_any_sound(phrase) for phrase in phrases)
+        said = templates_data()["connectives"]["negated_entity"].format(phrase=anys)
         if not any(e.nouns or e.properties for e in reading.entities.values()):
             said = "no " + " or no ".join(_bare(phrase) for phrase in phrases)  # "no bird chirping"
         excluded = (said,)
@@ -234,6 +274,13 @@ def _render_reading(reading: _Reading, lexicon: Lexicon, *, inner: bool = False)
     return " ".join(_join(clauses, reading.order).split()), renderer.templates
 
 
+_ANY = r"^an? (?=(?:[\w-]+ )*?{head}\b)"  # 'a' before the generic head, its adjectives between
+
+
+def _any_sound(phrase: str) -> str:
+    """'a large sound sawing' -> 'any large sound sawing' (only the generic head takes 'any')."""
+    head = templates_data()["connectives"]["generic_head"]
+    return re.sub(_ANY.format(head=re.escape(head)), "any ", phrase, count=1)
 _NEGATIVE_PRONOUNS = {"something": "nothing", "thing": "nothing", "someone": "nobody", "somebody": "nobody"}
 
 
@@ -279,10 +326,16 @@ def _excluded_clause(clause: Quant, outer: _Reading, lexicon: Lexicon) -> str:
         outside, inside = source, target
         entity = reading.entities.pop(inside, _Entity(inside))
         head = " ".join(entity.nouns) or "thing"
-        phrase = _NEGATIVE_PRONOUNS.get(head, f"no {head}")
+        said = " ".join([*entity.adjectives, *entity.manners])  # "onto no heavy rainfall"
+        pronoun = _NEGATIVE_PRONOUNS.get(head)
+        if pronoun is not None:  # "by nothing else alone": 'else' keeps the adjective on 'nothing'
+            phrase = f"{pronoun} else {said}" if said else pronoun
+        else:
+            phrase = f"no {said} {head}" if said else f"no {head}"
         word = _word(atom.predicate, 2, lexicon)
         slot = "events" if word.role is Role.VERB else "adverbs"
         getattr(_entity(outer, outside), slot).append(f"{word.surface} {phrase}")
+    reading.resolve_events()
     if not reading.entities:
         return ""
     for entity in reading.entities.values():

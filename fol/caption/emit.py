@@ -22,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from fortekit.fol.caption.coref import Heads, corefer_repeated, excluded_nodes, resolve_pronouns
+from fortekit.fol.caption.events import with_event_terms
 from fortekit.fol.caption.lemmas import camel
 from fortekit.fol.caption.pass1 import Graph
 from fortekit.fol.caption.tokens import Tok
@@ -31,7 +33,6 @@ __all__ = ["Candidate", "candidates", "entity_heads", "excluded_nodes", "predica
 _NOUNS = frozenset({"NOUN", "PROPN"})
 _PARTICIPLE_ENDINGS = ("ed", "en", "ing", "wn", "nt")
 _HEAD_DEPS_EXCLUDED = frozenset({"compound", "amod", "poss", "nmod"})
-_SALIENT_DEPS = frozenset({"nsubj", "nsubjpass", "ROOT"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,9 +144,6 @@ def _lemma_of(graph: Graph, tok: Tok, cache: dict[int, tuple[str, str] | None]) 
     return found
 
 
-Heads = list[tuple[Tok, str]]
-
-
 def entity_heads(graph: Graph, lemmas: dict[int, tuple[str, str] | None]) -> Heads:
     """The tokens that name an entity (head nouns, indefinite pronouns) with their lemma."""
     indefinite = graph.words("indefinite_pronouns")
@@ -167,73 +165,6 @@ def time_nodes(graph: Graph, heads: Heads) -> set[int]:
     if not timed:
         return timed
     return timed - {graph.find(tok.i) for tok, lemma in heads if lemma not in time_words}
-
-
-def excluded_nodes(graph: Graph) -> set[int]:
-    """Nodes of the entities a negation denies (each becomes a clause ``¬∃y [..]``)."""
-    return {graph.find(i) for i in graph.excluded} if graph.excluded else set()
-
-
-def _corefer_repeated(graph: Graph, heads: Heads) -> None:
-    """A repeated noun ('a car ... the car') reuses its antecedent unless marked new ('another duck').
-
-    A repeated bare plural with its own event is a new group ('people laughing and people
-    clapping'); a repeated object is the same ('walks to stairs and climbs stairs').
-
-    A denied entity ('a dog barks without other dogs') is never coreferent.
-    """
-    time_words = graph.words("time_nouns")
-    denied = excluded_nodes(graph)
-    nouns = [
-        (tok, lemma)
-        for tok, lemma in heads
-        if tok.pos != "PRON" and lemma not in time_words and graph.find(tok.i) not in denied
-    ]
-    if len({lemma for _, lemma in nouns}) == len(nouns):
-        return  # no noun repeats: nothing to do (the common case)
-    new_words = graph.words("new_entity_words")
-    plural_is_new = graph.rules.option("bare_plural_repeats_are_new", True)
-    earlier: Heads = []
-    for tok, lemma in nouns:
-        modifiers = graph.view.children(tok.i, ("det", "amod", "nummod", "quantmod"))
-        bare_plural = (
-            tok.tag in ("NNS", "NNPS")
-            and not graph.view.has_child(tok.i, ("det", "poss", "nummod"))
-            and (tok.dep in ("nsubj", "nsubjpass") or graph.view.has_child(tok.i, ("acl",)))
-        )
-        if not any(m.lower in new_words for m in modifiers) and not (plural_is_new and bare_plural):
-            governor = graph.anchor(graph.view[tok.head]) if tok.dep == "pobj" else tok.head
-            for other, other_lemma in reversed(earlier):
-                if other_lemma == lemma and other.i != governor and graph.find(other.i) != graph.find(tok.i):
-                    graph.union(tok.i, other.i)
-                    break
-        earlier.append((tok, lemma))
-
-
-def _resolve_pronouns(graph: Graph, heads: Heads, timed: set[int]) -> None:
-    """A pronoun reuses the latest salient entity before it, other than the one it is said of."""
-    if not graph.pronouns:
-        return
-    events = {graph.find(t.i) for t in graph.view if t.pos == "VERB" and graph.emit[t.i]}
-    denied = excluded_nodes(graph)
-    for pronoun, anchor in graph.pronouns:
-        excluded = graph.find(anchor) if anchor is not None else None
-        fallback: int | None = None
-        chosen: int | None = None
-        for tok, _lemma in reversed(heads):
-            node = graph.find(tok.i)
-            if tok.i >= pronoun or node in timed or node == excluded or node == graph.find(pronoun):
-                continue
-            if node in denied:  # a denied entity is no antecedent
-                continue
-            if fallback is None:
-                fallback = tok.i
-            if tok.dep in _SALIENT_DEPS or node in events:
-                chosen = tok.i
-                break
-        target = chosen if chosen is not None else fallback
-        if target is not None:
-            graph.union(pronoun, target)
 
 
 def _objects(graph: Graph, tok: Tok, lemma: str) -> list[int]:
@@ -281,6 +212,23 @@ def _compound_phrase(
     return None
 
 
+def _complements(graph: Graph, ordered: list[tuple[int, int]]) -> dict[int, list[int]]:
+    """For each ordered clause's token, the words that carry its event when it names none itself.
+
+    A copula's complement ('is loud then quiet'), a noun's participle ('food crackling as
+    it fries'), the verb a denied event is coordinated with ('operating and detecting
+    nothing and then registering activity').
+    """
+    deps = ("acomp", "attr", "oprd", "xcomp", "acl", "relcl")
+    view = graph.view
+    found: dict[int, list[int]] = {}
+    for tok in (tok for pair in ordered for tok in pair):
+        found[tok] = [c.i for c in view.children(tok, deps)]
+        if view[tok].dep == "conj" and view[tok].head != tok:  # 'operating and detecting nothing'
+            found[tok].append(view[tok].head)
+    return found
+
+
 def _temporal_rules(graph: Graph) -> frozenset[str]:
     """Ids of the rules that order clauses in time (While, Before)."""
     return frozenset(r.id for r in graph.rules.rules if r.action.startswith("temporal_"))
@@ -303,9 +251,9 @@ def candidates(
     view = graph.view
     lemmas: dict[int, tuple[str, str] | None] = {}
     heads = entity_heads(graph, lemmas)
-    _corefer_repeated(graph, heads)
+    corefer_repeated(graph, heads)
     timed = time_nodes(graph, heads)
-    _resolve_pronouns(graph, heads, timed)
+    resolve_pronouns(graph, heads, timed)
     negated = list(graph.negated)
     for tok in view.tokens if any(negated) else ():  # a negated copula passes its negation on
         if negated[tok.i] and (not graph.emit[tok.i] or _lemma_of(graph, tok, lemmas) is None):
@@ -340,6 +288,10 @@ def candidates(
             rule = graph.excluded.get(tok.i) or negation or rule
             out.append(Candidate(lemma, pos, (graph.find(tok.i),), negation is not None, rule, tuple(tokens)))
     find, excluded, subject_of = graph.find, graph.excluded, graph.subject_of
+    # docs/annotation.md "Reciprocals and reflexives": no relation relates an entity to
+    # itself; where an attachment error would write R(x, x), the relation goes and a
+    # verb keeps its subject only (option 'reflexive_relations' in grammars/arc_rules.toml).
+    reflexive = bool(graph.rules.option("reflexive_relations", False))
     for tok in view.tokens:
         i = tok.i
         if not emit[i] or i in done:
@@ -364,23 +316,33 @@ def candidates(
         slots: list[int | None] = [*objects] if objects else [None]
         for holder in holders:
             for obj in slots:
-                if obj is not None and find(obj) not in timed:
+                if obj is not None and find(obj) not in timed and (reflexive or find(obj) != holder):
                     args: tuple[int, ...] = (holder, find(obj))
                 else:
                     args = (holder,)
                 out.append(Candidate(lemma, pos, args, negation is not None, source, (i,)))
     denied = excluded_nodes(graph)
     privative = graph.words("privative_prepositions")
+    temporal = _temporal_rules(graph) if graph.relations else frozenset()
+    orders: list[Candidate] = []  # an order between two events of one entity
+    ordered: list[tuple[int, int]] = []
     for rel in graph.relations:
         first, second = graph.find(rel.first), graph.find(rel.second)
         if first in timed or second in timed:
             continue
+        if first == second and rel.rule in temporal:
+            orders.append(Candidate(rel.lemma, rel.pos, (first, second), False, rel.rule, rel.tokens,
+                                    first in denied))
+            ordered.append((rel.first, rel.second))
+            continue
+        if first == second and not reflexive:
+            continue  # 'prying on hard wooden object' read as the object's own: an attachment error
         # 'with no music' says 'without music': no With; 'no people talk while a dog
         # barks' is no more than 'a dog barks without people talking': no While.
         if (
             denied
             and (first in denied) != (second in denied)
-            and ((rel.lemma in privative and second in denied) or rel.rule in _temporal_rules(graph))
+            and ((rel.lemma in privative and second in denied) or rel.rule in temporal)
         ):
             continue
         out.append(Candidate(rel.lemma, rel.pos, (first, second), False, rel.rule, rel.tokens))
@@ -403,6 +365,9 @@ def candidates(
             else c
             for c in out
         ]
+    if orders:  # 'pumping and then slowing down': Before(e1, e2) between events of x
+        gerunds = frozenset(i for pair in ordered for i in pair if view[i].lower.endswith("ing"))
+        out = with_event_terms(out, orders, ordered, _complements(graph, ordered), gerunds)
     out.sort(key=lambda c: min(c.tokens))
     unique: dict[tuple[str, tuple[int, ...], bool], Candidate] = {}
     for cand in out:

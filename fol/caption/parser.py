@@ -17,6 +17,7 @@ from typing import Any
 
 from fortekit.errors import Errors, ParserOptionError
 from fortekit.fol.caption.emit import Candidate, candidates
+from fortekit.fol.caption.events import is_event_node
 from fortekit.fol.caption.fallback import DEFAULT_PREDICATE, fallback_lemma
 from fortekit.fol.caption.grounding import Pass2
 from fortekit.fol.caption.lemmas import WordNetLemmas
@@ -33,6 +34,7 @@ from fortekit.fol.caption.repairs import apply_repairs
 from fortekit.fol.caption.result import ParseResult, PredicateRecord, build_formula, clauses, variable_names
 from fortekit.fol.caption.rules import RuleSet, load_rules
 from fortekit.fol.caption.tokens import TokenView, from_doc
+from fortekit.fol.events import event_name
 
 __all__ = ["CaptionParser", "default_parser", "parse_caption", "parse_captions"]
 
@@ -231,12 +233,17 @@ class CaptionParser:
                 for node in cand.args:
                     order.setdefault(node, None)
         names: dict[int, str] = {}
-        if timed:
+        events = [node for node in order if is_event_node(node)]
+        if timed or events:
             n_times = sum(1 for n in order if n in timed)
-            entities, times = variable_names(len(order) - n_times, n_times)
+            entities, times = variable_names(len(order) - n_times - len(events), n_times)
             entity_names, time_names = iter(entities), iter(times)
+            event_names = (event_name(k) for k in range(len(events)))  # in order of mention
             for node in order:
-                names[node] = next(time_names) if node in timed else next(entity_names)
+                if is_event_node(node):
+                    names[node] = next(event_names)
+                else:
+                    names[node] = next(time_names) if node in timed else next(entity_names)
         else:
             names = dict(zip(order, variable_names(len(order), 0)[0], strict=True))
         records: list[PredicateRecord] = []

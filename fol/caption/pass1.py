@@ -281,8 +281,12 @@ class Graph(TemporalActions):
                 self.emit[child.i] = False
 
     def act_reciprocal(self, tok: Tok, rule: ArcRule) -> None:
+        """'talk to each other', 'clang against one another': a reciprocal says no relation.
+
+        The members of one plural entity act on each other; ``To(x, x)`` would relate the
+        entity to itself (docs/annotation.md, "Reciprocals and reflexives").
+        """
         obj = self.view.prep_object(tok.i)
-        head = self.anchor(tok)
         if (
             obj is not None
             and obj.lower == "one"
@@ -290,11 +294,10 @@ class Graph(TemporalActions):
         ):
             self.act_relation(tok, rule)  # 'to one' is no reciprocal
             return
-        if obj is not None:
+        if obj is not None:  # 'talk to each other' -> Talk(x): no relation of x to itself
             for child in self.view.children(obj.i):
                 self.emit[child.i] = False
             self.emit[obj.i] = False
-            self.relate(tok.lemma, head, head, rule, [tok.i, obj.i])
 
     def act_verb_with_object(self, tok: Tok, rule: ArcRule) -> None:
         self.union(tok.i, self.anchor(self.view[tok.head]))

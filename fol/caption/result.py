@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fortekit.fol.ast import Atom, Formula, Not, Quant, Quantifier, Var, conjoin
+from fortekit.fol.events import participant_names
 
 __all__ = ["ParseResult", "PredicateRecord", "build_formula", "clauses", "variable_names"]
 
@@ -100,6 +101,21 @@ class PredicateRecord:
     def soft(self) -> bool:
         """Whether it was grounded only by edit distance (tier iii)."""
         return self.tier == "edit_distance"
+
+    @property
+    def participants(self) -> tuple[str, ...]:
+        """Its arguments without its event variable (docs/annotation.md, "Event terms").
+
+        ``Pumping(e1, x)`` is said of one entity, like ``Pumping(x)``: tell a property
+        from a relation by ``len(record.participants)``, never by ``len(record.args)``.
+
+        Example:
+            >>> rec = PredicateRecord("Pumping", "pump", ("e1", "x"), False, "root", (3,), (12, 19),
+            ...                       "pumping", "exact", 1.0, "sound_event", "VERB")
+            >>> rec.args, rec.participants
+            (('e1', 'x'), ('x',))
+        """
+        return participant_names(self.args)
 
     @property
     def atom(self) -> Atom:

@@ -16,6 +16,13 @@ entry's lemma (``Chirping`` -> chirp), any other name split at its capitals
 * exact match: the set of (word, polarity) of all predicates, unary and binary,
   equals the gold set.
 
+Event terms (:mod:`fortekit.fol.events`) are scored as what they are said of: an
+event predicate ``Pumping(e1, x)`` as the unary ``Pumping(x)``, and an order between
+events ``Before(e1, e2)`` as the order between their entities (``Before(x, x)``), so
+a gold formula may be written either way. A relation of a term to itself other than
+such an order (``With(x, x)``, the guideline's reciprocal before issue 17: "talk with
+each other") is no relation under the guideline now and is left out on both sides.
+
 Example:
     >>> from fortekit.fol import parse_formula
     >>> gold = parse_formula("Wind(x) ∧ Blow(x) ∧ ¬Rain(y)")
@@ -36,6 +43,7 @@ from typing import Any
 
 from fortekit.fol.ast import Formula, Var
 from fortekit.fol.caption.lemmas import WordNetLemmas
+from fortekit.fol.events import event_participants, is_event_predicate
 from fortekit.fol.predicates import Polarity, atom_occurrences
 
 __all__ = ["PRF", "CaptionScore", "Scorer", "Scores", "View", "bag_of_lemmas", "split_name"]
@@ -48,6 +56,8 @@ View = tuple[
     Counter[str],
     frozenset[tuple[str, bool]],
 ]
+# Orders between events, which a gold formula may write on their entity (Before(x, x)).
+_ORDER_WORDS = frozenset({"before", "while", "after"})
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z][^\WA-Z_]*|[^\WA-Z_]+")
 
 
@@ -151,19 +161,38 @@ class Scorer:
         everything: set[tuple[str, bool]] = set()
         heads: dict[str, set[str]] = {}
         binary: list[tuple[tuple[str, ...], tuple[str, ...], bool]] = []
+        # Event terms are scored as what they are said of (docs/annotation.md): an event
+        # predicate Pumping(e1, x) as Pumping(x), an order Before(e1, e2) between their entities.
+        # Two events of one entity named alike ("dropped and then dropped again") are one
+        # literal once their events are replaced, as in a formula without event terms.
+        events = event_participants(phi) if phi is not None else {}
+        seen: set[tuple[str, tuple[str, ...], bool]] = set()
         for atom, polarity in atom_occurrences(phi) if phi is not None else ():
+            args = atom.args
+            if events:
+                if is_event_predicate(atom):
+                    args = args[1:]
+                args = tuple(events.get(a.name, a) if isinstance(a, Var) else a for a in args)
+                key = (atom.predicate, tuple(map(str, args)), polarity is Polarity.POSITIVE)
+                if key in seen:
+                    continue
+                seen.add(key)
             words = self.words(atom.predicate)
+            if len(args) == 2 and args[0] == args[1] and not _ORDER_WORDS.intersection(words):
+                # A reciprocal or reflexive the guideline wrote R(x, x) before issue 17 ("talk
+                # with each other" -> With(x, x)) is no relation now: either way scores the same.
+                continue
             positive = polarity is Polarity.POSITIVE
             everything.update((w, positive) for w in words)
             if not positive:
                 negated.update(words)
-            if atom.arity == 1:
+            if len(args) == 1:
                 unary.update((w, positive) for w in words)
-                arg = atom.args[0]
+                arg = args[0]
                 if positive and isinstance(arg, Var):
                     heads.setdefault(arg.name, set()).update(words)
-            elif atom.arity == 2:
-                names = tuple(a.name if isinstance(a, Var) else str(a) for a in atom.args)
+            elif len(args) == 2:
+                names = tuple(a.name if isinstance(a, Var) else str(a) for a in args)
                 binary.append((words, names, positive))
         triples = [
             (words, frozenset(heads.get(names[0], ())), frozenset(heads.get(names[1], ())))

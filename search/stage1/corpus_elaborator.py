@@ -90,10 +90,13 @@ def descriptors_of(parse: ParseResult) -> list[str]:
         ['Loud', 'Distance']
     """
     asserted = _asserted(parse)
-    sources = {r.args[0] for r in asserted if len(r.args) == 1 and r.category in _EVENT_CATEGORIES}
+    # participants, not args: 'Pumping(e1, x)' is a sound event of x, not a relation
+    sources = {
+        r.participants[0] for r in asserted if len(r.participants) == 1 and r.category in _EVENT_CATEGORIES
+    }
     return [
         r.symbol for r in asserted
-        if len(r.args) == 1 and r.args[0] in sources and r.category in _DESCRIPTOR_CATEGORIES
+        if len(r.participants) == 1 and r.participants[0] in sources and r.category in _DESCRIPTOR_CATEGORIES
     ]
 
 
@@ -152,7 +155,7 @@ def neighbour_pools(
     matched = {r.symbol for parse in matching for r in _asserted(parse)}
     missing = Counter(
         r.symbol for parse in near_misses for r in _asserted(parse)
-        if len(r.args) == 1 and r.category in _EVENT_CATEGORIES and r.symbol not in own | matched
+        if len(r.participants) == 1 and r.category in _EVENT_CATEGORIES and r.symbol not in own | matched
     )
     miss_order = [r.symbol for parse in near_misses for r in _asserted(parse)]
     negations = sorted(missing, key=lambda name: (-missing[name], miss_order.index(name)))

@@ -69,7 +69,8 @@ def _asserted(parse: ParseResult) -> list[PredicateRecord]:
 
 
 def _unary(parse: ParseResult) -> list[PredicateRecord]:
-    return [record for record in _asserted(parse) if len(record.args) == 1]
+    """The asserted properties, an event predicate's ('Pumping(e1, x)') among them."""
+    return [record for record in _asserted(parse) if len(record.participants) == 1]
 
 
 def relation_pairs(parse: ParseResult) -> list[tuple[str, str]]:
@@ -79,12 +80,12 @@ def relation_pairs(parse: ParseResult) -> list[tuple[str, str]]:
     sources: set[str] = set()
     for record in _unary(parse):
         if record.category in _EVENT_CATEGORIES:
-            sources.add(record.args[0])
+            sources.add(record.participants[0])
         elif record.pos in _NOUNS and record.category == "spatial":
-            nouns.setdefault(record.args[0], []).append(record.symbol)
+            nouns.setdefault(record.participants[0], []).append(record.symbol)
     pairs: list[tuple[str, str]] = []
     for record in _asserted(parse):
-        place = record.args[1] if len(record.args) == 2 else None
+        place = record.participants[1] if len(record.participants) == 2 else None
         if place is not None and record.category in _RELATION_CATEGORIES and place not in sources:
             pairs.extend((record.symbol, noun) for noun in nouns.get(place, ()))
     return pairs

@@ -104,12 +104,13 @@ def mine_relations(
         for record in result.predicates:
             if record.negated:
                 continue
-            if len(record.args) == 2 and record.category in _RELATION_CATEGORIES:
-                relations.append((record.symbol, record.args[0], record.args[1]))
-            elif len(record.args) == 1 and record.category in _EVENT_CATEGORIES:
-                events.setdefault(record.args[0], set()).add(record.symbol)
-            elif len(record.args) == 1 and record.pos in ("NOUN", "PROPN") and record.category in _PLACES:
-                nouns.setdefault(record.args[0], set()).add(record.symbol)
+            args = record.participants  # 'Pumping(e1, x)' is an event of x, not a relation
+            if len(args) == 2 and record.category in _RELATION_CATEGORIES:
+                relations.append((record.symbol, args[0], args[1]))
+            elif len(args) == 1 and record.category in _EVENT_CATEGORIES:
+                events.setdefault(args[0], set()).add(record.symbol)
+            elif len(args) == 1 and record.pos in ("NOUN", "PROPN") and record.category in _PLACES:
+                nouns.setdefault(args[0], set()).add(record.symbol)
         found: set[tuple[str, str, str]] = set()
         for relation, subject, obj in relations:
             if obj in events:  # the object is another sound source, not a place or a time
