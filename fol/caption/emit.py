@@ -229,11 +229,6 @@ def _complements(graph: Graph, ordered: list[tuple[int, int]]) -> dict[int, list
     return found
 
 
-def _temporal_rules(graph: Graph) -> frozenset[str]:
-    """Ids of the rules that order clauses in time (While, Before)."""
-    return frozenset(r.id for r in graph.rules.rules if r.action.startswith("temporal_"))
-
-
 def candidates(
     graph: Graph, is_multiword: Callable[[str], bool] | None = None
 ) -> tuple[list[Candidate], set[int]]:
@@ -323,7 +318,7 @@ def candidates(
                 out.append(Candidate(lemma, pos, args, negation is not None, source, (i,)))
     denied = excluded_nodes(graph)
     privative = graph.words("privative_prepositions")
-    temporal = _temporal_rules(graph) if graph.relations else frozenset()
+    temporal = graph.rules.temporal_rules  # read once per rule file
     orders: list[Candidate] = []  # an order between two events of one entity
     ordered: list[tuple[int, int]] = []
     for rel in graph.relations:

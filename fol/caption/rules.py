@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -196,6 +196,8 @@ class RuleSet:
         by_arc_pos: dependency label -> POS -> the rules of ``by_arc`` whose POS test
             that POS passes (key ``""``: a POS no rule names), so the parser tests
             neither the label nor the POS again.
+        temporal_rules: ids of the rules that order clauses in time (an action
+            ``temporal_*``: While, Before), read once from ``rules``.
     """
 
     lexicon: Lexicon
@@ -205,6 +207,11 @@ class RuleSet:
     source: str
     by_arc: Mapping[str, tuple[ArcRule, ...]]
     by_arc_pos: Mapping[str, Mapping[str, tuple[ArcRule, ...]]]
+    temporal_rules: frozenset[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        temporal = frozenset(r.id for r in self.rules if r.action.startswith("temporal_"))
+        object.__setattr__(self, "temporal_rules", temporal)
 
     def option(self, name: str, default: Any) -> Any:
         """An ``[options]`` value, or ``default``."""
