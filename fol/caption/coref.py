@@ -41,6 +41,8 @@ def corefer_repeated(graph: Graph, heads: Heads) -> None:
 
     A denied entity ('a dog barks without other dogs') is never coreferent.
     """
+    if len({lemma for _, lemma in heads}) == len(heads):
+        return  # no head repeats its lemma, so no noun does: nothing to do (the common case)
     time_words = graph.words("time_nouns")
     denied = excluded_nodes(graph)
     nouns = [

@@ -24,7 +24,6 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # emit.py imports this module
@@ -87,7 +86,7 @@ def with_event_terms(
                 events[(carrier, node)] = event
             nodes.append(event)
         if nodes[0] != nodes[1]:
-            linked.append(replace(order, args=(nodes[0], nodes[1])))
+            linked.append(_with_args(order, (nodes[0], nodes[1])))
     if not events:
         return list(found)
     out: list[Candidate] = []
@@ -101,9 +100,14 @@ def with_event_terms(
         if event is None:
             out.append(cand)
         else:
-            out.append(replace(cand, args=(event, *cand.args)))
+            out.append(_with_args(cand, (event, *cand.args)))
     out.extend(linked)
     return out
+
+
+def _with_args(cand: Candidate, args: tuple[int, ...]) -> Candidate:
+    """``cand`` with other arguments (``dataclasses.replace`` without its cost)."""
+    return type(cand)(cand.lemma, cand.pos, args, cand.negated, cand.rule, cand.tokens, cand.excluded)
 
 
 def _carriers(

@@ -233,7 +233,9 @@ class CaptionParser:
                 for node in cand.args:
                     order.setdefault(node, None)
         names: dict[int, str] = {}
-        events = [node for node in order if is_event_node(node)]
+        # event nodes are negative: one test of the least node tells whether there are any
+        has_events = bool(order) and is_event_node(min(order))
+        events = [node for node in order if is_event_node(node)] if has_events else []
         if timed or events:
             n_times = sum(1 for n in order if n in timed)
             entities, times = variable_names(len(order) - n_times - len(events), n_times)
@@ -250,8 +252,9 @@ class CaptionParser:
         seen: set[tuple[str, tuple[str, ...], bool]] = set()
         oov: dict[str, None] = {}
         tokens = view.tokens
+        ground = self.pass2.ground
         for cand in found:
-            grounded = self.pass2.ground(cand.lemma, cand.pos)
+            grounded = ground(cand.lemma, cand.pos)
             if not grounded.symbol:  # a lemma of symbols only ('’'): no name can be made
                 continue
             args = tuple([names[node] for node in cand.args])
@@ -261,7 +264,8 @@ class CaptionParser:
             seen.add(key)
             if len(cand.tokens) == 1:  # the common case, without generators
                 tok = tokens[cand.tokens[0]]
-                span, source = (tok.start, tok.end), tok.text
+                end = tok.start + len(tok.text) if tok.stop is None else tok.stop  # Tok.end, inline
+                span, source = (tok.start, end), tok.text
             elif cand.tokens:
                 picked = [tokens[k] for k in sorted(cand.tokens)]
                 span = (min(t.start for t in picked), max(t.end for t in picked))

@@ -176,17 +176,11 @@ class Graph(TemporalActions):
     def classify(self) -> None:
         """Give every token the first arc rule that holds for it."""
         view, rule_of, emit = self.view, self.rule_of, self.emit
-        by_arc_pos = self.rules.by_arc_pos
-        any_arc = by_arc_pos[""]
+        for_word = self.rules.rules_for_word
         for tok in view.tokens:
-            lemma, lower = tok.lemma, tok.lower
-            by_pos = by_arc_pos.get(tok.dep, any_arc)
-            rules = by_pos.get(tok.pos)
-            for rule in rules if rules is not None else by_pos[""]:  # label and POS pass
-                when = rule.when
-                if when.lemma is not None and lemma not in when.lemma and lower not in when.lemma:
-                    continue  # the cheap test inline: most rules fail it
-                if rule.label_only or holds(when, view, tok):
+            # the rules whose label, POS and lemma tests the word passes (kept per word)
+            for rule in for_word(tok.dep, tok.pos, tok.lemma, tok.lower):
+                if rule.label_only or holds(rule.when, view, tok):
                     rule_of[tok.i] = rule
                     emit[tok.i] = rule.emit
                     break

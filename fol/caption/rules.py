@@ -208,10 +208,40 @@ class RuleSet:
     by_arc: Mapping[str, tuple[ArcRule, ...]]
     by_arc_pos: Mapping[str, Mapping[str, tuple[ArcRule, ...]]]
     temporal_rules: frozenset[str] = field(init=False)
+    _by_word: dict[tuple[str, str, str, str], tuple[ArcRule, ...]] = field(
+        init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         temporal = frozenset(r.id for r in self.rules if r.action.startswith("temporal_"))
         object.__setattr__(self, "temporal_rules", temporal)
+        object.__setattr__(self, "_by_word", {})
+
+    def rules_for_word(self, dep: str, pos: str, lemma: str, lower: str) -> tuple[ArcRule, ...]:
+        """The rules of ``by_arc_pos`` for a label and POS whose lemma test the word passes.
+
+        In file order; the answer is kept per (label, POS, lemma, lower-case form), so
+        a word seen before is tested against no rule its lemma rules out.
+
+        Example:
+            >>> rules = load_rules()
+            >>> [r.id for r in rules.rules_for_word("nsubj", "NOUN", "dog", "dogs")][:1]
+            ['nsubj']
+        """
+        key = (dep, pos, lemma, lower)
+        found = self._by_word.get(key)
+        if found is None:
+            by_pos = self.by_arc_pos.get(dep, self.by_arc_pos[""])
+            rules = by_pos.get(pos)
+            found = tuple(
+                rule
+                for rule in (rules if rules is not None else by_pos[""])
+                if rule.when.lemma is None or lemma in rule.when.lemma or lower in rule.when.lemma
+            )
+            if len(self._by_word) >= _MAX_WORDS:  # a long stream of new words: start again
+                self._by_word.clear()
+            self._by_word[key] = found
+        return found
 
     def option(self, name: str, default: Any) -> Any:
         """An ``[options]`` value, or ``default``."""
@@ -221,6 +251,9 @@ class RuleSet:
         """The rules that may apply to an arc with label ``dep``, in file order."""
         found = self.by_arc.get(dep)
         return found if found is not None else self.by_arc[""]
+
+
+_MAX_WORDS = 1 << 16
 
 
 def _index(rules: tuple[ArcRule, ...]) -> dict[str, tuple[ArcRule, ...]]:

@@ -157,6 +157,8 @@ class TokenView:
 # one table serves every parser: six hashes of a token -> its six strings.
 _ROWS: dict[tuple[int, ...], tuple[str, str, str, str, str, str]] = {}
 _MAX_ROWS = 1 << 17
+# spaCy's attribute ids of the columns from_doc reads (set on its first call).
+_ATTRS: list[int] | None = None
 
 
 def _row(key: tuple[int, ...], name: Callable[[int], str]) -> tuple[str, str, str, str, str, str]:
@@ -189,8 +191,11 @@ def from_doc(
     Returns:
         The view.
     """
-    from spacy.attrs import DEP, HEAD, IDX, LEMMA, LOWER, ORTH, POS, TAG
+    global _ATTRS
+    if _ATTRS is None:  # spaCy is imported only when a Doc is read (once)
+        from spacy.attrs import DEP, HEAD, IDX, LEMMA, LOWER, ORTH, POS, TAG
 
+        _ATTRS = [ORTH, LOWER, LEMMA, POS, TAG, DEP, HEAD, IDX]
     store = doc.vocab.strings
     get = strings.get
 
@@ -201,7 +206,7 @@ def from_doc(
             strings[key] = value
         return value
 
-    columns = doc.to_array([ORTH, LOWER, LEMMA, POS, TAG, DEP, HEAD, IDX]).T.tolist()
+    columns = doc.to_array(_ATTRS).T.tolist()
     text = doc.text if text is None else text
     if not columns:
         return TokenView([], text)
