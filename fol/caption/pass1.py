@@ -178,12 +178,16 @@ class Graph(TemporalActions):
         view, rule_of, emit = self.view, self.rule_of, self.emit
         for_word = self.rules.rules_for_word
         for tok in view.tokens:
-            # the rules whose label, POS and lemma tests the word passes (kept per word)
-            for rule in for_word(tok.dep, tok.pos, tok.lemma, tok.lower):
-                if rule.label_only or holds(rule.when, view, tok):
-                    rule_of[tok.i] = rule
-                    emit[tok.i] = rule.emit
+            # the word's own tests are done once per word: the rules left test its head,
+            # children or object; the second answer applies when none of them does
+            tests, chosen = for_word(tok.dep, tok.pos, tok.tag, tok.lemma, tok.lower)
+            for rule in tests:
+                if holds(rule.when, view, tok):
+                    chosen = rule
                     break
+            if chosen is not None:
+                rule_of[tok.i] = chosen
+                emit[tok.i] = chosen.emit
 
     def run(self) -> Graph:
         """Classify every token and apply the actions in token order."""

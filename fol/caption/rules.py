@@ -208,7 +208,7 @@ class RuleSet:
     by_arc: Mapping[str, tuple[ArcRule, ...]]
     by_arc_pos: Mapping[str, Mapping[str, tuple[ArcRule, ...]]]
     temporal_rules: frozenset[str] = field(init=False)
-    _by_word: dict[tuple[str, str, str, str], tuple[ArcRule, ...]] = field(
+    _by_word: dict[tuple[str, str, str, str, str], tuple[tuple[ArcRule, ...], ArcRule | None]] = field(
         init=False, repr=False, compare=False
     )
 
@@ -217,30 +217,41 @@ class RuleSet:
         object.__setattr__(self, "temporal_rules", temporal)
         object.__setattr__(self, "_by_word", {})
 
-    def rules_for_word(self, dep: str, pos: str, lemma: str, lower: str) -> tuple[ArcRule, ...]:
-        """The rules of ``by_arc_pos`` for a label and POS whose lemma test the word passes.
+    def rules_for_word(
+        self, dep: str, pos: str, tag: str, lemma: str, lower: str
+    ) -> tuple[tuple[ArcRule, ...], ArcRule | None]:
+        """The arc rules left to test for a word, and the rule that holds if none of them does.
 
-        In file order; the answer is kept per (label, POS, lemma, lower-case form), so
-        a word seen before is tested against no rule its lemma rules out.
+        The tests of the word itself (label, POS, tag, lemma, excluded lemma) are done
+        here, once per word, and the answer kept: the first result lists, in file order,
+        the rules whose own tests pass and that test the word's head, children or
+        object too (:func:`~fortekit.fol.caption.conditions.holds` decides them); the
+        second is the first rule after them that tests nothing else (it then applies),
+        or None.
 
         Example:
             >>> rules = load_rules()
-            >>> [r.id for r in rules.rules_for_word("nsubj", "NOUN", "dog", "dogs")][:1]
-            ['nsubj']
+            >>> tests, sure = rules.rules_for_word("nsubj", "NOUN", "NNS", "dog", "dogs")
+            >>> sure.id
+            'nsubj'
         """
-        key = (dep, pos, lemma, lower)
+        key = (dep, pos, tag, lemma, lower)
         found = self._by_word.get(key)
         if found is None:
             by_pos = self.by_arc_pos.get(dep, self.by_arc_pos[""])
             rules = by_pos.get(pos)
-            found = tuple(
-                rule
-                for rule in (rules if rules is not None else by_pos[""])
-                if rule.when.lemma is None or lemma in rule.when.lemma or lower in rule.when.lemma
-            )
+            tests: list[ArcRule] = []
+            sure: ArcRule | None = None
+            for rule in rules if rules is not None else by_pos[""]:
+                if not _word_passes(rule.when, dep, pos, tag, lemma, lower):
+                    continue
+                if _tests_only_the_word(rule.when):
+                    sure = rule  # it holds: the rules after it are never reached
+                    break
+                tests.append(rule)
             if len(self._by_word) >= _MAX_WORDS:  # a long stream of new words: start again
                 self._by_word.clear()
-            self._by_word[key] = found
+            found = self._by_word[key] = (tuple(tests), sure)
         return found
 
     def option(self, name: str, default: Any) -> Any:
@@ -254,6 +265,26 @@ class RuleSet:
 
 
 _MAX_WORDS = 1 << 16
+_OTHER_TESTS = (
+    "head_arc", "head_pos", "head_tag", "head_lemma", "head_child_lemma", "has_child", "lacks_child",
+    "child_lemma", "object_pos", "object_lemma", "has_object",
+)
+
+
+def _tests_only_the_word(when: Conditions) -> bool:
+    """Whether ``when`` tests nothing of the word's head, children or object."""
+    return all(getattr(when, name) is None for name in _OTHER_TESTS)
+
+
+def _word_passes(when: Conditions, dep: str, pos: str, tag: str, lemma: str, lower: str) -> bool:
+    """The tests of the word itself, as :func:`~fortekit.fol.caption.conditions.holds` does them."""
+    return (
+        (when.arc is None or dep in when.arc)
+        and (when.pos is None or pos in when.pos)
+        and (when.tag is None or tag in when.tag)
+        and (when.lemma is None or lemma in when.lemma or lower in when.lemma)
+        and (when.not_lemma is None or not (lemma in when.not_lemma or lower in when.not_lemma))
+    )
 
 
 def _index(rules: tuple[ArcRule, ...]) -> dict[str, tuple[ArcRule, ...]]:
