@@ -391,6 +391,11 @@ def _index(view: TokenView) -> tuple[dict[str, list[Tok]], dict[str, list[Tok]]]
     return by_dep, by_pos
 
 
+def _heads(view: TokenView, labels: frozenset[str]) -> set[int]:
+    """The tokens with a child whose label is one of ``labels`` (``TokenView.has_child``)."""
+    return {tok.head for tok in view.tokens if tok.dep in labels and tok.head != tok.i}
+
+
 def apply_repairs(view: TokenView, repairs: tuple[ArcRule, ...], lex: WordNetLemmas) -> int:
     """Apply the repairs in order, each to every token it matches.
 
@@ -433,9 +438,16 @@ def apply_repairs(view: TokenView, repairs: tuple[ArcRule, ...], lex: WordNetLem
             ]
         matching = pool  # in token order, as the rule file says
         before = changed
+        # A rule that needs a child with some label ('subject-makes-verb': an nsubj)
+        # tests only the heads of such children, found again after each change.
+        heads = _heads(view, when.has_child) if when.has_child is not None else None
         for tok in matching:
+            if heads is not None and tok.i not in heads:
+                continue  # no child with the label: holds() would say no
             if (rule.label_only or holds(when, view, tok)) and action(view, tok, lex, rule.id):
                 changed += 1
+                if heads is not None and when.has_child is not None:
+                    heads = _heads(view, when.has_child)
         if changed != before:  # a repair may relabel arcs and tags
             by_dep, by_pos = _index(view)
     return changed

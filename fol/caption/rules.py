@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from fortekit.errors import ArcRulesError, Errors
+from fortekit.fol.caption.rule_index import MAX_WORDS, index_by_arc, index_by_pos, word_rules
 
 __all__ = [
     "ARC_ACTIONS",
@@ -238,20 +239,9 @@ class RuleSet:
         key = (dep, pos, tag, lemma, lower)
         found = self._by_word.get(key)
         if found is None:
-            by_pos = self.by_arc_pos.get(dep, self.by_arc_pos[""])
-            rules = by_pos.get(pos)
-            tests: list[ArcRule] = []
-            sure: ArcRule | None = None
-            for rule in rules if rules is not None else by_pos[""]:
-                if not _word_passes(rule.when, dep, pos, tag, lemma, lower):
-                    continue
-                if _tests_only_the_word(rule.when):
-                    sure = rule  # it holds: the rules after it are never reached
-                    break
-                tests.append(rule)
-            if len(self._by_word) >= _MAX_WORDS:  # a long stream of new words: start again
+            if len(self._by_word) >= MAX_WORDS:  # a long stream of new words: start again
                 self._by_word.clear()
-            found = self._by_word[key] = (tuple(tests), sure)
+            found = self._by_word[key] = word_rules(self.by_arc_pos, dep, pos, tag, lemma, lower)
         return found
 
     def option(self, name: str, default: Any) -> Any:
@@ -262,49 +252,6 @@ class RuleSet:
         """The rules that may apply to an arc with label ``dep``, in file order."""
         found = self.by_arc.get(dep)
         return found if found is not None else self.by_arc[""]
-
-
-_MAX_WORDS = 1 << 16
-_OTHER_TESTS = (
-    "head_arc", "head_pos", "head_tag", "head_lemma", "head_child_lemma", "has_child", "lacks_child",
-    "child_lemma", "object_pos", "object_lemma", "has_object",
-)
-
-
-def _tests_only_the_word(when: Conditions) -> bool:
-    """Whether ``when`` tests nothing of the word's head, children or object."""
-    return all(getattr(when, name) is None for name in _OTHER_TESTS)
-
-
-def _word_passes(when: Conditions, dep: str, pos: str, tag: str, lemma: str, lower: str) -> bool:
-    """The tests of the word itself, as :func:`~fortekit.fol.caption.conditions.holds` does them."""
-    return (
-        (when.arc is None or dep in when.arc)
-        and (when.pos is None or pos in when.pos)
-        and (when.tag is None or tag in when.tag)
-        and (when.lemma is None or lemma in when.lemma or lower in when.lemma)
-        and (when.not_lemma is None or not (lemma in when.not_lemma or lower in when.not_lemma))
-    )
-
-
-def _index(rules: tuple[ArcRule, ...]) -> dict[str, tuple[ArcRule, ...]]:
-    labels = {label for rule in rules if rule.when.arc is not None for label in rule.when.arc}
-    index = {label: tuple(r for r in rules if r.when.arc is None or label in r.when.arc) for label in labels}
-    index[""] = tuple(r for r in rules if r.when.arc is None)
-    return index
-
-
-def _index_pos(
-    by_arc: Mapping[str, tuple[ArcRule, ...]],
-) -> dict[str, dict[str, tuple[ArcRule, ...]]]:
-    poses = {pos for rules in by_arc.values() for r in rules if r.when.pos is not None for pos in r.when.pos}
-    return {
-        label: {
-            **{pos: tuple(r for r in rules if r.when.pos is None or pos in r.when.pos) for pos in poses},
-            "": tuple(r for r in rules if r.when.pos is None),
-        }
-        for label, rules in by_arc.items()
-    }
 
 
 def _fail(source: str, where: str, problem: str) -> ArcRulesError:
@@ -432,8 +379,8 @@ def parse_rules(text: str, source: str = "<string>") -> RuleSet:
     options = data.get("options", {})
     if not isinstance(options, dict):
         raise _fail(source, "[options]", "expected a table")
-    by_arc = _index(rules)
-    return RuleSet(lexicon, repairs, rules, options, source, by_arc, _index_pos(by_arc))
+    by_arc = index_by_arc(rules)
+    return RuleSet(lexicon, repairs, rules, options, source, by_arc, index_by_pos(by_arc))
 
 
 @cache
