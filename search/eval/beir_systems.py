@@ -15,14 +15,18 @@ ones, in table order:
 * ``full``: Stage 1, formula scoring of phi*, then Stage 3 (polarity) with Pred(phi*); the
   items through the Stage 2 head when one is given (``--projection``).
 
+Two single-stage systems run only when named in ``--systems`` (the ablation of one stage at a
+time): ``S1`` (Stage 1's q* against the items, nothing else) and ``S2`` (f_T(q) against the
+items through the Stage 2 head of ``--projection``, which it requires).
+
 Everything a system needs is computed on first use and kept: a run of ``baseline`` alone
 never parses a caption or searches Stage 1. ``item_concepts.jsonl`` is not read here.
 
 Example:
-    >>> list(SYSTEMS)
+    >>> [name for name, spec in SYSTEMS.items() if spec.by_default]
     ['baseline', 'S3-paper', 'S3-polarity', 'S3-default', 'formula', 'default', 'S1+formula', 'full']
-    >>> parse_systems("formula,S3-paper")
-    ['baseline', 'formula', 'S3-paper']
+    >>> parse_systems("formula,S3-paper,S2")
+    ['baseline', 'formula', 'S3-paper', 'S2']
 """
 
 from __future__ import annotations
@@ -74,6 +78,7 @@ class SystemSpec:
         description: one line for the docs and ``config.json``.
         query_steps: the preparation steps of ``BeirData.seconds`` on the query side (for ms/query).
         item_steps: those on the item side (for s / 1,000 items).
+        by_default: run when ``--systems`` is left out (else only when named).
     """
 
     name: str
@@ -81,6 +86,7 @@ class SystemSpec:
     description: str
     query_steps: tuple[str, ...] = ("encode_queries",)
     item_steps: tuple[str, ...] = ("encode_items",)
+    by_default: bool = True
 
 
 SYSTEMS: dict[str, SystemSpec] = {}
@@ -100,7 +106,7 @@ def register_system(spec: SystemSpec) -> SystemSpec:
 
 
 def parse_systems(spec: str | None) -> list[str]:
-    """The systems of ``--systems`` (None: all), in the given order, with ``baseline`` first.
+    """The systems of ``--systems`` (None: all run by default), in the given order, ``baseline`` first.
 
     The baseline is always run: the paired t-tests compare every system with it.
 
@@ -108,7 +114,7 @@ def parse_systems(spec: str | None) -> list[str]:
         EvaluationError: an unknown name (E506).
     """
     if spec is None:
-        return list(SYSTEMS)
+        return [name for name, system in SYSTEMS.items() if system.by_default]
     names = [name.strip() for name in spec.split(",") if name.strip()]
     lowered = {name.lower(): name for name in SYSTEMS}
     chosen: list[str] = []
@@ -179,6 +185,22 @@ def _default(data: BeirData) -> SystemRanking:
     return _ranking(retriever, data.queries, data.query_formulas)
 
 
+def _s1(data: BeirData) -> SystemRanking:
+    """Stage 1 alone: q* against the items, no formula scoring, no re-ranking."""
+    output, _ = data.stage1
+    return _ranking(data.retriever(formula=False, rerank=None), output.q_star, None,
+                    extra={"refined": output.refined_texts})
+
+
+def _s2(data: BeirData) -> SystemRanking:
+    """Stage 2 alone: f_T(q) against h(e_a), the items through the head of ``--projection``."""
+    if data.projection is None:
+        raise EvaluationError(Errors.E508.format(
+            problem="the system S2 needs a Stage 2 head", fix="Pass --projection DIR, or leave S2 out.",
+        ))
+    return _ranking(data.retriever(formula=False, rerank=None, projected=True), data.queries, None)
+
+
 def _full(data: BeirData) -> SystemRanking:
     from fortekit.search.rerank import DEFAULT_ALPHA
 
@@ -192,19 +214,23 @@ def _full(data: BeirData) -> SystemRanking:
 for _spec in (
     SystemSpec("baseline", _baseline, "f_T(q) · item: the frozen retriever"),
     SystemSpec("S3-paper", _stage3("paper"), "Stage 3, the paper's s_pred, Pred(Π(q)), top 50, alpha 0.3",
-               ("encode_queries", "parse_queries"), ("encode_items", "parse_items")),
+               ("encode_queries", "parse_queries"), ("caption_items", "encode_items", "parse_items")),
     SystemSpec("S3-polarity", _stage3("polarity"), "Stage 3, polarity-aware s_pred, Pred(Π(q))",
-               ("encode_queries", "parse_queries"), ("encode_items", "parse_items")),
+               ("encode_queries", "parse_queries"), ("caption_items", "encode_items", "parse_items")),
     SystemSpec("S3-default", _stage3("polarity", 0.03),
                "Stage 3's default: polarity-aware s_pred, alpha 0.03",
-               ("encode_queries", "parse_queries"), ("encode_items", "parse_items")),
+               ("encode_queries", "parse_queries"), ("caption_items", "encode_items", "parse_items")),
     SystemSpec("formula", _formula, "formula scoring of Π(q) over the items",
                ("encode_queries", "parse_queries")),
     SystemSpec("default", _default, "formula scoring of Π(q), then Stage 3's default (alpha 0.03)",
-               ("encode_queries", "parse_queries"), ("encode_items", "parse_items")),
+               ("encode_queries", "parse_queries"), ("caption_items", "encode_items", "parse_items")),
     SystemSpec("S1+formula", _s1_formula, "Stage 1's q* and formula scoring of phi*", ("stage1",)),
     SystemSpec("full", _full,
                "Stage 1, formula scoring of phi*, Stage 3's default (alpha 0.03) (+ Stage 2: --projection)",
-               ("stage1",), ("encode_items", "parse_items", "project_items")),
+               ("stage1",), ("caption_items", "encode_items", "parse_items", "project_items")),
+    SystemSpec("S1", _s1, "Stage 1's q* alone (no formula scoring, no Stage 3)", ("stage1",),
+               by_default=False),
+    SystemSpec("S2", _s2, "f_T(q) against the items through the Stage 2 head (--projection)",
+               ("encode_queries",), ("encode_items", "project_items"), by_default=False),
 ):
     register_system(_spec)
