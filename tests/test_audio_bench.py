@@ -72,3 +72,31 @@ def test_stage3_reads_the_taggers_captions(audio_run: tuple[Path, dict[str, Any]
     assert {"S2", "S3-polarity", "full"} <= set(metrics["systems"])
     assert len(read_per_query(out / "per_query" / "full.jsonl")) == metrics["queries"]
     assert metrics["preparation_seconds"]["caption_items"] > 0
+
+
+def test_a_captioner_on_items_without_audio_is_a_coded_error(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    from beir_fixtures import make_beir
+
+    folder = make_beir(tmp_path / "text-only")
+    code = main(["eval", "--beir", str(folder), "--out", str(tmp_path / "out"), "--device", "cpu",
+                 "--systems", "S3-polarity", "--captioner", "stored"])
+    assert code == 1 and "[E590]" in capsys.readouterr().err
+    code = main(["eval", "--beir", str(folder), "--out", str(tmp_path / "out"), "--device", "cpu",
+                 "--systems", "S2"])
+    assert code == 1 and "[E508]" in capsys.readouterr().err  # S2 needs --projection
+
+
+def test_stage2_data_refuses_a_bad_split_or_caption_count(trained_clap: Trained) -> None:
+    from fortekit.errors import SoundClapError
+    from fortekit.plugins import get_backbone
+    from fortekit.search.eval.soundclap.stage2_data import stage2_data
+
+    collection, model, _, _ = trained_clap
+    clap = get_backbone("small-clap", model=model, device="cpu")
+    with pytest.raises(SoundClapError, match=r"\[E591\].*captions_per_clip is 0"):
+        stage2_data(collection, clap, captions_per_clip=0)
+    with pytest.raises(SoundClapError, match=r"\[E591\].*0 clips of the split 'validation'"):
+        stage2_data(collection, clap, split="validation")
+    with pytest.raises(SoundClapError, match=r"\[E574\]"):
+        stage2_data(collection / "nowhere", clap)
