@@ -49,7 +49,7 @@ step stage2-train "${fk[@]}" train-projection --train "$out/stage2/train.safeten
     --seed "$seed" --quiet
 step eval "${fk[@]}" eval --beir "$out/gen/test" --backbone small-clap --backbone-option model="$out/clap" \
     --captioner tagger --captioner-option model="$out/clap" --projection "$out/stage2" \
-    --systems baseline,S1,S2,S3-paper,S3-polarity,S3-default,formula,default,S1+formula,full \
+    --systems baseline,S1,S2,S3-paper,S3-polarity,S3-default,formula,default,default+order,S1+formula,full \
     --by kind,heldout --out "$out/eval"
 echo "total $(( $(date +%s) - start_all ))" >> "$times"
 echo "== done: $out/eval/results.md, $out/eval/metrics.json, $out/eval/modality_gap.png; $out/clap/result.json"

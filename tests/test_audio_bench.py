@@ -33,7 +33,8 @@ def audio_run(trained_clap: Trained, tmp_path_factory: pytest.TempPathFactory) -
     assert main(["eval", "--beir", str(collection / "test"), "--backbone", "small-clap",
                  "--backbone-option", f"model={model}", "--captioner", "tagger",
                  "--captioner-option", f"model={model}", "--captioner-option", "device=cpu",
-                 "--projection", str(root / "stage2"), "--systems", "baseline,S2,S3-polarity,formula,full",
+                 "--projection", str(root / "stage2"),
+                 "--systems", "baseline,S2,S3-polarity,formula,default,default+order,full",
                  "--by", "kind", "--device", "cpu", "--beam-width", "2", "--no-umap", "--out", str(out)]) == 0
     return out, json.loads((out / "metrics.json").read_text(encoding="utf-8"))
 
@@ -69,7 +70,10 @@ def test_stage3_reads_the_taggers_captions(audio_run: tuple[Path, dict[str, Any]
     from fortekit.search.eval.per_query import read_per_query
 
     out, metrics = audio_run
-    assert {"S2", "S3-polarity", "full"} <= set(metrics["systems"])
+    assert {"S2", "S3-polarity", "full", "default+order"} <= set(metrics["systems"])
+    kinds = metrics["breakdown"]["kind"]
+    for kind in set(kinds) - {"order"}:  # no Before in their queries: the order check changes nothing
+        assert kinds[kind]["default+order"]["nDCG@10"] == kinds[kind]["default"]["nDCG@10"], kind
     assert len(read_per_query(out / "per_query" / "full.jsonl")) == metrics["queries"]
     assert metrics["preparation_seconds"]["caption_items"] > 0
 
@@ -100,3 +104,16 @@ def test_stage2_data_refuses_a_bad_split_or_caption_count(trained_clap: Trained)
         stage2_data(collection, clap, split="validation")
     with pytest.raises(SoundClapError, match=r"\[E574\]"):
         stage2_data(collection / "nowhere", clap)
+
+
+def test_the_order_check_reads_asserted_orders_between_two_events() -> None:
+    from fortekit.fol import parse_formula
+    from fortekit.search.eval.order_check import event_orders, order_agreement
+
+    query = parse_formula("∃x ∃y [Dog(x) ∧ Barking(x) ∧ Before(x, y) ∧ Bell(y) ∧ Ringing(y)]")
+    assert event_orders(parse_formula("∃x [Water(x) ∧ Before(x, x)]")) == []  # the parser's slip
+    assert event_orders(parse_formula("∃x ∃y [Dog(x) ∧ ¬Before(x, y) ∧ Bell(y)]")) == []  # denied
+    assert order_agreement(query, parse_formula("∃x ∃y [Dog(x) ∧ While(x, y) ∧ Bell(y)]")) == 0.0
+    assert order_agreement(query, parse_formula("∃x ∃y [Bird(x) ∧ Before(x, y) ∧ Bell(y)]")) == 0.0
+    two = parse_formula("∃x ∃y ∃z [Dog(x) ∧ Before(x, y) ∧ Bell(y) ∧ Before(y, z) ∧ Rain(z)]")
+    assert order_agreement(two, parse_formula("∃x ∃y [Dog(x) ∧ Before(x, y) ∧ Bell(y)]")) == 0.5

@@ -185,6 +185,17 @@ class BeirData:
         return sets
 
     @cached_property
+    def item_formulas(self) -> list[Formula | None]:
+        """Π(text) per item (the captioner's caption with ``captioner``), for the order check."""
+        from fortekit.search.item_captions import item_formulas_from_captions
+
+        texts = self.item_texts
+        tick = time.perf_counter()
+        formulas = item_formulas_from_captions(texts)
+        self._timed("parse_items", tick)
+        return formulas
+
+    @cached_property
     def item_texts(self) -> list[str]:
         """Each item's text: its stored text, or the captioner's caption of its audio file.
 

@@ -15,9 +15,12 @@ ones, in table order:
 * ``full``: Stage 1, formula scoring of phi*, then Stage 3 (polarity) with Pred(phi*); the
   items through the Stage 2 head when one is given (``--projection``).
 
-Two single-stage systems run only when named in ``--systems`` (the ablation of one stage at a
-time): ``S1`` (Stage 1's q* against the items, nothing else) and ``S2`` (f_T(q) against the
-items through the Stage 2 head of ``--projection``, which it requires).
+Three systems run only when named in ``--systems``: ``S1`` (Stage 1's q* against the items,
+nothing else) and ``S2`` (f_T(q) against the items through the Stage 2 head of
+``--projection``, which it requires), the ablation of one stage at a time; and
+``default+order``, ``default`` whose top 50 are then sorted by a formula-level order check
+(:mod:`fortekit.search.eval.order_check`: the query's ``Before(x, y)`` against the item caption's),
+an experiment of the benchmark that ``fortekit search`` does not run.
 
 Everything a system needs is computed on first use and kept: a run of ``baseline`` alone
 never parses a caption or searches Stage 1. ``item_concepts.jsonl`` is not read here.
@@ -201,6 +204,24 @@ def _s2(data: BeirData) -> SystemRanking:
     return _ranking(data.retriever(formula=False, rerank=None, projected=True), data.queries, None)
 
 
+def _default_order(data: BeirData) -> SystemRanking:
+    """``default``, then the order check on its top N: agreeing items first, reversed ones last."""
+    from fortekit.search.eval.order_check import event_orders, order_agreement
+
+    base = _default(data)
+    items = data.item_formulas
+    tick = time.perf_counter()
+    order = base.order.copy()
+    head = min(data.top_n, order.shape[1])
+    for row, phi in enumerate(data.query_formulas):
+        if not event_orders(phi):
+            continue
+        top = order[row, :head]
+        agreement = np.array([order_agreement(phi, items[int(i)]) for i in top])
+        order[row, :head] = top[np.argsort(-agreement, kind="stable")]
+    return SystemRanking(order, base.seconds + time.perf_counter() - tick, base.extra)
+
+
 def _full(data: BeirData) -> SystemRanking:
     from fortekit.search.rerank import DEFAULT_ALPHA
 
@@ -229,6 +250,11 @@ for _spec in (
                "Stage 1, formula scoring of phi*, Stage 3's default (alpha 0.03) (+ Stage 2: --projection)",
                ("stage1",), ("caption_items", "encode_items", "parse_items", "project_items")),
     SystemSpec("S1", _s1, "Stage 1's q* alone (no formula scoring, no Stage 3)", ("stage1",),
+               by_default=False),
+    SystemSpec("default+order", _default_order,
+               "default, then its top 50 sorted by the order check of Before(x, y) against the item "
+               "caption's formula (search/eval/order_check.py; benchmark only)",
+               ("encode_queries", "parse_queries"), ("caption_items", "encode_items", "parse_items"),
                by_default=False),
     SystemSpec("S2", _s2, "f_T(q) against the items through the Stage 2 head (--projection)",
                ("encode_queries",), ("encode_items", "project_items"), by_default=False),
