@@ -485,7 +485,7 @@ class Errors(metaclass=_Messages):
         "{path}: run the same command again to resume."
     )
 
-    # --- E570-E599: the small CLAP and the tagger captioner: files, training, `fortekit bench train-clap` ---
+    # --- E570-E589: the small CLAP and the tagger captioner: files, training, `fortekit bench train-clap` ---
     E570 = (
         "{path} is not a valid {what} config: {problem}. It is the JSON file that "
         "`fortekit bench train-clap` writes beside the weights; train again, or restore the file."
@@ -508,6 +508,14 @@ class Errors(metaclass=_Messages):
         "Generate a larger collection (--n), or lower --batch-size."
     )
     E576 = "Cannot write the trained model to {path}: {problem}. Pass a writable --out folder."
+
+    # --- E590-E599: FORTE on the generated audio collection: `eval --beir --captioner`, Stage 2 data ---
+    E590 = (
+        "--captioner {captioner} captions audio files, but {count} of {total} items have no \"audio\" "
+        "field (e.g. {example}). Evaluate a collection whose corpus.jsonl names each item's audio "
+        "file (`fortekit bench generate` writes one), or leave out --captioner to use the stored text."
+    )
+    E591 = "Cannot build Stage 2 training data from {path}: {problem}. {fix}"
 
     # --- E600-E649: search/index: the audio index and `fortekit index` ---
     E600 = (
@@ -980,9 +988,9 @@ class SpeechSynthMissingError(SoundGenError, FileNotFoundError):
         return str(self.args[0])
 
 
-# --- the small CLAP and the tagger: codes E570-E599 (their files raise ModelNotFoundError/ModelLoadError) ---
+# --- the small CLAP and the tagger: codes E570-E589 (their files raise ModelNotFoundError/ModelLoadError) ---
 
 
 class SoundClapError(FortekitError, ValueError):
     """The small CLAP or its tagger cannot be trained as asked: a bad setting, collection or output
-    (E573-E576)."""
+    (E573-E576), or Stage 2's training data cannot be drawn from it (E591)."""

@@ -1,7 +1,8 @@
 """The small CLAP and its tagger: files that reload exactly, coded errors, a trained model that beats chance.
 
-A 200-clip collection (no speech) is generated once for the module and trained on through the
-CLI handler of ``fortekit bench train-clap`` (about 30 s of CPU on the shared 2-core machine).
+A 200-clip collection (no speech) is generated once for the session and trained on through the
+CLI handler of ``fortekit bench train-clap`` (about 30 s of CPU on the shared 2-core machine;
+tests/soundclap_fixtures.py, shared with tests/test_audio_bench.py).
 """
 
 from __future__ import annotations
@@ -127,21 +128,8 @@ def test_the_plugin_modules_import_without_torch() -> None:
 
 
 @pytest.fixture(scope="module")
-def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[str, Any], str]:
-    from fortekit.search.cli.bench_clap import add_train_clap_action
-    from fortekit.search.eval.soundgen.generate import generate
-    from fortekit.search.eval.soundgen.scene import GeneratorConfig
-
-    root = tmp_path_factory.mktemp("soundclap")
-    generate(GeneratorConfig(seed=0, n=200, speech=False), root / "gen")
-    parser = argparse.ArgumentParser(prog="fortekit bench")
-    add_train_clap_action(parser.add_subparsers(dest="action"))
-    args = parser.parse_args(["train-clap", "--data", str(root / "gen"), "--out", str(root / "clap"),
-                              "--epochs", "10", "--batch-size", "32", "--device", "cpu", "--threads", "2"])
-    out = io.StringIO()
-    assert args.handler(args, out) == 0, out.getvalue()
-    result = json.loads((root / "clap" / "result.json").read_text(encoding="utf-8"))
-    return root / "gen", root / "clap", result, out.getvalue()
+def trained(trained_clap: tuple[Path, Path, dict[str, Any], str]) -> tuple[Path, Path, dict[str, Any], str]:
+    return trained_clap  # tests/soundclap_fixtures.py: trained once per session
 
 
 def test_training_beats_chance_by_a_wide_margin(trained: tuple[Path, Path, dict[str, Any], str]) -> None:

@@ -5,6 +5,8 @@
   (docs/soundgen.md).
 * ``fortekit bench train-clap --data DIR --out DIR``: the small CLAP and its tagger captioner
   trained on such a collection (docs/soundclap.md; handler in ``bench_clap``).
+* ``fortekit bench stage2-data --data DIR --backbone-option model=CLAP --out FILE``: Stage 2
+  training pairs of the training clips (handler in ``bench_stage2``).
 
 Handlers follow the CLI convention ``handler(args, out) -> exit code``: an error prints its
 coded message to stderr and returns 1, an interruption 130, never a traceback. Heavy modules
@@ -27,6 +29,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from fortekit.search.cli.bench_clap import add_train_clap_action
+from fortekit.search.cli.bench_stage2 import add_stage2_data_action
 
 __all__ = ["add_bench_commands", "run_generate"]
 
@@ -72,6 +75,7 @@ def add_bench_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
     generate.add_argument("--quiet", action="store_true", help="no progress bar")
     generate.set_defaults(handler=run_generate)
     add_train_clap_action(actions)
+    add_stage2_data_action(actions)
 
 
 def _done(out: Path) -> int:

@@ -11,6 +11,8 @@ Example:
         --out runs/clotho_mean
     $ fortekit eval --test test.csv --train train.csv --sweep alpha=0,0.1,0.3,0.5 --out runs/ac
     $ fortekit eval --beir negation/audiocaps_val --systems baseline,S3-polarity --out runs/val
+    $ fortekit eval --beir gen/test --backbone small-clap --backbone-option model=clap \\
+        --captioner tagger --captioner-option model=clap --out runs/audio
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
+
+from fortekit.search.cli.options import option_type
 
 __all__ = ["add_eval_commands", "run_eval"]
 
@@ -95,6 +99,14 @@ def add_eval_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     beir.add_argument("--by", help="metadata fields to break the results down by, comma-separated "
                       "(default: every field with 2-10 distinct values)")
     beir.add_argument("--projection", type=Path, help="a trained Stage 2 head for the system full")
+    beir.add_argument("--backbone-option", action="append", metavar="KEY=VALUE",
+                      type=option_type("--backbone-option"),
+                      help="an option of --backbone, repeatable (e.g. model=runs/clap for small-clap)")
+    beir.add_argument("--captioner", help="a captioner plug-in (e.g. tagger) that captions the AUDIO "
+                      "items for Stage 3 and Stage 1's corpus, instead of their stored text")
+    beir.add_argument("--captioner-option", action="append", metavar="KEY=VALUE",
+                      type=option_type("--captioner-option"),
+                      help="an option of --captioner, repeatable (e.g. model=runs/clap)")
     beir.add_argument("--limit-queries", type=int, help="only the first N queries (quick runs)")
     beir.add_argument("--gamma", type=float, help="formula scoring: weight of the logic score")
     beir.add_argument("--tnorm", choices=["min", "product"], help="formula scoring: the t-norm")
@@ -161,7 +173,8 @@ def run_eval(args: argparse.Namespace, out: TextIO) -> int:
 
 
 _TEST_ONLY = ("train", "n_train", "limit_test", "limit_train", "sweep")
-_BEIR_ONLY = ("systems", "by", "projection", "limit_queries", "gamma", "tnorm", "negation", "calibration")
+_BEIR_ONLY = ("systems", "by", "projection", "limit_queries", "gamma", "tnorm", "negation", "calibration",
+              "backbone_option", "captioner", "captioner_option")
 
 
 def _check_mode(args: argparse.Namespace) -> None:
@@ -206,12 +219,14 @@ def _run_beir(args: argparse.Namespace, log: Callable[[str], None]) -> int:
         beir=args.beir, out=args.out,
         systems=tuple(args.systems.split(",")) if args.systems is not None else (),
         by=tuple(f.strip() for f in args.by.split(",") if f.strip()) if args.by is not None else None,
-        backbone=args.backbone, device=args.device, anchors=(args.anchors or "none").strip().lower(),
+        backbone=args.backbone, backbone_options=dict(args.backbone_option or []),
+        captioner=args.captioner, captioner_options=dict(args.captioner_option or []),
+        device=args.device, anchors=(args.anchors or "none").strip().lower(),
         elaborator=args.elaborator,
         projection=args.projection, formula=FormulaScoringConfig(**formula),
         search=SearchConfig.online(beam_width=args.beam_width, max_depth=args.max_depth, lam=args.lam,
                                    beta=args.beta, tau=args.tau),
-        alpha=args.alpha, top_n=args.top_n, limit_queries=args.limit_queries,
+        alpha=args.alpha, top_n=args.top_n, limit_queries=args.limit_queries, umap=not args.no_umap,
     )
     result = run_beir_evaluation(settings, log=log)
     log(", ".join(f"{name} nDCG@10 {row['nDCG@10']:.3f}" for name, row in result.metrics["systems"].items()))

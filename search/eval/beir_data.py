@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     import torch
 
     from fortekit.fol.ast import Formula
-    from fortekit.plugins.protocols import Backbone
+    from fortekit.plugins.protocols import Backbone, Captioner
     from fortekit.search.eval.stage1 import Stage1Output
     from fortekit.search.formula_scoring import FormulaScoringConfig
     from fortekit.search.index.audio_index import AudioIndex
@@ -70,6 +70,10 @@ class BeirData:
         stage1_dir: where Stage 1's cache goes.
         stage1_key: what Stage 1's results depend on besides its configuration.
         device: for Stage 1 and the projection.
+        captioner: a captioner plug-in that captions the items' audio files: its captions are the
+            item texts Stage 3 parses and Stage 1's corpus reads (None: the items' stored text).
+            With audio items and a generated collection, the stored text is the generator's
+            caption, so a fair audio benchmark passes one (e.g. ``tagger``).
         log: progress lines.
     """
 
@@ -79,7 +83,7 @@ class BeirData:
         formula: FormulaScoringConfig | None = None, alpha: float = 0.3, top_n: int = 50,
         projection: Path | None = None, stage1_dir: Path | None = None,
         stage1_key: dict[str, Any] | None = None, device: str = "auto",
-        log: Callable[[str], None] | None = None,
+        captioner: Captioner | None = None, log: Callable[[str], None] | None = None,
     ) -> None:
         self.collection = collection
         self.backbone = backbone
@@ -93,6 +97,9 @@ class BeirData:
         self.stage1_dir = stage1_dir
         self.stage1_key = stage1_key or {}
         self.device = device
+        self.captioner = captioner
+        self.item_text_source = ("stored text" if captioner is None
+                                 else str(getattr(captioner, "name", "captioner")))
         self.log = log or (lambda line: None)
         self.seconds: dict[str, float] = {}
         self.item_sources: dict[str, int] = {}
@@ -171,10 +178,46 @@ class BeirData:
         """Pred(Π(text)) per item: its own caption, parsed once."""
         from fortekit.search.rerank import item_predicates_from_captions
 
+        texts = self.item_texts
         tick = time.perf_counter()
-        sets = item_predicates_from_captions([item.text for item in self.collection.items])
+        sets = item_predicates_from_captions(texts)
         self._timed("parse_items", tick)
         return sets
+
+    @cached_property
+    def item_formulas(self) -> list[Formula | None]:
+        """Π(text) per item (the captioner's caption with ``captioner``), for the order check."""
+        from fortekit.search.item_captions import item_formulas_from_captions
+
+        texts = self.item_texts
+        tick = time.perf_counter()
+        formulas = item_formulas_from_captions(texts)
+        self._timed("parse_items", tick)
+        return formulas
+
+    @cached_property
+    def item_texts(self) -> list[str]:
+        """Each item's text: its stored text, or the captioner's caption of its audio file.
+
+        Raises:
+            EvaluationError: a captioner is given but an item has no audio file (E590).
+        """
+        items = self.collection.items
+        if self.captioner is None:
+            return [item.text or "" for item in items]
+        from fortekit.errors import Errors, EvaluationError
+        from fortekit.search.item_captions import captions_from_captioner
+
+        missing = [item.id for item in items if item.audio is None]
+        if missing:
+            raise EvaluationError(Errors.E590.format(
+                count=len(missing), total=len(items), example=missing[0], captioner=self.item_text_source,
+            ))
+        tick = time.perf_counter()
+        texts = captions_from_captioner(self.captioner, [str(item.audio) for item in items])
+        self._timed("caption_items", tick)
+        self.log(f"captioned {len(texts)} items with {self.item_text_source}, e.g. {texts[0]!r}")
+        return texts
 
     @cached_property
     def stage1(self) -> tuple[Stage1Output, list[Formula | None]]:
@@ -203,8 +246,8 @@ class BeirData:
         """The items' own captions with the items' rows, parsed once (Stage 1's corpus and feedback)."""
         from fortekit.search.stage1.corpus import CaptionCorpus, parse_captions_once
 
+        texts = self.item_texts
         tick = time.perf_counter()
-        texts = [item.text or "" for item in self.collection.items]
         corpus = CaptionCorpus(self.items, texts, parse_captions_once(texts), normalised=True)
         self._timed("parse_items", tick)
         return corpus
@@ -225,7 +268,8 @@ class BeirData:
     def _index(self, predicate_sets: list[frozenset[PredicateSymbol]] | None) -> AudioIndex:
         from fortekit.search.index.audio_index import AudioIndex
 
-        texts = [item.text for item in self.collection.items]
+        texts = self.item_texts if predicate_sets is not None or self.captioner is not None else [
+            item.text for item in self.collection.items]
         return AudioIndex.from_captions(self.item_ids, texts, self.backbone.name,
                                         embeddings=self.items.numpy(), parse_captions=False,
                                         predicate_sets=predicate_sets)

@@ -4,7 +4,8 @@ The folder is read by :func:`fortekit.search.eval.beir.load_beir`; the systems c
 :data:`fortekit.search.eval.beir_systems.SYSTEMS`; the metrics are trec_eval's through
 ir-measures (:mod:`fortekit.search.eval.beir_metrics`), with violation@10 when the folder has
 ``item_concepts.jsonl`` (read for that metric only). Outputs in ``out``: ``metrics.json``,
-``results.md``, ``per_query/<system>.jsonl``, ``config.json`` and Stage 1's cache ``stage1/``.
+``results.md``, ``per_query/<system>.jsonl``, ``config.json``, Stage 1's cache ``stage1/`` and,
+with audio items, ``modality_gap.png``.
 
 Example:
     >>> settings = BeirSettings(beir=Path("negation/audiocaps_val"), out=Path("runs/val"),
@@ -53,9 +54,14 @@ class BeirSettings:
     Attributes:
         beir: the BEIR folder.
         out: the output directory.
-        systems: the systems to run (``baseline`` is added first when missing).
+        systems: the systems to run (``baseline`` is added first when missing; empty: those run
+            by default, every one but ``S1`` and ``S2``).
         by: the metadata fields to break down by (None: every field with 2-10 values).
         backbone: the encoder's registered name.
+        backbone_options: its options (e.g. ``{"model": "runs/clap"}`` for ``small-clap``).
+        captioner: a captioner plug-in that captions the audio items (Stage 3's and Stage 1's
+            item texts), or None: the items' stored text.
+        captioner_options: its options.
         device: "auto", "cpu", "cuda", ...
         anchors: Stage 1's anchor setting, "none", "proxy" or "feedback".
         elaborator: Stage 1's elaborator, "lexical" or "corpus" (the items' own captions).
@@ -65,6 +71,8 @@ class BeirSettings:
         alpha: Stage 3's weight of s_pred.
         top_n: how many items Stage 3 re-ranks.
         limit_queries: only the first N queries (quick runs).
+        umap: with audio items, draw ``modality_gap.png`` (:mod:`fortekit.search.eval.beir_gap`);
+            its statistics go to ``metrics.json`` either way.
         violation_kinds: violation@10 is computed for queries whose metadata names a concept
             ``b`` and whose ``kind`` is one of these (or that have no ``kind``): exclusions. For
             an "A and B" query a top 10 mentioning B is what was asked for, not a violation.
@@ -75,9 +83,12 @@ class BeirSettings:
 
     beir: Path
     out: Path
-    systems: tuple[str, ...] = tuple(SYSTEMS)
+    systems: tuple[str, ...] = ()
     by: tuple[str, ...] | None = None
     backbone: str = "minilm"
+    backbone_options: dict[str, Any] = field(default_factory=dict)
+    captioner: str | None = None
+    captioner_options: dict[str, Any] = field(default_factory=dict)
     device: str = "auto"
     anchors: str = "none"
     elaborator: str = "lexical"
@@ -87,6 +98,7 @@ class BeirSettings:
     alpha: float = 0.3
     top_n: int = 50
     limit_queries: int | None = None
+    umap: bool = True
     violation_kinds: tuple[str, ...] = ("without",)
 
     def __post_init__(self) -> None:
@@ -110,6 +122,8 @@ class BeirSettings:
         values = {f.name: getattr(self, f.name) for f in fields(self)}
         values["formula"] = self.formula.to_dict()
         values["search"] = self.search.to_dict()
+        for name in ("backbone_options", "captioner_options"):
+            values[name] = {k: str(v) if isinstance(v, Path) else v for k, v in values[name].items()}
         return {k: str(v) if isinstance(v, Path) else v for k, v in values.items()}
 
 
@@ -201,6 +215,11 @@ def results_markdown(metrics: Mapping[str, Any]) -> str:
             first: Mapping[str, Any] = next(iter(rows.values()), {})
             count = first.get("queries", 0)
             lines += ["", f"## {name} = {value} ({count} queries)", "", _table(rows)]
+    gap = metrics.get("modality_gap")
+    if gap:
+        lines += ["", f"## Modality gap ({gap.get('pairs', 0)} query-clip pairs)", ""]
+        lines += [f"- {title}: paired cosine {row['paired_cosine']:.3f}, centroid distance "
+                  f"{row['centroid_distance']:.3f}" for title, row in gap.items() if isinstance(row, dict)]
     return "\n".join(lines) + "\n"
 
 
@@ -256,8 +275,15 @@ def run_beir_evaluation(settings: BeirSettings, log: Callable[[str], None] | Non
     data_files = _data_files(collection)
     say(f"{collection.folder}: {len(collection.items)} items, {len(collection.queries)} queries "
         f"({collection.dropped_queries} without a relevant item dropped); loading {settings.backbone}")
-    backbone = get_backbone(settings.backbone, device=settings.device)
-    key = {"version": __version__, "backbone": settings.backbone, "data": cache_key({
+    backbone = get_backbone(settings.backbone, **{"device": settings.device, **settings.backbone_options})
+    captioner = None
+    if settings.captioner is not None:
+        from fortekit.plugins import get_captioner
+
+        captioner = get_captioner(settings.captioner, **settings.captioner_options)
+    options = {k: str(v) for k, v in settings.backbone_options.items()}
+    key = {"version": __version__, "backbone": settings.backbone, "backbone_options": options,
+           "captioner": settings.captioner, "data": cache_key({
         "corpus": data_files["corpus"]["sha256"], "queries": data_files["queries"]["sha256"],
         "limit_queries": settings.limit_queries,
     })}
@@ -265,7 +291,7 @@ def run_beir_evaluation(settings: BeirSettings, log: Callable[[str], None] | Non
                     elaborator=settings.elaborator,
                     formula=settings.formula, alpha=settings.alpha, top_n=settings.top_n,
                     projection=settings.projection, stage1_dir=settings.out / "stage1", stage1_key=key,
-                    device=settings.device, log=say)
+                    device=settings.device, captioner=captioner, log=say)
     records: dict[str, list[dict[str, Any]]] = {}
     timings: dict[str, dict[str, float]] = {}
     files: list[Path] = []
@@ -302,12 +328,19 @@ def run_beir_evaluation(settings: BeirSettings, log: Callable[[str], None] | Non
                              "queries": len(output.seconds),
                              "refined": output.refined, "from_cache": output.from_cache,
                              "ms_per_query": 1000 * output.seconds_per_query}
+    if data.item_sources.get("audio"):
+        from fortekit.search.eval.beir_gap import modality_gap
+
+        metrics["modality_gap"] = modality_gap(data, settings.out, draw=settings.umap, log=say)
+        if str(metrics["modality_gap"].get("plot", "")).endswith(".png"):
+            files.append(settings.out / "modality_gap.png")
     seconds = time.perf_counter() - started
     metrics["seconds"] = seconds
     config = {
         "settings": settings.to_dict(), "data": data_files, "versions": _versions(),
         "counts": {"items": len(collection.items), "queries": len(collection.queries),
-                   "dropped_queries": collection.dropped_queries, "item_sources": data.item_sources},
+                   "dropped_queries": collection.dropped_queries, "item_sources": data.item_sources,
+                   "item_texts": data.item_text_source},
         "breakdown_fields": by, "stage1_key": key,
         "systems": {name: SYSTEMS[name].description for name in settings.systems},
         "item_concepts": "read for violation@10 only" if collection.item_concepts is not None else None,

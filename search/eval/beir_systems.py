@@ -15,14 +15,21 @@ ones, in table order:
 * ``full``: Stage 1, formula scoring of phi*, then Stage 3 (polarity) with Pred(phi*); the
   items through the Stage 2 head when one is given (``--projection``).
 
+Three systems run only when named in ``--systems``: ``S1`` (Stage 1's q* against the items,
+nothing else) and ``S2`` (f_T(q) against the items through the Stage 2 head of
+``--projection``, which it requires), the ablation of one stage at a time; and
+``default+order``, ``default`` whose top 50 are then sorted by a formula-level order check
+(:mod:`fortekit.search.eval.order_check`: the query's ``Before(x, y)`` against the item caption's),
+an experiment of the benchmark that ``fortekit search`` does not run.
+
 Everything a system needs is computed on first use and kept: a run of ``baseline`` alone
 never parses a caption or searches Stage 1. ``item_concepts.jsonl`` is not read here.
 
 Example:
-    >>> list(SYSTEMS)
+    >>> [name for name, spec in SYSTEMS.items() if spec.by_default]
     ['baseline', 'S3-paper', 'S3-polarity', 'S3-default', 'formula', 'default', 'S1+formula', 'full']
-    >>> parse_systems("formula,S3-paper")
-    ['baseline', 'formula', 'S3-paper']
+    >>> parse_systems("formula,S3-paper,S2")
+    ['baseline', 'formula', 'S3-paper', 'S2']
 """
 
 from __future__ import annotations
@@ -74,6 +81,7 @@ class SystemSpec:
         description: one line for the docs and ``config.json``.
         query_steps: the preparation steps of ``BeirData.seconds`` on the query side (for ms/query).
         item_steps: those on the item side (for s / 1,000 items).
+        by_default: run when ``--systems`` is left out (else only when named).
     """
 
     name: str
@@ -81,6 +89,7 @@ class SystemSpec:
     description: str
     query_steps: tuple[str, ...] = ("encode_queries",)
     item_steps: tuple[str, ...] = ("encode_items",)
+    by_default: bool = True
 
 
 SYSTEMS: dict[str, SystemSpec] = {}
@@ -100,7 +109,7 @@ def register_system(spec: SystemSpec) -> SystemSpec:
 
 
 def parse_systems(spec: str | None) -> list[str]:
-    """The systems of ``--systems`` (None: all), in the given order, with ``baseline`` first.
+    """The systems of ``--systems`` (None: all run by default), in the given order, ``baseline`` first.
 
     The baseline is always run: the paired t-tests compare every system with it.
 
@@ -108,7 +117,7 @@ def parse_systems(spec: str | None) -> list[str]:
         EvaluationError: an unknown name (E506).
     """
     if spec is None:
-        return list(SYSTEMS)
+        return [name for name, system in SYSTEMS.items() if system.by_default]
     names = [name.strip() for name in spec.split(",") if name.strip()]
     lowered = {name.lower(): name for name in SYSTEMS}
     chosen: list[str] = []
@@ -179,6 +188,40 @@ def _default(data: BeirData) -> SystemRanking:
     return _ranking(retriever, data.queries, data.query_formulas)
 
 
+def _s1(data: BeirData) -> SystemRanking:
+    """Stage 1 alone: q* against the items, no formula scoring, no re-ranking."""
+    output, _ = data.stage1
+    return _ranking(data.retriever(formula=False, rerank=None), output.q_star, None,
+                    extra={"refined": output.refined_texts})
+
+
+def _s2(data: BeirData) -> SystemRanking:
+    """Stage 2 alone: f_T(q) against h(e_a), the items through the head of ``--projection``."""
+    if data.projection is None:
+        raise EvaluationError(Errors.E508.format(
+            problem="the system S2 needs a Stage 2 head", fix="Pass --projection DIR, or leave S2 out.",
+        ))
+    return _ranking(data.retriever(formula=False, rerank=None, projected=True), data.queries, None)
+
+
+def _default_order(data: BeirData) -> SystemRanking:
+    """``default``, then the order check on its top N: agreeing items first, reversed ones last."""
+    from fortekit.search.eval.order_check import event_orders, order_agreement
+
+    base = _default(data)
+    items = data.item_formulas
+    tick = time.perf_counter()
+    order = base.order.copy()
+    head = min(data.top_n, order.shape[1])
+    for row, phi in enumerate(data.query_formulas):
+        if not event_orders(phi):
+            continue
+        top = order[row, :head]
+        agreement = np.array([order_agreement(phi, items[int(i)]) for i in top])
+        order[row, :head] = top[np.argsort(-agreement, kind="stable")]
+    return SystemRanking(order, base.seconds + time.perf_counter() - tick, base.extra)
+
+
 def _full(data: BeirData) -> SystemRanking:
     from fortekit.search.rerank import DEFAULT_ALPHA
 
@@ -192,19 +235,28 @@ def _full(data: BeirData) -> SystemRanking:
 for _spec in (
     SystemSpec("baseline", _baseline, "f_T(q) · item: the frozen retriever"),
     SystemSpec("S3-paper", _stage3("paper"), "Stage 3, the paper's s_pred, Pred(Π(q)), top 50, alpha 0.3",
-               ("encode_queries", "parse_queries"), ("encode_items", "parse_items")),
+               ("encode_queries", "parse_queries"), ("caption_items", "encode_items", "parse_items")),
     SystemSpec("S3-polarity", _stage3("polarity"), "Stage 3, polarity-aware s_pred, Pred(Π(q))",
-               ("encode_queries", "parse_queries"), ("encode_items", "parse_items")),
+               ("encode_queries", "parse_queries"), ("caption_items", "encode_items", "parse_items")),
     SystemSpec("S3-default", _stage3("polarity", 0.03),
                "Stage 3's default: polarity-aware s_pred, alpha 0.03",
-               ("encode_queries", "parse_queries"), ("encode_items", "parse_items")),
+               ("encode_queries", "parse_queries"), ("caption_items", "encode_items", "parse_items")),
     SystemSpec("formula", _formula, "formula scoring of Π(q) over the items",
                ("encode_queries", "parse_queries")),
     SystemSpec("default", _default, "formula scoring of Π(q), then Stage 3's default (alpha 0.03)",
-               ("encode_queries", "parse_queries"), ("encode_items", "parse_items")),
+               ("encode_queries", "parse_queries"), ("caption_items", "encode_items", "parse_items")),
     SystemSpec("S1+formula", _s1_formula, "Stage 1's q* and formula scoring of phi*", ("stage1",)),
     SystemSpec("full", _full,
                "Stage 1, formula scoring of phi*, Stage 3's default (alpha 0.03) (+ Stage 2: --projection)",
-               ("stage1",), ("encode_items", "parse_items", "project_items")),
+               ("stage1",), ("caption_items", "encode_items", "parse_items", "project_items")),
+    SystemSpec("S1", _s1, "Stage 1's q* alone (no formula scoring, no Stage 3)", ("stage1",),
+               by_default=False),
+    SystemSpec("default+order", _default_order,
+               "default, then its top 50 sorted by the order check of Before(x, y) against the item "
+               "caption's formula (search/eval/order_check.py; benchmark only)",
+               ("encode_queries", "parse_queries"), ("caption_items", "encode_items", "parse_items"),
+               by_default=False),
+    SystemSpec("S2", _s2, "f_T(q) against the items through the Stage 2 head (--projection)",
+               ("encode_queries",), ("encode_items", "project_items"), by_default=False),
 ):
     register_system(_spec)

@@ -1,0 +1,90 @@
+"""A formula-level order check: does an item's caption put the query's events in the same order?
+
+The caption parser Π writes "a dog barks, then a bell rings" as
+``∃x ∃y [Dog(x) ∧ Barking(x) ∧ Before(x, y) ∧ Bell(y) ∧ Ringing(y)]``. An *event order* of a
+formula is each asserted ``Before(a, b)`` between two different variables, as the pair
+(unary predicate names of a, unary predicate names of b). A query's order is checked against
+the item caption's formula: an item pair whose sides share a predicate name with the query's
+sides, in the same direction, agrees (+1); in the opposite direction, disagrees (-1); no such
+pair says nothing (0). Pure logic: no torch here.
+
+Example:
+    >>> from fortekit.fol import parse_formula
+    >>> q = parse_formula("∃x ∃y [Dog(x) ∧ Barking(x) ∧ Before(x, y) ∧ Bell(y) ∧ Ringing(y)]")
+    >>> same = parse_formula("∃x ∃y [Loud(x) ∧ Dog(x) ∧ Before(x, y) ∧ Bell(y)]")
+    >>> swapped = parse_formula("∃x ∃y [Bell(x) ∧ Ringing(x) ∧ Before(x, y) ∧ Dog(y)]")
+    >>> order_agreement(q, same), order_agreement(q, swapped), order_agreement(q, None)
+    (1.0, -1.0, 0.0)
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from fortekit.fol.ast import Formula
+
+__all__ = ["ORDER_PREDICATES", "event_orders", "order_agreement"]
+
+ORDER_PREDICATES = frozenset({"Before"})
+"""Binary predicates that say their first argument sounds before the second."""
+
+Side = frozenset[str]
+
+
+def event_orders(phi: Formula | None) -> list[tuple[Side, Side]]:
+    """The asserted ``Before(a, b)`` of ``phi`` as (predicates of a, predicates of b).
+
+    A ``Before`` under a negation, between a variable and itself, or with a side that has no
+    unary predicate is left out (it orders nothing that can be compared).
+
+    Example:
+        >>> from fortekit.fol import parse_formula
+        >>> event_orders(parse_formula("∃x ∃y [Rain(x) ∧ Before(x, y) ∧ Thunder(y)]"))
+        [(frozenset({'Rain'}), frozenset({'Thunder'}))]
+    """
+    from fortekit.fol.ast import Var
+    from fortekit.fol.predicates import Polarity, atom_occurrences
+
+    if phi is None:
+        return []
+    unary: dict[str, set[str]] = {}
+    relations: list[tuple[str, str]] = []
+    for atom, polarity in atom_occurrences(phi):
+        if polarity is not Polarity.POSITIVE:
+            continue
+        if atom.arity == 1 and isinstance(atom.args[0], Var):
+            unary.setdefault(atom.args[0].name, set()).add(atom.predicate)
+        elif atom.arity == 2 and atom.predicate in ORDER_PREDICATES:
+            first, second = atom.args
+            if isinstance(first, Var) and isinstance(second, Var) and first.name != second.name:
+                relations.append((first.name, second.name))
+    return [(frozenset(unary[a]), frozenset(unary[b])) for a, b in relations if unary.get(a) and unary.get(b)]
+
+
+def order_agreement(query: Formula | None, item: Formula | None) -> float:
+    """The mean over the query's event orders of +1 (the item agrees), -1 (reversed), 0 (unknown).
+
+    Args:
+        query: the query's formula (Π(q) or phi*).
+        item: the item caption's formula, or None (no caption: 0).
+
+    Returns:
+        A value in [-1, 1]; 0 when the query states no order.
+
+    Example:
+        >>> from fortekit.fol import parse_formula
+        >>> order_agreement(parse_formula("Rain(x)"), parse_formula("Rain(x)"))
+        0.0
+    """
+    wanted = event_orders(query)
+    if not wanted:
+        return 0.0
+    found = event_orders(item)
+    total = 0.0
+    for first, second in wanted:
+        if any(first & u and second & v for u, v in found):
+            total += 1.0
+        elif any(first & v and second & u for u, v in found):
+            total -= 1.0
+    return total / len(wanted)
