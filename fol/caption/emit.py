@@ -287,22 +287,28 @@ def candidates(
     # itself; where an attachment error would write R(x, x), the relation goes and a
     # verb keeps its subject only (option 'reflexive_relations' in grammars/arc_rules.toml).
     reflexive = bool(graph.rules.option("reflexive_relations", False))
+    parent, rule_of = graph.parent, graph.rule_of
     for tok in view.tokens:
         i = tok.i
         if not emit[i] or i in done:
             continue
-        found = _lemma_of(graph, tok, lemmas)
+        found = lemmas.get(i, _MISSING)  # _lemma_of's own cache, read inline
+        if found is _MISSING:
+            found = _lemma_of(graph, tok, lemmas)
         if found is None:
             continue
         lemma, pos = found
-        node = find(i)
+        node = parent[i]
+        if parent[node] != node:  # find(i) without a call when i is its node or a child of it
+            node = find(i)
         negation = negated[i]
         # A negated predicate's provenance is the rule that negated it ('neg'), a
         # denied entity's noun the rule that excluded it ('prep-without').
-        source = excluded.get(i) or negation or graph.rule_of[i].id
-        objects = _objects(graph, tok, lemma) if tok.pos == "VERB" else None
+        source = excluded.get(i) or negation or rule_of[i].id
+        tag = tok.pos
+        objects = _objects(graph, tok, lemma) if tag == "VERB" else None
         subject = subject_of.get(i)
-        if not objects and (subject is None or tok.pos not in ("VERB", "ADJ")):  # the common case
+        if not objects and (subject is None or tag not in ("VERB", "ADJ")):  # the common case
             out.append(Candidate(lemma, pos, (node,), negation is not None, source, (i,)))
             continue
         holders = [node]

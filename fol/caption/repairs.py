@@ -24,6 +24,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeAlias
 
 from fortekit.fol.caption.conditions import holds
 from fortekit.fol.caption.lemmas import WordNetLemmas
@@ -349,7 +350,8 @@ REPAIRS: dict[str, Repair] = {
 }
 
 
-_Step = tuple[ArcRule, "frozenset[str] | None", "frozenset[str] | None", "frozenset[str] | None", Repair]
+_Labels: TypeAlias = "frozenset[str] | None"
+_Step = tuple[ArcRule, _Labels, _Labels, _Labels, _Labels, _Labels, Repair]
 _PLANS: dict[int, tuple[tuple[ArcRule, ...], tuple[_Step, ...]]] = {}
 
 
@@ -359,7 +361,10 @@ def _plan(repairs: tuple[ArcRule, ...]) -> tuple[_Step, ...]:
     if found is None or found[0] is not repairs:
         if len(_PLANS) > 64:
             _PLANS.clear()
-        steps = tuple((r, r.when.arc, r.when.pos, r.when.lemma, REPAIRS[r.action]) for r in repairs)
+        steps = tuple(
+            (r, r.when.arc, r.when.pos, r.when.lemma, r.when.has_child, r.when.head_arc, REPAIRS[r.action])
+            for r in repairs
+        )
         found = _PLANS[id(repairs)] = (repairs, steps)
     return found[1]
 
@@ -409,23 +414,23 @@ def apply_repairs(view: TokenView, repairs: tuple[ArcRule, ...], lex: WordNetLem
     """
     changed = 0
     by_dep, by_pos = _index(view)
-    for rule, arcs, poses, lemmas, action in _plan(repairs):
+    for rule, arcs, poses, lemmas, has_child, head_arc, action in _plan(repairs):
         # Only the tokens with one of the rule's labels (or POS): most repairs need a
         # label this caption lacks, for the token, its head or a child.
-        when = rule.when
-        if (when.has_child is not None and when.has_child.isdisjoint(by_dep)) or (
-            when.head_arc is not None and when.head_arc.isdisjoint(by_dep)
+        if (has_child is not None and has_child.isdisjoint(by_dep)) or (
+            head_arc is not None and head_arc.isdisjoint(by_dep)
         ):
             continue
+        when = rule.when
         if arcs is not None:
-            found = [by_dep[arc] for arc in arcs if arc in by_dep]
-            if not found:
+            if arcs.isdisjoint(by_dep):  # the common case: no token with the label
                 continue
+            found = [by_dep[arc] for arc in arcs if arc in by_dep]
             pool = found[0] if len(found) == 1 else _merged(found)
         elif poses is not None:
-            found = [by_pos[pos] for pos in poses if pos in by_pos]
-            if not found:
+            if poses.isdisjoint(by_pos):
                 continue
+            found = [by_pos[pos] for pos in poses if pos in by_pos]
             pool = found[0] if len(found) == 1 else _merged(found)
         else:
             pool = list(view.tokens)
