@@ -14,7 +14,7 @@ from __future__ import annotations
 from fortekit.fol.caption.rules import Conditions
 from fortekit.fol.caption.tokens import Tok, TokenView
 
-__all__ = ["holds"]
+__all__ = ["beyond_word", "holds"]
 
 
 def _word_in(tok: Tok, words: frozenset[str]) -> bool:
@@ -44,6 +44,15 @@ def holds(when: Conditions, view: TokenView, tok: Tok) -> bool:
         return False
     if when.not_lemma is not None and _word_in(tok, when.not_lemma):
         return False
+    return beyond_word(when, view, tok)
+
+
+def beyond_word(when: Conditions, view: TokenView, tok: Tok) -> bool:
+    """:func:`holds` for a token whose own tests (label, POS, tag, lemmas) are known to pass.
+
+    :meth:`~fortekit.fol.caption.rules.RuleSet.rules_for_word` does those once per word,
+    so Pass 1 asks only about the head, the children and the object.
+    """
     if (
         when.head_arc is not None
         or when.head_pos is not None

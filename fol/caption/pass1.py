@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from fortekit.fol.caption.conditions import holds
+from fortekit.fol.caption.conditions import beyond_word
 from fortekit.fol.caption.lemmas import WordNetLemmas
 from fortekit.fol.caption.rules import ARC_ACTIONS, ArcRule, Conditions, RuleSet
 from fortekit.fol.caption.temporal import TemporalActions
@@ -181,8 +181,8 @@ class Graph(TemporalActions):
             # the word's own tests are done once per word: the rules left test its head,
             # children or object; the second answer applies when none of them does
             tests, chosen = for_word(tok.dep, tok.pos, tok.tag, tok.lemma, tok.lower)
-            for rule in tests:
-                if holds(rule.when, view, tok):
+            for rule in tests:  # their tests of the word pass: only the rest is asked
+                if beyond_word(rule.when, view, tok):
                     chosen = rule
                     break
             if chosen is not None:
