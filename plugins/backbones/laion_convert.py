@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from fortekit._hf_progress import quiet_model_loading
 from fortekit.errors import Errors, ModelLoadError, ModelNotFoundError, PluginOptionError
 from fortekit.plugins._runtime import require
+from fortekit.plugins.backbones._checkpoint import strip_prefix
 from fortekit.plugins.backbones.laion_keys import IGNORED, audio_model_name, clap_config, from_laion
 
 if TYPE_CHECKING:
@@ -162,9 +163,7 @@ def _state_dict(torch: Any, loaded: Any, file: Path) -> dict[str, torch.Tensor]:
                 sample="none",
             )
         )
-    tensors = {str(k): v for k, v in loaded.items() if isinstance(v, torch.Tensor)}
-    if tensors and all(key.startswith("module.") for key in tensors):
-        tensors = {key.removeprefix("module."): value for key, value in tensors.items()}
+    tensors = strip_prefix({str(k): v for k, v in loaded.items() if isinstance(v, torch.Tensor)})
     needed = ("audio_branch.patch_embed.proj.weight", "text_branch.embeddings.word_embeddings.weight")
     missing = [key for key in needed if key not in tensors]
     if missing:
