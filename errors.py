@@ -400,6 +400,12 @@ class Errors(metaclass=_Messages):
         "Cannot write per-query record {index} to {path}: {problem}. Records hold JSON values "
         "(str, numbers, bools, None, lists, dicts; numpy scalars and arrays are converted)."
     )
+    E494 = (
+        "The label evidence cannot be used: {problem}. Label evidence is one phrase per label "
+        "(\"a dog barking\") and an (items, labels) matrix of probabilities in [0, 1], one row per "
+        "item of the index, as a tagger's label_probabilities() returns it (docs/search.md, "
+        "'Label evidence')."
+    )
 
     # --- E500-E519: search/eval, multi-relevance collections: BEIR folders, `fortekit eval --beir` ---
     E500 = (

@@ -27,7 +27,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from fortekit.plugins.protocols import AudioInput, AudioItem, Backbone, Captioner, Elaboration, Elaborator
+from fortekit.plugins.protocols import (
+    AudioInput,
+    AudioItem,
+    Backbone,
+    Captioner,
+    Elaboration,
+    Elaborator,
+    LabelTagger,
+)
 from fortekit.plugins.registry import KINDS, REGISTRIES, PluginInfo
 
 __all__ = [
@@ -38,6 +46,7 @@ __all__ = [
     "Captioner",
     "Elaboration",
     "Elaborator",
+    "LabelTagger",
     "PluginInfo",
     "available_backbones",
     "available_captioners",

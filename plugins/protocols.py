@@ -33,6 +33,7 @@ __all__ = [
     "Captioner",
     "Elaboration",
     "Elaborator",
+    "LabelTagger",
 ]
 
 
@@ -144,6 +145,22 @@ class Captioner(Protocol):
 
     def caption(self, items: Sequence[AudioInput]) -> list[str]:
         """One caption per item, in order."""
+        ...
+
+
+@runtime_checkable
+class LabelTagger(Protocol):
+    """A captioner that also says how likely each of its sound labels is in each item.
+
+    Formula scoring reads the probabilities as label evidence
+    (:class:`~fortekit.search.evidence.LabelEvidence`) for the clauses a label grounds;
+    the ``tagger`` captioner is one.
+    """
+
+    name: str
+
+    def label_evidence(self, items: Sequence[AudioInput]) -> Any:
+        """A :class:`~fortekit.search.evidence.LabelEvidence` with one row per item, in order."""
         ...
 
 

@@ -19,14 +19,19 @@ from fortekit.search.clauses import ClauseTree
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["CALIBRATIONS", "NEGATIONS", "TNORMS", "FormulaScoringConfig", "QueryPlan", "TextEncoder"]
+__all__ = [
+    "CALIBRATIONS", "EVIDENCE_SCOPES", "NEGATIONS", "TNORMS", "FormulaScoringConfig", "QueryPlan",
+    "TextEncoder",
+]
 
 TNorm = Literal["min", "product"]
 Negation = Literal["complement", "subtract"]
 Calibration = Literal["zscore", "minmax", "none"]
+EvidenceScope = Literal["negated", "all"]
 TNORMS: tuple[str, ...] = ("min", "product")
 NEGATIONS: tuple[str, ...] = ("complement", "subtract")
 CALIBRATIONS: tuple[str, ...] = ("zscore", "minmax", "none")
+EVIDENCE_SCOPES: tuple[str, ...] = ("negated", "all")
 TextEncoder = Callable[[Sequence[str]], "torch.Tensor"]
 
 
@@ -55,6 +60,12 @@ class FormulaScoringConfig:
             items (by whole-query similarity) instead of over the collection; None: the collection.
         calibration_sample: the most items the calibration statistics are taken over.
         max_clauses: the most clauses per formula (None: ``grammars/clauses.toml``).
+        evidence_weight: with label evidence from a tagger (:mod:`fortekit.search.evidence`),
+            the weight of a grounded clause's label probability against its calibrated
+            similarity, in [0, 1]; 0 ignores the evidence.
+        evidence_match: the least cosine between a clause's text and a label phrase for the
+            clause to be grounded on that label.
+        evidence_scope: which clauses the evidence judges: ``"negated"`` (exclusions) or ``"all"``.
 
     Raises:
         EvaluationError: a setting out of range (E480).
@@ -78,6 +89,9 @@ class FormulaScoringConfig:
     negated_scope: int | None = None
     calibration_sample: int = 4096
     max_clauses: int | None = None
+    evidence_weight: float = 1.0
+    evidence_match: float = 0.6
+    evidence_scope: EvidenceScope = "negated"
 
     def __post_init__(self) -> None:
         checks: list[tuple[bool, str, str, object]] = [
@@ -105,6 +119,12 @@ class FormulaScoringConfig:
              self.calibration_sample),
             (self.max_clauses is None or is_int(self.max_clauses, 1),
              "max_clauses", "None or an int >= 1", self.max_clauses),
+            (_number(self.evidence_weight) and 0.0 <= self.evidence_weight <= 1.0, "evidence_weight",
+             "a number in [0, 1]", self.evidence_weight),
+            (_number(self.evidence_match) and -1.0 <= self.evidence_match <= 1.0, "evidence_match",
+             "a number in [-1, 1]", self.evidence_match),
+            (self.evidence_scope in EVIDENCE_SCOPES, "evidence_scope",
+             f"one of {', '.join(EVIDENCE_SCOPES)}", self.evidence_scope),
         ]
         for ok, name, expected, value in checks:
             if not ok:

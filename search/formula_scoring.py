@@ -49,6 +49,7 @@ from fortekit.search.clauses import (
     leaves,
     split_clauses,
 )
+from fortekit.search.evidence import LabelEvidence, ground_clauses
 from fortekit.search.formula_config import (
     CALIBRATIONS,
     NEGATIONS,
@@ -166,6 +167,7 @@ class FormulaScorer:
         *,
         candidates: torch.Tensor | None = None,
         plans: Sequence[QueryPlan] | None = None,
+        evidence: LabelEvidence | None = None,
     ) -> torch.Tensor:
         """The blended score of every (query, item) pair, or of each query's candidate items.
 
@@ -176,12 +178,15 @@ class FormulaScorer:
             candidates: optional (queries, k) item indices: score only these (the first pass's
                 top k), ``query_scores`` being their similarities.
             plans: the :meth:`plan` of ``formulas``, when already made.
+            evidence: label probabilities of the items (one row per item of ``items``, from a
+                tagger): the clauses they ground are judged by them too (``evidence_weight``).
 
         Returns:
             A float32 tensor shaped like ``query_scores``, on its device.
 
         Raises:
-            EvaluationError: shapes that do not fit (E481).
+            EvaluationError: shapes that do not fit (E481); evidence for another number of
+                items (E494).
         """
         import torch
 
@@ -211,6 +216,7 @@ class FormulaScorer:
         row_of = {text: row for row, text in enumerate(texts)}
         location, spread = clause_statistics(clause_matrix, item_matrix, self.config)
         config = self.config
+        grounded = self._ground(evidence, clause_matrix, int(item_matrix.shape[0]))
         for q, plan in enumerate(plans):
             if plan.tree is None:
                 continue
@@ -220,8 +226,11 @@ class FormulaScorer:
             where, scale = location[rows], spread[rows]
             if self.config.negated_scope is not None and any(plan.negated):
                 where, scale = scoped_statistics(sims, out[q], where, scale, plan.negated, config)
-            truth = calibrate(sims, where, scale, plan.negated, config)
-            logic = evaluate_tree(plan.tree, list(truth), config)
+            truth = list(calibrate(sims, where, scale, plan.negated, config))
+            if grounded is not None and evidence is not None:
+                truth = self._with_evidence(truth, rows, plan.negated, grounded, evidence,
+                                            None if candidates is None else candidates[q])
+            logic = evaluate_tree(plan.tree, truth, config)
             gamma = config.gamma
             if config.conjunction_gamma is not None and not any(plan.negated):
                 gamma = config.conjunction_gamma
@@ -233,6 +242,39 @@ class FormulaScorer:
             out[q] = (1.0 - gamma) * out[q] + gamma * logic
         return out
 
+    def _ground(self, evidence: LabelEvidence | None, clause_matrix: torch.Tensor,
+                n_items: int) -> list[int | None] | None:
+        """Per clause row, its label in ``evidence`` (None: no label close enough); None without evidence."""
+        import torch
+
+        if evidence is None or self.config.evidence_weight == 0.0:
+            return None
+        if len(evidence) != n_items:
+            raise EvaluationError(Errors.E494.format(
+                problem=f"it has {len(evidence)} rows for {n_items} items",
+            ))
+        labels = torch.as_tensor(self._encode(list(evidence.labels))).detach().to("cpu", torch.float32)
+        if labels.ndim != 2 or labels.shape[0] != len(evidence.labels):
+            raise EvaluationError(Errors.E481.format(
+                problem=f"the encoder returned shape {tuple(labels.shape)} for {len(evidence.labels)} labels",
+            ))
+        labels = torch.nn.functional.normalize(labels, dim=1).to(clause_matrix.device)
+        return ground_clauses(clause_matrix, labels, self.config.evidence_match)
+
+    def _with_evidence(
+        self, truth: list[torch.Tensor], rows: list[int], negated: Sequence[bool],
+        grounded: list[int | None], evidence: LabelEvidence, candidates: torch.Tensor | None,
+    ) -> list[torch.Tensor]:
+        weight = self.config.evidence_weight
+        out = list(truth)
+        for leaf, (row, is_negated) in enumerate(zip(rows, negated, strict=True)):
+            label = grounded[row]
+            if label is None or (self.config.evidence_scope == "negated" and not is_negated):
+                continue
+            probability = evidence.column(label, candidates).to(truth[leaf].device, truth[leaf].dtype)
+            out[leaf] = (1.0 - weight) * truth[leaf] + weight * probability
+        return out
+
     def rerank(
         self,
         formulas: Sequence[Formula | None],
@@ -242,6 +284,7 @@ class FormulaScorer:
         *,
         k: int | None = None,
         plans: Sequence[QueryPlan] | None = None,
+        evidence: LabelEvidence | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Re-score each query's first-pass candidates by its formula and sort them.
 
@@ -252,6 +295,7 @@ class FormulaScorer:
             items: every item vector of the collection (calibration samples them).
             k: keep the best k after re-scoring (default all n).
             plans: the :meth:`plan` of ``formulas``, when already made.
+            evidence: label probabilities of every item (see :meth:`score`).
 
         Returns:
             ``(scores, indices)``, (queries, k), best first; ties keep the first-pass order.
@@ -266,7 +310,8 @@ class FormulaScorer:
         """
         import torch
 
-        blended = self.score(formulas, top_scores, items, candidates=top_indices, plans=plans)
+        blended = self.score(formulas, top_scores, items, candidates=top_indices, plans=plans,
+                             evidence=evidence)
         order = torch.sort(blended, dim=1, descending=True, stable=True).indices
         if k is not None:
             order = order[:, :k]

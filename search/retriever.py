@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
     from fortekit.fol.ast import Formula
     from fortekit.plugins.protocols import Backbone
+    from fortekit.search.evidence import LabelEvidence
     from fortekit.search.formula_config import QueryPlan
     from fortekit.search.formula_scoring import FormulaScorer
     from fortekit.search.index.audio_index import AudioIndex
@@ -81,6 +82,9 @@ class Retriever:
         cache_dir: a directory for the on-disk text-embedding cache, or None.
         encoder: a :class:`~fortekit.search.stage1.encoder.CachedTextEncoder` to share (its text
             cache) with a caller's Stage 1 refiner; None to make one.
+        evidence: a tagger's :class:`~fortekit.search.evidence.LabelEvidence` for the index's
+            items (one row per item): formula scoring judges the clauses it grounds by it too;
+            None (default): the evidence the index stores, if any.
 
     Raises:
         AudioIndexError: an index that cannot be read (E42x) or another backbone (E609).
@@ -108,6 +112,7 @@ class Retriever:
         device: str = "auto",
         cache_dir: str | os.PathLike[str] | None = None,
         encoder: CachedTextEncoder | None = None,
+        evidence: LabelEvidence | None = None,
     ) -> None:
         from fortekit.plugins import get_backbone
         from fortekit.search.formula_scoring import FormulaScorer, FormulaScoringConfig
@@ -160,6 +165,12 @@ class Retriever:
         self.reranker: Reranker | None = Reranker() if rerank is _DEFAULT else rerank
         self.projection = projection
         self._items: torch.Tensor | None = None
+        self.evidence: LabelEvidence | None = evidence if evidence is not None else getattr(
+            self.index, "evidence", None)
+        if self.evidence is not None and len(self.evidence) != len(self.index):
+            raise EvaluationError(Errors.E494.format(
+                problem=f"it has {len(self.evidence)} rows for an index of {len(self.index)} items",
+            ))
 
     def __repr__(self) -> str:
         stages = [
@@ -174,6 +185,7 @@ class Retriever:
 
     def with_stages(
         self, *, formula: Any = _KEEP, rerank: Any = _KEEP, projection: Any = _KEEP, candidates: Any = _KEEP,
+        evidence: Any = _KEEP,
     ) -> Retriever:
         """A retriever over the same index, backbone, text cache and query side, other ranking stages.
 
@@ -186,6 +198,7 @@ class Retriever:
             rerank: a ``Reranker``, or None for off (left out: as here).
             projection: a Stage 2 head file, or None for none (left out: as here).
             candidates: first-pass items re-scored per query (left out: as here).
+            evidence: a ``LabelEvidence`` for the index's items, or None for none (left out: as here).
 
         Returns:
             The new :class:`Retriever`.
@@ -197,6 +210,12 @@ class Retriever:
 
         other = object.__new__(Retriever)
         other.__dict__.update(self.__dict__)
+        if evidence is not _KEEP:
+            if evidence is not None and len(evidence) != len(self.index):
+                raise EvaluationError(Errors.E494.format(
+                    problem=f"it has {len(evidence)} rows for an index of {len(self.index)} items",
+                ))
+            other.evidence = evidence
         if formula is not _KEEP:
             other.formula_scorer = None if formula is None else FormulaScorer(self.encoder, formula)
         if rerank is not _KEEP:
@@ -323,7 +342,8 @@ class Retriever:
         scores, rows = exact_top_k(items, vectors.detach().float().cpu(), pool)
         tick = _lap(clock, "first_pass", tick)
         if self.formula_scorer is not None:
-            scores, rows = self.formula_scorer.rerank(formulas, scores, rows, items, plans=plans)
+            scores, rows = self.formula_scorer.rerank(formulas, scores, rows, items, plans=plans,
+                                                      evidence=self.evidence)
             tick = _lap(clock, "formula", tick)
         item_sets = self.index.predicate_sets
         if self.reranker is not None and any(item_sets):

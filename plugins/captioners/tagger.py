@@ -32,7 +32,10 @@ from fortekit.plugins.audio import check_items, load_waveform
 from fortekit.plugins.protocols import AudioInput
 
 if TYPE_CHECKING:
+    import torch
+
     from fortekit.plugins.backbones._small_clap_nets import Tagger
+    from fortekit.search.evidence import LabelEvidence
 
 __all__ = ["PHRASES", "STRUCTURES", "TAGGER_FORMAT", "Tag", "TagLayout", "TaggerCaptioner", "compose_caption"]
 
@@ -235,9 +238,25 @@ class TaggerCaptioner:
         read_weights(weights, network, "tagger")
         self._model = network.to(self.device).eval()
         self.sample_rate = network.config.sample_rate
+        self._last: tuple[tuple[str, ...], torch.Tensor] | None = None
 
     def __repr__(self) -> str:
         return f"TaggerCaptioner(model={str(self.model_path)!r}, device={self.device!r})"
+
+    def _logits(self, items: Sequence[AudioInput], method: str) -> torch.Tensor:
+        """The tag logits of each clip; the last call's are kept for the same files, because
+        a benchmark asks for captions and for label evidence of one collection in turn."""
+        from fortekit.plugins.backbones.small_clap import run_batched
+
+        audio = check_items(items, method=method)
+        named = all(isinstance(item, (str, Path)) for item in audio)
+        key = tuple(str(item) for item in audio) if named else None
+        if key is not None and self._last is not None and self._last[0] == key:
+            return self._last[1]
+        waves = [load_waveform(item, self.sample_rate, index) for index, item in enumerate(audio)]
+        logits = run_batched(self._model, waves, self.layout.size, self.device, self.batch_size).cpu()
+        self._last = None if key is None else (key, logits)
+        return logits
 
     def tags(self, items: Sequence[AudioInput]) -> list[tuple[list[Tag], str]]:
         """The predicted events and structure of each clip, in order.
@@ -245,12 +264,30 @@ class TaggerCaptioner:
         Raises:
             AudioReadError, EncoderInputError: an unreadable file or a bad item.
         """
-        from fortekit.plugins.backbones.small_clap import run_batched
+        return [decode_tags(row, self.layout, self.threshold) for row in self._logits(items, "caption")]
 
-        audio = check_items(items, method="caption")
-        waves = [load_waveform(item, self.sample_rate, index) for index, item in enumerate(audio)]
-        logits = run_batched(self._model, waves, self.layout.size, self.device, self.batch_size).cpu()
-        return [decode_tags(row, self.layout, self.threshold) for row in logits]
+    @property
+    def label_phrases(self) -> tuple[str, ...]:
+        """Each class said as a caption says it ("a dog barking"), in class order."""
+        return tuple(_phrase(Tag(cls, (), 0.0)) for cls in self.layout.classes)
+
+    def label_evidence(self, items: Sequence[AudioInput]) -> LabelEvidence:
+        """How likely each class is present in each clip, for formula scoring.
+
+        Returns:
+            A :class:`~fortekit.search.evidence.LabelEvidence`: :attr:`label_phrases` and the
+            (clips, classes) presence probabilities.
+
+        Raises:
+            AudioReadError, EncoderInputError: an unreadable file or a bad item.
+        """
+        import torch
+
+        from fortekit.search.evidence import LabelEvidence
+
+        logits = self._logits(items, "label_evidence")
+        n = len(self.layout.classes)
+        return LabelEvidence(self.label_phrases, torch.sigmoid(logits[:, :n]))
 
     def caption(self, items: Sequence[AudioInput]) -> list[str]:
         """One caption per clip, in order, from its predicted tags.

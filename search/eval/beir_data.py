@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from fortekit.fol.ast import Formula
     from fortekit.plugins.protocols import Backbone, Captioner
     from fortekit.search.eval.stage1 import Stage1Output
+    from fortekit.search.evidence import LabelEvidence
     from fortekit.search.formula_scoring import FormulaScoringConfig
     from fortekit.search.index.audio_index import AudioIndex
     from fortekit.search.rerank import Reranker
@@ -252,10 +253,12 @@ class BeirData:
         self._timed("parse_items", tick)
         return corpus
 
-    def retriever(self, *, formula: bool, rerank: Reranker | None, projected: bool = False) -> Retriever:
+    def retriever(self, *, formula: bool, rerank: Reranker | None, projected: bool = False,
+                  evidence: bool = False) -> Retriever:
         """A Retriever over every item with the given stages (sharing the items and the text cache).
 
-        The items' predicate sets are parsed only for a system with Stage 3.
+        The items' predicate sets are parsed only for a system with Stage 3; the captioner's
+        label evidence is computed only for a system that asks for it (``evidence``).
         """
         from fortekit.search.formula_scoring import FormulaScoringConfig
 
@@ -263,7 +266,35 @@ class BeirData:
         if projected and self.projection is not None:
             base = self._projected_retriever
         config = (self.formula_config or FormulaScoringConfig()) if formula else None
-        return base.with_stages(formula=config, rerank=rerank)
+        return base.with_stages(formula=config, rerank=rerank, evidence=self.evidence if evidence else None)
+
+    @cached_property
+    def evidence(self) -> LabelEvidence:
+        """The captioner's label evidence for every item (a :class:`~fortekit.plugins.LabelTagger`).
+
+        Raises:
+            EvaluationError: no captioner, or one that gives no label evidence (E494); an
+                item without an audio file (E590).
+        """
+        from fortekit.errors import Errors, EvaluationError
+        from fortekit.plugins.protocols import LabelTagger
+        from fortekit.search.evidence import LabelEvidence
+
+        if self.captioner is None or not isinstance(self.captioner, LabelTagger):
+            raise EvaluationError(Errors.E494.format(
+                problem=f"the captioner {self.item_text_source!r} gives none (the systems "
+                "'formula+evidence' and 'default+evidence' need --captioner tagger, or another "
+                "captioner with label_evidence())",
+            ))
+        _ = self.item_texts  # checks every item has audio; the tagger keeps its logits for these files
+        tick = time.perf_counter()
+        evidence = self.captioner.label_evidence([str(item.audio) for item in self.collection.items])
+        if not isinstance(evidence, LabelEvidence):
+            raise EvaluationError(Errors.E494.format(
+                problem=f"label_evidence() of {self.item_text_source!r} returned {type(evidence).__name__}",
+            ))
+        self._timed("tag_items", tick)
+        return evidence
 
     def _index(self, predicate_sets: list[frozenset[PredicateSymbol]] | None) -> AudioIndex:
         from fortekit.search.index.audio_index import AudioIndex

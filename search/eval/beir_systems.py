@@ -20,7 +20,9 @@ nothing else) and ``S2`` (f_T(q) against the items through the Stage 2 head of
 ``--projection``, which it requires), the ablation of one stage at a time; and
 ``default+order``, ``default`` whose top 50 are then sorted by a formula-level order check
 (:mod:`fortekit.search.eval.order_check`: the query's ``Before(x, y)`` against the item caption's),
-an experiment of the benchmark that ``fortekit search`` does not run.
+an experiment of the benchmark that ``fortekit search`` does not run. ``formula+evidence`` and
+``default+evidence`` (only with a captioner that gives label evidence, such as ``tagger``) add
+the captioner's label probabilities to formula scoring (:mod:`fortekit.search.evidence`).
 
 Everything a system needs is computed on first use and kept: a run of ``baseline`` alone
 never parses a caption or searches Stage 1. ``item_concepts.jsonl`` is not read here.
@@ -222,6 +224,21 @@ def _default_order(data: BeirData) -> SystemRanking:
     return SystemRanking(order, base.seconds + time.perf_counter() - tick, base.extra)
 
 
+def _formula_evidence(data: BeirData) -> SystemRanking:
+    """Formula scoring of Π(q) with the captioner's label evidence (a tagger's probabilities)."""
+    retriever = data.retriever(formula=True, rerank=None, evidence=True)
+    return _ranking(retriever, data.queries, data.query_formulas)
+
+
+def _default_evidence(data: BeirData) -> SystemRanking:
+    """``default`` with the captioner's label evidence: what ``fortekit search`` gives on an
+    index that stores a tagger's evidence."""
+    from fortekit.search.rerank import DEFAULT_ALPHA
+
+    retriever = data.retriever(formula=True, rerank=_reranker(data, "polarity", DEFAULT_ALPHA), evidence=True)
+    return _ranking(retriever, data.queries, data.query_formulas)
+
+
 def _full(data: BeirData) -> SystemRanking:
     from fortekit.search.rerank import DEFAULT_ALPHA
 
@@ -256,6 +273,14 @@ for _spec in (
                "caption's formula (search/eval/order_check.py; benchmark only)",
                ("encode_queries", "parse_queries"), ("caption_items", "encode_items", "parse_items"),
                by_default=False),
+    SystemSpec("formula+evidence", _formula_evidence,
+               "formula scoring of Π(q), the clauses a label grounds judged by the captioner's label "
+               "evidence too (--captioner tagger; search/evidence.py)",
+               ("encode_queries", "parse_queries"), ("tag_items", "encode_items"), by_default=False),
+    SystemSpec("default+evidence", _default_evidence,
+               "default with the captioner's label evidence in formula scoring (--captioner tagger)",
+               ("encode_queries", "parse_queries"),
+               ("caption_items", "tag_items", "encode_items", "parse_items"), by_default=False),
     SystemSpec("S2", _s2, "f_T(q) against the items through the Stage 2 head (--projection)",
                ("encode_queries",), ("encode_items", "project_items"), by_default=False),
 ):

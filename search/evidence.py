@@ -1,0 +1,144 @@
+"""Label evidence: what a tagger hears in each item, as degrees of truth for formula scoring.
+
+Formula scoring (:mod:`fortekit.search.formula_scoring`) judges a clause ("rain falling")
+by the similarity of its text to the item's vector. A tagger (an audio classifier over a
+fixed set of sound labels) gives a second, sharper judgement for the clauses it has a label
+for: the probability that the labelled sound is in the clip. :class:`LabelEvidence` holds
+those probabilities, one row per item of the index, and the label phrases ("a dog barking",
+"rain falling"). A clause is grounded on the label whose phrase its text is closest to, in
+the retriever's own text space, when that cosine reaches ``FormulaScoringConfig.evidence_match``;
+its degree of truth is then
+
+    t = (1 - evidence_weight) * t_similarity + evidence_weight * p_label(item)
+
+for the clauses ``FormulaScoringConfig.evidence_scope`` names (negated ones by default: an
+exclusion is violated by any trace of the excluded sound, which a classifier sees better than
+a similarity does). A clause no label matches keeps its similarity. Nothing here imports
+torch at module level.
+
+Example:
+    >>> evidence = LabelEvidence(("a dog barking", "rain falling"), [[0.9, 0.1], [0.2, 0.8]])
+    >>> len(evidence), evidence.labels[1]
+    (2, 'rain falling')
+    >>> [round(v, 2) for v in evidence.column(1, [1, 0]).tolist()]
+    [0.8, 0.1]
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from fortekit.errors import Errors, EvaluationError
+
+if TYPE_CHECKING:
+    import torch
+
+__all__ = ["LabelEvidence", "ground_clauses"]
+
+
+@dataclass(frozen=True)
+class LabelEvidence:
+    """Per-item probabilities of named sound labels (one row per index item, index order).
+
+    Args:
+        labels: one phrase per label, the way a caption would say it ("a dog barking").
+        probabilities: (items, labels) values in [0, 1] (array-like or tensor).
+
+    Raises:
+        EvaluationError: no labels, an empty or repeated phrase, a shape that does not fit,
+            or a value outside [0, 1] or not finite (E494).
+
+    Example:
+        >>> LabelEvidence(("wind blowing",), [[0.25], [1.0]]).column(0).tolist()
+        [0.25, 1.0]
+    """
+
+    labels: tuple[str, ...]
+    probabilities: Any
+    _matrix: Any = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        import torch
+
+        labels = tuple(self.labels) if isinstance(self.labels, (list, tuple)) else ()
+        if not labels or not all(isinstance(label, str) and label.strip() for label in labels):
+            raise EvaluationError(Errors.E494.format(
+                problem="'labels' must be a non-empty sequence of non-empty phrases",
+            ))
+        if len(set(labels)) != len(labels):
+            raise EvaluationError(Errors.E494.format(problem="a label phrase is repeated"))
+        try:
+            matrix = torch.as_tensor(self.probabilities, dtype=torch.float32).detach().cpu()
+        except (TypeError, ValueError, RuntimeError) as exc:
+            raise EvaluationError(Errors.E494.format(
+                problem=f"'probabilities' is not a numeric matrix ({exc})",
+            )) from None
+        if matrix.ndim != 2 or matrix.shape[1] != len(labels):
+            raise EvaluationError(Errors.E494.format(
+                problem=f"'probabilities' has shape {tuple(matrix.shape)}, expected (items, {len(labels)})",
+            ))
+        if matrix.numel() and (not bool(torch.isfinite(matrix).all())
+                               or float(matrix.min()) < 0.0 or float(matrix.max()) > 1.0):
+            raise EvaluationError(Errors.E494.format(problem="a probability is outside [0, 1] or not finite"))
+        object.__setattr__(self, "labels", labels)
+        object.__setattr__(self, "_matrix", matrix)
+
+    def __len__(self) -> int:
+        return int(self._matrix.shape[0])
+
+    def column(self, label: int, rows: Sequence[int] | torch.Tensor | None = None) -> torch.Tensor:
+        """The probabilities of one label for the given item rows (all items by default).
+
+        Example:
+            >>> LabelEvidence(("bell ringing",), [[0.5], [0.0]]).column(0, [1]).tolist()
+            [0.0]
+        """
+        import torch
+
+        values: torch.Tensor = self._matrix[:, label]
+        if rows is None:
+            return values
+        picked: torch.Tensor = values[torch.as_tensor(rows, dtype=torch.long).cpu()]
+        return picked
+
+    def select(self, rows: Sequence[int]) -> LabelEvidence:
+        """The evidence of a subset of items, in the given order.
+
+        Example:
+            >>> len(LabelEvidence(("bell ringing",), [[0.5], [0.0], [1.0]]).select([2, 0]))
+            2
+        """
+        import torch
+
+        return LabelEvidence(self.labels, self._matrix[torch.as_tensor(list(rows), dtype=torch.long)])
+
+
+def ground_clauses(
+    clause_vectors: torch.Tensor, label_vectors: torch.Tensor, threshold: float,
+) -> list[int | None]:
+    """Per clause, the label whose phrase is closest to it, or None below ``threshold``.
+
+    Args:
+        clause_vectors: (clauses, d) unit vectors of the clause texts.
+        label_vectors: (labels, d) unit vectors of the label phrases (same encoder).
+        threshold: the least cosine for a clause to be grounded on a label.
+
+    Returns:
+        One label index (or None) per clause.
+
+    Example:
+        >>> import torch
+        >>> ground_clauses(torch.tensor([[1.0, 0.0], [0.6, 0.8]]), torch.eye(2), 0.9)
+        [0, None]
+    """
+    if not math.isfinite(threshold):
+        raise EvaluationError(Errors.E494.format(problem=f"the match threshold {threshold!r} is not finite"))
+    if clause_vectors.shape[0] == 0:
+        return []
+    sims = clause_vectors @ label_vectors.T
+    best = sims.max(dim=1)
+    return [int(i) if float(v) >= threshold else None
+            for v, i in zip(best.values.tolist(), best.indices.tolist(), strict=True)]
