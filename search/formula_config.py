@@ -66,6 +66,10 @@ class FormulaScoringConfig:
         evidence_match: the least cosine between a clause's text and a label phrase for the
             clause to be grounded on that label.
         evidence_scope: which clauses the evidence judges: ``"negated"`` (exclusions) or ``"all"``.
+        evidence_gamma: the weight of the logic score for a formula the evidence judges (at
+            least one clause grounded); None: ``gamma`` / ``conjunction_gamma`` as without evidence.
+            A tagger's probability is a sharper judge than a calibrated similarity, so the
+            logic may weigh more.
 
     Raises:
         EvaluationError: a setting out of range (E480).
@@ -91,7 +95,8 @@ class FormulaScoringConfig:
     max_clauses: int | None = None
     evidence_weight: float = 1.0
     evidence_match: float = 0.6
-    evidence_scope: EvidenceScope = "negated"
+    evidence_scope: EvidenceScope = "all"
+    evidence_gamma: float | None = 0.9
 
     def __post_init__(self) -> None:
         checks: list[tuple[bool, str, str, object]] = [
@@ -125,6 +130,9 @@ class FormulaScoringConfig:
              "a number in [-1, 1]", self.evidence_match),
             (self.evidence_scope in EVIDENCE_SCOPES, "evidence_scope",
              f"one of {', '.join(EVIDENCE_SCOPES)}", self.evidence_scope),
+            (self.evidence_gamma is None or (_number(self.evidence_gamma)
+                                             and 0.0 <= self.evidence_gamma <= 1.0),
+             "evidence_gamma", "None or a number in [0, 1]", self.evidence_gamma),
         ]
         for ok, name, expected, value in checks:
             if not ok:

@@ -227,13 +227,16 @@ class FormulaScorer:
             if self.config.negated_scope is not None and any(plan.negated):
                 where, scale = scoped_statistics(sims, out[q], where, scale, plan.negated, config)
             truth = list(calibrate(sims, where, scale, plan.negated, config))
+            judged = False
             if grounded is not None and evidence is not None:
-                truth = self._with_evidence(truth, rows, plan.negated, grounded, evidence,
-                                            None if candidates is None else candidates[q])
+                truth, judged = self._with_evidence(truth, rows, plan.negated, grounded, evidence,
+                                                    None if candidates is None else candidates[q])
             logic = evaluate_tree(plan.tree, truth, config)
             gamma = config.gamma
             if config.conjunction_gamma is not None and not any(plan.negated):
                 gamma = config.conjunction_gamma
+            if judged and config.evidence_gamma is not None:
+                gamma = config.evidence_gamma
             if config.saturation is not None:
                 # Every item that satisfies the formula well enough gets the same bonus, so
                 # the whole query's similarity alone orders them: the logic says what must
@@ -264,16 +267,19 @@ class FormulaScorer:
     def _with_evidence(
         self, truth: list[torch.Tensor], rows: list[int], negated: Sequence[bool],
         grounded: list[int | None], evidence: LabelEvidence, candidates: torch.Tensor | None,
-    ) -> list[torch.Tensor]:
+    ) -> tuple[list[torch.Tensor], bool]:
+        """The leaves' degrees with the evidence blended in, and whether any leaf read it."""
         weight = self.config.evidence_weight
         out = list(truth)
+        judged = False
         for leaf, (row, is_negated) in enumerate(zip(rows, negated, strict=True)):
             label = grounded[row]
             if label is None or (self.config.evidence_scope == "negated" and not is_negated):
                 continue
             probability = evidence.column(label, candidates).to(truth[leaf].device, truth[leaf].dtype)
             out[leaf] = (1.0 - weight) * truth[leaf] + weight * probability
-        return out
+            judged = True
+        return out, judged
 
     def rerank(
         self,

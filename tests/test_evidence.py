@@ -74,19 +74,30 @@ def test_the_evidence_decides_an_exclusion_the_similarity_cannot() -> None:
     assert picked.tolist() == pytest.approx(with_evidence[[1, 0]].tolist())
 
 
-def test_evidence_is_ignored_at_weight_zero_and_for_asserted_clauses_by_default() -> None:
+def test_evidence_is_ignored_at_weight_zero_and_for_asserted_clauses_in_scope_negated() -> None:
     evidence = LabelEvidence(("rain falling", "a dog barking"), [[0.95, 0.0], [0.02, 1.0]])
     query = (ITEMS @ torch.tensor([1.0, 0.0, 0.0])).unsqueeze(0)
     plain = FormulaScorer(encode, FormulaScoringConfig(calibration="none"))
     off = FormulaScorer(encode, FormulaScoringConfig(calibration="none", evidence_weight=0.0))
     assert torch.equal(off.score([PHI], query, ITEMS, evidence=evidence), plain.score([PHI], query, ITEMS))
     # "a dog barking" is asserted: with scope "negated" only the rain clause reads the tagger.
-    negated = FormulaScorer(encode, FormulaScoringConfig(calibration="none", evidence_match=0.9))
-    everything = FormulaScorer(encode, FormulaScoringConfig(calibration="none", evidence_match=0.9,
-                                                            evidence_scope="all"))
+    negated = FormulaScorer(encode, FormulaScoringConfig(calibration="none", evidence_match=0.9,
+                                                         evidence_scope="negated"))
+    everything = FormulaScorer(encode, FormulaScoringConfig(calibration="none", evidence_match=0.9))
     first = negated.score([PHI], query, ITEMS, evidence=evidence)[0]
     second = everything.score([PHI], query, ITEMS, evidence=evidence)[0]
     assert float(second[0]) < float(first[0])  # the tagger hears no dog in item 0
+
+
+def test_a_formula_the_evidence_judges_weighs_its_logic_by_evidence_gamma() -> None:
+    evidence = LabelEvidence(("rain falling", "a bell ringing"), [[0.95, 0.0], [0.02, 0.0]])
+    query = (ITEMS @ torch.tensor([1.0, 0.0, 0.0])).unsqueeze(0)
+    config = FormulaScoringConfig(calibration="none", evidence_match=0.9, evidence_scope="negated")
+    logic_only = FormulaScorer(encode, FormulaScoringConfig(
+        calibration="none", evidence_match=0.9, evidence_scope="negated", evidence_gamma=1.0))
+    blended = FormulaScorer(encode, config).score([PHI], query, ITEMS, evidence=evidence)[0]
+    pure = logic_only.score([PHI], query, ITEMS, evidence=evidence)[0]
+    assert blended.tolist() == pytest.approx((0.1 * query[0] + 0.9 * pure).tolist(), abs=1e-6)
 
 
 def test_evidence_for_another_number_of_items_is_a_coded_error() -> None:
@@ -135,9 +146,11 @@ def test_formula_with_evidence_runs_in_the_benchmark(trained_clap: Trained, tmp_
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     kinds = metrics["breakdown"]["kind"]
     assert metrics["preparation_seconds"]["tag_items"] > 0
-    for kind in set(kinds) - {"without"}:  # the default scope reads the evidence for exclusions only
+    for kind in set(kinds) & {"plain", "attribute"}:  # one clause: nothing for the evidence to judge
         assert kinds[kind]["formula+evidence"]["nDCG@10"] == kinds[kind]["formula"]["nDCG@10"], kind
-    assert kinds["without"]["formula+evidence"]["violation@10"] <= kinds["without"]["formula"]["violation@10"]
+    without = kinds["without"]
+    assert without["formula+evidence"]["violation@10"] <= without["formula"]["violation@10"], without
+    assert without["formula+evidence"]["nDCG@10"] >= without["baseline"]["nDCG@10"] + 0.05, without
 
 
 def test_evidence_systems_without_a_tagger_are_a_coded_error(tmp_path: Path) -> None:
