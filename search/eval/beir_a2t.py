@@ -35,7 +35,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from fortekit.search.eval.beir_metrics import MEASURES, VIOLATION, group_summary, per_query_measures
+from fortekit.search.eval.beir_metrics import (
+    MEASURES,
+    VIOLATION,
+    group_summary,
+    per_query_measures,
+    query_groups,
+)
 
 if TYPE_CHECKING:
     from fortekit.search.eval.beir import BeirCollection
@@ -231,10 +237,7 @@ def a2t_block(
     chance: dict[str, Any] = {"all": chance_levels(invert_qrels(collection.qrels), texts)}
     breakdown: dict[str, Any] = {}
     for name in by:
-        groups: dict[str, list[int]] = {}
-        for position, query in enumerate(collection.queries):
-            if name in query.metadata:
-                groups.setdefault(str(query.metadata[name]), []).append(position)
+        groups = query_groups([query.metadata for query in collection.queries], name)
         breakdown[name] = {}
         chance[name] = {}
         for value, members in groups.items():

@@ -36,6 +36,7 @@ from fortekit.search.eval.beir_metrics import (
     breakdown_fields,
     group_summary,
     per_query_measures,
+    query_groups,
     violation_at,
 )
 from fortekit.search.eval.beir_report import results_markdown
@@ -180,10 +181,7 @@ def _summaries(collection: BeirCollection, records: Mapping[str, list[dict[str, 
                for name, rows in records.items()}
     breakdown: dict[str, Any] = {}
     for name in by:
-        groups: dict[str, list[int]] = {}
-        for position, query in enumerate(collection.queries):
-            if name in query.metadata:
-                groups.setdefault(str(query.metadata[name]), []).append(position)
+        groups = query_groups([query.metadata for query in collection.queries], name)
         breakdown[name] = {
             value: {
                 system: group_summary([rows[i] for i in members],
@@ -200,12 +198,11 @@ def _chance(collection: BeirCollection, by: Sequence[str]) -> dict[str, Any]:
     from fortekit.search.eval.beir_a2t import chance_levels
 
     chance: dict[str, Any] = {"all": chance_levels(collection.qrels, len(collection.items))}
+    ids = [query.id for query in collection.queries]
     for name in by:
-        groups: dict[str, dict[str, dict[str, int]]] = {}
-        for query in collection.queries:
-            if name in query.metadata:
-                groups.setdefault(str(query.metadata[name]), {})[query.id] = collection.qrels[query.id]
-        chance[name] = {value: chance_levels(qrels, len(collection.items)) for value, qrels in groups.items()}
+        groups = query_groups([query.metadata for query in collection.queries], name)
+        chance[name] = {value: chance_levels({ids[i]: collection.qrels[ids[i]] for i in members},
+                                             len(collection.items)) for value, members in groups.items()}
     return chance
 
 
