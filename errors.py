@@ -515,13 +515,22 @@ class Errors(metaclass=_Messages):
     )
     E576 = "Cannot write the trained model to {path}: {problem}. Pass a writable --out folder."
 
-    # --- E590-E599: FORTE on the generated audio collection: `eval --beir --captioner`, Stage 2 data ---
+    # --- E590-E599: FORTE on the generated audio collection: `eval --beir --captioner`, Stage 2 data, a2t ---
     E590 = (
         "--captioner {captioner} captions audio files, but {count} of {total} items have no \"audio\" "
         "field (e.g. {example}). Evaluate a collection whose corpus.jsonl names each item's audio "
         "file (`fortekit bench generate` writes one), or leave out --captioner to use the stored text."
     )
     E591 = "Cannot build Stage 2 training data from {path}: {problem}. {fix}"
+    E592 = (
+        "The direction(s) {value} of `fortekit eval --beir` are not valid: give t2a (each query ranks "
+        "the items), a2t (each item ranks the query texts) or both, each once (--direction t2a, a2t or both)."
+    )
+    E593 = (
+        "The audio-to-text direction ranks the collection's query texts for each item, but only {count} "
+        "query is left{why}: every item would rank it first. Pass --direction t2a, or keep 2 or more "
+        "queries (--limit-queries 2 or more)."
+    )
 
     # --- E600-E649: search/index: the audio index and `fortekit index` ---
     E600 = (

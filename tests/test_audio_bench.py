@@ -78,6 +78,29 @@ def test_stage3_reads_the_taggers_captions(audio_run: tuple[Path, dict[str, Any]
     assert metrics["preparation_seconds"]["caption_items"] > 0
 
 
+def test_audio_to_text_ranks_the_query_texts_for_each_clip(audio_run: tuple[Path, dict[str, Any]]) -> None:
+    out, metrics = audio_run
+    block = metrics["a2t"]
+    assert list(block["systems"]) == list(metrics["t2a"]["systems"])  # every system, both directions
+    assert block["items"] + block["dropped_items"] == metrics["items"]
+    assert block["texts"] == metrics["queries"]
+    baseline, chance = block["systems"]["baseline"], block["chance"]["all"]
+    assert baseline["R@1"] >= 2 * chance["R@1"], (baseline, chance)  # the trained CLAP, far above chance
+    assert baseline["nDCG@10"] >= 2 * chance["nDCG@10"], (baseline, chance)
+    kinds = block["breakdown"]["kind"]
+    for kind, rows in kinds.items():  # each kind ranks only its own texts
+        assert rows["baseline"]["texts"] == sum(1 for q in _queries(out) if q == kind), kind
+    for kind in set(kinds) - {"order"}:  # the order check moves nothing there: scores equal, a2t too
+        assert kinds[kind]["default+order"]["nDCG@10"] == kinds[kind]["default"]["nDCG@10"], kind
+
+
+def _queries(out: Path) -> list[str]:
+    config = json.loads((out / "config.json").read_text(encoding="utf-8"))
+    path = Path(config["data"]["queries"]["path"])
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line)["metadata"]["kind"] for line in lines if line.strip()]
+
+
 def test_a_captioner_on_items_without_audio_is_a_coded_error(tmp_path: Path,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
     from beir_fixtures import make_beir

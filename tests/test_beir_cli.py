@@ -141,7 +141,7 @@ def test_audiocaps_val_baseline_and_polarity_reranking(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("name", ["eval.beir", "eval.beir_metrics", "eval.beir_systems", "eval.beir_eval",
-                                  "cli.eval"])
+                                  "eval.beir_a2t", "eval.beir_report", "cli.eval"])
 def test_docstring_examples(name: str) -> None:
     import doctest
     import importlib

@@ -53,7 +53,8 @@ def add_eval_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
         "metrics.json, results.md, ablation.png, per_query/, modality_gap.png and config.json to --out. "
         "With --beir DIR instead: a multi-relevance collection in the BEIR layout (corpus.jsonl, "
         "queries.jsonl, qrels/test.tsv), the systems of --systems, trec_eval's nDCG@10, AP, P@10, "
-        "R@1/5/10 and violation@10, broken down by query metadata. See docs/evaluation.md.",
+        "R@1/5/10 and violation@10, broken down by query metadata, text to audio and audio to text "
+        "(each item ranks the query texts by the scores the system gave the pairs). See docs/evaluation.md.",
     )
     data = parser.add_argument_group("data")
     data.add_argument("--test", type=Path, help="the test collection (caption CSV); or --beir")
@@ -89,7 +90,9 @@ def add_eval_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     model.add_argument("--seed", type=int, default=0, help="Stage 2 and UMAP seed (default 0)")
     report = parser.add_argument_group("report")
     report.add_argument("--direction", choices=["t2a", "a2t", "both"], default="both",
-                        help="text-to-audio, audio-to-text or both (default both)")
+                        help="text-to-audio, audio-to-text or both (default both); with --beir, a2t "
+                        "ranks the query texts for each item by each system's (query, item) scores, "
+                        "a breakdown value restricting the candidate texts to its queries")
     report.add_argument("--sweep", action="append", default=[], metavar="NAME=V1,V2,...",
                         help="sensitivity sweep on the test part (alpha, lambda, beta, tau); repeatable")
     report.add_argument("--no-umap", action="store_true", help="skip the modality-gap UMAP plot")
@@ -227,9 +230,12 @@ def _run_beir(args: argparse.Namespace, log: Callable[[str], None]) -> int:
         search=SearchConfig.online(beam_width=args.beam_width, max_depth=args.max_depth, lam=args.lam,
                                    beta=args.beta, tau=args.tau),
         alpha=args.alpha, top_n=args.top_n, limit_queries=args.limit_queries, umap=not args.no_umap,
+        directions=("t2a", "a2t") if args.direction == "both" else (args.direction,),
     )
     result = run_beir_evaluation(settings, log=log)
-    log(", ".join(f"{name} nDCG@10 {row['nDCG@10']:.3f}" for name, row in result.metrics["systems"].items()))
+    for direction in settings.directions:
+        rows = result.metrics[direction]["systems"].items()
+        log(f"{direction}: " + ", ".join(f"{name} nDCG@10 {row['nDCG@10']:.3f}" for name, row in rows))
     log(f"wrote {args.out / 'metrics.json'}, {args.out / 'results.md'} and {len(result.files) - 2} more "
         f"files in {result.seconds:.0f} s")
     return 0

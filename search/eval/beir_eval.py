@@ -5,7 +5,10 @@ The folder is read by :func:`fortekit.search.eval.beir.load_beir`; the systems c
 ir-measures (:mod:`fortekit.search.eval.beir_metrics`), with violation@10 when the folder has
 ``item_concepts.jsonl`` (read for that metric only). Outputs in ``out``: ``metrics.json``,
 ``results.md``, ``per_query/<system>.jsonl``, ``config.json``, Stage 1's cache ``stage1/`` and,
-with audio items, ``modality_gap.png``.
+with audio items, ``modality_gap.png``. Both directions by default (``directions``): text to
+audio ranks the items for each query; audio to text ranks the query texts for each item by the
+scores the system gave the pairs (:mod:`fortekit.search.eval.beir_a2t`), written to
+``per_query_a2t/<system>.jsonl`` and the ``a2t`` block of ``metrics.json``.
 
 Example:
     >>> settings = BeirSettings(beir=Path("negation/audiocaps_val"), out=Path("runs/val"),
@@ -29,21 +32,23 @@ from fortekit import __version__
 from fortekit.errors import Errors, EvaluationError
 from fortekit.search.eval.beir import BeirCollection, load_beir
 from fortekit.search.eval.beir_metrics import (
-    MEASURES,
     VIOLATION,
     breakdown_fields,
     group_summary,
     per_query_measures,
+    query_groups,
     violation_at,
 )
+from fortekit.search.eval.beir_report import results_markdown
 from fortekit.search.eval.beir_systems import SYSTEMS, BeirData, parse_systems
 from fortekit.search.eval.evaluate import EvalResult
 from fortekit.search.formula_scoring import FormulaScoringConfig
 from fortekit.search.stage1.config import SearchConfig
 
-__all__ = ["ANCHORS", "BeirSettings", "results_markdown", "run_beir_evaluation"]
+__all__ = ["ANCHORS", "DIRECTIONS", "BeirSettings", "results_markdown", "run_beir_evaluation"]
 
 ANCHORS = ("none", "proxy", "feedback")
+DIRECTIONS = ("t2a", "a2t")
 TOP_STORED = 10
 
 
@@ -76,9 +81,18 @@ class BeirSettings:
         violation_kinds: violation@10 is computed for queries whose metadata names a concept
             ``b`` and whose ``kind`` is one of these (or that have no ``kind``): exclusions. For
             an "A and B" query a top 10 mentioning B is what was asked for, not a violation.
+        directions: "t2a" (each query ranks the items), "a2t" (each item ranks the query texts)
+            or both (default).
 
     Raises:
-        EvaluationError: an unknown system (E506) or anchor setting, or a bad option (E508).
+        EvaluationError: an unknown system (E506) or anchor setting, or a bad option (E508); no,
+            an unknown or a repeated direction (E592).
+
+    Example:
+        >>> BeirSettings(beir=Path("b"), out=Path("o"), directions=("a2t", "x"))  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        fortekit.errors.EvaluationError: [E592] The direction(s) ('a2t', 'x') ...
     """
 
     beir: Path
@@ -100,9 +114,14 @@ class BeirSettings:
     limit_queries: int | None = None
     umap: bool = True
     violation_kinds: tuple[str, ...] = ("without",)
+    directions: tuple[str, ...] = DIRECTIONS
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "systems", tuple(parse_systems(",".join(self.systems) or None)))
+        directions = tuple(self.directions)
+        if not directions or len(set(directions)) < len(directions) or not set(directions) <= set(DIRECTIONS):
+            raise EvaluationError(Errors.E592.format(value=directions))
+        object.__setattr__(self, "directions", directions)
         checks = [
             (self.anchors in ANCHORS, f"--anchors {self.anchors!r} is not valid with --beir",
              f"Use one of {', '.join(ANCHORS)}."),
@@ -162,10 +181,7 @@ def _summaries(collection: BeirCollection, records: Mapping[str, list[dict[str, 
                for name, rows in records.items()}
     breakdown: dict[str, Any] = {}
     for name in by:
-        groups: dict[str, list[int]] = {}
-        for position, query in enumerate(collection.queries):
-            if name in query.metadata:
-                groups.setdefault(str(query.metadata[name]), []).append(position)
+        groups = query_groups([query.metadata for query in collection.queries], name)
         breakdown[name] = {
             value: {
                 system: group_summary([rows[i] for i in members],
@@ -177,50 +193,26 @@ def _summaries(collection: BeirCollection, records: Mapping[str, list[dict[str, 
     return overall, breakdown
 
 
-def _table(rows: Mapping[str, Mapping[str, Any]]) -> str:
-    columns = [*MEASURES, VIOLATION]
-    head = "| System | " + " | ".join(columns) + " | p nDCG@10 | p AP | ms / query |"
-    lines = [head, "|" + "---|" * (len(columns) + 4)]
+def _chance(collection: BeirCollection, by: Sequence[str]) -> dict[str, Any]:
+    """Text to audio's chance levels: all queries, then per breakdown value (every item a candidate)."""
+    from fortekit.search.eval.beir_a2t import chance_levels
 
-    def number(value: object, digits: int = 3) -> str:
-        return f"{value:.{digits}f}" if isinstance(value, (int, float)) else "–"
-
-    def p_value(value: object) -> str:
-        if not isinstance(value, (int, float)):
-            return "–"
-        return "<0.001" if value < 0.001 else f"{value:.3f}"
-
-    for name, row in rows.items():
-        cells = " | ".join(number(row.get(column)) for column in columns)
-        lines.append(f"| {name} | {cells} | {p_value(row.get('p_nDCG@10'))} | {p_value(row.get('p_AP'))} "
-                     f"| {number(row.get('ms_per_query'), 1)} |")
-    return "\n".join(lines)
+    chance: dict[str, Any] = {"all": chance_levels(collection.qrels, len(collection.items))}
+    ids = [query.id for query in collection.queries]
+    for name in by:
+        groups = query_groups([query.metadata for query in collection.queries], name)
+        chance[name] = {value: chance_levels({ids[i]: collection.qrels[ids[i]] for i in members},
+                                             len(collection.items)) for value, members in groups.items()}
+    return chance
 
 
-def results_markdown(metrics: Mapping[str, Any]) -> str:
-    """``results.md``: the table of every system, then one table per breakdown value.
+def _write(path: Path, records: Sequence[Mapping[str, Any]]) -> Path:
+    from fortekit.search.eval.per_query import write_per_query
 
-    Example:
-        >>> doc = {"collection": "x", "queries": 2, "items": 3, "systems": {"baseline": {"nDCG@10": 0.5}},
-        ...        "breakdown": {"kind": {"and": {"baseline": {"queries": 1, "AP": 0.25}}}}}
-        >>> print(results_markdown(doc).splitlines()[8])
-        | baseline | 0.500 | – | – | – | – | – | – | – | – | – |
-    """
-    lines = [f"# fortekit eval --beir: {metrics['collection']}", "",
-             f"{metrics['queries']} queries, {metrics['items']} items. Metrics by trec_eval (ir-measures); "
-             "p: two-sided paired t-test against the baseline, per query.", "", "## All queries", "",
-             _table(metrics["systems"])]
-    for name, groups in metrics.get("breakdown", {}).items():
-        for value, rows in groups.items():
-            first: Mapping[str, Any] = next(iter(rows.values()), {})
-            count = first.get("queries", 0)
-            lines += ["", f"## {name} = {value} ({count} queries)", "", _table(rows)]
-    gap = metrics.get("modality_gap")
-    if gap:
-        lines += ["", f"## Modality gap ({gap.get('pairs', 0)} query-clip pairs)", ""]
-        lines += [f"- {title}: paired cosine {row['paired_cosine']:.3f}, centroid distance "
-                  f"{row['centroid_distance']:.3f}" for title, row in gap.items() if isinstance(row, dict)]
-    return "\n".join(lines) + "\n"
+    try:
+        return write_per_query(path, records)
+    except OSError as exc:
+        raise EvaluationError(Errors.E524.format(path=path, problem=exc)) from None
 
 
 def _data_files(collection: BeirCollection) -> dict[str, Any]:
@@ -256,17 +248,21 @@ def run_beir_evaluation(settings: BeirSettings, log: Callable[[str], None] | Non
 
     Raises:
         EvaluationError: a bad folder (E500-E505, E510), options (E506-E508), ir-measures
-            missing (E509), an unwritable ``out`` (E524).
+            missing (E509), an unwritable ``out`` (E524), audio to text with fewer than 2
+            queries (E593).
         FortekitError: from the backbone, Stage 1 or Stage 2, with their codes.
     """
     from fortekit.plugins import get_backbone
-    from fortekit.search.eval.per_query import write_per_query
+    from fortekit.search.eval.beir_a2t import a2t_block, score_matrix
     from fortekit.search.eval.report import write_json
     from fortekit.search.eval.stage1 import cache_key
 
     say = log or (lambda line: None)
     started = time.perf_counter()
     collection = load_beir(settings.beir).limit_queries(settings.limit_queries)
+    if "a2t" in settings.directions and len(collection.queries) < 2:
+        why = f" (--limit-queries {settings.limit_queries})" if settings.limit_queries else ""
+        raise EvaluationError(Errors.E593.format(count=len(collection.queries), why=why))
     by = breakdown_fields([q.metadata for q in collection.queries], settings.by)
     try:
         settings.out.mkdir(parents=True, exist_ok=True)
@@ -293,11 +289,14 @@ def run_beir_evaluation(settings: BeirSettings, log: Callable[[str], None] | Non
                     projection=settings.projection, stage1_dir=settings.out / "stage1", stage1_key=key,
                     device=settings.device, captioner=captioner, log=say)
     records: dict[str, list[dict[str, Any]]] = {}
+    matrices: dict[str, Any] = {}
     timings: dict[str, dict[str, float]] = {}
     files: list[Path] = []
     for name in settings.systems:
         spec = SYSTEMS[name]
         ranking = spec.rank(data)
+        if "a2t" in settings.directions:
+            matrices[name] = score_matrix(ranking)
         rankings = _rankings(collection, ranking.order)
         records[name] = _records(collection, rankings, ranking.extra, settings.violation_kinds)
         query_seconds = sum(data.seconds.get(step, 0.0) for step in spec.query_steps)
@@ -307,21 +306,32 @@ def run_beir_evaluation(settings: BeirSettings, log: Callable[[str], None] | Non
             "ms_per_query_ranking": 1000 * ranking.seconds / len(collection.queries),
             "s_per_1000_items": 1000 * item_seconds / len(collection.items),
         }
-        path = settings.out / "per_query" / f"{name}.jsonl"
-        try:
-            files.append(write_per_query(path, records[name]))
-        except OSError as exc:
-            raise EvaluationError(Errors.E524.format(path=path, problem=exc)) from None
+        if "t2a" in settings.directions:
+            files.append(_write(settings.out / "per_query" / f"{name}.jsonl", records[name]))
         mean_ndcg = np.mean([row["nDCG@10"] for row in records[name]])
         say(f"{name}: nDCG@10 {mean_ndcg:.3f} ({timings[name]['ms_per_query']:.1f} ms/query)")
-    overall, breakdown = _summaries(collection, records, by)
-    for name, row in overall.items():
-        row.update(timings[name], description=SYSTEMS[name].description)
     metrics: dict[str, Any] = {
         "fortekit_version": __version__, "collection": str(collection.folder),
-        "queries": len(collection.queries), "items": len(collection.items), "systems": overall,
-        "breakdown": breakdown, "preparation_seconds": dict(data.seconds),
+        "queries": len(collection.queries), "items": len(collection.items),
+        "directions": list(settings.directions),
     }
+    if "t2a" in settings.directions:
+        overall, breakdown = _summaries(collection, records, by)
+        for name, row in overall.items():
+            row.update(timings[name], description=SYSTEMS[name].description)
+        # "systems" and "breakdown" at the top: text to audio, as metrics.json had them before "t2a"
+        metrics.update(systems=overall, breakdown=breakdown)
+        metrics["t2a"] = {"queries": len(collection.queries), "items": len(collection.items),
+                          "systems": overall, "breakdown": breakdown, "chance": _chance(collection, by)}
+    if "a2t" in settings.directions:
+        a2t_records, block = a2t_block(collection, matrices, by, settings.violation_kinds)
+        for name, row in block["systems"].items():
+            row["description"] = SYSTEMS[name].description
+            files.append(_write(settings.out / "per_query_a2t" / f"{name}.jsonl", a2t_records[name]))
+        metrics["a2t"] = block
+        say("audio to text: " + ", ".join(f"{name} nDCG@10 {row['nDCG@10']:.3f}"
+                                          for name, row in block["systems"].items()))
+    metrics["preparation_seconds"] = dict(data.seconds)
     if "stage1" in data.__dict__:
         output, _ = data.stage1
         metrics["stage1"] = {"anchors": settings.anchors, "elaborator": settings.elaborator,

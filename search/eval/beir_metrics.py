@@ -36,6 +36,7 @@ __all__ = [
     "breakdown_fields",
     "group_summary",
     "per_query_measures",
+    "query_groups",
     "violation_at",
 ]
 
@@ -147,6 +148,20 @@ def breakdown_fields(metadata: Sequence[Mapping[str, Any]], wanted: Sequence[str
                 raise EvaluationError(Errors.E507.format(field=name, fields=", ".join(seen) or "(none)"))
         return list(wanted)
     return [name for name, values in seen.items() if 2 <= len(values) <= MAX_BREAKDOWN_VALUES]
+
+
+def query_groups(metadata: Sequence[Mapping[str, Any]], name: str) -> dict[str, list[int]]:
+    """The positions of the queries per value of one metadata field (as a string), first-seen order.
+
+    Example:
+        >>> query_groups([{"kind": "and"}, {}, {"kind": "without"}, {"kind": "and"}], "kind")
+        {'and': [0, 3], 'without': [2]}
+    """
+    groups: dict[str, list[int]] = {}
+    for position, row in enumerate(metadata):
+        if name in row:
+            groups.setdefault(str(row[name]), []).append(position)
+    return groups
 
 
 def _mean(values: Sequence[float | None]) -> float | None:

@@ -24,6 +24,13 @@ an experiment of the benchmark that ``fortekit search`` does not run. ``formula+
 ``default+evidence`` (only with a captioner that gives label evidence, such as ``tagger``) add
 the captioner's label probabilities to formula scoring (:mod:`fortekit.search.evidence`).
 
+Every system also keeps the score it gave each (query, item) pair (``SystemRanking.scores``),
+from which the audio-to-text direction ranks the query texts for each item
+(:mod:`fortekit.search.eval.beir_a2t`): the Retriever's final score (items below Stage 3's top N
+keep ``(1 - alpha) sim + alpha s_min``, as :meth:`~fortekit.search.rerank.Reranker.rerank` returns
+them); ``default+order`` moves items within ``default``'s top N and each takes the score of
+the place it lands on.
+
 Everything a system needs is computed on first use and kept: a run of ``baseline`` alone
 never parses a caption or searches Stage 1. ``item_concepts.jsonl`` is not read here.
 
@@ -66,11 +73,15 @@ class SystemRanking:
         order: (queries, items) item indices, best first.
         seconds: wall time of scoring and sorting (preparation measured apart, in ``BeirData.seconds``).
         extra: per-query columns for the per-query file (e.g. ``refined``: G(phi*)).
+        scores: (queries, items) the score of each pair, column j for item j (not sorted), each
+            row non-increasing along ``order``; None for a system that gives an order only (the
+            audio-to-text direction then reads ranks, :func:`fortekit.search.eval.beir_a2t.score_matrix`).
     """
 
     order: npt.NDArray[np.int64]
     seconds: float
     extra: dict[str, list[Any]]
+    scores: npt.NDArray[np.float32] | None = None
 
 
 @dataclass(frozen=True)
@@ -140,16 +151,23 @@ def _ranking(retriever: Retriever, vectors: torch.Tensor, formulas: Sequence[For
     n_items = len(retriever.index)
     given = list(formulas) if formulas is not None else [None] * int(vectors.shape[0])
     orders: list[npt.NDArray[np.int64]] = []
+    matrices: list[npt.NDArray[np.float32]] = []
     tick = time.perf_counter()
     predicate_rows = None if query_predicates is None else list(query_predicates)
     with torch.inference_mode():
         for start in range(0, int(vectors.shape[0]), chunk_rows):
             stop = start + chunk_rows
             sets = None if predicate_rows is None else predicate_rows[start:stop]
-            _, order = retriever.rank(vectors[start:stop], given[start:stop], n_items, query_predicates=sets)
-            orders.append(order.cpu().numpy().astype(np.int64))
+            scores, order = retriever.rank(vectors[start:stop], given[start:stop], n_items,
+                                           query_predicates=sets)
+            rows = order.cpu().numpy().astype(np.int64)
+            matrix = np.empty(rows.shape, dtype=np.float32)
+            np.put_along_axis(matrix, rows, scores.float().cpu().numpy(), axis=1)  # column j: item j
+            orders.append(rows)
+            matrices.append(matrix)
     order_all = np.concatenate(orders) if orders else np.zeros((0, n_items), dtype=np.int64)
-    return SystemRanking(order_all, time.perf_counter() - tick, extra or {})
+    scores_all = np.concatenate(matrices) if matrices else np.zeros((0, n_items), dtype=np.float32)
+    return SystemRanking(order_all, time.perf_counter() - tick, extra or {}, scores_all)
 
 
 def _reranker(data: BeirData, mode: str, alpha: float | None = None) -> Reranker:
@@ -207,13 +225,18 @@ def _s2(data: BeirData) -> SystemRanking:
 
 
 def _default_order(data: BeirData) -> SystemRanking:
-    """``default``, then the order check on its top N: agreeing items first, reversed ones last."""
+    """``default``, then the order check on its top N: agreeing items first, reversed ones last.
+
+    Scores: an item moved within the top N takes ``default``'s score of the place it lands on
+    (the row stays non-increasing; the other items keep theirs).
+    """
     from fortekit.search.eval.order_check import event_orders, order_agreement
 
     base = _default(data)
     items = data.item_formulas
     tick = time.perf_counter()
     order = base.order.copy()
+    scores = None if base.scores is None else base.scores.copy()
     head = min(data.top_n, order.shape[1])
     for row, phi in enumerate(data.query_formulas):
         if not event_orders(phi):
@@ -221,7 +244,9 @@ def _default_order(data: BeirData) -> SystemRanking:
         top = order[row, :head]
         agreement = np.array([order_agreement(phi, items[int(i)]) for i in top])
         order[row, :head] = top[np.argsort(-agreement, kind="stable")]
-    return SystemRanking(order, base.seconds + time.perf_counter() - tick, base.extra)
+        if scores is not None:
+            scores[row, order[row, :head]] = base.scores[row, base.order[row, :head]]  # type: ignore[index]
+    return SystemRanking(order, base.seconds + time.perf_counter() - tick, base.extra, scores)
 
 
 def _formula_evidence(data: BeirData) -> SystemRanking:
