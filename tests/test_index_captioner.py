@@ -81,7 +81,8 @@ def test_the_captions_are_the_taggers_and_are_parsed(captioned: tuple[Path, Path
     assert index.captions != sidecars  # the tagger's captions, not the generator's
     assert index.predicate_sets == item_predicates_from_captions(expected)
     assert sum(1 for symbols in index.predicate_sets if symbols) == CLIPS
-    assert index.meta.captioner == "tagger" and index.meta.captioner_options == {"model": str(model.resolve())}
+    assert index.meta.captioner == "tagger"
+    assert index.meta.captioner_options == {"model": str(model.resolve())}
     assert "captioner tagger" in printed and "15 labels" in printed
 
 
@@ -188,12 +189,13 @@ class FakeTagger:
 
 
 def test_caption_audio_chunks_and_joins_the_evidence() -> None:
-    items = [AudioItem(path=f"clips/{name}.wav", item_id=name) for name in ["rain_a", "dog", "rain_bb", "x", "y"]]
+    names = ["rain_a", "dog", "rain_bb", "x", "y"]
+    items = [AudioItem(path=f"clips/{name}.wav", item_id=name) for name in names]
     tagger = FakeTagger()
     captions, evidence = caption_audio(tagger, items, chunk_size=2)
     assert captions == ["rain a", "dog", "rain bb", "x", "y"]
     assert [len(call) for call in tagger.calls] == [2, 2, 1] and tagger.calls[0][0] == "clips/rain_a.wav"
-    whole = FakeTagger().label_evidence([f"clips/{n}.wav" for n in ["rain_a", "dog", "rain_bb", "x", "y"]])
+    whole = FakeTagger().label_evidence([f"clips/{name}.wav" for name in names])
     assert evidence is not None and evidence.labels == whole.labels
     assert torch.equal(evidence.matrix, whole.matrix)
     assert caption_audio("stored", [AudioItem(text="a bell rings")]) == (["a bell rings"], None)
@@ -220,7 +222,8 @@ def test_evidence_round_trips_and_an_old_index_loads_unchanged(tmp_path: Path) -
     assert torch.equal(loaded.evidence.matrix, evidence.matrix)
     # Saving over it without evidence removes the file; an index.json without the keys still loads.
     base.save(tmp_path / "with", overwrite=True)
-    assert not (tmp_path / "with" / EVIDENCE_FILE).exists() and AudioIndex.load(tmp_path / "with").evidence is None
+    assert not (tmp_path / "with" / EVIDENCE_FILE).exists()
+    assert AudioIndex.load(tmp_path / "with").evidence is None
     meta = json.loads((tmp_path / "with" / "index.json").read_text(encoding="utf-8"))
     for key in ("captioner", "captioner_options", "evidence_labels"):
         del meta[key]
@@ -262,13 +265,14 @@ def test_bad_combinations_are_e620(extra: list[str], problem: str, tmp_path: Pat
     captions = tmp_path / "c.txt"
     captions.write_text("a dog barks\n", encoding="utf-8")
     argv = [str(captions) if a == "CAPTIONS" else str(tmp_path) if a == "AUDIO" else a for a in extra]
-    code, out, err = run(["index", "build", *argv, "--out", str(tmp_path / "o")], capsys)
+    code, _, err = run(["index", "build", *argv, "--out", str(tmp_path / "o")], capsys)
     assert code == 2 and err.startswith("fortekit index build: [E620] ") and problem in err, err
     assert "--captioner NAME" in err and not (tmp_path / "o").exists()
 
 
-def test_an_unknown_captioner_or_a_malformed_option_is_a_coded_error(tmp_path: Path,
-                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_unknown_captioner_or_a_malformed_option_is_a_coded_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
     (tmp_path / "a.wav").write_bytes(b"")
     code, _, err = run(["index", "build", "--audio", str(tmp_path), "--out", str(tmp_path / "o"),
                         "--captioner", "no-such-captioner"], capsys)

@@ -3,9 +3,11 @@
 ``fortekit index build --audio DIR --captioner NAME`` and ``AudioIndex.build(...,
 captioner=...)`` call :func:`caption_audio`: the captioner captions the items in chunks
 (a progress bar counts them), and when it is a :class:`~fortekit.plugins.LabelTagger`
-(the ``tagger``), the label evidence of each chunk is asked for right after its captions,
-so the tagger reuses the logits it just computed. The captions become the items' stored
-captions; the evidence is saved with the index (:mod:`fortekit.search.index.evidence_file`).
+(the ``tagger``), the label evidence of each chunk is asked for right after its captions;
+a file item then goes to it as its path, so the tagger reuses the logits it just computed
+(other captioners get the :class:`~fortekit.plugins.AudioItem`, with its id and text). The
+captions become the items' stored captions; the evidence is saved with the index
+(:mod:`fortekit.search.index.evidence_file`).
 
 Example:
     >>> from fortekit.plugins import AudioItem
@@ -44,9 +46,9 @@ def captioner_name(captioner: Any) -> str:
     return str(getattr(captioner, "name", type(captioner).__name__))
 
 
-def _audio_input(item: AudioItem | AudioInput) -> AudioInput:
-    """A file item as its path (a tagger keeps the logits of the files it last saw), else the item."""
-    if isinstance(item, AudioItem) and item.path is not None and item.samples is None:
+def _audio_input(item: AudioItem | AudioInput, tagger: bool) -> AudioInput:
+    """For a tagger a file item as its path (it keeps the logits of the files it last saw), else the item."""
+    if tagger and isinstance(item, AudioItem) and item.path is not None and item.samples is None:
         return os.fspath(item.path)
     return item
 
@@ -61,7 +63,7 @@ def caption_audio(
         captioner: a :class:`~fortekit.plugins.Captioner`, or its registered name (built
             with no options).
         items: the audio items (an :class:`~fortekit.plugins.AudioItem` with a path goes to
-            the captioner as that path).
+            a ``LabelTagger`` as that path).
         progress: a tqdm progress bar on stderr.
         chunk_size: items per captioner call.
 
@@ -91,7 +93,7 @@ def caption_audio(
         captioner = get_captioner(captioner)
     name = captioner_name(captioner)
     tagger = isinstance(captioner, LabelTagger)
-    inputs = [_audio_input(item) for item in items]
+    inputs = [_audio_input(item, tagger) for item in items]
     captions: list[str] = []
     parts: list[LabelEvidence] = []
     with tqdm(total=len(inputs), desc=f"captioning ({name})", unit="item", file=sys.stderr,

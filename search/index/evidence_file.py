@@ -141,7 +141,8 @@ def read_evidence(directory: str | os.PathLike[str], meta: IndexMeta) -> LabelEv
         raise fail(f"it holds the tensors {sorted(tensors)}, not one named {_TENSOR!r}")
     matrix = tensors[_TENSOR]
     if matrix.dtype != np.float32 or matrix.ndim != 2:
-        raise fail(f"its tensor has dtype {matrix.dtype} and shape {matrix.shape}, not float32 (items, labels)")
+        raise fail(f"its tensor has dtype {matrix.dtype} and shape {matrix.shape}, not float32 "
+                   "(items, labels)")
     if matrix.shape[0] != meta.count:
         raise fail(f"it has {matrix.shape[0]} rows, but the index has {meta.count} items")
     if matrix.shape[1] != len(labels):

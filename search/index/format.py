@@ -237,7 +237,8 @@ def read_meta(directory: str | os.PathLike[str]) -> IndexMeta:
         backbone=data["backbone"], dim=data["dim"], count=data["count"], normalised=data["normalised"],
         parsed=bool(data.get("parsed", False)), unparsed=int(data.get("unparsed", 0)),
         backbone_options=options, faiss=faiss if isinstance(faiss, str) else None,
-        **captioning_fields(data, path), format_version=version, fortekit_version=str(data.get("fortekit_version", "?")),
+        **captioning_fields(data, path), format_version=version,
+        fortekit_version=str(data.get("fortekit_version", "?")),
     )
 
 
