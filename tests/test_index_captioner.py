@@ -134,6 +134,13 @@ def test_search_runs_over_it_with_captions_and_evidence(captioned: tuple[Path, P
               for r in (retriever, plain) for i in (0, 1)]
     assert scores[0] != scores[2]  # the exclusion "without rain" reads the tagger's rain probability
     assert scores[1] == scores[3]  # a plain query has no negated clause: the evidence is not read
+    # `fortekit index query` (search_index) reads the index's evidence too.
+    from fortekit.search.formula_scoring import search_index
+
+    query = ["a dog barking without rain"]
+    with_evidence = search_index(index, query, retriever.backbone, k=10, device="cpu")[0]
+    without = search_index(index.with_evidence(None), query, retriever.backbone, k=10, device="cpu")[0]
+    assert not torch.equal(with_evidence, without)
 
 
 @pytest.mark.parametrize("damage", ["garbage", "rows", "columns", "range", "missing", "name", "labels"])
