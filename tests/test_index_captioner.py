@@ -127,6 +127,11 @@ def test_search_runs_over_it_with_captions_and_evidence(captioned: tuple[Path, P
         assert len(result["hits"]) == 5
         for hit in result["hits"]:
             assert hit["caption"] and hit["caption"] == index.captions[index.ids.index(hit["id"])]
+    # Stage 1 runs too: with item captions, "auto" is the corpus elaborator and feedback anchors.
+    code, out, err = run(["search", "--index", str(directory), "a dog barking without rain", "-k", "3",
+                          "--stage1", "online", "--json", "--device", "cpu"], capsys)
+    assert code == 0, err
+    assert json.loads(out)["source"] == "search" and len(json.loads(out)["hits"]) == 3
     retriever = Retriever(directory, device="cpu")
     assert retriever.evidence is not None and len(retriever.evidence) == CLIPS
     plain = retriever.with_stages(evidence=None)
