@@ -611,6 +611,23 @@ class Errors(metaclass=_Messages):
         "The backbone {name!r} returned {description} for {count} item(s); a backbone returns one "
         "{dim}-d row per item. Check the plug-in's encode_audio()."
     )
+    E620 = (
+        "`fortekit index build`: {problem}. A captioner captions audio files, so it goes with --audio "
+        "only: `fortekit index build --audio DIR --captioner NAME [--captioner-option KEY=VALUE ...]` "
+        "(captioners: tagger, hf-captioner, stored, or an installed plug-in: `fortekit plugins "
+        "--kind captioner`). {fix}"
+    )
+    E621 = (
+        "The label evidence of the audio index, {path}, is unusable: {problem}. Rebuild the index "
+        "with `fortekit index build --audio DIR --captioner tagger --captioner-option model=CLAP_DIR "
+        "--overwrite ...` (or AudioIndex.build(..., captioner=...).save(..., overwrite=True))."
+    )
+    E622 = (
+        "The captioner {name!r} gave unusable label evidence: {problem}. label_evidence(items) must "
+        "return one fortekit.search.evidence.LabelEvidence row per item, with the same labels for "
+        "every call; check the plug-in, or pass a captioner without label_evidence() to store "
+        "captions only."
+    )
 
     # --- E650-E699: search/refine: query files, outputs, resuming, lookup tables ---
     E650 = (

@@ -89,6 +89,17 @@ class LabelEvidence:
     def __len__(self) -> int:
         return int(self._matrix.shape[0])
 
+    @property
+    def matrix(self) -> torch.Tensor:
+        """The (items, labels) float32 probabilities, on the CPU (treat it as read-only).
+
+        Example:
+            >>> tuple(LabelEvidence(("wind blowing",), [[0.25], [1.0]]).matrix.shape)
+            (2, 1)
+        """
+        matrix: torch.Tensor = self._matrix
+        return matrix
+
     def column(self, label: int, rows: Sequence[int] | torch.Tensor | None = None) -> torch.Tensor:
         """The probabilities of one label for the given item rows (all items by default).
 

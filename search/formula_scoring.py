@@ -338,7 +338,9 @@ def search_index(
     """Rank an index for text queries: the first pass, then formula scoring of its candidates.
 
     Each text is parsed (Π) for its formula; a text the parser cannot read (empty, too long)
-    keeps its first-pass ranking, as does a plain query.
+    keeps its first-pass ranking, as does a plain query. The index's label evidence
+    (``index.evidence``, saved by ``fortekit index build --captioner tagger``), when it has
+    some, judges the clauses it grounds, as in :class:`~fortekit.search.retriever.Retriever`.
 
     Args:
         index: the :class:`~fortekit.search.index.audio_index.AudioIndex`.
@@ -368,4 +370,5 @@ def search_index(
     top, rows = index.search(backbone.encode_text(list(texts)), pool, device=device, use_faiss=use_faiss)
     scorer = scorer or FormulaScorer(backbone)
     formulas = item_formulas_from_captions(list(texts))
-    return scorer.rerank(formulas, top, rows, index.embedding_tensor(str(top.device)), k=k)
+    return scorer.rerank(formulas, top, rows, index.embedding_tensor(str(top.device)), k=k,
+                         evidence=getattr(index, "evidence", None))

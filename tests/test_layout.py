@@ -55,7 +55,7 @@ def test_search_is_organised_by_stage() -> None:
     packages = sorted(p.name for p in (REPO / "search").iterdir() if (p / "__init__.py").is_file())
     assert packages == ["cli", "eval", "index", "projection", "refine", "stage1"]
     flat = sorted(p.name for p in (REPO / "search").glob("*.py"))
-    assert flat == ["__init__.py", "clauses.py", "formula_config.py", "formula_scoring.py",
+    assert flat == ["__init__.py", "clauses.py", "evidence.py", "formula_config.py", "formula_scoring.py",
                     "fuzzy.py", "hits.py", "item_captions.py", "query_side.py", "rerank.py", "retriever.py"]
 
 

@@ -2,8 +2,10 @@
 
 * ``fortekit index build --captions FILE --out DIR``: a caption-indexed collection
   (``minilm`` by default); ``--audio DIR_OR_LIST --backbone hf-clap --backbone-option
-  model=PATH``: audio files through a backbone's audio tower.
-* ``fortekit index info DIR``: count, dimension, backbone, the share of items with predicates.
+  model=PATH``: audio files through a backbone's audio tower; ``--captioner tagger
+  --captioner-option model=PATH`` captions them (and keeps a tagger's label evidence).
+* ``fortekit index info DIR``: count, dimension, backbone, the share of items with predicates,
+  the captioner and the label evidence.
 * ``fortekit index query DIR "a dog barking" -k 5``: encode with the recorded backbone and
   print the ranked ids, scores and captions.
 
@@ -52,7 +54,7 @@ def _guarded(handler: Handler) -> Handler:
             return handler(args, out)
         except FortekitError as exc:
             print(f"fortekit index {args.index_command}: {exc}", file=sys.stderr)
-            return 2 if str(exc).startswith("[E613]") else 1
+            return 2 if str(exc).startswith(("[E613]", "[E620]")) else 1
 
     run.__doc__ = handler.__doc__
     return run
@@ -78,11 +80,40 @@ def _recordable(options: dict[str, Any]) -> dict[str, Any]:
     return recorded
 
 
+_CAPTIONS_ONLY = ("id_column", "caption_column", "merge_duplicates")
+
+
+def _check_build_options(args: argparse.Namespace) -> None:
+    """The options of ``index build`` that do not go together (E620), before any model loads."""
+    from fortekit.errors import AudioIndexError, Errors
+
+    def fail(problem: str, fix: str) -> AudioIndexError:
+        return AudioIndexError(Errors.E620.format(problem=problem, fix=fix))
+
+    if args.captioner is not None and args.captions is not None:
+        raise fail("--captioner captions audio, but --captions gives text items",
+                   "Index the audio files with --audio, or leave out --captioner: the captions file "
+                   "already holds the captions.")
+    if args.captioner_option and args.captioner is None:
+        raise fail("--captioner-option is given without --captioner", "Name the captioner with --captioner "
+                   "NAME, or leave out --captioner-option.")
+    if args.captioner is not None and not args.captioner.strip():
+        raise fail("--captioner is empty", "Name a captioner, e.g. --captioner tagger.")
+    if args.audio is not None:
+        for name in _CAPTIONS_ONLY:
+            if getattr(args, name) not in (None, False):
+                flag = "--" + name.replace("_", "-")
+                raise fail(f"{flag} applies to --captions, not to --audio",
+                           f"Leave out {flag}: audio items are named by their paths and captioned by "
+                           "their sidecar .txt files or by --captioner.")
+
+
 def run_build(args: argparse.Namespace, out: TextIO) -> int:
-    """Handler of ``index build``: read the collection, embed it, parse captions, save."""
+    """Handler of ``index build``: read the collection, embed it, caption and parse, save."""
     from fortekit.plugins import get_backbone
     from fortekit.search.index.audio_index import AudioIndex
 
+    _check_build_options(args)
     options = _backbone_options(args)
     out_dir = Path(args.out)
     if (out_dir / "index.json").exists() and not args.overwrite:
@@ -104,10 +135,16 @@ def run_build(args: argparse.Namespace, out: TextIO) -> int:
         from fortekit.search.index.sources import find_audio_items
 
         items = find_audio_items(args.audio)
+        captioner, captioner_options = None, dict(args.captioner_option or [])
+        if args.captioner is not None:
+            from fortekit.plugins import get_captioner
+
+            captioner = get_captioner(args.captioner, **captioner_options)
         backbone = get_backbone(args.backbone, **options)
         index = AudioIndex.build(
             items, backbone, parse_captions=not args.no_parse, batch_size=args.batch_size,
             progress=progress, backbone_options=_recordable(options),
+            captioner=captioner, captioner_options=_recordable(captioner_options),
         )
     if args.faiss is not None:
         index.build_faiss(args.faiss)
@@ -115,7 +152,17 @@ def run_build(args: argparse.Namespace, out: TextIO) -> int:
     summary = f"indexed {len(index)} items ({index.dim}-d, backbone {index.backbone_name}) into {out_dir}"
     print(summary, file=out)
     print(_predicate_line(index), file=out)
+    if index.meta.captioner is not None:
+        print(f"captions: written by the captioner {index.meta.captioner}; {_evidence_line(index)}", file=out)
     return 0
+
+
+def _evidence_line(index: AudioIndex) -> str:
+    labels = index.meta.evidence_labels
+    if labels is None:
+        return "label evidence: none"
+    shown = ", ".join(labels[:4]) + (", ..." if len(labels) > 4 else "")
+    return f"label evidence: {len(labels)} labels ({shown})"
 
 
 def _build_from_captions(
@@ -163,19 +210,25 @@ def run_info(args: argparse.Namespace, out: TextIO) -> int:
         "normalised": index.meta.normalised, "with_captions": with_captions,
         "parsed": index.meta.parsed, "with_predicates": with_predicates,
         "predicate_share": with_predicates / len(index), "unparsed": index.unparsed_count,
-        "faiss": index.faiss_kind, "format_version": index.meta.format_version,
-        "fortekit_version": index.meta.fortekit_version,
+        "faiss": index.faiss_kind, "captioner": index.meta.captioner,
+        "captioner_options": dict(index.meta.captioner_options),
+        "evidence_labels": None if index.evidence is None else list(index.evidence.labels),
+        "format_version": index.meta.format_version, "fortekit_version": index.meta.fortekit_version,
     }
     if args.json:
         print(json.dumps(facts, ensure_ascii=False), file=out)
         return 0
     options = ", ".join(f"{key}={value}" for key, value in facts["backbone_options"].items())
+    captioner_options = ", ".join(f"{key}={value}" for key, value in facts["captioner_options"].items())
+    captioner = facts["captioner"] or "none (the captions came with the items)"
     rows = [
         ("index", facts["directory"]), ("items", facts["count"]), ("dim", facts["dim"]),
         ("backbone", facts["backbone"] + (f" ({options})" if options else "")),
         ("normalised", "yes" if facts["normalised"] else "no"),
         ("captions", f"{with_captions} ({100.0 * with_captions / len(index):.1f}%)"),
         ("predicates", _predicate_line(index).removeprefix("predicates: ")),
+        ("captioner", captioner + (f" ({captioner_options})" if captioner_options else "")),
+        ("evidence", _evidence_line(index).removeprefix("label evidence: ")),
         ("faiss", facts["faiss"] or "none"),
         ("format", f"{facts['format_version']} (written by fortekit {facts['fortekit_version']})"),
     ]
@@ -263,6 +316,12 @@ def add_index_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
                        help="the caption column or key of --captions (default: caption_1, else caption)")
     build.add_argument("--merge-duplicates", action="store_true",
                        help="one item per repeated id (AudioCaps): the mean of its captions' embeddings")
+    build.add_argument("--captioner", metavar="NAME",
+                       help="with --audio: a captioner plug-in (e.g. tagger) whose captions of the audio "
+                       "are stored (instead of sidecar .txt files); a tagger's label evidence is kept too")
+    build.add_argument("--captioner-option", action="append", metavar="KEY=VALUE",
+                       type=option_type("--captioner-option"),
+                       help="an option of --captioner, repeatable (e.g. model=runs/clap, device=cpu)")
     build.add_argument("--no-parse", action="store_true", help="do not parse captions into predicate sets")
     build.add_argument("--batch-size", type=int, default=64, help="items per encoder call (default: 64)")
     build.add_argument("--faiss", choices=("flat", "ivf"), help="also build and save a FAISS index")

@@ -6,7 +6,10 @@ for a caption-indexed collection (the ``minilm`` default), from the captions
 ``Pred(Pi(caption))`` for Stage 3. Search is an exact cosine top-K by matrix product on the
 device (:meth:`AudioIndex.search`), with an optional FAISS index for very large
 collections. An index is saved as plain files, without pickle, and loaded memory-mapped
-(see :mod:`fortekit.search.index.format` for the layout).
+(see :mod:`fortekit.search.index.format` for the layout). A captioner plug-in may write the
+captions of audio items at build time (``captioner=``); a tagger's label evidence is then kept
+as :attr:`AudioIndex.evidence` and saved beside the index
+(:mod:`fortekit.search.index.evidence_file`).
 
 Example:
     >>> from fortekit.plugins import get_backbone
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +36,7 @@ import numpy as np
 
 from fortekit.errors import AudioIndexError, Errors
 from fortekit.fol.predicates import PredicateSymbol
-from fortekit.plugins.protocols import AudioItem, Backbone
+from fortekit.plugins.protocols import AudioItem, Backbone, Captioner
 from fortekit.search.index.build import (
     assemble_parts,
     caption_items,
@@ -40,6 +44,7 @@ from fortekit.search.index.build import (
     item_id_of,
     rows_from_embeddings,
 )
+from fortekit.search.index.evidence_file import EVIDENCE_FILE, evidence_writer, read_evidence
 from fortekit.search.index.faiss_search import FaissSearcher
 from fortekit.search.index.format import (
     EMBEDDINGS_FILE,
@@ -57,6 +62,8 @@ from fortekit.search.index.querying import IndexSearchMixin
 if TYPE_CHECKING:
     import torch
 
+    from fortekit.search.evidence import LabelEvidence
+
 __all__ = ["AudioIndex"]
 
 
@@ -72,6 +79,10 @@ class AudioIndex(IndexSearchMixin):
         records: the per-item columns (ids, captions, paths, predicate sets).
         meta: what ``index.json`` records (backbone, dim, count, ...).
         embeddings_file: the ``.npy`` file `embeddings` maps, when it was loaded mapped.
+        evidence: a tagger's label evidence, one row per item (see :attr:`evidence`).
+
+    Raises:
+        AudioIndexError: `evidence` with another number of rows than items (E610).
 
     Example:
         >>> import numpy as np
@@ -85,11 +96,16 @@ class AudioIndex(IndexSearchMixin):
 
     def __init__(
         self, embeddings: np.ndarray, records: IndexRecords, meta: IndexMeta,
-        *, embeddings_file: Path | None = None,
+        *, embeddings_file: Path | None = None, evidence: LabelEvidence | None = None,
     ) -> None:
+        if evidence is not None and len(evidence) != meta.count:
+            raise AudioIndexError(Errors.E610.format(what="the label evidence", found=len(evidence),
+                                                     count=meta.count))
+        labels = None if evidence is None else evidence.labels
         self._array = embeddings
         self._records = records
-        self.meta = meta
+        self.meta = meta if meta.evidence_labels == labels else replace(meta, evidence_labels=labels)
+        self._evidence = evidence
         self._embeddings_file = embeddings_file
         self._tensors: dict[str, torch.Tensor] = {}
         self._faiss: FaissSearcher | None = None
@@ -109,6 +125,7 @@ class AudioIndex(IndexSearchMixin):
         batch_size: int = 64, progress: bool = False,
         predicate_sets: Sequence[frozenset[PredicateSymbol]] | None = None,
         backbone_options: Mapping[str, Any] | None = None, caption_parser: Any = None,
+        captioner: Captioner | str | None = None, captioner_options: Mapping[str, Any] | None = None,
     ) -> AudioIndex:
         """Index audio items through the backbone's audio tower (``encode_audio``).
 
@@ -123,6 +140,11 @@ class AudioIndex(IndexSearchMixin):
             backbone_options: the options the backbone was built with, recorded so that
                 ``fortekit index query`` can rebuild it (JSON values).
             caption_parser: a :class:`fortekit.fol.caption.CaptionParser` to parse with.
+            captioner: a captioner plug-in (or its registered name, built with
+                `captioner_options`) whose captions of the audio replace the items' ``text``
+                (before embedding); a :class:`~fortekit.plugins.LabelTagger`'s label
+                evidence is kept too.
+            captioner_options: the captioner's options, recorded in ``index.json`` (JSON values).
 
         Returns:
             The index (in memory; :meth:`save` writes it).
@@ -130,7 +152,9 @@ class AudioIndex(IndexSearchMixin):
         Raises:
             AudioIndexError: no items (E606), an item without id (E617), duplicate ids
                 (E605), a bad batch size (E613), encoder output of the wrong shape (E619) or
-                with NaN (E607), `predicate_sets` of the wrong length (E610).
+                with NaN (E607), `predicate_sets` of the wrong length (E610), unusable label
+                evidence (E622).
+            EvaluationError: the captioner failed or returned no str per item (E482, E483).
             AudioReadError, EncoderInputError: from the backbone, for an unreadable item.
 
         Example:
@@ -143,13 +167,28 @@ class AudioIndex(IndexSearchMixin):
             raise AudioIndexError(Errors.E606.format(what="no items were given"))
         ids = [item_id_of(item, position) for position, item in enumerate(items)]
         check_unique_ids(ids)
+        evidence: LabelEvidence | None = None
+        name, options = None, dict(captioner_options or {})
+        if captioner is not None:  # caption first: a text backbone (minilm) then embeds the captions
+            from fortekit.search.index.captioning import caption_audio, captioner_name
+
+            if isinstance(captioner, str):
+                from fortekit.plugins import get_captioner
+
+                captioner = get_captioner(captioner, **options)
+            name = captioner_name(captioner)
+            captioned, evidence = caption_audio(captioner, items, progress=progress)
+            items = [replace(item, text=text) for item, text in zip(items, captioned, strict=True)]
         embeddings = embed_items(backbone, items, ids, batch_size, progress)
         captions = [item.text if item.text is not None and item.text.strip() else None for item in items]
         paths = [os.fspath(item.path) if item.path is not None else None for item in items]
-        return cls._assemble(
+        index = cls._assemble(
             embeddings, ids, captions, paths, backbone.name, normalise=True, parse=parse_captions,
             predicate_sets=predicate_sets, progress=progress, options=backbone_options, parser=caption_parser,
         )
+        if name is not None:
+            index.meta = replace(index.meta, captioner=name, captioner_options=options)
+        return index if evidence is None else index.with_evidence(evidence)
 
     @classmethod
     def from_captions(
@@ -254,6 +293,33 @@ class AudioIndex(IndexSearchMixin):
         return self.meta.unparsed
 
     @property
+    def evidence(self) -> LabelEvidence | None:
+        """A tagger's label evidence for the items (one row per item), or None.
+
+        Formula scoring reads it (``Retriever`` takes it from the index); it is saved as
+        ``evidence.safetensors`` and its label phrases in ``index.json``.
+        """
+        return self._evidence
+
+    def with_evidence(self, evidence: LabelEvidence | None) -> AudioIndex:
+        """This index with other label evidence (None: none), sharing the rows and columns.
+
+        Raises:
+            AudioIndexError: evidence with another number of rows than items (E610).
+
+        Example:
+            >>> from fortekit.search.evidence import LabelEvidence
+            >>> index = AudioIndex.from_captions(["a"], ["rain"], "enc", embeddings=[[1.0]],
+            ...                                  parse_captions=False)
+            >>> index.with_evidence(LabelEvidence(("rain falling",), [[0.9]])).meta.evidence_labels
+            ('rain falling',)
+        """
+        other = type(self)(self._array, self._records, self.meta, embeddings_file=self._embeddings_file,
+                           evidence=evidence)
+        other._faiss, other._faiss_file = self._faiss, self._faiss_file
+        return other
+
+    @property
     def embeddings(self) -> np.ndarray:
         """The float32 (n, d) rows, read-only (memory-mapped after :meth:`load`)."""
         view = self._array.view()
@@ -262,7 +328,8 @@ class AudioIndex(IndexSearchMixin):
 
     # -- files --------------------------------------------------------------------------------
     def save(self, directory: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
-        """Write the index to a directory (index.json, embeddings.npy, items.jsonl[, faiss.index]).
+        """Write the index to a directory (index.json, embeddings.npy, items.jsonl[, faiss.index,
+        evidence.safetensors]).
 
         Args:
             directory: created when missing.
@@ -283,8 +350,9 @@ class AudioIndex(IndexSearchMixin):
         if self.meta.faiss is not None:
             searcher = self._faiss_searcher()
             writer = searcher.write
+        evidence = None if self._evidence is None else evidence_writer(self._evidence)
         return write_index_files(directory, self.meta, self._array, self._records, overwrite=overwrite,
-                                 faiss_writer=writer)
+                                 faiss_writer=writer, optional_files={EVIDENCE_FILE: evidence})
 
     @classmethod
     def load(
@@ -303,7 +371,8 @@ class AudioIndex(IndexSearchMixin):
         Raises:
             AudioIndexError: a missing file (E601), corrupt JSON or array (E600), a format
                 from the future (E602), counts that disagree (E603), a bad dtype or shape
-                (E604), duplicate ids (E605), a bad predicate symbol (E611), another backbone (E609).
+                (E604), duplicate ids (E605), a bad predicate symbol (E611), another backbone (E609),
+                damaged label evidence (E621).
 
         Example:
             >>> AudioIndex.load("clotho.index", backbone=get_backbone("minilm"))  # doctest: +SKIP
@@ -316,7 +385,8 @@ class AudioIndex(IndexSearchMixin):
         if meta.faiss is not None and not (root / FAISS_FILE).is_file():
             missing = f"{FAISS_FILE} (index.json names one)"
             raise AudioIndexError(Errors.E601.format(directory=root, missing=missing))
-        index = cls(embeddings, records, meta, embeddings_file=root / EMBEDDINGS_FILE if mmap else None)
+        index = cls(embeddings, records, meta, embeddings_file=root / EMBEDDINGS_FILE if mmap else None,
+                    evidence=read_evidence(root, meta))
         index._faiss_file = root / FAISS_FILE if meta.faiss is not None else None
         if backbone is not None:
             index.check_backbone(backbone)

@@ -9,7 +9,9 @@ A directory holds
   allow_pickle=False)``;
 * ``items.jsonl``: one object per item, in row order: ``id``, ``caption``, ``predicates``
   (strings such as ``"¬Rain/1"``) and, for audio files, ``path``;
-* ``faiss.index`` (optional): a FAISS index over the same rows.
+* ``faiss.index`` (optional): a FAISS index over the same rows;
+* ``evidence.safetensors`` (optional): a tagger's label evidence
+  (:mod:`fortekit.search.index.evidence_file`).
 
 Files are written under temporary names and renamed, so an interrupted save leaves no
 half-written file behind, and ``index.json`` is written last. Everything read back is
@@ -122,6 +124,9 @@ class IndexMeta:
         backbone_options: the options the backbone was built with (JSON values), so that
             ``fortekit index query`` can rebuild it.
         faiss: the kind of the saved FAISS index ("flat", "ivf"), or None.
+        captioner, captioner_options: the captioner plug-in that wrote the captions, and its
+            recorded options (None and {} when the captions came with the items).
+        evidence_labels: the label phrases of ``evidence.safetensors``, or None without one.
         format_version: the layout version.
         fortekit_version: the fortekit version that wrote the index.
     """
@@ -134,6 +139,9 @@ class IndexMeta:
     unparsed: int = 0
     backbone_options: Mapping[str, Any] = field(default_factory=dict)
     faiss: str | None = None
+    captioner: str | None = None
+    captioner_options: Mapping[str, Any] = field(default_factory=dict)
+    evidence_labels: tuple[str, ...] | None = None
     format_version: int = FORMAT_VERSION
     fortekit_version: str = __version__
 
@@ -144,6 +152,8 @@ class IndexMeta:
             "backbone": self.backbone, "backbone_options": dict(self.backbone_options),
             "dim": self.dim, "count": self.count, "normalised": self.normalised,
             "parsed": self.parsed, "unparsed": self.unparsed, "faiss": self.faiss,
+            "captioner": self.captioner, "captioner_options": dict(self.captioner_options),
+            "evidence_labels": None if self.evidence_labels is None else list(self.evidence_labels),
         }
 
 
@@ -221,11 +231,14 @@ def read_meta(directory: str | os.PathLike[str]) -> IndexMeta:
     if not isinstance(options, dict):
         raise _fail(path, f"backbone_options is {options!r}, not an object")
     faiss = data.get("faiss")
+    from fortekit.search.index.evidence_file import captioning_fields  # it imports this module
+
     return IndexMeta(
         backbone=data["backbone"], dim=data["dim"], count=data["count"], normalised=data["normalised"],
         parsed=bool(data.get("parsed", False)), unparsed=int(data.get("unparsed", 0)),
         backbone_options=options, faiss=faiss if isinstance(faiss, str) else None,
-        format_version=version, fortekit_version=str(data.get("fortekit_version", "?")),
+        **captioning_fields(data, path), format_version=version,
+        fortekit_version=str(data.get("fortekit_version", "?")),
     )
 
 
@@ -340,7 +353,7 @@ def _replace_atomically(path: Path, write: Any) -> None:
 
 def write_index_files(
     directory: str | os.PathLike[str], meta: IndexMeta, embeddings: np.ndarray, records: IndexRecords,
-    *, overwrite: bool = False, faiss_writer: Any = None,
+    *, overwrite: bool = False, faiss_writer: Any = None, optional_files: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write an index directory: embeddings and items first, ``index.json`` last.
 
@@ -352,6 +365,8 @@ def write_index_files(
         overwrite: replace an index already in `directory`.
         faiss_writer: a callable that writes the FAISS index to a given path, or None
             (a stale ``faiss.index`` is then removed).
+        optional_files: more files, name -> a callable that writes it to a given path, or
+            None to remove a stale one (``evidence.safetensors``).
 
     Returns:
         The directory.
@@ -393,5 +408,10 @@ def write_index_files(
         _replace_atomically(root / FAISS_FILE, faiss_writer)
     else:
         (root / FAISS_FILE).unlink(missing_ok=True)
+    for name, writer in (optional_files or {}).items():
+        if writer is None:
+            (root / name).unlink(missing_ok=True)
+        else:
+            _replace_atomically(root / name, writer)
     _replace_atomically(root / META_FILE, write_meta)
     return root
