@@ -403,8 +403,8 @@ class Errors(metaclass=_Messages):
     E494 = (
         "The label evidence cannot be used: {problem}. Label evidence is one phrase per label "
         "(\"a dog barking\") and an (items, labels) matrix of probabilities in [0, 1], one row per "
-        "item of the index, as a tagger's label_probabilities() returns it (docs/search.md, "
-        "'Label evidence')."
+        "item of the index, as a tagger's label_evidence() returns it "
+        "(docs/formula_scoring.md, 'Label evidence')."
     )
 
     # --- E500-E519: search/eval, multi-relevance collections: BEIR folders, `fortekit eval --beir` ---
