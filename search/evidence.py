@@ -11,10 +11,10 @@ its degree of truth is then
 
     t = (1 - evidence_weight) * t_similarity + evidence_weight * p_label(item)
 
-for the clauses ``FormulaScoringConfig.evidence_scope`` names (negated ones by default: an
-exclusion is violated by any trace of the excluded sound, which a classifier sees better than
-a similarity does). A clause no label matches keeps its similarity. Nothing here imports
-torch at module level.
+for the clauses ``FormulaScoringConfig.evidence_scope`` names (all by default: the clip must
+hold the asked sound as well as lack the excluded one, and a classifier sees both better than
+a similarity does), and a formula it judges weighs its logic by ``evidence_gamma``. A clause
+no label matches keeps its similarity. Nothing here imports torch at module level.
 
 Example:
     >>> evidence = LabelEvidence(("a dog barking", "rain falling"), [[0.9, 0.1], [0.2, 0.8]])
