@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from fortekit.search.formula_config import QueryPlan
     from fortekit.search.formula_scoring import FormulaScorer
     from fortekit.search.index.audio_index import AudioIndex
+    from fortekit.search.order_check import OrderCheck
     from fortekit.search.rerank import Reranker
     from fortekit.search.stage1.anchors import AnchorSource
     from fortekit.search.stage1.beam import Refiner
@@ -82,6 +83,9 @@ class Retriever:
         cache_dir: a directory for the on-disk text-embedding cache, or None.
         encoder: a :class:`~fortekit.search.stage1.encoder.CachedTextEncoder` to share (its text
             cache) with a caller's Stage 1 refiner; None to make one.
+        order_check: sort each ranking's best 50 items by whether their caption states the
+            query's event order ("a dog barks, then a bell rings"; :mod:`fortekit.search.order_check`),
+            after Stage 3; off by default (measured on generated audio only: docs/results.md).
         evidence: a tagger's :class:`~fortekit.search.evidence.LabelEvidence` for the index's
             items (one row per item): formula scoring judges the clauses it grounds by it too;
             None (default): the evidence the index stores, if any.
@@ -113,6 +117,7 @@ class Retriever:
         cache_dir: str | os.PathLike[str] | None = None,
         encoder: CachedTextEncoder | None = None,
         evidence: LabelEvidence | None = None,
+        order_check: bool = False,
     ) -> None:
         from fortekit.plugins import get_backbone
         from fortekit.search.formula_scoring import FormulaScorer, FormulaScoringConfig
@@ -165,6 +170,11 @@ class Retriever:
         self.reranker: Reranker | None = Reranker() if rerank is _DEFAULT else rerank
         self.projection = projection
         self._items: torch.Tensor | None = None
+        self.order_check: OrderCheck | None = None
+        if order_check:
+            from fortekit.search.order_check import OrderCheck
+
+            self.order_check = OrderCheck(self.index.captions)
         self.evidence: LabelEvidence | None = evidence if evidence is not None else getattr(
             self.index, "evidence", None)
         if self.evidence is not None and len(self.evidence) != len(self.index):
@@ -179,6 +189,7 @@ class Retriever:
             "projection" if self.projection is not None else None,
             "formula" if self.formula_scorer is not None else None,
             "rerank" if self.reranker is not None else None,
+            "order_check" if self.order_check is not None else None,
         ]
         return (f"Retriever({len(self.index)} items, backbone={self.backbone.name!r}, "
                 f"stages=[{', '.join(s for s in stages if s)}])")
@@ -323,8 +334,8 @@ class Retriever:
             query_predicates: per query, the predicate set Stage 3 compares with the items'
                 (default: Pred of ``formulas``); the benchmark's audio-to-text direction passes
                 the item captions' sets.
-            timings: when given, the seconds of ``first_pass``, ``formula`` and ``rerank`` are
-                added to it.
+            timings: when given, the seconds of ``first_pass``, ``formula``, ``rerank`` and
+                ``order_check`` are added to it.
 
         Returns:
             ``(scores, rows)``, (queries, min(k, items)), best first.
@@ -351,7 +362,10 @@ class Retriever:
                 frozenset() if phi is None else predicates(phi) for phi in formulas
             ]
             scores, rows = self.reranker.rerank((scores, rows), query_sets, item_sets)
-            _lap(clock, "rerank", tick)
+            tick = _lap(clock, "rerank", tick)
+        if self.order_check is not None:
+            scores, rows = self.order_check.apply(formulas, scores, rows)
+            _lap(clock, "order_check", tick)
         return scores[:, :k], rows[:, :k]
 
     def _hit(

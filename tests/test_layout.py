@@ -56,7 +56,8 @@ def test_search_is_organised_by_stage() -> None:
     assert packages == ["cli", "eval", "index", "projection", "refine", "stage1"]
     flat = sorted(p.name for p in (REPO / "search").glob("*.py"))
     assert flat == ["__init__.py", "clauses.py", "evidence.py", "formula_config.py", "formula_scoring.py",
-                    "fuzzy.py", "hits.py", "item_captions.py", "query_side.py", "rerank.py", "retriever.py"]
+                    "fuzzy.py", "hits.py", "item_captions.py", "order_check.py", "query_side.py", "rerank.py",
+                    "retriever.py"]
 
 
 def test_every_public_name_of_the_stages_is_reachable_from_fortekit_search() -> None:

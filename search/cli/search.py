@@ -67,6 +67,9 @@ def add_search_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
                         help="re-score the candidates by the query's formula (default on)")
     stages.add_argument("--stage3", choices=["on", "off"], default="on",
                         help="Stage 3's default re-ranking with the items' captions (default on)")
+    stages.add_argument("--order-check", action="store_true",
+                        help="sort each ranking's best 50 items by whether their caption states the query's "
+                             "event order ('a dog barks, then a bell rings'); off by default")
     stages.add_argument("--device", default="auto", help="auto (CUDA when present), cpu, cuda, cuda:N")
     files = parser.add_argument_group("query files (with -o)")
     files.add_argument("-o", "--output", metavar="OUT",
@@ -105,6 +108,7 @@ def make_retriever(args: argparse.Namespace) -> Any:
         lookup=LookupTable.load(args.lookup) if args.lookup is not None else None,
         formula=None if args.formula_scoring == "off" else FormulaScoringConfig(),
         rerank=None if args.stage3 == "off" else Reranker(), device=args.device,
+        order_check=args.order_check,
     )
 
 

@@ -19,8 +19,8 @@ Three systems run only when named in ``--systems``: ``S1`` (Stage 1's q* against
 nothing else) and ``S2`` (f_T(q) against the items through the Stage 2 head of
 ``--projection``, which it requires), the ablation of one stage at a time; and
 ``default+order``, ``default`` whose top 50 are then sorted by a formula-level order check
-(:mod:`fortekit.search.eval.order_check`: the query's ``Before(x, y)`` against the item caption's),
-an experiment of the benchmark that ``fortekit search`` does not run. ``formula+evidence`` and
+(:mod:`fortekit.search.order_check`: the query's ``Before(x, y)`` against the item caption's),
+what ``fortekit search --order-check`` (off by default) adds. ``formula+evidence`` and
 ``default+evidence`` (only with a captioner that gives label evidence, such as ``tagger``) add
 the captioner's label probabilities to formula scoring (:mod:`fortekit.search.evidence`).
 
@@ -230,7 +230,7 @@ def _default_order(data: BeirData) -> SystemRanking:
     Scores: an item moved within the top N takes ``default``'s score of the place it lands on
     (the row stays non-increasing; the other items keep theirs).
     """
-    from fortekit.search.eval.order_check import event_orders, order_agreement
+    from fortekit.search.order_check import event_orders, order_agreement
 
     base = _default(data)
     items = data.item_formulas
@@ -295,7 +295,7 @@ for _spec in (
                by_default=False),
     SystemSpec("default+order", _default_order,
                "default, then its top 50 sorted by the order check of Before(x, y) against the item "
-               "caption's formula (search/eval/order_check.py; benchmark only)",
+               "caption's formula (search/order_check.py; fortekit search --order-check)",
                ("encode_queries", "parse_queries"), ("caption_items", "encode_items", "parse_items"),
                by_default=False),
     SystemSpec("formula+evidence", _formula_evidence,

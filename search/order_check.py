@@ -6,7 +6,9 @@ formula is each asserted ``Before(a, b)`` between two different variables, as th
 (unary predicate names of a, unary predicate names of b). A query's order is checked against
 the item caption's formula: an item pair whose sides share a predicate name with the query's
 sides, in the same direction, agrees (+1); in the opposite direction, disagrees (-1); no such
-pair says nothing (0). Pure logic: no torch here.
+pair says nothing (0). :class:`OrderCheck` sorts a ranking's head by it (the ``Retriever``'s
+``order_check``, ``fortekit search --order-check``; the benchmark's ``default+order``). Pure
+logic: no torch at module level.
 
 Example:
     >>> from fortekit.fol import parse_formula
@@ -19,12 +21,15 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import torch
+
     from fortekit.fol.ast import Formula
 
-__all__ = ["ORDER_PREDICATES", "event_orders", "order_agreement"]
+__all__ = ["ORDER_PREDICATES", "OrderCheck", "event_orders", "order_agreement"]
 
 ORDER_PREDICATES = frozenset({"Before"})
 """Binary predicates that say their first argument sounds before the second."""
@@ -88,3 +93,74 @@ def order_agreement(query: Formula | None, item: Formula | None) -> float:
         elif any(first & v and second & u for u, v in found):
             total -= 1.0
     return total / len(wanted)
+
+
+class OrderCheck:
+    """Sort the head of each ranking by :func:`order_agreement` with the items' captions.
+
+    For a query whose formula states an event order, its best ``top_n`` items are sorted by
+    agreement (agreeing first, unknown next, reversed last; ties keep their order); other
+    queries are left as they are. Item captions are parsed on first use, one at a time, and
+    kept: a query log over a large index parses only the items that reach some head.
+
+    Args:
+        captions: one caption per index row (None: no caption, agreement 0).
+        top_n: how many of each ranking's best items are sorted.
+
+    Example:
+        >>> import torch
+        >>> from fortekit.fol import parse_formula
+        >>> check = OrderCheck(["a bell rings, then a dog barks", "a dog barks, then a bell rings"])
+        >>> phi = parse_formula("∃x ∃y [Dog(x) ∧ Barking(x) ∧ Before(x, y) ∧ Bell(y) ∧ Ringing(y)]")
+        >>> scores, rows = check.apply([phi], torch.tensor([[0.9, 0.8]]), torch.tensor([[0, 1]]))
+        >>> rows.tolist()
+        [[1, 0]]
+    """
+
+    def __init__(self, captions: Sequence[str | None], top_n: int = 50) -> None:
+        self.captions = list(captions)
+        self.top_n = top_n
+        self._formulas: dict[int, Formula | None] = {}
+
+    def __repr__(self) -> str:
+        return f"OrderCheck({len(self.captions)} captions, top_n={self.top_n})"
+
+    def item_formula(self, row: int) -> Formula | None:
+        """The parsed caption of index row ``row`` (None: no caption, or one the parser rejects)."""
+        if row not in self._formulas:
+            from fortekit.errors import FortekitError
+            from fortekit.fol.caption.parser import parse_caption
+
+            text = self.captions[row] if 0 <= row < len(self.captions) else None
+            try:
+                self._formulas[row] = parse_caption(text).formula if text and text.strip() else None
+            except FortekitError:  # an unparsable caption says nothing about order
+                self._formulas[row] = None
+        return self._formulas[row]
+
+    def apply(
+        self, formulas: Sequence[Formula | None], scores: torch.Tensor, rows: torch.Tensor,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Each query's head re-ordered by agreement; the scores move with their items.
+
+        Args:
+            formulas: one formula per query (None: left as it is).
+            scores: (queries, n) scores, best first.
+            rows: (queries, n) index rows.
+
+        Returns:
+            ``(scores, rows)`` of the same shapes.
+        """
+        import torch
+
+        scores, rows = scores.clone(), rows.clone()
+        head = min(self.top_n, int(rows.shape[1]))
+        for q, phi in enumerate(formulas):
+            if head < 2 or not event_orders(phi):
+                continue
+            top = rows[q, :head].tolist()
+            agreement = torch.tensor([order_agreement(phi, self.item_formula(int(i))) for i in top])
+            order = torch.sort(-agreement, stable=True).indices.to(rows.device)
+            rows[q, :head] = rows[q, :head][order]
+            scores[q, :head] = scores[q, :head][order.to(scores.device)]
+        return scores, rows
