@@ -31,7 +31,14 @@ from fortekit.fol.caption.pipeline import (
     prepare_caption,
 )
 from fortekit.fol.caption.repairs import apply_repairs
-from fortekit.fol.caption.result import ParseResult, PredicateRecord, build_formula, clauses, variable_names
+from fortekit.fol.caption.result import (
+    ParseResult,
+    PredicateRecord,
+    build_formula,
+    clauses,
+    new_record,
+    variable_names,
+)
 from fortekit.fol.caption.rules import RuleSet, load_rules
 from fortekit.fol.caption.tokens import TokenView, from_doc
 from fortekit.fol.events import event_name
@@ -275,7 +282,7 @@ class CaptionParser:
             if grounded.tier == "none":
                 oov.setdefault(cand.lemma, None)
             records.append(
-                PredicateRecord(
+                new_record(
                     grounded.symbol,
                     cand.lemma,
                     args,
