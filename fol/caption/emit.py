@@ -261,23 +261,28 @@ def candidates(
     done: set[int] = set()
     first_words = graph.lexicon.multiword_adjective_starts
     emit = graph.emit
-    for tok in view:  # multi-word predicates first, so their words are not emitted alone
-        if not emit[tok.i] or tok.i in done:
+    toks = view.tokens
+    for tok in toks:  # multi-word predicates first, so their words are not emitted alone
+        i = tok.i
+        if not emit[i] or i in done:
             continue
-        merged = None
-        if tok.pos in ("ADJ", "ADV") and tok.lower in first_words:
+        tag = tok.pos
+        if tag == "ADJ" or tag == "ADV":
+            if tok.lower not in first_words:
+                continue
             merged = _multiword_adjective(graph, tok)
-            rule = graph.rule_of[tok.i].id
-        if (
-            merged is None
+            rule = graph.rule_of[i].id
+        elif (
+            tag in _NOUNS
             and is_multiword is not None
-            and tok.pos in _NOUNS
+            and i > 0
+            and toks[i - 1].dep == "compound"  # a chain of one noun is no compound
             and tok.dep != "compound"
-            and tok.i > 0
-            and view[tok.i - 1].dep == "compound"  # a chain of one noun is no compound
         ):
             merged = _compound_phrase(graph, tok, lemmas, is_multiword)
             rule = "compound"
+        else:
+            continue  # most words start no multi-word predicate
         if merged is not None:
             lemma, tokens = merged
             done.update(tokens)
@@ -291,6 +296,7 @@ def candidates(
     # verb keeps its subject only (option 'reflexive_relations' in grammars/arc_rules.toml).
     reflexive = bool(graph.rules.option("reflexive_relations", False))
     parent, rule_of = graph.parent, graph.rule_of
+    binary = False  # whether a candidate has two arguments
     for tok in view.tokens:
         i = tok.i
         if not emit[i] or i in done:
@@ -322,6 +328,7 @@ def candidates(
             for obj in slots:
                 if obj is not None and find(obj) not in timed and (reflexive or find(obj) != holder):
                     args: tuple[int, ...] = (holder, find(obj))
+                    binary = True
                 else:
                     args = (holder,)
                 out.append(Candidate(lemma, pos, args, negation is not None, source, (i,)))
@@ -350,18 +357,20 @@ def candidates(
         ):
             continue
         out.append(Candidate(rel.lemma, rel.pos, (first, second), False, rel.rule, rel.tokens))
+        binary = True
     # Both arguments of a binary predicate must be entities the caption names
     # (docs/annotation.md): a relation to a nameless node ('around a little bit') goes,
     # a verb whose object has no name becomes unary.
-    named = {c.args[0] for c in out if c.pos != "ADP"}
-    kept: list[Candidate] = []
-    for cand in out:
-        if len(cand.args) == 2 and cand.args[1] not in named and cand.args[1] != cand.args[0]:
-            if cand.pos == "ADP":
-                continue
-            cand = Candidate(cand.lemma, cand.pos, cand.args[:1], cand.negated, cand.rule, cand.tokens)
-        kept.append(cand)
-    out = kept
+    if binary:  # (unary candidates only, the common case: nothing to check)
+        named = {c.args[0] for c in out if c.pos != "ADP"}
+        kept: list[Candidate] = []
+        for cand in out:
+            if len(cand.args) == 2 and cand.args[1] not in named and cand.args[1] != cand.args[0]:
+                if cand.pos == "ADP":
+                    continue
+                cand = Candidate(cand.lemma, cand.pos, cand.args[:1], cand.negated, cand.rule, cand.tokens)
+            kept.append(cand)
+        out = kept
     if denied:
         out = [
             Candidate(c.lemma, c.pos, c.args, c.negated, c.rule, c.tokens, True)

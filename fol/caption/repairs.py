@@ -26,6 +26,7 @@ Example:
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Callable
 from typing import TypeAlias
 
@@ -234,7 +235,8 @@ REPAIRS: dict[str, Repair] = {
 
 
 _Labels: TypeAlias = "frozenset[str] | None"
-_Step = tuple[ArcRule, _Labels, _Labels, _Labels, _Labels, _Labels, Repair]
+# (rule, labels, POS, lemmas, child labels, head labels, the one label, the one POS, action)
+_Step = tuple[ArcRule, _Labels, _Labels, _Labels, _Labels, _Labels, "str | None", "str | None", Repair]
 _PLANS: dict[int, tuple[tuple[ArcRule, ...], tuple[_Step, ...]]] = {}
 
 
@@ -245,11 +247,26 @@ def _plan(repairs: tuple[ArcRule, ...]) -> tuple[_Step, ...]:
         if len(_PLANS) > 64:
             _PLANS.clear()
         steps = tuple(
-            (r, r.when.arc, r.when.pos, r.when.lemma, r.when.has_child, r.when.head_arc, REPAIRS[r.action])
+            (
+                r,
+                r.when.arc,
+                r.when.pos,
+                r.when.lemma,
+                r.when.has_child,
+                r.when.head_arc,
+                _only(r.when.arc),
+                _only(r.when.pos),
+                REPAIRS[r.action],
+            )
             for r in repairs
         )
         found = _PLANS[id(repairs)] = (repairs, steps)
     return found[1]
+
+
+def _only(labels: frozenset[str] | None) -> str | None:
+    """The label of a set of one (its tokens are then one index entry, already in order)."""
+    return next(iter(labels)) if labels is not None and len(labels) == 1 else None
 
 
 def _position(tok: Tok) -> int:
@@ -261,21 +278,17 @@ def _merged(groups: list[list[Tok]]) -> list[Tok]:
     return sorted((tok for group in groups for tok in group), key=_position)
 
 
-def _index(view: TokenView) -> tuple[dict[str, list[Tok]], dict[str, list[Tok]]]:
-    """The tokens by dependency label and by POS."""
-    by_dep: dict[str, list[Tok]] = {}
-    by_pos: dict[str, list[Tok]] = {}
+def _index(view: TokenView) -> tuple[defaultdict[str, list[Tok]], defaultdict[str, list[Tok]]]:
+    """The tokens by dependency label and by POS.
+
+    Read an entry only after testing that its key is there: reading a missing one would
+    add it, empty, and the rules' set tests would then see a label the caption lacks.
+    """
+    by_dep: defaultdict[str, list[Tok]] = defaultdict(list)
+    by_pos: defaultdict[str, list[Tok]] = defaultdict(list)
     for tok in view.tokens:
-        found = by_dep.get(tok.dep)
-        if found is None:
-            by_dep[tok.dep] = [tok]
-        else:
-            found.append(tok)
-        found = by_pos.get(tok.pos)
-        if found is None:
-            by_pos[tok.pos] = [tok]
-        else:
-            found.append(tok)
+        by_dep[tok.dep].append(tok)
+        by_pos[tok.pos].append(tok)
     return by_dep, by_pos
 
 
@@ -297,7 +310,7 @@ def apply_repairs(view: TokenView, repairs: tuple[ArcRule, ...], lex: WordNetLem
     """
     changed = 0
     by_dep, by_pos = _index(view)
-    for rule, arcs, poses, lemmas, has_child, head_arc, action in _plan(repairs):
+    for rule, arcs, poses, lemmas, has_child, head_arc, one_arc, one_pos, action in _plan(repairs):
         # Only the tokens with one of the rule's labels (or POS): most repairs need a
         # label this caption lacks, for the token, its head or a child.
         if (has_child is not None and has_child.isdisjoint(by_dep)) or (
@@ -308,13 +321,19 @@ def apply_repairs(view: TokenView, repairs: tuple[ArcRule, ...], lex: WordNetLem
         if arcs is not None:
             if arcs.isdisjoint(by_dep):  # the common case: no token with the label
                 continue
-            found = [by_dep[arc] for arc in arcs if arc in by_dep]
-            pool = found[0] if len(found) == 1 else _merged(found)
+            if one_arc is not None:
+                pool = by_dep[one_arc]  # there: the set test above found it
+            else:
+                found = [by_dep[arc] for arc in arcs if arc in by_dep]
+                pool = found[0] if len(found) == 1 else _merged(found)
         elif poses is not None:
             if poses.isdisjoint(by_pos):
                 continue
-            found = [by_pos[pos] for pos in poses if pos in by_pos]
-            pool = found[0] if len(found) == 1 else _merged(found)
+            if one_pos is not None:
+                pool = by_pos[one_pos]
+            else:
+                found = [by_pos[pos] for pos in poses if pos in by_pos]
+                pool = found[0] if len(found) == 1 else _merged(found)
         else:
             pool = list(view.tokens)
         if (arcs is not None and poses is not None) or lemmas is not None:
