@@ -151,8 +151,9 @@ def entity_heads(graph: Graph, lemmas: dict[int, tuple[str, str] | None]) -> Hea
     """The tokens that name an entity (head nouns, indefinite pronouns) with their lemma."""
     indefinite = graph.words("indefinite_pronouns")
     heads: Heads = []
-    for tok in graph.view:
-        if tok.dep in _HEAD_DEPS_EXCLUDED or graph.suppressed[tok.i] or not graph.emit[tok.i]:
+    suppressed, emit = graph.suppressed, graph.emit
+    for tok in graph.view.tokens:
+        if tok.dep in _HEAD_DEPS_EXCLUDED or suppressed[tok.i] or not emit[tok.i]:
             continue
         if tok.pos in _NOUNS or (tok.pos == "PRON" and tok.lower in indefinite):
             found = _lemma_of(graph, tok, lemmas)
