@@ -123,6 +123,7 @@ def predicate_lemma(graph: Graph, tok: Tok) -> tuple[str, str] | None:
 # answers are kept in the parser's WordNetLemmas.memo (bounded by clearing).
 _LEMMA_CACHE_SIZE = 1 << 16
 _MISSING: tuple[str, str] = ("", "")  # a sentinel no lemma lookup returns
+_new = tuple.__new__
 
 
 def _lemma_of(graph: Graph, tok: Tok, cache: dict[int, tuple[str, str] | None]) -> tuple[str, str] | None:
@@ -319,7 +320,9 @@ def candidates(
         objects = _objects(graph, tok, lemma) if tag == "VERB" else None
         subject = subject_of.get(i)
         if not objects and (subject is None or tag not in ("VERB", "ADJ")):  # the common case
-            out.append(Candidate(lemma, pos, (node,), negation is not None, source, (i,)))
+            # tuple.__new__ with all seven fields: the named tuple's own __new__ is a
+            # Python call, and this is where most candidates are made
+            out.append(_new(Candidate, (lemma, pos, (node,), negation is not None, source, (i,), False)))
             continue
         holders = [node]
         if subject is not None and tok.pos in ("VERB", "ADJ"):
@@ -382,7 +385,10 @@ def candidates(
     if orders:  # 'pumping and then slowing down': Before(e1, e2) between events of x
         gerunds = frozenset(i for pair in ordered for i in pair if view[i].lower.endswith("ing"))
         out = with_event_terms(out, orders, ordered, _complements(graph, ordered), gerunds)
-    out.sort(key=lambda c: min(c.tokens))
+    # Sorted by first token as out.sort(key=lambda c: min(c.tokens)) sorts (stable),
+    # with a key read by a C method rather than a Python call per candidate.
+    starts = [min(c.tokens) for c in out]
+    out = [out[k] for k in sorted(range(len(out)), key=starts.__getitem__)]
     unique: dict[tuple[str, tuple[int, ...], bool], Candidate] = {}
     for cand in out:
         unique.setdefault((cand.lemma, cand.args, cand.negated), cand)

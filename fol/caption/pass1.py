@@ -185,11 +185,13 @@ class Graph(TemporalActions):
     def classify(self) -> None:
         """Give every token the first arc rule that holds for it."""
         view, rule_of, emit = self.view, self.rule_of, self.emit
-        for_word = self.rules.rules_for_word
+        for_word, known = self.rules.rules_for_word, self.rules.words_seen
         for tok in view.tokens:
             # the word's own tests are done once per word: the rules left test its head,
             # children or object; the second answer applies when none of them does
-            tests, chosen = for_word(tok.dep, tok.pos, tok.tag, tok.lemma, tok.lower)
+            key = (tok.dep, tok.pos, tok.tag, tok.lemma, tok.lower)
+            found = known.get(key)  # rules_for_word's own table, read without a call
+            tests, chosen = found if found is not None else for_word(*key)
             for rule in tests:  # their tests of the word pass: only the rest is asked
                 if beyond_word(rule.when, view, tok):
                     chosen = rule
@@ -205,12 +207,18 @@ class Graph(TemporalActions):
         for tok in self.view:
             if tok.lower in negative:  # "nobody": its entity is excluded, whatever its arc
                 self.excluded[tok.i] = "negative-pronoun"
-        consumed, rule_of = self.consumed, self.rule_of
+        consumed, rule_of, union = self.consumed, self.rule_of, self.union
         for tok in self.view.tokens:
             if tok.i in consumed:
                 continue
             rule = rule_of[tok.i]
-            ACTIONS[rule.action](self, tok, rule)
+            action = rule.action
+            # the two most frequent actions (3 words in 4) without a call of their own
+            if action == "attach":  # act_attach
+                if tok.head != tok.i:
+                    union(tok.i, tok.head)
+            elif action != "separate":  # act_separate does nothing
+                ACTIONS[action](self, tok, rule)
         return self
 
     # -- actions ----------------------------------------------------------------------

@@ -194,6 +194,11 @@ class ArcRule:
     label_only: bool = False
 
 
+# rules_for_word's arguments (label, POS, tag, lemma, lower) and answer.
+_WordKey = tuple[str, str, str, str, str]
+_WordRules = tuple[tuple[ArcRule, ...], ArcRule | None]
+
+
 @dataclass(frozen=True, slots=True)
 class RuleSet:
     """The whole rule file.
@@ -256,6 +261,11 @@ class RuleSet:
                 self._by_word.clear()
             found = self._by_word[key] = word_rules(self.by_arc_pos, dep, pos, tag, lemma, lower)
         return found
+
+    @property
+    def words_seen(self) -> Mapping[_WordKey, _WordRules]:
+        """The answers of :meth:`rules_for_word` kept so far, by its arguments (read-only use)."""
+        return self._by_word
 
     def option(self, name: str, default: Any) -> Any:
         """An ``[options]`` value, or ``default``."""
