@@ -103,7 +103,11 @@ class TokenView:
 
     def has_child(self, i: int, deps: Container[str]) -> bool:
         """Whether token ``i`` has a child with a label in ``deps``."""
-        return any(t.dep in deps for t in self._children[i])
+        # a loop, not any(): asked some 3,000 times per 600 captions, a generator each time
+        for child in self._children[i]:  # noqa: SIM110
+            if child.dep in deps:
+                return True
+        return False
 
     def head(self, i: int) -> Tok:
         """The head of token ``i`` (itself for a root)."""
