@@ -258,6 +258,7 @@ class CaptionParser:
         records: list[PredicateRecord] = []
         seen: set[tuple[str, tuple[str, ...], bool]] = set()
         oov: dict[str, None] = {}
+        grouped = False  # whether a record is excluded
         tokens = view.tokens
         ground = self.pass2.ground
         for lemma, pos, nodes, negated, rule, toks, excluded in found:  # one unpacking, no attribute reads
@@ -280,6 +281,8 @@ class CaptionParser:
                 source = " ".join(t.text for t in picked)
             else:
                 span, source = (0, len(view.text)), view.text
+            if excluded:
+                grouped = True
             tier = grounded.tier
             if tier == "none":
                 oov.setdefault(lemma, None)
@@ -302,7 +305,7 @@ class CaptionParser:
             )
         if not records:
             return None
-        if any(record.excluded for record in records):  # the formula's order: clauses grouped
+        if grouped:  # an excluded record: in the formula's order, clauses grouped
             records = [record for group in clauses(records) for record in group]
         return ParseResult(
             text=text,

@@ -283,13 +283,15 @@ def build_formula(records: Sequence[PredicateRecord]) -> Formula:
         >>> str(build_formula([rec("Bird", ("x",)), rec("Traffic", ("y",), True)]))
         '∃x [Bird(x) ∧ ¬∃y Traffic(y)]'
     """
-    if not any(record.excluded for record in records):
-        literals: list[Formula] = []
-        order: dict[str, None] = {}
-        for record in records:
-            for name in record.args:
-                order.setdefault(name, None)
-            literals.append(_literal(record))  # once per caption parsed: kept direct
+    literals: list[Formula] = []
+    order: dict[str, None] = {}
+    for record in records:  # no excluded record, the common case, in one pass
+        if record.excluded:
+            break  # a denied clause: the general case below
+        for name in record.args:
+            order.setdefault(name, None)
+        literals.append(_literal(record))  # once per caption parsed: kept direct
+    else:
         return _close(conjoin(*literals), order)
     conjuncts: list[Formula] = []
     outer: dict[str, None] = {}
