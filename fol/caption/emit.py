@@ -154,12 +154,14 @@ def entity_heads(graph: Graph, lemmas: dict[int, tuple[str, str] | None]) -> Hea
     heads: Heads = []
     suppressed, emit = graph.suppressed, graph.emit
     for tok in graph.view.tokens:
+        pos = tok.pos  # the part of speech first: most words are no noun
+        if not (pos in _NOUNS or (pos == "PRON" and tok.lower in indefinite)):
+            continue
         if tok.dep in _HEAD_DEPS_EXCLUDED or suppressed[tok.i] or not emit[tok.i]:
             continue
-        if tok.pos in _NOUNS or (tok.pos == "PRON" and tok.lower in indefinite):
-            found = _lemma_of(graph, tok, lemmas)
-            if found is not None:
-                heads.append((tok, found[0]))
+        found = _lemma_of(graph, tok, lemmas)
+        if found is not None:
+            heads.append((tok, found[0]))
     return heads
 
 
@@ -315,7 +317,7 @@ def candidates(
         negation = negated[i]
         # A negated predicate's provenance is the rule that negated it ('neg'), a
         # denied entity's noun the rule that excluded it ('prep-without').
-        source = excluded.get(i) or negation or rule_of[i].id
+        source = (excluded.get(i) if excluded else None) or negation or rule_of[i].id
         tag = tok.pos
         objects = _objects(graph, tok, lemma) if tag == "VERB" else None
         subject = subject_of.get(i)
