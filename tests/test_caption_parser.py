@@ -210,6 +210,26 @@ def test_literal_and_atom_of_a_record() -> None:
     assert excluded.to_dict()["excluded"] is True
 
 
+def test_records_of_the_parser_are_ordinary_frozen_records() -> None:
+    # The parser makes its records with new_record (no frozen __init__): they must be
+    # indistinguishable from records made by the constructor.
+    import dataclasses
+    import pickle
+
+    from fortekit.fol.caption import PredicateRecord
+    from fortekit.fol.caption.result import new_record
+
+    for record in parse_caption("a dog barks without people talking").predicates:
+        assert type(record) is PredicateRecord
+        made = PredicateRecord(*(getattr(record, f.name) for f in dataclasses.fields(PredicateRecord)))
+        assert record == made and hash(record) == hash(made) and repr(record) == repr(made)
+        assert pickle.loads(pickle.dumps(record)) == made
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            record.symbol = "Cat"  # type: ignore[misc]
+    fields = ("Dog", "dog", ("x",), False, "nsubj", (1,), (2, 5), "dog", "exact", 1.0, None, "NOUN", True)
+    assert new_record(*fields) == PredicateRecord(*fields)
+
+
 # --- streaming --------------------------------------------------------------------------------------
 
 

@@ -53,16 +53,10 @@ def beyond_word(when: Conditions, view: TokenView, tok: Tok) -> bool:
     :meth:`~fortekit.fol.caption.rules.RuleSet.rules_for_word` does those once per word,
     so Pass 1 asks only about the head, the children and the object.
     """
-    if (
-        when.head_arc is not None
-        or when.head_pos is not None
-        or when.head_tag is not None
-        or when.head_lemma is not None
-        or when.head_child_lemma is not None
-    ):
+    if when.tests_head:
         if tok.head == tok.i:
             return False
-        head = view[tok.head]
+        head = view.tokens[tok.head]
         if when.head_arc is not None and head.dep not in when.head_arc:
             return False
         if when.head_pos is not None and head.pos not in when.head_pos:
@@ -75,13 +69,15 @@ def beyond_word(when: Conditions, view: TokenView, tok: Tok) -> bool:
             _word_in(c, when.head_child_lemma) for c in view.children(head.i) if c.i != tok.i
         ):
             return False
-    if when.has_child is not None and not view.has_child(tok.i, when.has_child):
-        return False
-    if when.lacks_child is not None and view.has_child(tok.i, when.lacks_child):
-        return False
-    if when.child_lemma is not None and not any(_word_in(c, when.child_lemma) for c in view.children(tok.i)):
-        return False
-    if when.has_object is not None or when.object_pos is not None or when.object_lemma is not None:
+    if when.tests_children:
+        if when.has_child is not None and not view.has_child(tok.i, when.has_child):
+            return False
+        if when.lacks_child is not None and view.has_child(tok.i, when.lacks_child):
+            return False
+        child_lemma = when.child_lemma
+        if child_lemma is not None and not any(_word_in(c, child_lemma) for c in view.children(tok.i)):
+            return False
+    if when.tests_object:
         obj = view.prep_object(tok.i)
         if when.has_object is not None and (obj is not None) != when.has_object:
             return False

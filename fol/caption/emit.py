@@ -20,7 +20,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from fortekit.fol.caption.coref import Heads, corefer_repeated, excluded_nodes, resolve_pronouns
 from fortekit.fol.caption.events import with_event_terms
@@ -35,9 +35,12 @@ _PARTICIPLE_ENDINGS = ("ed", "en", "ing", "wn", "nt")
 _HEAD_DEPS_EXCLUDED = frozenset({"compound", "amod", "poss", "nmod"})
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    """A literal before grounding.
+class Candidate(NamedTuple):
+    """A literal before grounding (internal to the passes; the public record is
+    :class:`~fortekit.fol.caption.result.PredicateRecord`).
+
+    A named tuple, not a frozen dataclass: some 4,500 are made per 600 captions, and a
+    tuple is made in a third of the time (docs/parser.md, "Speed").
 
     Attributes:
         lemma: lower-case lemma words (``chirp``, ``in front of``, ``high pitched``).
@@ -120,6 +123,7 @@ def predicate_lemma(graph: Graph, tok: Tok) -> tuple[str, str] | None:
 # answers are kept in the parser's WordNetLemmas.memo (bounded by clearing).
 _LEMMA_CACHE_SIZE = 1 << 16
 _MISSING: tuple[str, str] = ("", "")  # a sentinel no lemma lookup returns
+_new = tuple.__new__
 
 
 def _lemma_of(graph: Graph, tok: Tok, cache: dict[int, tuple[str, str] | None]) -> tuple[str, str] | None:
@@ -148,13 +152,16 @@ def entity_heads(graph: Graph, lemmas: dict[int, tuple[str, str] | None]) -> Hea
     """The tokens that name an entity (head nouns, indefinite pronouns) with their lemma."""
     indefinite = graph.words("indefinite_pronouns")
     heads: Heads = []
-    for tok in graph.view:
-        if tok.dep in _HEAD_DEPS_EXCLUDED or graph.suppressed[tok.i] or not graph.emit[tok.i]:
+    suppressed, emit = graph.suppressed, graph.emit
+    for tok in graph.view.tokens:
+        pos = tok.pos  # the part of speech first: most words are no noun
+        if not (pos in _NOUNS or (pos == "PRON" and tok.lower in indefinite)):
             continue
-        if tok.pos in _NOUNS or (tok.pos == "PRON" and tok.lower in indefinite):
-            found = _lemma_of(graph, tok, lemmas)
-            if found is not None:
-                heads.append((tok, found[0]))
+        if tok.dep in _HEAD_DEPS_EXCLUDED or suppressed[tok.i] or not emit[tok.i]:
+            continue
+        found = _lemma_of(graph, tok, lemmas)
+        if found is not None:
+            heads.append((tok, found[0]))
     return heads
 
 
@@ -258,23 +265,28 @@ def candidates(
     done: set[int] = set()
     first_words = graph.lexicon.multiword_adjective_starts
     emit = graph.emit
-    for tok in view:  # multi-word predicates first, so their words are not emitted alone
-        if not emit[tok.i] or tok.i in done:
+    toks = view.tokens
+    for tok in toks:  # multi-word predicates first, so their words are not emitted alone
+        i = tok.i
+        if not emit[i] or i in done:
             continue
-        merged = None
-        if tok.pos in ("ADJ", "ADV") and tok.lower in first_words:
+        tag = tok.pos
+        if tag == "ADJ" or tag == "ADV":
+            if tok.lower not in first_words:
+                continue
             merged = _multiword_adjective(graph, tok)
-            rule = graph.rule_of[tok.i].id
-        if (
-            merged is None
+            rule = graph.rule_of[i].id
+        elif (
+            tag in _NOUNS
             and is_multiword is not None
-            and tok.pos in _NOUNS
+            and i > 0
+            and toks[i - 1].dep == "compound"  # a chain of one noun is no compound
             and tok.dep != "compound"
-            and tok.i > 0
-            and view[tok.i - 1].dep == "compound"  # a chain of one noun is no compound
         ):
             merged = _compound_phrase(graph, tok, lemmas, is_multiword)
             rule = "compound"
+        else:
+            continue  # most words start no multi-word predicate
         if merged is not None:
             lemma, tokens = merged
             done.update(tokens)
@@ -288,6 +300,7 @@ def candidates(
     # verb keeps its subject only (option 'reflexive_relations' in grammars/arc_rules.toml).
     reflexive = bool(graph.rules.option("reflexive_relations", False))
     parent, rule_of = graph.parent, graph.rule_of
+    binary = False  # whether a candidate has two arguments
     for tok in view.tokens:
         i = tok.i
         if not emit[i] or i in done:
@@ -304,12 +317,14 @@ def candidates(
         negation = negated[i]
         # A negated predicate's provenance is the rule that negated it ('neg'), a
         # denied entity's noun the rule that excluded it ('prep-without').
-        source = excluded.get(i) or negation or rule_of[i].id
+        source = (excluded.get(i) if excluded else None) or negation or rule_of[i].id
         tag = tok.pos
         objects = _objects(graph, tok, lemma) if tag == "VERB" else None
         subject = subject_of.get(i)
         if not objects and (subject is None or tag not in ("VERB", "ADJ")):  # the common case
-            out.append(Candidate(lemma, pos, (node,), negation is not None, source, (i,)))
+            # tuple.__new__ with all seven fields: the named tuple's own __new__ is a
+            # Python call, and this is where most candidates are made
+            out.append(_new(Candidate, (lemma, pos, (node,), negation is not None, source, (i,), False)))
             continue
         holders = [node]
         if subject is not None and tok.pos in ("VERB", "ADJ"):
@@ -319,6 +334,7 @@ def candidates(
             for obj in slots:
                 if obj is not None and find(obj) not in timed and (reflexive or find(obj) != holder):
                     args: tuple[int, ...] = (holder, find(obj))
+                    binary = True
                 else:
                     args = (holder,)
                 out.append(Candidate(lemma, pos, args, negation is not None, source, (i,)))
@@ -347,18 +363,20 @@ def candidates(
         ):
             continue
         out.append(Candidate(rel.lemma, rel.pos, (first, second), False, rel.rule, rel.tokens))
+        binary = True
     # Both arguments of a binary predicate must be entities the caption names
     # (docs/annotation.md): a relation to a nameless node ('around a little bit') goes,
     # a verb whose object has no name becomes unary.
-    named = {c.args[0] for c in out if c.pos != "ADP"}
-    kept: list[Candidate] = []
-    for cand in out:
-        if len(cand.args) == 2 and cand.args[1] not in named and cand.args[1] != cand.args[0]:
-            if cand.pos == "ADP":
-                continue
-            cand = Candidate(cand.lemma, cand.pos, cand.args[:1], cand.negated, cand.rule, cand.tokens)
-        kept.append(cand)
-    out = kept
+    if binary:  # (unary candidates only, the common case: nothing to check)
+        named = {c.args[0] for c in out if c.pos != "ADP"}
+        kept: list[Candidate] = []
+        for cand in out:
+            if len(cand.args) == 2 and cand.args[1] not in named and cand.args[1] != cand.args[0]:
+                if cand.pos == "ADP":
+                    continue
+                cand = Candidate(cand.lemma, cand.pos, cand.args[:1], cand.negated, cand.rule, cand.tokens)
+            kept.append(cand)
+        out = kept
     if denied:
         out = [
             Candidate(c.lemma, c.pos, c.args, c.negated, c.rule, c.tokens, True)
@@ -369,7 +387,10 @@ def candidates(
     if orders:  # 'pumping and then slowing down': Before(e1, e2) between events of x
         gerunds = frozenset(i for pair in ordered for i in pair if view[i].lower.endswith("ing"))
         out = with_event_terms(out, orders, ordered, _complements(graph, ordered), gerunds)
-    out.sort(key=lambda c: min(c.tokens))
+    # Sorted by first token as out.sort(key=lambda c: min(c.tokens)) sorts (stable),
+    # with a key read by a C method rather than a Python call per candidate.
+    starts = [min(c.tokens) for c in out]
+    out = [out[k] for k in sorted(range(len(out)), key=starts.__getitem__)]
     unique: dict[tuple[str, tuple[int, ...], bool], Candidate] = {}
     for cand in out:
         unique.setdefault((cand.lemma, cand.args, cand.negated), cand)

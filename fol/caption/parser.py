@@ -31,7 +31,14 @@ from fortekit.fol.caption.pipeline import (
     prepare_caption,
 )
 from fortekit.fol.caption.repairs import apply_repairs
-from fortekit.fol.caption.result import ParseResult, PredicateRecord, build_formula, clauses, variable_names
+from fortekit.fol.caption.result import (
+    ParseResult,
+    PredicateRecord,
+    build_formula,
+    clauses,
+    new_record,
+    variable_names,
+)
 from fortekit.fol.caption.rules import RuleSet, load_rules
 from fortekit.fol.caption.tokens import TokenView, from_doc
 from fortekit.fol.events import event_name
@@ -251,49 +258,54 @@ class CaptionParser:
         records: list[PredicateRecord] = []
         seen: set[tuple[str, tuple[str, ...], bool]] = set()
         oov: dict[str, None] = {}
+        grouped = False  # whether a record is excluded
         tokens = view.tokens
         ground = self.pass2.ground
-        for cand in found:
-            grounded = ground(cand.lemma, cand.pos)
-            if not grounded.symbol:  # a lemma of symbols only ('’'): no name can be made
+        for lemma, pos, nodes, negated, rule, toks, excluded in found:  # one unpacking, no attribute reads
+            grounded = ground(lemma, pos)
+            symbol = grounded.symbol
+            if not symbol:  # a lemma of symbols only ('’'): no name can be made
                 continue
-            args = tuple([names[node] for node in cand.args])
-            key = (grounded.symbol, args, cand.negated)  # excluded follows from args
+            args = (names[nodes[0]],) if len(nodes) == 1 else tuple([names[node] for node in nodes])
+            key = (symbol, args, negated)  # excluded follows from args
             if key in seen:
                 continue
             seen.add(key)
-            if len(cand.tokens) == 1:  # the common case, without generators
-                tok = tokens[cand.tokens[0]]
+            if len(toks) == 1:  # the common case, without generators
+                tok = tokens[toks[0]]
                 end = tok.start + len(tok.text) if tok.stop is None else tok.stop  # Tok.end, inline
                 span, source = (tok.start, end), tok.text
-            elif cand.tokens:
-                picked = [tokens[k] for k in sorted(cand.tokens)]
+            elif toks:
+                picked = [tokens[k] for k in sorted(toks)]
                 span = (min(t.start for t in picked), max(t.end for t in picked))
                 source = " ".join(t.text for t in picked)
             else:
                 span, source = (0, len(view.text)), view.text
-            if grounded.tier == "none":
-                oov.setdefault(cand.lemma, None)
+            if excluded:
+                grouped = True
+            tier = grounded.tier
+            if tier == "none":
+                oov.setdefault(lemma, None)
             records.append(
-                PredicateRecord(
-                    grounded.symbol,
-                    cand.lemma,
+                new_record(
+                    symbol,
+                    lemma,
                     args,
-                    cand.negated,
-                    cand.rule,
-                    cand.tokens,
+                    negated,
+                    rule,
+                    toks,
                     span,
                     source,
-                    grounded.tier,
+                    tier,
                     grounded.confidence,
                     grounded.category,
-                    cand.pos,
-                    cand.excluded,
+                    pos,
+                    excluded,
                 )
             )
         if not records:
             return None
-        if any(record.excluded for record in records):  # the formula's order: clauses grouped
+        if grouped:  # an excluded record: in the formula's order, clauses grouped
             records = [record for group in clauses(records) for record in group]
         return ParseResult(
             text=text,

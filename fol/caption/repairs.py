@@ -1,11 +1,14 @@
 """Repairs of frequent mis-parses of the small spaCy pipeline (the ``[[repair]]`` rules).
 
-Each action is a small function of the token view; the rule file says when it runs.
-They fix what the small model gets wrong on telegraphic captions: a verb read as a
-plural noun after a compound (``A car/compound approaches/NOUN``), an -ing verb read
-as an adjective (``not dripping/ADJ``), a noun read as an adjective (``siren/ADJ``),
-a locative particle before the object (``pours over/prt rocks``). Every changed
-token records the repair's id (:attr:`Tok.repaired`).
+Each action is a small function of the token view; the rule file says when it runs,
+and :func:`apply_repairs` runs them. They fix what the small model gets wrong on
+telegraphic captions. The actions here fix tags and lemmas: a verb read as a plural
+noun after a compound (``A car/compound approaches/NOUN``), an -ing verb read as an
+adjective (``not dripping/ADJ``), a noun read as an adjective (``siren/ADJ``).
+Attachments (``pours over/prt rocks``) are fixed by
+:mod:`fortekit.fol.caption.repairs_attach`, merged coordinated clauses by
+:mod:`fortekit.fol.caption.repairs_coord`. Every changed token records the repair's
+id (:attr:`Tok.repaired`).
 
 Example:
     >>> from fortekit.fol.caption.tokens import Tok, TokenView
@@ -23,11 +26,21 @@ Example:
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Callable
+from operator import attrgetter
 from typing import TypeAlias
 
 from fortekit.fol.caption.conditions import holds
 from fortekit.fol.caption.lemmas import WordNetLemmas
+from fortekit.fol.caption.repairs_attach import (
+    attach_to_verb,
+    gerund_to_previous_noun,
+    negator_to_next_noun,
+    particle_to_preposition,
+    preposition_to_mark,
+    release_marked_clause,
+)
 from fortekit.fol.caption.repairs_coord import (
     compound_to_subject,
     contrastive_not,
@@ -185,134 +198,6 @@ def adjective_to_noun(view: TokenView, tok: Tok, lex: WordNetLemmas, rule_id: st
     return True
 
 
-def particle_to_preposition(
-    view: TokenView, tok: Tok, lex: WordNetLemmas, rule_id: str = "locative-particle"
-) -> bool:
-    """'pours over/prt rocks/dobj' -> 'over' is a preposition with 'rocks' as its object."""
-    objects = [c for c in view.children(tok.head, ("dobj",)) if c.i > tok.i]
-    if not objects:
-        return False
-    obj = objects[0]
-    if min(view.subtree(obj.i)) != tok.i + 1:  # the object's phrase must follow at once
-        return False
-    tok.dep, tok.pos, tok.tag = "prep", "ADP", "IN"
-    obj.head, obj.dep = tok.i, "pobj"
-    tok.repaired += (rule_id,)
-    view.rebuild()
-    return True
-
-
-def preposition_to_mark(
-    view: TokenView, tok: Tok, lex: WordNetLemmas, rule_id: str = "temporal-clause"
-) -> bool:
-    """'as/prep cars pass/pobj' -> 'as' marks the clause 'cars pass', an advcl of the head.
-
-    With no object, 'as' marks the coordinated clause of its head that starts right
-    after it ('Glasses are stacked as/prep a glass is pulled/conj').
-    """
-    if tok.head == tok.i:
-        return False
-    obj = view.prep_object(tok.i)
-    if obj is None:
-        following = [
-            c
-            for c in view.children(tok.head, ("conj", "advcl", "ccomp"))
-            if c.i > tok.i and c.pos in ("VERB", "AUX") and min(view.subtree(c.i)) == tok.i + 1
-        ]
-        if not following:
-            return False
-        obj = following[0]
-    obj.head, obj.dep = tok.head, "advcl"
-    tok.head, tok.dep = obj.i, "mark"
-    tok.repaired += (rule_id,)
-    view.rebuild()
-    return True
-
-
-def attach_to_verb(
-    view: TokenView, tok: Tok, lex: WordNetLemmas, rule_id: str = "stacked-preposition"
-) -> bool:
-    """A PP on the object of a verb's PP is re-attached to that verb."""
-    noun = view[tok.head]
-    outer = view[noun.head]
-    if outer.dep not in ("prep", "agent") or outer.head == outer.i:
-        return False
-    verb = view[outer.head]
-    if verb.pos not in ("VERB", "AUX"):
-        return False
-    tok.head = verb.i
-    tok.repaired += (rule_id,)
-    view.rebuild()
-    return True
-
-
-def release_marked_clause(
-    view: TokenView, tok: Tok, lex: WordNetLemmas, rule_id: str = "marked-clause-under-preposition"
-) -> bool:
-    """'hisses by while someone is shuffling/pcomp' -> the clause is an advcl of the head, 'by' a particle."""
-    obj = view.prep_object(tok.i)
-    if obj is None or tok.head == tok.i or not view.has_child(obj.i, ("mark",)):
-        return False
-    obj.head, obj.dep = tok.head, "advcl"
-    tok.dep = "prt"
-    tok.repaired += (rule_id,)
-    view.rebuild()
-    return True
-
-
-def negator_to_next_noun(
-    view: TokenView, tok: Tok, lex: WordNetLemmas, rule_id: str = "negator-before-noun"
-) -> bool:
-    """'only birds/ROOT, not/neg traffic/appos': the negator denies the noun after it, not its head."""
-    if tok.head == tok.i or tok.head > tok.i:
-        return False
-    following = [
-        t for t in view.tokens[tok.i + 1 :] if t.dep not in ("det", "amod", "compound", "nummod", "punct")
-    ][:1]
-    if not following or following[0].pos not in _NOUNS or following[0].i == tok.head:
-        return False
-    if following[0].head == tok.i:
-        return False
-    tok.head = following[0].i
-    tok.repaired += (rule_id,)
-    view.rebuild()
-    return True
-
-
-def gerund_to_previous_noun(
-    view: TokenView, tok: Tok, lex: WordNetLemmas, rule_id: str = "gerund-after-noun"
-) -> bool:
-    """A gerund right after a noun it was not attached to describes that noun.
-
-    'a car passing by without any horns honking/ROOT' (subject 'car'), 'music playing
-    together with wind blowing/ROOT', 'a door opening and closing and water
-    flowing/conj' (of 'opening'): the small model hangs the last gerund on the first
-    entity; it belongs to the noun just before it. A distant subject of the gerund
-    takes its place in the tree.
-    """
-    if tok.i == 0 or not tok.lower.endswith("ing"):
-        return False
-    noun = view[tok.i - 1]
-    if noun.pos not in _NOUNS or noun.dep not in ("pobj", "conj") or tok.head == noun.i:
-        return False
-    subject = view.subject(tok.i)
-    if subject is not None and (subject.i > noun.i or subject.dep not in ("nsubj", "nsubjpass")):
-        return False
-    if subject is None and (tok.dep != "conj" or noun.dep != "conj"):
-        return False
-    if subject is not None:
-        root = tok.head == tok.i
-        subject.head, subject.dep = (subject.i, "ROOT") if root else (tok.head, tok.dep)
-        for child in view.children(tok.i):
-            if child.i != subject.i and child.i < noun.i:
-                child.head = subject.i
-        subject.repaired += (rule_id,)
-    tok.head, tok.dep = noun.i, "acl"
-    tok.repaired += (rule_id,)
-    view.rebuild()
-    return True
-
-
 def gerund_noun_to_verb(
     view: TokenView, tok: Tok, lex: WordNetLemmas, rule_id: str = "bare-gerund-conj"
 ) -> bool:
@@ -351,7 +236,8 @@ REPAIRS: dict[str, Repair] = {
 
 
 _Labels: TypeAlias = "frozenset[str] | None"
-_Step = tuple[ArcRule, _Labels, _Labels, _Labels, _Labels, _Labels, Repair]
+# (rule, labels, POS, lemmas, child labels, head labels, the one label, the one POS, action)
+_Step = tuple[ArcRule, _Labels, _Labels, _Labels, _Labels, _Labels, "str | None", "str | None", Repair]
 _PLANS: dict[int, tuple[tuple[ArcRule, ...], tuple[_Step, ...]]] = {}
 
 
@@ -362,37 +248,47 @@ def _plan(repairs: tuple[ArcRule, ...]) -> tuple[_Step, ...]:
         if len(_PLANS) > 64:
             _PLANS.clear()
         steps = tuple(
-            (r, r.when.arc, r.when.pos, r.when.lemma, r.when.has_child, r.when.head_arc, REPAIRS[r.action])
+            (
+                r,
+                r.when.arc,
+                r.when.pos,
+                r.when.lemma,
+                r.when.has_child,
+                r.when.head_arc,
+                _only(r.when.arc),
+                _only(r.when.pos),
+                REPAIRS[r.action],
+            )
             for r in repairs
         )
         found = _PLANS[id(repairs)] = (repairs, steps)
     return found[1]
 
 
-def _position(tok: Tok) -> int:
-    return tok.i
+def _only(labels: frozenset[str] | None) -> str | None:
+    """The label of a set of one (its tokens are then one index entry, already in order)."""
+    return next(iter(labels)) if labels is not None and len(labels) == 1 else None
+
+
+_position = attrgetter("i")  # a key read in C, not a Python call per token
 
 
 def _merged(groups: list[list[Tok]]) -> list[Tok]:
     """Tokens of several index entries, in token order."""
-    return sorted((tok for group in groups for tok in group), key=_position)
+    return sorted([tok for group in groups for tok in group], key=_position)
 
 
-def _index(view: TokenView) -> tuple[dict[str, list[Tok]], dict[str, list[Tok]]]:
-    """The tokens by dependency label and by POS."""
-    by_dep: dict[str, list[Tok]] = {}
-    by_pos: dict[str, list[Tok]] = {}
+def _index(view: TokenView) -> tuple[defaultdict[str, list[Tok]], defaultdict[str, list[Tok]]]:
+    """The tokens by dependency label and by POS.
+
+    Read an entry only after testing that its key is there: reading a missing one would
+    add it, empty, and the rules' set tests would then see a label the caption lacks.
+    """
+    by_dep: defaultdict[str, list[Tok]] = defaultdict(list)
+    by_pos: defaultdict[str, list[Tok]] = defaultdict(list)
     for tok in view.tokens:
-        found = by_dep.get(tok.dep)
-        if found is None:
-            by_dep[tok.dep] = [tok]
-        else:
-            found.append(tok)
-        found = by_pos.get(tok.pos)
-        if found is None:
-            by_pos[tok.pos] = [tok]
-        else:
-            found.append(tok)
+        by_dep[tok.dep].append(tok)
+        by_pos[tok.pos].append(tok)
     return by_dep, by_pos
 
 
@@ -414,7 +310,7 @@ def apply_repairs(view: TokenView, repairs: tuple[ArcRule, ...], lex: WordNetLem
     """
     changed = 0
     by_dep, by_pos = _index(view)
-    for rule, arcs, poses, lemmas, has_child, head_arc, action in _plan(repairs):
+    for rule, arcs, poses, lemmas, has_child, head_arc, one_arc, one_pos, action in _plan(repairs):
         # Only the tokens with one of the rule's labels (or POS): most repairs need a
         # label this caption lacks, for the token, its head or a child.
         if (has_child is not None and has_child.isdisjoint(by_dep)) or (
@@ -425,13 +321,19 @@ def apply_repairs(view: TokenView, repairs: tuple[ArcRule, ...], lex: WordNetLem
         if arcs is not None:
             if arcs.isdisjoint(by_dep):  # the common case: no token with the label
                 continue
-            found = [by_dep[arc] for arc in arcs if arc in by_dep]
-            pool = found[0] if len(found) == 1 else _merged(found)
+            if one_arc is not None:
+                pool = by_dep[one_arc]  # there: the set test above found it
+            else:
+                found = [by_dep[arc] for arc in arcs if arc in by_dep]
+                pool = found[0] if len(found) == 1 else _merged(found)
         elif poses is not None:
             if poses.isdisjoint(by_pos):
                 continue
-            found = [by_pos[pos] for pos in poses if pos in by_pos]
-            pool = found[0] if len(found) == 1 else _merged(found)
+            if one_pos is not None:
+                pool = by_pos[one_pos]
+            else:
+                found = [by_pos[pos] for pos in poses if pos in by_pos]
+                pool = found[0] if len(found) == 1 else _merged(found)
         else:
             pool = list(view.tokens)
         if (arcs is not None and poses is not None) or lemmas is not None:

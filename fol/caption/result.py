@@ -18,7 +18,7 @@ from typing import Any
 from fortekit.fol.ast import Atom, Formula, Not, Quant, Quantifier, Var, conjoin
 from fortekit.fol.events import participant_names
 
-__all__ = ["ParseResult", "PredicateRecord", "build_formula", "clauses", "variable_names"]
+__all__ = ["ParseResult", "PredicateRecord", "build_formula", "clauses", "new_record", "variable_names"]
 
 _ENTITY_LETTERS = ("x", "y", "z", "w", "v", "u")
 _VARS: dict[str, Var] = {}
@@ -146,6 +146,61 @@ class PredicateRecord:
         }
 
 
+class _Draft:
+    """A record's slots, without the frozen ``__init__`` (see :func:`new_record`)."""
+
+    __slots__ = PredicateRecord.__slots__
+
+
+_new = object.__new__
+
+
+def new_record(
+    symbol: str,
+    lemma: str,
+    args: tuple[str, ...],
+    negated: bool,
+    rule: str,
+    tokens: tuple[int, ...],
+    span: tuple[int, int],
+    source: str,
+    tier: str,
+    confidence: float,
+    category: str | None,
+    pos: str,
+    excluded: bool,
+) -> PredicateRecord:
+    """``PredicateRecord(...)`` made in a quarter of the time, for the parser's inner loop.
+
+    A frozen dataclass's ``__init__`` sets each of the 13 fields through
+    ``object.__setattr__``; a class with the same slots sets them directly, and the
+    instance then takes the record's class (the layouts are the same, so CPython
+    allows it). What comes out is an ordinary frozen ``PredicateRecord``.
+
+    Example:
+        >>> fields = ("Dog", "dog", ("x",), False, "nsubj", (1,), (2, 5), "dog", "exact", 1.0, None,
+        ...           "NOUN", False)
+        >>> new_record(*fields) == PredicateRecord(*fields), type(new_record(*fields)).__name__
+        (True, 'PredicateRecord')
+    """
+    record: Any = _new(_Draft)
+    record.symbol = symbol
+    record.lemma = lemma
+    record.args = args
+    record.negated = negated
+    record.rule = rule
+    record.tokens = tokens
+    record.span = span
+    record.source = source
+    record.tier = tier
+    record.confidence = confidence
+    record.category = category
+    record.pos = pos
+    record.excluded = excluded
+    record.__class__ = PredicateRecord
+    return record  # type: ignore[no-any-return]
+
+
 _LITERALS: dict[tuple[str, tuple[str, ...], bool], Formula] = {}
 _MAX_LITERALS = 1 << 16
 
@@ -228,13 +283,15 @@ def build_formula(records: Sequence[PredicateRecord]) -> Formula:
         >>> str(build_formula([rec("Bird", ("x",)), rec("Traffic", ("y",), True)]))
         '∃x [Bird(x) ∧ ¬∃y Traffic(y)]'
     """
-    if not any(record.excluded for record in records):
-        literals: list[Formula] = []
-        order: dict[str, None] = {}
-        for record in records:
-            for name in record.args:
-                order.setdefault(name, None)
-            literals.append(_literal(record))  # once per caption parsed: kept direct
+    literals: list[Formula] = []
+    order: dict[str, None] = {}
+    for record in records:  # no excluded record, the common case, in one pass
+        if record.excluded:
+            break  # a denied clause: the general case below
+        for name in record.args:
+            order.setdefault(name, None)
+        literals.append(_literal(record))  # once per caption parsed: kept direct
+    else:
         return _close(conjoin(*literals), order)
     conjuncts: list[Formula] = []
     outer: dict[str, None] = {}

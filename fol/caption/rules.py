@@ -152,6 +152,19 @@ class Conditions:
     object_pos: frozenset[str] | None = None
     object_lemma: frozenset[str] | None = None
     has_object: bool | None = None
+    # Which of the tests beyond the word itself are set, read once when the rule is
+    # made: Pass 1 then skips each group it lacks on one test, not on five.
+    tests_head: bool = field(init=False, repr=False, compare=False)
+    tests_children: bool = field(init=False, repr=False, compare=False)
+    tests_object: bool = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        head = (self.head_arc, self.head_pos, self.head_tag, self.head_lemma, self.head_child_lemma)
+        children = (self.has_child, self.lacks_child, self.child_lemma)
+        obj = (self.has_object, self.object_pos, self.object_lemma)
+        object.__setattr__(self, "tests_head", any(test is not None for test in head))
+        object.__setattr__(self, "tests_children", any(test is not None for test in children))
+        object.__setattr__(self, "tests_object", any(test is not None for test in obj))
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +192,11 @@ class ArcRule:
     reverse: bool = False
     doc: str = ""
     label_only: bool = False
+
+
+# rules_for_word's arguments (label, POS, tag, lemma, lower) and answer.
+_WordKey = tuple[str, str, str, str, str]
+_WordRules = tuple[tuple[ArcRule, ...], ArcRule | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,6 +261,11 @@ class RuleSet:
                 self._by_word.clear()
             found = self._by_word[key] = word_rules(self.by_arc_pos, dep, pos, tag, lemma, lower)
         return found
+
+    @property
+    def words_seen(self) -> Mapping[_WordKey, _WordRules]:
+        """The answers of :meth:`rules_for_word` kept so far, by its arguments (read-only use)."""
+        return self._by_word
 
     def option(self, name: str, default: Any) -> Any:
         """An ``[options]`` value, or ``default``."""
