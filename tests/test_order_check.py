@@ -18,7 +18,7 @@ CAPTIONS = ["a bell rings and then a dog barks", "rain falls on a roof", "a dog 
 
 def test_agreement_reads_the_items_caption_in_both_directions() -> None:
     phi = parse_formula(DOG_THEN_BELL)
-    check = OrderCheck(CAPTIONS + [None, ""])
+    check = OrderCheck([*CAPTIONS, None, ""])
     assert [order_agreement(phi, check.item_formula(row)) for row in range(5)] == [-1.0, 0.0, 1.0, 0.0, 0.0]
     assert check.item_formula(99) is None  # a row outside the captions says nothing
 
