@@ -55,9 +55,9 @@ from fortekit.search.index.format import (
     read_embeddings,
     read_items,
     read_meta,
-    write_index_files,
 )
 from fortekit.search.index.querying import IndexSearchMixin
+from fortekit.search.index.writing import write_index_files
 
 if TYPE_CHECKING:
     import torch

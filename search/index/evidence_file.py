@@ -10,7 +10,7 @@ An index whose captions a captioner plug-in wrote (``fortekit index build --audi
 * ``index.json``'s ``evidence_labels``: the label phrases, one per column ("a dog barking").
 
 The file is written under a temporary name and renamed, between the removal and the
-rewrite of ``index.json`` (see :func:`fortekit.search.index.format.write_index_files`), so
+rewrite of ``index.json`` (see :func:`fortekit.search.index.writing.write_index_files`), so
 the matrix and its labels always come from one build. An index without evidence has
 ``evidence_labels: null`` (or no such key: indexes written before it load unchanged).
 
