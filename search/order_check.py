@@ -100,12 +100,15 @@ class OrderCheck:
 
     For a query whose formula states an event order, its best ``top_n`` items are sorted by
     agreement (agreeing first, unknown next, reversed last; ties keep their order); other
-    queries are left as they are. Item captions are parsed on first use, one at a time, and
-    kept: a query log over a large index parses only the items that reach some head.
+    queries are left as they are. The scores stay with their places, so each row is still
+    best first: an item that moves takes the score of the place it lands on. Item captions
+    are parsed on first use, one at a time, and kept: a query log over a large index parses
+    only the items that reach some head.
 
     Args:
         captions: one caption per index row (None: no caption, agreement 0).
         top_n: how many of each ranking's best items are sorted.
+        formulas: the captions' formulas when the caller has parsed them already (one per row).
 
     Example:
         >>> import torch
@@ -113,14 +116,15 @@ class OrderCheck:
         >>> check = OrderCheck(["a bell rings, then a dog barks", "a dog barks, then a bell rings"])
         >>> phi = parse_formula("∃x ∃y [Dog(x) ∧ Barking(x) ∧ Before(x, y) ∧ Bell(y) ∧ Ringing(y)]")
         >>> scores, rows = check.apply([phi], torch.tensor([[0.9, 0.8]]), torch.tensor([[0, 1]]))
-        >>> rows.tolist()
-        [[1, 0]]
+        >>> rows.tolist(), [round(v, 2) for v in scores[0].tolist()]
+        ([[1, 0]], [0.9, 0.8])
     """
 
-    def __init__(self, captions: Sequence[str | None], top_n: int = 50) -> None:
+    def __init__(self, captions: Sequence[str | None], top_n: int = 50, *,
+                 formulas: Sequence[Formula | None] | None = None) -> None:
         self.captions = list(captions)
         self.top_n = top_n
-        self._formulas: dict[int, Formula | None] = {}
+        self._formulas: dict[int, Formula | None] = {} if formulas is None else dict(enumerate(formulas))
 
     def __repr__(self) -> str:
         return f"OrderCheck({len(self.captions)} captions, top_n={self.top_n})"
@@ -141,7 +145,7 @@ class OrderCheck:
     def apply(
         self, formulas: Sequence[Formula | None], scores: torch.Tensor, rows: torch.Tensor,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Each query's head re-ordered by agreement; the scores move with their items.
+        """Each query's head re-ordered by agreement; the scores keep their places.
 
         Args:
             formulas: one formula per query (None: left as it is).
@@ -149,11 +153,11 @@ class OrderCheck:
             rows: (queries, n) index rows.
 
         Returns:
-            ``(scores, rows)`` of the same shapes.
+            ``(scores, rows)`` of the same shapes (``scores`` as given).
         """
         import torch
 
-        scores, rows = scores.clone(), rows.clone()
+        rows = rows.clone()
         head = min(self.top_n, int(rows.shape[1]))
         for q, phi in enumerate(formulas):
             if head < 2 or not event_orders(phi):
@@ -162,5 +166,4 @@ class OrderCheck:
             agreement = torch.tensor([order_agreement(phi, self.item_formula(int(i))) for i in top])
             order = torch.sort(-agreement, stable=True).indices.to(rows.device)
             rows[q, :head] = rows[q, :head][order]
-            scores[q, :head] = scores[q, :head][order.to(scores.device)]
         return scores, rows

@@ -176,18 +176,14 @@ class BeirData:
 
     @cached_property
     def item_predicates(self) -> list[frozenset[PredicateSymbol]]:
-        """Pred(Π(text)) per item: its own caption, parsed once."""
-        from fortekit.search.rerank import item_predicates_from_captions
+        """Pred(Π(text)) per item: its own caption, parsed once (:attr:`item_formulas`)."""
+        from fortekit.search.item_captions import predicate_sets
 
-        texts = self.item_texts
-        tick = time.perf_counter()
-        sets = item_predicates_from_captions(texts)
-        self._timed("parse_items", tick)
-        return sets
+        return predicate_sets(self.item_formulas)
 
     @cached_property
     def item_formulas(self) -> list[Formula | None]:
-        """Π(text) per item (the captioner's caption with ``captioner``), for the order check."""
+        """Π(text) per item (the captioner's caption with ``captioner``): Stage 3 and the order check."""
         from fortekit.search.item_captions import item_formulas_from_captions
 
         texts = self.item_texts

@@ -230,22 +230,21 @@ def _default_order(data: BeirData) -> SystemRanking:
     Scores: an item moved within the top N takes ``default``'s score of the place it lands on
     (the row stays non-increasing; the other items keep theirs).
     """
-    from fortekit.search.order_check import event_orders, order_agreement
+    import torch
+
+    from fortekit.search.order_check import OrderCheck
 
     base = _default(data)
-    items = data.item_formulas
+    check = OrderCheck(data.item_texts, data.top_n, formulas=data.item_formulas)
     tick = time.perf_counter()
-    order = base.order.copy()
-    scores = None if base.scores is None else base.scores.copy()
-    head = min(data.top_n, order.shape[1])
-    for row, phi in enumerate(data.query_formulas):
-        if not event_orders(phi):
-            continue
-        top = order[row, :head]
-        agreement = np.array([order_agreement(phi, items[int(i)]) for i in top])
-        order[row, :head] = top[np.argsort(-agreement, kind="stable")]
-        if scores is not None:
-            scores[row, order[row, :head]] = base.scores[row, base.order[row, :head]]  # type: ignore[index]
+    ranked = np.zeros(base.order.shape, dtype=np.float32) if base.scores is None else np.take_along_axis(
+        base.scores, base.order, axis=1)
+    _, moved = check.apply(data.query_formulas, torch.from_numpy(ranked), torch.from_numpy(base.order))
+    order = moved.numpy()
+    scores = None
+    if base.scores is not None:  # each place keeps default's score; the items move
+        scores = np.empty_like(base.scores)
+        np.put_along_axis(scores, order, ranked, axis=1)
     return SystemRanking(order, base.seconds + time.perf_counter() - tick, base.extra, scores)
 
 
