@@ -175,12 +175,8 @@ class Retriever:
             from fortekit.search.order_check import OrderCheck
 
             self.order_check = OrderCheck(self.index.captions)
-        self.evidence: LabelEvidence | None = evidence if evidence is not None else getattr(
-            self.index, "evidence", None)
-        if self.evidence is not None and len(self.evidence) != len(self.index):
-            raise EvaluationError(Errors.E494.format(
-                problem=f"it has {len(self.evidence)} rows for an index of {len(self.index)} items",
-            ))
+        self.evidence = _check_evidence(
+            evidence if evidence is not None else getattr(self.index, "evidence", None), len(self.index))
 
     def __repr__(self) -> str:
         stages = [
@@ -222,11 +218,7 @@ class Retriever:
         other = object.__new__(Retriever)
         other.__dict__.update(self.__dict__)
         if evidence is not _KEEP:
-            if evidence is not None and len(evidence) != len(self.index):
-                raise EvaluationError(Errors.E494.format(
-                    problem=f"it has {len(evidence)} rows for an index of {len(self.index)} items",
-                ))
-            other.evidence = evidence
+            other.evidence = _check_evidence(evidence, len(self.index))
         if formula is not _KEEP:
             other.formula_scorer = None if formula is None else FormulaScorer(self.encoder, formula)
         if rerank is not _KEEP:
@@ -394,6 +386,20 @@ def _check_count(value: object, name: str) -> int:
         raise EvaluationError(Errors.E480.format(what="retriever", name=name, expected="an int >= 1",
                                                  value=value))
     return value
+
+
+def _check_evidence(evidence: object, items: int) -> LabelEvidence | None:
+    from fortekit.search.evidence import LabelEvidence
+
+    if evidence is None:
+        return None
+    if not isinstance(evidence, LabelEvidence):
+        raise EvaluationError(Errors.E494.format(problem=f"it is a {type(evidence).__name__}"))
+    if len(evidence) != items:
+        raise EvaluationError(Errors.E494.format(
+            problem=f"it has {len(evidence)} rows for an index of {items} items",
+        ))
+    return evidence
 
 
 def _lap(timings: MutableMapping[str, float], step: str, since: float) -> float:

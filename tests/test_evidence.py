@@ -163,3 +163,15 @@ def test_evidence_systems_without_a_tagger_are_a_coded_error(tmp_path: Path) -> 
     (beir / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq\ta\t1\n", encoding="utf-8")
     assert main(["eval", "--beir", str(beir), "--systems", "formula+evidence", "--no-umap",
                  "--out", str(tmp_path / "out")]) != 0
+
+
+@pytest.mark.parametrize("evidence", [[[0.5]], LabelEvidence(("rain falling",), [[0.5]] * 3)])
+def test_a_retriever_refuses_evidence_that_is_not_one_row_per_item(evidence: object, minilm) -> None:  # type: ignore[no-untyped-def]
+    from fortekit.search.index import AudioIndex
+    from fortekit.search.retriever import Retriever
+
+    index = AudioIndex.from_captions(["a", "b"], ["a dog barks", "rain falls"], minilm)
+    with pytest.raises(EvaluationError, match=r"\[E494\]"):
+        Retriever(index, minilm, evidence=evidence, device="cpu")  # type: ignore[arg-type]
+    with pytest.raises(EvaluationError, match=r"\[E494\]"):
+        Retriever(index, minilm, device="cpu").with_stages(evidence=evidence)
