@@ -44,45 +44,23 @@ def holds(when: Conditions, view: TokenView, tok: Tok) -> bool:
         return False
     if when.not_lemma is not None and _word_in(tok, when.not_lemma):
         return False
-    return beyond_word(when, view, tok)
+    return when.beyond(view, tok)
 
 
 def beyond_word(when: Conditions, view: TokenView, tok: Tok) -> bool:
     """:func:`holds` for a token whose own tests (label, POS, tag, lemmas) are known to pass.
 
     :meth:`~fortekit.fol.caption.rules.RuleSet.rules_for_word` does those once per word,
-    so Pass 1 asks only about the head, the children and the object.
+    so Pass 1 asks only about the head, the children and the object: a root has no head
+    (a head test fails), ``has_child``/``lacks_child``/``child_lemma`` look at the
+    token's children, and the object tests at its pobj/pcomp child. The tests are made
+    into one function per rule when the rule is read (``when.beyond``, from
+    :func:`~fortekit.fol.caption.checks.compile_beyond_word`).
+
+    Example:
+        >>> from fortekit.fol.caption.rules import Conditions
+        >>> view = TokenView([Tok(0, "in", "in", "in", "ADP", "IN", "ROOT", 0, 0)], "in")
+        >>> beyond_word(Conditions(has_object=True), view, view[0])
+        False
     """
-    if when.tests_head:
-        if tok.head == tok.i:
-            return False
-        head = view.tokens[tok.head]
-        if when.head_arc is not None and head.dep not in when.head_arc:
-            return False
-        if when.head_pos is not None and head.pos not in when.head_pos:
-            return False
-        if when.head_tag is not None and head.tag not in when.head_tag:
-            return False
-        if when.head_lemma is not None and not _word_in(head, when.head_lemma):
-            return False
-        if when.head_child_lemma is not None and not any(
-            _word_in(c, when.head_child_lemma) for c in view.children(head.i) if c.i != tok.i
-        ):
-            return False
-    if when.tests_children:
-        if when.has_child is not None and not view.has_child(tok.i, when.has_child):
-            return False
-        if when.lacks_child is not None and view.has_child(tok.i, when.lacks_child):
-            return False
-        child_lemma = when.child_lemma
-        if child_lemma is not None and not any(_word_in(c, child_lemma) for c in view.children(tok.i)):
-            return False
-    if when.tests_object:
-        obj = view.prep_object(tok.i)
-        if when.has_object is not None and (obj is not None) != when.has_object:
-            return False
-        if when.object_pos is not None and (obj is None or obj.pos not in when.object_pos):
-            return False
-        if when.object_lemma is not None and (obj is None or not _word_in(obj, when.object_lemma)):
-            return False
-    return True
+    return when.beyond(view, tok)

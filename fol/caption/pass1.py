@@ -21,7 +21,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from fortekit.fol.caption.conditions import beyond_word
 from fortekit.fol.caption.lemmas import WordNetLemmas
 from fortekit.fol.caption.rules import ARC_ACTIONS, ArcRule, Conditions, RuleSet
 from fortekit.fol.caption.temporal import TemporalActions
@@ -193,7 +192,7 @@ class Graph(TemporalActions):
             found = known.get(key)  # rules_for_word's own table, read without a call
             tests, chosen = found if found is not None else for_word(*key)
             for rule in tests:  # their tests of the word pass: only the rest is asked
-                if beyond_word(rule.when, view, tok):
+                if rule.when.beyond(view, tok):  # beyond_word, compiled for the rule
                     chosen = rule
                     break
             if chosen is not None:

@@ -309,7 +309,8 @@ def apply_repairs(view: TokenView, repairs: tuple[ArcRule, ...], lex: WordNetLem
         How many repairs changed something.
     """
     changed = 0
-    by_dep, by_pos = _index(view)
+    index = view.take_index()  # made while the tokens were read, if they were read from a Doc
+    by_dep, by_pos = index if index is not None else _index(view)
     for rule, arcs, poses, lemmas, has_child, head_arc, one_arc, one_pos, action in _plan(repairs):
         # Only the tokens with one of the rule's labels (or POS): most repairs need a
         # label this caption lacks, for the token, its head or a child.

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from fortekit.fol.ast import Atom, Formula, Not, Quant, Quantifier, Var, conjoin
+from fortekit.fol.ast import And, Atom, Formula, Not, Quant, Quantifier, Var, _Printable, conjoin
 from fortekit.fol.events import participant_names
 
 __all__ = ["ParseResult", "PredicateRecord", "build_formula", "clauses", "new_record", "variable_names"]
@@ -292,7 +292,7 @@ def build_formula(records: Sequence[PredicateRecord]) -> Formula:
             order.setdefault(name, None)
         literals.append(_literal(record))  # once per caption parsed: kept direct
     else:
-        return _close(conjoin(*literals), order)
+        return _close(_conjunction(literals), order)
     conjuncts: list[Formula] = []
     outer: dict[str, None] = {}
     asserted = {name for record in records if not record.excluded for name in record.args}
@@ -313,9 +313,43 @@ def build_formula(records: Sequence[PredicateRecord]) -> Formula:
     return _close(conjoin(*conjuncts), outer)
 
 
+class _AndDraft(_Printable):
+    """An ``And``'s slots on its base, without its ``__init__`` (see :func:`new_record`)."""
+
+    __slots__ = And.__slots__
+
+
+class _QuantDraft(_Printable):
+    """A ``Quant``'s slots on its base, without its ``__init__``."""
+
+    __slots__ = Quant.__slots__
+
+
+def _conjunction(literals: list[Formula]) -> Formula:
+    """``conjoin(*literals)`` for literals (atoms or negated atoms): nothing to flatten,
+    so the node is made directly, without the dataclass's ``__init__`` and its checks."""
+    if len(literals) == 1:
+        return literals[0]
+    node: Any = _new(_AndDraft)
+    node.operands = tuple(literals)
+    node.__class__ = And
+    return node  # type: ignore[no-any-return]
+
+
+_EXISTS = Quantifier.EXISTS
+
+
 def _close(formula: Formula, names: dict[str, None]) -> Formula:
+    """``∃`` each name over ``formula``, the first name outermost (nodes made directly:
+    a variable and no domain is what ``Quant.__post_init__`` would accept)."""
     for name in reversed(names):
-        formula = Quant(Quantifier.EXISTS, _var(name), formula)
+        node: Any = _new(_QuantDraft)
+        node.quantifier = _EXISTS
+        node.variable = _var(name)
+        node.body = formula
+        node.domain = None
+        node.__class__ = Quant
+        formula = node
     return formula
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from fortekit.errors import ArcRulesError, Errors
+from fortekit.fol.caption.checks import Check, compile_beyond_word
 from fortekit.fol.caption.rule_index import MAX_WORDS, index_by_arc, index_by_pos, word_rules
 
 __all__ = [
@@ -157,6 +158,8 @@ class Conditions:
     tests_head: bool = field(init=False, repr=False, compare=False)
     tests_children: bool = field(init=False, repr=False, compare=False)
     tests_object: bool = field(init=False, repr=False, compare=False)
+    # Those tests as one function of (view, token), made once (fol/caption/checks.py).
+    beyond: Check = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         head = (self.head_arc, self.head_pos, self.head_tag, self.head_lemma, self.head_child_lemma)
@@ -165,6 +168,7 @@ class Conditions:
         object.__setattr__(self, "tests_head", any(test is not None for test in head))
         object.__setattr__(self, "tests_children", any(test is not None for test in children))
         object.__setattr__(self, "tests_object", any(test is not None for test in obj))
+        object.__setattr__(self, "beyond", compile_beyond_word(self))
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,11 +14,12 @@ Example:
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Callable, Container, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["SUBJECT_DEPS", "Tok", "TokenView", "from_doc"]
+__all__ = ["SUBJECT_DEPS", "Tok", "TokenIndex", "TokenView", "from_doc"]
 
 #: Dependency labels of subjects.
 SUBJECT_DEPS: frozenset[str] = frozenset({"nsubj", "nsubjpass", "csubj", "csubjpass", "expl"})
@@ -62,6 +63,10 @@ class Tok:
         return self.start + len(self.text) if self.stop is None else self.stop
 
 
+#: The tokens of a caption by dependency label and by POS, each list in token order.
+TokenIndex = tuple[defaultdict[str, list[Tok]], defaultdict[str, list[Tok]]]
+
+
 class TokenView:
     """The tokens of one caption with child lists, rebuilt after each repair.
 
@@ -70,13 +75,52 @@ class TokenView:
         text: the caption text (offsets refer to it).
     """
 
-    __slots__ = ("_children", "text", "tokens")
+    __slots__ = ("_children", "_index", "text", "tokens")
 
     def __init__(self, tokens: list[Tok], text: str) -> None:
         self.tokens = tokens
         self.text = text
         self._children: list[list[Tok]] = []
+        self._index: TokenIndex | None = None
         self.rebuild()
+
+    @classmethod
+    def built(
+        cls, tokens: list[Tok], text: str, children: list[list[Tok]], index: TokenIndex | None = None
+    ) -> TokenView:
+        """A view whose child lists (and index) the caller made while reading the tokens.
+
+        Args:
+            tokens: the tokens, in order, indices 0..n-1.
+            text: the caption text.
+            children: each token's children in token order, as :meth:`rebuild` makes them.
+            index: the tokens by label and by POS, each list in token order (see
+                :meth:`take_index`), or None.
+        """
+        view = object.__new__(cls)
+        view.tokens = tokens
+        view.text = text
+        view._children = children
+        view._index = index
+        return view
+
+    def take_index(self) -> TokenIndex | None:
+        """The tokens by dependency label and by POS as the view was made, once.
+
+        The tokens are mutable, so the index holds only until something changes them:
+        the first caller (the repairs, before they change anything) takes it, and later
+        calls get None.
+
+        Example:
+            >>> dogs = Tok(0, "dogs", "dogs", "dog", "NOUN", "NNS", "nsubj", 1, 0)
+            >>> bark = Tok(1, "bark", "bark", "bark", "VERB", "VBP", "ROOT", 1, 5)
+            >>> index = ({"nsubj": [dogs], "ROOT": [bark]}, {"NOUN": [dogs], "VERB": [bark]})
+            >>> view = TokenView.built([dogs, bark], "dogs bark", [[], [dogs]], index)
+            >>> [t.text for t in view.take_index()[0]["nsubj"]], view.take_index()
+            (['dogs'], None)
+        """
+        index, self._index = self._index, None
+        return index
 
     def __len__(self) -> int:
         return len(self.tokens)
@@ -166,10 +210,11 @@ _ATTRS: list[int] | None = None
 
 
 def _row(key: tuple[int, ...], name: Callable[[int], str]) -> tuple[str, str, str, str, str, str]:
-    orth, low, lemma, pos, tag, dep = key
-    lower = name(low)
+    orth, lemma, pos, tag, dep = key
+    text = name(orth)
+    lower = text.lower()  # spaCy's LOWER is str.lower() of the text: not read from the Doc
     return (
-        name(orth),
+        text,
         lower,
         name(lemma).lower() if lemma else lower,
         name(pos) if pos else "X",
@@ -197,9 +242,9 @@ def from_doc(
     """
     global _ATTRS
     if _ATTRS is None:  # spaCy is imported only when a Doc is read (once)
-        from spacy.attrs import DEP, HEAD, IDX, LEMMA, LOWER, ORTH, POS, TAG
+        from spacy.attrs import DEP, HEAD, IDX, LEMMA, ORTH, POS, TAG
 
-        _ATTRS = [ORTH, LOWER, LEMMA, POS, TAG, DEP, HEAD, IDX]
+        _ATTRS = [ORTH, LEMMA, POS, TAG, DEP, HEAD, IDX]
     store = doc.vocab.strings
     get = strings.get
 
@@ -214,15 +259,19 @@ def from_doc(
     text = doc.text if text is None else text
     if not columns:
         return TokenView([], text)
-    orth, low, lemma, pos, tag, dep, head, idx = columns
-    # One lookup per token: its six string hashes, read as a row, name a shared tuple
+    orth, lemma, pos, tag, dep, head, idx = columns
+    # One lookup per token: its five string hashes, read as a row, name a shared tuple
     # of strings (the table grows by the distinct rows seen: words with their tags).
     rows = _ROWS
     if len(rows) >= _MAX_ROWS:  # a long stream of new words: start again
         rows.clear()
     tokens: list[Tok] = []
     append, new = tokens.append, object.__new__
-    for i, key in enumerate(zip(orth, low, lemma, pos, tag, dep, strict=True)):
+    # TokenView.rebuild and the repairs' index, made in this loop rather than two more
+    children: list[list[Tok]] = [[] for _ in orth]
+    by_dep: defaultdict[str, list[Tok]] = defaultdict(list)
+    by_pos: defaultdict[str, list[Tok]] = defaultdict(list)
+    for i, key in enumerate(zip(orth, lemma, pos, tag, dep, strict=True)):
         row = rows.get(key)
         if row is None:
             row = rows[key] = _row(key, name)
@@ -235,7 +284,13 @@ def from_doc(
         tok = new(Tok)
         tok.text, tok.lower, tok.lemma, tok.pos, tok.tag, label = row
         tok.i = i
-        tok.dep = "ROOT" if offset == 0 else label
+        if offset:
+            tok.dep = label
+            children[i + offset].append(tok)
+        else:
+            tok.dep = label = "ROOT"
+        by_dep[label].append(tok)
+        by_pos[row[3]].append(tok)
         tok.head = i + offset
         tok.start = idx[i]
         tok.repaired = ()
@@ -245,4 +300,4 @@ def from_doc(
         for tok in tokens:
             if tok.text:  # spaCy makes no empty token; guarded all the same
                 tok.start, tok.stop = offsets[tok.start], offsets[tok.start + len(tok.text) - 1] + 1
-    return TokenView(tokens, text)
+    return TokenView.built(tokens, text, children, (by_dep, by_pos))
