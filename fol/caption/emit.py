@@ -150,19 +150,37 @@ def _lemma_of(graph: Graph, tok: Tok, cache: dict[int, tuple[str, str] | None]) 
 
 def entity_heads(graph: Graph, lemmas: dict[int, tuple[str, str] | None]) -> Heads:
     """The tokens that name an entity (head nouns, indefinite pronouns) with their lemma."""
+    return _heads_and_starts(graph, lemmas, False)[0]
+
+
+def _heads_and_starts(
+    graph: Graph, lemmas: dict[int, tuple[str, str] | None], compounds: bool
+) -> tuple[Heads, list[Tok]]:
+    """:func:`entity_heads`, and the tokens that may start a multi-word predicate (an
+    adjective or adverb that starts a phrase of the lexicon; with ``compounds``, a noun
+    after a compound noun), in token order: one pass over the tokens for both."""
     indefinite = graph.words("indefinite_pronouns")
+    first_words = graph.lexicon.multiword_adjective_starts
     heads: Heads = []
-    suppressed, emit = graph.suppressed, graph.emit
-    for tok in graph.view.tokens:
+    starts: list[Tok] = []
+    suppressed, emit, toks = graph.suppressed, graph.emit, graph.view.tokens
+    for tok in toks:
         pos = tok.pos  # the part of speech first: most words are no noun
-        if not (pos in _NOUNS or (pos == "PRON" and tok.lower in indefinite)):
+        if pos in _NOUNS:
+            if compounds and tok.i > 0 and toks[tok.i - 1].dep == "compound" and tok.dep != "compound":
+                starts.append(tok)  # a chain of one noun is no compound
+        elif pos == "ADJ" or pos == "ADV":
+            if tok.lower in first_words:
+                starts.append(tok)
+            continue
+        elif pos != "PRON" or tok.lower not in indefinite:
             continue
         if tok.dep in _HEAD_DEPS_EXCLUDED or suppressed[tok.i] or not emit[tok.i]:
             continue
         found = _lemma_of(graph, tok, lemmas)
         if found is not None:
             heads.append((tok, found[0]))
-    return heads
+    return heads, starts
 
 
 def time_nodes(graph: Graph, heads: Heads) -> set[int]:
@@ -252,7 +270,7 @@ def candidates(
     """
     view = graph.view
     lemmas: dict[int, tuple[str, str] | None] = {}
-    heads = entity_heads(graph, lemmas)
+    heads, starts = _heads_and_starts(graph, lemmas, is_multiword is not None)
     corefer_repeated(graph, heads)
     timed = time_nodes(graph, heads)
     resolve_pronouns(graph, heads, timed)
@@ -263,30 +281,18 @@ def candidates(
                 negated[child.i] = negated[tok.i]
     out: list[Candidate] = []
     done: set[int] = set()
-    first_words = graph.lexicon.multiword_adjective_starts
     emit = graph.emit
-    toks = view.tokens
-    for tok in toks:  # multi-word predicates first, so their words are not emitted alone
+    for tok in starts:  # multi-word predicates first, so their words are not emitted alone
         i = tok.i
         if not emit[i] or i in done:
             continue
-        tag = tok.pos
-        if tag == "ADJ" or tag == "ADV":
-            if tok.lower not in first_words:
-                continue
-            merged = _multiword_adjective(graph, tok)
-            rule = graph.rule_of[i].id
-        elif (
-            tag in _NOUNS
-            and is_multiword is not None
-            and i > 0
-            and toks[i - 1].dep == "compound"  # a chain of one noun is no compound
-            and tok.dep != "compound"
-        ):
+        if tok.pos in _NOUNS:
+            assert is_multiword is not None  # a noun starts a phrase only with compounds on
             merged = _compound_phrase(graph, tok, lemmas, is_multiword)
             rule = "compound"
         else:
-            continue  # most words start no multi-word predicate
+            merged = _multiword_adjective(graph, tok)
+            rule = graph.rule_of[i].id
         if merged is not None:
             lemma, tokens = merged
             done.update(tokens)
@@ -389,8 +395,8 @@ def candidates(
         out = with_event_terms(out, orders, ordered, _complements(graph, ordered), gerunds)
     # Sorted by first token as out.sort(key=lambda c: min(c.tokens)) sorts (stable),
     # with a key read by a C method rather than a Python call per candidate.
-    starts = [min(c.tokens) for c in out]
-    out = [out[k] for k in sorted(range(len(out)), key=starts.__getitem__)]
+    first_tokens = [min(c.tokens) for c in out]
+    out = [out[k] for k in sorted(range(len(out)), key=first_tokens.__getitem__)]
     unique: dict[tuple[str, tuple[int, ...], bool], Candidate] = {}
     for cand in out:
         unique.setdefault((cand.lemma, cand.args, cand.negated), cand)

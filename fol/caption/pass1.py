@@ -145,7 +145,10 @@ class Graph(TemporalActions):
 
     def multiword_preposition(self, tok: Tok) -> tuple[str, int, list[int]] | None:
         """If ``tok`` ends a multi-word preposition ('in front of'), its lemma, first token and tokens."""
-        table, tokens = self.lexicon.multiword_prepositions, self.view.tokens
+        lexicon, tokens = self.lexicon, self.view.tokens
+        if tok.lower not in lexicon.multiword_preposition_ends and " " not in tok.lower:
+            return None  # most prepositions end no phrase: no phrase to build
+        table = lexicon.multiword_prepositions
         for size in (3, 2):
             start = tok.i - size + 1
             if start < 0:
@@ -157,7 +160,10 @@ class Graph(TemporalActions):
 
     def starts_multiword(self, tok: Tok) -> bool:
         """Whether ``tok`` is the first word of a multi-word preposition (it then says nothing itself)."""
-        tokens, table = self.view.tokens, self.lexicon.multiword_prepositions
+        lexicon, tokens = self.lexicon, self.view.tokens
+        if tok.lower not in lexicon.multiword_preposition_starts and " " not in tok.lower:
+            return False  # most prepositions start no phrase: no phrase to build
+        table = lexicon.multiword_prepositions
         for size in (2, 3):
             end = tok.i + size - 1
             if end < len(tokens):
@@ -182,10 +188,14 @@ class Graph(TemporalActions):
 
     # -- driving ----------------------------------------------------------------------
     def classify(self) -> None:
-        """Give every token the first arc rule that holds for it."""
+        """Give every token the first arc rule that holds for it, and exclude the entity
+        of a negative pronoun ("nobody"), whatever its arc."""
         view, rule_of, emit = self.view, self.rule_of, self.emit
         for_word, known = self.rules.rules_for_word, self.rules.words_seen
+        negative, excluded = self.words("negative_pronouns"), self.excluded
         for tok in view.tokens:
+            if tok.lower in negative:  # in this loop rather than one of its own
+                excluded[tok.i] = "negative-pronoun"
             # the word's own tests are done once per word: the rules left test its head,
             # children or object; the second answer applies when none of them does
             key = (tok.dep, tok.pos, tok.tag, tok.lemma, tok.lower)
@@ -202,10 +212,6 @@ class Graph(TemporalActions):
     def run(self) -> Graph:
         """Classify every token and apply the actions in token order."""
         self.classify()
-        negative = self.words("negative_pronouns")
-        for tok in self.view:
-            if tok.lower in negative:  # "nobody": its entity is excluded, whatever its arc
-                self.excluded[tok.i] = "negative-pronoun"
         consumed, rule_of, union = self.consumed, self.rule_of, self.union
         for tok in self.view.tokens:
             if tok.i in consumed:

@@ -120,6 +120,13 @@ class Lexicon:
         multiword_adjectives: phrase -> predicate lemma (``"high pitched"``).
         multiword_adjective_starts: the first words of those phrases (``high``), so
             the parser looks for a phrase only where one may start.
+        multiword_preposition_starts: the first words of the multi-word prepositions
+            (``in``), and ``multiword_preposition_ends`` their last words (``of``).
+
+    Example:
+        >>> lexicon = Lexicon({}, {}, {"in front of": "in front of"}, {})
+        >>> sorted(lexicon.multiword_preposition_starts), sorted(lexicon.multiword_preposition_ends)
+        (['in'], ['of'])
     """
 
     lists: Mapping[str, frozenset[str]]
@@ -127,6 +134,15 @@ class Lexicon:
     multiword_prepositions: Mapping[str, str]
     multiword_adjectives: Mapping[str, str]
     multiword_adjective_starts: frozenset[str] = frozenset()
+    multiword_preposition_starts: frozenset[str] = field(init=False, repr=False, compare=False)
+    multiword_preposition_ends: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        phrases = self.multiword_prepositions
+        starts = frozenset(phrase.split(" ", 1)[0] for phrase in phrases)
+        ends = frozenset(phrase.rsplit(" ", 1)[-1] for phrase in phrases)
+        object.__setattr__(self, "multiword_preposition_starts", starts)
+        object.__setattr__(self, "multiword_preposition_ends", ends)
 
     def words(self, name: str) -> frozenset[str]:
         """The words of one list (an empty set for an unknown name)."""
