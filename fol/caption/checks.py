@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from fortekit.fol.caption.tokens import Tok, TokenView
 
-__all__ = ["Check", "compile_beyond_word"]
+__all__ = ["Check", "compile_beyond_word", "compile_holds"]
 
 #: A compiled test of one token of a caption.
 Check = Callable[["TokenView", "Tok"], bool]
@@ -172,3 +172,41 @@ def compile_beyond_word(when: Any) -> Check:
         return True
 
     return every
+
+
+def compile_holds(when: Any) -> Check:
+    """All the tests of ``when``: the word's own (label, POS, tag, lemmas), then the rest.
+
+    Args:
+        when: a rule's :class:`~fortekit.fol.caption.rules.Conditions`.
+
+    Returns:
+        ``check(view, tok)``, which answers as :func:`~fortekit.fol.caption.conditions.holds`
+        does for ``when``.
+
+    Example:
+        >>> from fortekit.fol.caption.rules import Conditions
+        >>> from fortekit.fol.caption.tokens import Tok, TokenView
+        >>> view = TokenView([Tok(0, "loud", "loud", "loud", "ADJ", "JJ", "amod", 1, 0),
+        ...                   Tok(1, "music", "music", "music", "NOUN", "NN", "ROOT", 1, 5)], "loud music")
+        >>> check = compile_holds(Conditions(arc=frozenset({"amod"}), head_pos=frozenset({"NOUN"})))
+        >>> check(view, view[0]), check(view, view[1])
+        (True, False)
+    """
+    beyond = compile_beyond_word(when)
+    arc, pos, tag, lemma, not_lemma = when.arc, when.pos, when.tag, when.lemma, when.not_lemma
+
+    def holds(view: TokenView, tok: Tok) -> bool:
+        if arc is not None and tok.dep not in arc:
+            return False
+        if pos is not None and tok.pos not in pos:
+            return False
+        if tag is not None and tok.tag not in tag:
+            return False
+        if lemma is not None and tok.lemma not in lemma and tok.lower not in lemma:
+            return False
+        if not_lemma is not None and (tok.lemma in not_lemma or tok.lower in not_lemma):
+            return False
+        return beyond(view, tok)
+
+    return holds

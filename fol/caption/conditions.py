@@ -17,10 +17,6 @@ from fortekit.fol.caption.tokens import Tok, TokenView
 __all__ = ["beyond_word", "holds"]
 
 
-def _word_in(tok: Tok, words: frozenset[str]) -> bool:
-    return tok.lemma in words or tok.lower in words
-
-
 def holds(when: Conditions, view: TokenView, tok: Tok) -> bool:
     """Whether every condition of ``when`` holds for ``tok`` and its head.
 
@@ -32,19 +28,13 @@ def holds(when: Conditions, view: TokenView, tok: Tok) -> bool:
         tok: the dependent token.
 
     Returns:
-        True if the rule applies.
+        True if the rule applies: the token's label, POS and tag are among the rule's
+        (where it names some), its lemma or lower-case text is among ``lemma`` and
+        neither is among ``not_lemma``, and :func:`beyond_word` holds. The tests are
+        made into one function per rule when the rule is read (``when.matches``, from
+        :func:`~fortekit.fol.caption.checks.compile_holds`).
     """
-    if when.arc is not None and tok.dep not in when.arc:
-        return False
-    if when.pos is not None and tok.pos not in when.pos:
-        return False
-    if when.tag is not None and tok.tag not in when.tag:
-        return False
-    if when.lemma is not None and not _word_in(tok, when.lemma):
-        return False
-    if when.not_lemma is not None and _word_in(tok, when.not_lemma):
-        return False
-    return when.beyond(view, tok)
+    return when.matches(view, tok)
 
 
 def beyond_word(when: Conditions, view: TokenView, tok: Tok) -> bool:

@@ -31,7 +31,6 @@ from collections.abc import Callable
 from operator import attrgetter
 from typing import TypeAlias
 
-from fortekit.fol.caption.conditions import holds
 from fortekit.fol.caption.lemmas import WordNetLemmas
 from fortekit.fol.caption.repairs_attach import (
     attach_to_verb,
@@ -352,7 +351,7 @@ def apply_repairs(view: TokenView, repairs: tuple[ArcRule, ...], lex: WordNetLem
         for tok in matching:
             if heads is not None and tok.i not in heads:
                 continue  # no child with the label: holds() would say no
-            if (rule.label_only or holds(when, view, tok)) and action(view, tok, lex, rule.id):
+            if (rule.label_only or when.matches(view, tok)) and action(view, tok, lex, rule.id):
                 changed += 1
                 if heads is not None and when.has_child is not None:
                     heads = _heads(view, when.has_child)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from fortekit.errors import ArcRulesError, Errors
-from fortekit.fol.caption.checks import Check, compile_beyond_word
+from fortekit.fol.caption.checks import Check, compile_beyond_word, compile_holds
 from fortekit.fol.caption.rule_index import MAX_WORDS, index_by_arc, index_by_pos, word_rules
 
 __all__ = [
@@ -176,6 +176,8 @@ class Conditions:
     tests_object: bool = field(init=False, repr=False, compare=False)
     # Those tests as one function of (view, token), made once (fol/caption/checks.py).
     beyond: Check = field(init=False, repr=False, compare=False)
+    # All the tests, the word's own first, as one function (conditions.holds).
+    matches: Check = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         head = (self.head_arc, self.head_pos, self.head_tag, self.head_lemma, self.head_child_lemma)
@@ -185,6 +187,7 @@ class Conditions:
         object.__setattr__(self, "tests_children", any(test is not None for test in children))
         object.__setattr__(self, "tests_object", any(test is not None for test in obj))
         object.__setattr__(self, "beyond", compile_beyond_word(self))
+        object.__setattr__(self, "matches", compile_holds(self))
 
 
 @dataclass(frozen=True, slots=True)
