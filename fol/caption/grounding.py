@@ -61,7 +61,7 @@ class Pass2:
         WordNetMissingError: if the default grounder needs WordNet and it is missing.
     """
 
-    __slots__ = ("_cache", "_multi", "grounder", "soft")
+    __slots__ = ("_multi", "cache", "grounder", "soft")
 
     def __init__(self, grounder: Any | None = None, *, soft: bool = True) -> None:
         if grounder is None:
@@ -70,7 +70,9 @@ class Pass2:
             grounder = get_grounder()
         self.grounder = grounder or None
         self.soft = soft
-        self._cache: dict[tuple[str, str], Grounded] = {}
+        #: (lemma, POS) -> its grounding, for every pair grounded so far (read it, never
+        #: write it: a caller in a loop reads it without the call of :meth:`ground`)
+        self.cache: dict[tuple[str, str], Grounded] = {}
         self._multi: dict[str, bool] = {}
 
     def ground(self, lemma: str, pos: str) -> Grounded:
@@ -84,10 +86,10 @@ class Pass2:
             The grounding; out-of-vocabulary lemmas get tier ``none`` and their CamelCase name.
         """
         key = (lemma, pos)
-        found = self._cache.get(key)
+        found = self.cache.get(key)
         if found is None:
             found = self._ground(lemma, pos)
-            self._cache[key] = found
+            self.cache[key] = found
         return found
 
     def _ground(self, lemma: str, pos: str) -> Grounded:

@@ -37,6 +37,7 @@ from fortekit.fol.caption.result import (
     build_formula,
     clauses,
     new_record,
+    new_result,
     variable_names,
 )
 from fortekit.fol.caption.rules import RuleSet, load_rules
@@ -260,9 +261,9 @@ class CaptionParser:
         oov: dict[str, None] = {}
         grouped = False  # whether a record is excluded
         tokens = view.tokens
-        ground = self.pass2.ground
+        ground, grounded_before = self.pass2.ground, self.pass2.cache.get
         for lemma, pos, nodes, negated, rule, toks, excluded in found:  # one unpacking, no attribute reads
-            grounded = ground(lemma, pos)
+            grounded = grounded_before((lemma, pos)) or ground(lemma, pos)  # the cache read without a call
             symbol = grounded.symbol
             if not symbol:  # a lemma of symbols only ('’'): no name can be made
                 continue
@@ -307,14 +308,7 @@ class CaptionParser:
             return None
         if grouped:  # an excluded record: in the formula's order, clauses grouped
             records = [record for group in clauses(records) for record in group]
-        return ParseResult(
-            text=text,
-            formula=build_formula(records),
-            predicates=tuple(records),
-            used_fallback=used_fallback,
-            oov=tuple(oov),
-            truncated=truncated,
-        )
+        return new_result(text, build_formula(records), tuple(records), used_fallback, tuple(oov), truncated)
 
 
 _DEFAULT: CaptionParser | None = None

@@ -18,7 +18,15 @@ from typing import Any
 from fortekit.fol.ast import And, Atom, Formula, Not, Quant, Quantifier, Var, _Printable, conjoin
 from fortekit.fol.events import participant_names
 
-__all__ = ["ParseResult", "PredicateRecord", "build_formula", "clauses", "new_record", "variable_names"]
+__all__ = [
+    "ParseResult",
+    "PredicateRecord",
+    "build_formula",
+    "clauses",
+    "new_record",
+    "new_result",
+    "variable_names",
+]
 
 _ENTITY_LETTERS = ("x", "y", "z", "w", "v", "u")
 _VARS: dict[str, Var] = {}
@@ -405,3 +413,36 @@ class ParseResult:
             "oov": list(self.oov),
             "predicates": [record.to_dict() for record in self.predicates],
         }
+
+
+class _ResultDraft:
+    """A result's slots, without the frozen ``__init__`` (see :func:`new_record`)."""
+
+    __slots__ = ParseResult.__slots__
+
+
+def new_result(
+    text: str,
+    formula: Formula,
+    predicates: tuple[PredicateRecord, ...],
+    used_fallback: bool,
+    oov: tuple[str, ...],
+    truncated: bool,
+) -> ParseResult:
+    """``ParseResult(...)`` of the rule-based parser, made as :func:`new_record` makes a record.
+
+    Example:
+        >>> new_result("", build_formula([new_record("Dog", "dog", ("x",), False, "nsubj", (0,), (0, 3),
+        ...            "dog", "exact", 1.0, None, "NOUN", False)]), (), False, (), False).backend
+        'rules'
+    """
+    result: Any = _new(_ResultDraft)
+    result.text = text
+    result.formula = formula
+    result.predicates = predicates
+    result.used_fallback = used_fallback
+    result.oov = oov
+    result.truncated = truncated
+    result.backend = "rules"
+    result.__class__ = ParseResult
+    return result  # type: ignore[no-any-return]
