@@ -237,7 +237,33 @@ REPAIRS: dict[str, Repair] = {
 _Labels: TypeAlias = "frozenset[str] | None"
 # (rule, labels, POS, lemmas, child labels, head labels, the one label, the one POS, action)
 _Step = tuple[ArcRule, _Labels, _Labels, _Labels, _Labels, _Labels, "str | None", "str | None", Repair]
-_PLANS: dict[int, tuple[tuple[ArcRule, ...], tuple[_Step, ...]]] = {}
+# The steps whose label tests (the token's, a child's, the head's) a set of labels
+# passes, with their positions: a caption's labels decide those tests for every token.
+_Todo = tuple[tuple[int, _Step], ...]
+_PLANS: dict[int, tuple[tuple[ArcRule, ...], tuple[_Step, ...], dict[frozenset[str], _Todo]]] = {}
+_MAX_LABEL_SETS = 1 << 12
+
+
+def _todo(repairs: tuple[ArcRule, ...], labels: frozenset[str]) -> _Todo:
+    """The steps of the rule set that a caption with these labels may meet, in order.
+
+    A step is left out when it names labels (of the token, of a child, of the head) none
+    of which the caption has: :func:`apply_repairs` would skip it after the same tests.
+    The answers are kept per set of labels (captions share them).
+    """
+    _plan(repairs)
+    known = _PLANS[id(repairs)][2]
+    found = known.get(labels)
+    if found is None:
+        if len(known) >= _MAX_LABEL_SETS:
+            known.clear()
+        found = known[labels] = tuple(
+            (position, step)
+            for position, step in enumerate(_PLANS[id(repairs)][1])
+            # the token's labels, a child's, the head's
+            if not any(names is not None and names.isdisjoint(labels) for names in step[4:6] + step[1:2])
+        )
+    return found
 
 
 def _plan(repairs: tuple[ArcRule, ...]) -> tuple[_Step, ...]:
@@ -260,7 +286,7 @@ def _plan(repairs: tuple[ArcRule, ...]) -> tuple[_Step, ...]:
             )
             for r in repairs
         )
-        found = _PLANS[id(repairs)] = (repairs, steps)
+        found = _PLANS[id(repairs)] = (repairs, steps, {})
     return found[1]
 
 
@@ -310,19 +336,17 @@ def apply_repairs(view: TokenView, repairs: tuple[ArcRule, ...], lex: WordNetLem
     changed = 0
     index = view.take_index()  # made while the tokens were read, if they were read from a Doc
     by_dep, by_pos = index if index is not None else _index(view)
-    for rule, arcs, poses, lemmas, has_child, head_arc, one_arc, one_pos, action in _plan(repairs):
-        # Only the tokens with one of the rule's labels (or POS): most repairs need a
-        # label this caption lacks, for the token, its head or a child.
-        if (has_child is not None and has_child.isdisjoint(by_dep)) or (
-            head_arc is not None and head_arc.isdisjoint(by_dep)
-        ):
-            continue
+    # Only the repairs whose labels (the token's, a child's, the head's) the caption has:
+    # most repairs need a label this caption lacks.
+    todo = _todo(repairs, frozenset(by_dep))
+    next_step = 0
+    while next_step < len(todo):
+        position, (rule, arcs, poses, lemmas, _, _, one_arc, one_pos, action) = todo[next_step]
+        next_step += 1
         when = rule.when
         if arcs is not None:
-            if arcs.isdisjoint(by_dep):  # the common case: no token with the label
-                continue
             if one_arc is not None:
-                pool = by_dep[one_arc]  # there: the set test above found it
+                pool = by_dep[one_arc]  # there: _todo kept the step for this label
             else:
                 found = [by_dep[arc] for arc in arcs if arc in by_dep]
                 pool = found[0] if len(found) == 1 else _merged(found)
@@ -355,6 +379,8 @@ def apply_repairs(view: TokenView, repairs: tuple[ArcRule, ...], lex: WordNetLem
                 changed += 1
                 if heads is not None and when.has_child is not None:
                     heads = _heads(view, when.has_child)
-        if changed != before:  # a repair may relabel arcs and tags
+        if changed != before:  # a repair may relabel arcs and tags: the later steps again
             by_dep, by_pos = _index(view)
+            todo = tuple(entry for entry in _todo(repairs, frozenset(by_dep)) if entry[0] > position)
+            next_step = 0
     return changed
