@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
+
 from caption_fixtures import CLOTHO_DEV, parser, require
 
 from fortekit.fol.caption.checks import compile_beyond_word
@@ -113,3 +116,14 @@ def test_each_kind_of_test_is_compiled() -> None:
             reference_beyond_word(when, view, music),
         ), when
     assert holds(Conditions(arc=frozenset({"amod"}), head_pos=frozenset({"NOUN"})), view, amod)
+
+
+def test_rules_with_compiled_tests_still_pickle_and_copy() -> None:
+    rules = load_rules()
+    for clone in (pickle.loads(pickle.dumps(rules)), copy.deepcopy(rules)):
+        assert clone.rules == rules.rules and clone.repairs == rules.repairs
+        assert all(callable(rule.when.matches) for rule in clone.rules + clone.repairs)
+    view = TokenView([Tok(0, "in", "in", "in", "ADP", "IN", "ROOT", 0, 0)], "in")
+    restored = pickle.loads(pickle.dumps(Conditions(has_object=True, arc=frozenset({"prep"}))))
+    assert restored == Conditions(has_object=True, arc=frozenset({"prep"}))
+    assert restored.beyond(view, view[0]) is False

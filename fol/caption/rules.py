@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -188,6 +188,11 @@ class Conditions:
         object.__setattr__(self, "tests_object", any(test is not None for test in obj))
         object.__setattr__(self, "beyond", compile_beyond_word(self))
         object.__setattr__(self, "matches", compile_holds(self))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # The compiled tests are functions made here, which pickle cannot carry: a copy
+        # is made again from the conditions themselves (and compiles its own).
+        return (Conditions, tuple(getattr(self, item.name) for item in fields(self) if item.init))
 
 
 @dataclass(frozen=True, slots=True)
