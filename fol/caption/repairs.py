@@ -251,23 +251,25 @@ def _todo(repairs: tuple[ArcRule, ...], labels: frozenset[str]) -> _Todo:
     of which the caption has: :func:`apply_repairs` would skip it after the same tests.
     The answers are kept per set of labels (captions share them).
     """
-    _plan(repairs)
-    known = _PLANS[id(repairs)][2]
+    _, steps, known = _plan(repairs)
     found = known.get(labels)
     if found is None:
         if len(known) >= _MAX_LABEL_SETS:
             known.clear()
         found = known[labels] = tuple(
             (position, step)
-            for position, step in enumerate(_PLANS[id(repairs)][1])
+            for position, step in enumerate(steps)
             # the token's labels, a child's, the head's
             if not any(names is not None and names.isdisjoint(labels) for names in step[4:6] + step[1:2])
         )
     return found
 
 
-def _plan(repairs: tuple[ArcRule, ...]) -> tuple[_Step, ...]:
-    """Each repair with its label, POS and lemma tests and its action, read once per rule set."""
+def _plan(
+    repairs: tuple[ArcRule, ...],
+) -> tuple[tuple[ArcRule, ...], tuple[_Step, ...], dict[frozenset[str], _Todo]]:
+    """Each repair with its label, POS and lemma tests and its action, read once per rule
+    set, and the rule set's table of :func:`_todo` answers."""
     found = _PLANS.get(id(repairs))
     if found is None or found[0] is not repairs:
         if len(_PLANS) > 64:
@@ -287,7 +289,7 @@ def _plan(repairs: tuple[ArcRule, ...]) -> tuple[_Step, ...]:
             for r in repairs
         )
         found = _PLANS[id(repairs)] = (repairs, steps, {})
-    return found[1]
+    return found
 
 
 def _only(labels: frozenset[str] | None) -> str | None:
