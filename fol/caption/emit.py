@@ -192,9 +192,9 @@ def time_nodes(graph: Graph, heads: Heads) -> set[int]:
     return timed - {graph.find(tok.i) for tok, lemma in heads if lemma not in time_words}
 
 
-def _objects(graph: Graph, tok: Tok, lemma: str) -> list[int]:
+def _objects(graph: Graph, tok: Tok, lemma: str, share: bool) -> list[int]:
     found = graph.objects.get(tok.i, [])
-    if found or not graph.rules.option("share_objects_across_conjuncts", True):
+    if found or not share:  # share: the option 'share_objects_across_conjuncts'
         return found
     if graph.view.has_child(tok.i, ("auxpass", "nsubjpass")) or tok.tag == "VBN":
         return []  # a passive verb has no object to share ('opened ... and dripping a liquid')
@@ -304,7 +304,9 @@ def candidates(
     # docs/annotation.md "Reciprocals and reflexives": no relation relates an entity to
     # itself; where an attachment error would write R(x, x), the relation goes and a
     # verb keeps its subject only (option 'reflexive_relations' in grammars/arc_rules.toml).
-    reflexive = bool(graph.rules.option("reflexive_relations", False))
+    options = graph.rules.options  # read once per caption, not once per verb
+    reflexive = bool(options.get("reflexive_relations", False))
+    share_objects = bool(options.get("share_objects_across_conjuncts", True))
     parent, rule_of = graph.parent, graph.rule_of
     binary = False  # whether a candidate has two arguments
     for tok in view.tokens:
@@ -325,7 +327,7 @@ def candidates(
         # denied entity's noun the rule that excluded it ('prep-without').
         source = (excluded.get(i) if excluded else None) or negation or rule_of[i].id
         tag = tok.pos
-        objects = _objects(graph, tok, lemma) if tag == "VERB" else None
+        objects = _objects(graph, tok, lemma, share_objects) if tag == "VERB" else None
         subject = subject_of.get(i)
         if not objects and (subject is None or tag not in ("VERB", "ADJ")):  # the common case
             # tuple.__new__ with all seven fields: the named tuple's own __new__ is a
@@ -343,7 +345,7 @@ def candidates(
                     binary = True
                 else:
                     args = (holder,)
-                out.append(Candidate(lemma, pos, args, negation is not None, source, (i,)))
+                out.append(_new(Candidate, (lemma, pos, args, negation is not None, source, (i,), False)))
     denied = excluded_nodes(graph)
     privative = graph.words("privative_prepositions")
     temporal = graph.rules.temporal_rules  # read once per rule file
@@ -368,7 +370,7 @@ def candidates(
             and ((rel.lemma in privative and second in denied) or rel.rule in temporal)
         ):
             continue
-        out.append(Candidate(rel.lemma, rel.pos, (first, second), False, rel.rule, rel.tokens))
+        out.append(_new(Candidate, (rel.lemma, rel.pos, (first, second), False, rel.rule, rel.tokens, False)))
         binary = True
     # Both arguments of a binary predicate must be entities the caption names
     # (docs/annotation.md): a relation to a nameless node ('around a little bit') goes,

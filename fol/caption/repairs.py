@@ -105,9 +105,11 @@ def noun_chain_to_verb(
         True if the tree was changed.
     """
     i = tok.i
-    if i == 0 or view[i - 1].head != i or tok.dep not in _CLAUSE_DEPS or view.has_child(i, SUBJECT_DEPS):
+    if i == 0:
         return False
-    subject = view[i - 1]
+    subject = view.tokens[i - 1]  # asked of some 1,500 nouns per 600 captions: no view[] call
+    if subject.head != i or tok.dep not in _CLAUSE_DEPS or view.has_child(i, SUBJECT_DEPS):
+        return False
     if subject.dep not in ("compound", "amod", "nmod", "npadvmod"):
         return False
     if subject.pos not in _NOUNS and subject.pos != "PRON" and not lex.has(subject.lower, "NOUN"):
