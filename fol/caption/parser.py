@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from fortekit.errors import Errors, ParserOptionError
+from fortekit.fol.ast import Formula
 from fortekit.fol.caption.emit import Candidate, candidates
 from fortekit.fol.caption.events import is_event_node
 from fortekit.fol.caption.fallback import DEFAULT_PREDICATE, fallback_lemma
@@ -36,6 +37,8 @@ from fortekit.fol.caption.result import (
     PredicateRecord,
     build_formula,
     clauses,
+    closed_conjunction,
+    literal_for,
     new_record,
     new_result,
     variable_names,
@@ -257,6 +260,11 @@ class CaptionParser:
         else:
             names = dict(zip(order, variable_names(len(order), 0)[0], strict=True))
         records: list[PredicateRecord] = []
+        # The formula's literals and its variables in order of first mention, made with
+        # the records (build_formula() would read the records again): used when no record
+        # is excluded, the common case.
+        literals: list[Formula] = []
+        mentioned: dict[str, None] = {}
         seen: set[tuple[str, tuple[str, ...], bool]] = set()
         oov: dict[str, None] = {}
         grouped = False  # whether a record is excluded
@@ -272,6 +280,9 @@ class CaptionParser:
             if key in seen:
                 continue
             seen.add(key)
+            literals.append(literal_for(key))
+            for name in args:
+                mentioned.setdefault(name, None)
             if len(toks) == 1:  # the common case, without generators
                 tok = tokens[toks[0]]
                 end = tok.start + len(tok.text) if tok.stop is None else tok.stop  # Tok.end, inline
@@ -308,7 +319,10 @@ class CaptionParser:
             return None
         if grouped:  # an excluded record: in the formula's order, clauses grouped
             records = [record for group in clauses(records) for record in group]
-        return new_result(text, build_formula(records), tuple(records), used_fallback, tuple(oov), truncated)
+            formula = build_formula(records)
+        else:
+            formula = closed_conjunction(literals, mentioned)
+        return new_result(text, formula, tuple(records), used_fallback, tuple(oov), truncated)
 
 
 _DEFAULT: CaptionParser | None = None

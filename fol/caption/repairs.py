@@ -237,8 +237,12 @@ REPAIRS: dict[str, Repair] = {
 
 
 _Labels: TypeAlias = "frozenset[str] | None"
-# (rule, labels, POS, lemmas, child labels, head labels, the one label, the one POS, action)
-_Step = tuple[ArcRule, _Labels, _Labels, _Labels, _Labels, _Labels, "str | None", "str | None", Repair]
+# (rule, labels, POS, lemmas, child labels, head labels, the one label, the one POS, action,
+#  the rule's compiled test of the rest (None: its labels say all), the rule's id)
+_Step = tuple[
+    ArcRule, _Labels, _Labels, _Labels, _Labels, _Labels, "str | None", "str | None", Repair,
+    "Callable[[TokenView, Tok], bool] | None", str,
+]
 # The steps whose label tests (the token's, a child's, the head's) a set of labels
 # passes, with their positions: a caption's labels decide those tests for every token.
 _Todo = tuple[tuple[int, _Step], ...]
@@ -287,6 +291,8 @@ def _plan(
                 _only(r.when.arc),
                 _only(r.when.pos),
                 REPAIRS[r.action],
+                None if r.label_only else r.when.matches,
+                r.id,
             )
             for r in repairs
         )
@@ -345,9 +351,9 @@ def apply_repairs(view: TokenView, repairs: tuple[ArcRule, ...], lex: WordNetLem
     todo = _todo(repairs, frozenset(by_dep))
     next_step = 0
     while next_step < len(todo):
-        position, (rule, arcs, poses, lemmas, _, _, one_arc, one_pos, action) = todo[next_step]
+        position, step = todo[next_step]
         next_step += 1
-        when = rule.when
+        _, arcs, poses, lemmas, child_labels, _, one_arc, one_pos, action, matches, rule_id = step
         if arcs is not None:
             if one_arc is not None:
                 pool = by_dep[one_arc]  # there: _todo kept the step for this label
@@ -375,14 +381,14 @@ def apply_repairs(view: TokenView, repairs: tuple[ArcRule, ...], lex: WordNetLem
         before = changed
         # A rule that needs a child with some label ('subject-makes-verb': an nsubj)
         # tests only the heads of such children, found again after each change.
-        heads = _heads(view, when.has_child) if when.has_child is not None else None
+        heads = _heads(view, child_labels) if child_labels is not None else None
         for tok in matching:
             if heads is not None and tok.i not in heads:
                 continue  # no child with the label: holds() would say no
-            if (rule.label_only or when.matches(view, tok)) and action(view, tok, lex, rule.id):
+            if (matches is None or matches(view, tok)) and action(view, tok, lex, rule_id):
                 changed += 1
-                if heads is not None and when.has_child is not None:
-                    heads = _heads(view, when.has_child)
+                if heads is not None and child_labels is not None:
+                    heads = _heads(view, child_labels)
         if changed != before:  # a repair may relabel arcs and tags: the later steps again
             by_dep, by_pos = _index(view)
             todo = tuple(entry for entry in _todo(repairs, frozenset(by_dep)) if entry[0] > position)

@@ -23,6 +23,8 @@ __all__ = [
     "PredicateRecord",
     "build_formula",
     "clauses",
+    "closed_conjunction",
+    "literal_for",
     "new_record",
     "new_result",
     "variable_names",
@@ -214,13 +216,25 @@ _MAX_LITERALS = 1 << 16
 
 
 def _literal(record: PredicateRecord) -> Formula:
-    """The record's literal, shared per (symbol, args, polarity): they are immutable, and
-    building an atom validates its name."""
-    key = (record.symbol, record.args, record.negated)
+    """The record's literal (:func:`literal_for`)."""
+    return literal_for((record.symbol, record.args, record.negated))
+
+
+def literal_for(key: tuple[str, tuple[str, ...], bool]) -> Formula:
+    """The literal of a ``(symbol, argument names, negated)`` key, shared per key: literals
+    are immutable, and building an atom validates its name.
+
+    Example:
+        >>> str(literal_for(("Barking", ("x",), True)))
+        '¬Barking(x)'
+        >>> literal_for(("Dog", ("x",), False)) is literal_for(("Dog", ("x",), False))
+        True
+    """
     found = _LITERALS.get(key)
     if found is None:
-        atom = Atom(record.symbol, tuple([_var(name) for name in record.args]))
-        found = Not(atom) if record.negated else atom
+        symbol, args, negated = key
+        atom = Atom(symbol, tuple([_var(name) for name in args]))
+        found = Not(atom) if negated else atom
         if len(_LITERALS) >= _MAX_LITERALS:  # a stream of new OOV words: start again
             _LITERALS.clear()
         _LITERALS[key] = found
@@ -319,6 +333,19 @@ def build_formula(records: Sequence[PredicateRecord]) -> Formula:
                     outer.setdefault(name, None)
         conjuncts.append(Not(_close(conjoin(*[_literal(r) for r in group]), inner)))
     return _close(conjoin(*conjuncts), outer)
+
+
+def closed_conjunction(literals: list[Formula], names: dict[str, None]) -> Formula:
+    """:func:`build_formula` of records none of which is excluded, from their literals
+    (:func:`literal_for`) and their argument names in order of first mention; for a caller
+    that has both at hand (the parser, which builds them as it makes the records).
+
+    Example:
+        >>> dog, barks = literal_for(("Dog", ("x",), False)), literal_for(("Barking", ("x",), False))
+        >>> str(closed_conjunction([dog, barks], {"x": None}))
+        '∃x [Dog(x) ∧ Barking(x)]'
+    """
+    return _close(_conjunction(literals), names)
 
 
 class _AndDraft(_Printable):
