@@ -20,7 +20,14 @@ from caption_fixtures import HOSTILE
 
 from fortekit.errors import EmptyCaptionError
 from fortekit.fol.caption import ParseResult, parse_caption, parse_captions
-from fortekit.fol.caption.pipeline import clean_controls, prepare, prepare_caption
+from fortekit.fol.caption.pipeline import (
+    MAX_WORD_CHARS,
+    check_text,
+    clean_controls,
+    plain_caption_limit,
+    prepare,
+    prepare_caption,
+)
 from fortekit.search.cli import main
 from fortekit.search.refine.query_io import read_queries
 
@@ -119,6 +126,22 @@ def test_real_captions_pass_unchanged() -> None:
         assert prepare_caption(text).offsets is None  # nothing taken out, nothing to map
     text = "rain on a roof\tthen\nthunder"  # tab and newline are kept
     assert clean_controls(text) == text
+
+
+@pytest.mark.parametrize(("max_chars", "max_words"), [(100_000, 256), (40, 256), (100_000, 8), (100_000, 1)])
+def test_checks_and_hygiene_change_nothing_up_to_the_plain_caption_limit(
+    max_chars: int, max_words: int
+) -> None:
+    # parse_many skips check_text and prepare_caption for a printable caption up to the
+    # limit: they must give it back as it is
+    limit = plain_caption_limit(max_chars, max_words)
+    words = ["dog", "barks", "x" * MAX_WORD_CHARS, *REAL[:2]]
+    texts = [(" ".join(words) * 3)[:n] for n in range(1, limit + 1)] + ["a" * limit, "a " * (limit // 2)]
+    for text in texts:
+        if text.isprintable() and text and not text.isspace():
+            assert prepare_caption(check_text(text, max_chars=max_chars), max_words=max_words) == (
+                text, False, None,
+            ), text
 
 
 def test_hostile_captions_are_not_touched_by_the_hygiene() -> None:

@@ -29,6 +29,7 @@ from fortekit.fol.caption.pipeline import (
     Prepared,
     check_text,
     load_pipeline,
+    plain_caption_limit,
     prepare_caption,
 )
 from fortekit.fol.caption.repairs import apply_repairs
@@ -50,6 +51,7 @@ from fortekit.fol.events import event_name
 __all__ = ["CaptionParser", "default_parser", "parse_caption", "parse_captions"]
 
 _POS_GROUP = {"NOUN": "NOUN", "PROPN": "NOUN", "VERB": "VERB", "AUX": "VERB", "ADJ": "ADJ", "ADV": "ADV"}
+_new = tuple.__new__  # a named tuple (Prepared) made without its Python-level __new__
 
 
 def _positive_int(name: str, value: object) -> int:
@@ -161,8 +163,15 @@ class CaptionParser:
         batch_size = _positive_int("batch_size", batch_size)
         n_process = _positive_int("n_process", n_process)
 
+        plain = plain_caption_limit(self.max_chars, self.max_words)
+
         def checked() -> Iterator[tuple[str, tuple[str, Prepared, Exception | None]]]:
             for text in texts:
+                # the usual caption: short and printable, checks and hygiene change nothing
+                plain_text = type(text) is str and len(text) <= plain and text.isprintable()
+                if plain_text and text and not text.isspace():
+                    yield text, (text, _new(Prepared, (text, False, None)), None)
+                    continue
                 try:
                     check_text(text, function="parse_captions", max_chars=self.max_chars)
                 except (ValueError, TypeError) as exc:

@@ -61,6 +61,7 @@ __all__ = [
     "check_text",
     "clean_controls",
     "load_pipeline",
+    "plain_caption_limit",
     "prepare",
     "prepare_caption",
 ]
@@ -247,6 +248,25 @@ def prepare_caption(text: str, *, max_words: int = MAX_WORDS) -> Prepared:
     return Prepared(cut, truncated, offsets)
 
 
+def plain_caption_limit(max_chars: int = MAX_CHARS, max_words: int = MAX_WORDS) -> int:
+    """A length up to which a printable caption passes the checks and the hygiene as it is.
+
+    A bound, not the exact edge: a longer caption may pass unchanged too.
+
+    A ``str`` no longer than this, printable (:meth:`str.isprintable`: no control, format
+    or escape character, no tab or newline) and not only white space, passes
+    :func:`check_text`, and :func:`prepare_caption` gives it back unchanged, untruncated
+    and without offsets: a caller with many captions may skip both for it.
+
+    Example:
+        >>> limit = plain_caption_limit()
+        >>> caption = "a dog barks"
+        >>> len(caption) <= limit and prepare_caption(check_text(caption)) == (caption, False, None)
+        True
+    """
+    return min(max_chars, TOKENS_PER_WORD * max_words, MAX_WORD_CHARS, 2 * max_words - 1)
+
+
 def prepare(text: str, *, max_words: int = MAX_WORDS) -> tuple[str, bool]:
     """Clean a checked caption for spaCy (:func:`clean_controls`), and cut long text.
 
@@ -267,7 +287,7 @@ def prepare(text: str, *, max_words: int = MAX_WORDS) -> tuple[str, bool]:
 
 def _cap(text: str, max_words: int) -> tuple[str, bool]:
     max_tokens = TOKENS_PER_WORD * max_words
-    if len(text) <= min(max_tokens, MAX_WORD_CHARS, 2 * max_words - 1):
+    if len(text) <= min(max_tokens, MAX_WORD_CHARS, 2 * max_words - 1):  # plain_caption_limit
         return text, False  # too short to pass any limit (the usual caption)
     kept: list[str] = []  # the clean text up to `done`, over-long words blanked
     done, tokens, end, truncated = 0, 0, len(text), False
