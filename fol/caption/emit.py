@@ -127,10 +127,15 @@ _new = tuple.__new__
 
 
 def _lemma_of(graph: Graph, tok: Tok, cache: dict[int, tuple[str, str] | None]) -> tuple[str, str] | None:
-    found: tuple[str, str] | None
     found = cache.get(tok.i, _MISSING)
     if found is not _MISSING:
         return found
+    return _new_lemma(graph, tok, cache)
+
+
+def _new_lemma(graph: Graph, tok: Tok, cache: dict[int, tuple[str, str] | None]) -> tuple[str, str] | None:
+    """:func:`_lemma_of` for a token not in ``cache`` (the caller has looked, or knows)."""
+    found: tuple[str, str] | None
     memo = graph.lex.memo
     shared = tok.pos != "VERB" or tok.lemma not in graph.words("copular_verbs")
     key = ("lemma", id(graph.lexicon), tok.lower, tok.lemma, tok.pos, tok.tag)
@@ -177,7 +182,7 @@ def _heads_and_starts(
             continue
         if tok.dep in _HEAD_DEPS_EXCLUDED or suppressed[tok.i] or not emit[tok.i]:
             continue
-        found = _lemma_of(graph, tok, lemmas)
+        found = _new_lemma(graph, tok, lemmas)  # a token is met once here: no need to look
         if found is not None:
             heads.append((tok, found[0]))
     return heads, starts
@@ -315,7 +320,7 @@ def candidates(
             continue
         found = lemmas.get(i, _MISSING)  # _lemma_of's own cache, read inline
         if found is _MISSING:
-            found = _lemma_of(graph, tok, lemmas)
+            found = _new_lemma(graph, tok, lemmas)
         if found is None:
             continue
         lemma, pos = found
