@@ -251,12 +251,11 @@ def prepare_caption(text: str, *, max_words: int = MAX_WORDS) -> Prepared:
 def plain_caption_limit(max_chars: int = MAX_CHARS, max_words: int = MAX_WORDS) -> int:
     """A length up to which a printable caption passes the checks and the hygiene as it is.
 
-    A bound, not the exact edge: a longer caption may pass unchanged too.
-
     A ``str`` no longer than this, printable (:meth:`str.isprintable`: no control, format
     or escape character, no tab or newline) and not only white space, passes
     :func:`check_text`, and :func:`prepare_caption` gives it back unchanged, untruncated
-    and without offsets: a caller with many captions may skip both for it.
+    and without offsets: a caller with many captions may skip both for it. The limit is
+    a bound, not the exact edge: a longer caption may pass unchanged too.
 
     Example:
         >>> limit = plain_caption_limit()
