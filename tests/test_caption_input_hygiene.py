@@ -18,11 +18,12 @@ from pathlib import Path
 import pytest
 from caption_fixtures import HOSTILE
 
-from fortekit.errors import EmptyCaptionError
+from fortekit.errors import CaptionTooLongError, EmptyCaptionError
 from fortekit.fol.caption import ParseResult, parse_caption, parse_captions
 from fortekit.fol.caption.pipeline import (
     MAX_WORD_CHARS,
     check_text,
+    checked_caption,
     clean_controls,
     plain_caption_limit,
     prepare,
@@ -142,6 +143,14 @@ def test_checks_and_hygiene_change_nothing_up_to_the_plain_caption_limit(
             assert prepare_caption(check_text(text, max_chars=max_chars), max_words=max_words) == (
                 text, False, None,
             ), text
+            assert checked_caption(text, max_chars=max_chars, max_words=max_words) == (text, False, None)
+    for text in [*REAL, "\x1b[31mdog\x1b[0m barks", "a\u200bb", "rain\tthen\nthunder", "word " * 300]:
+        if len(text) > max_chars:  # both refuse it, with the same error
+            with pytest.raises(CaptionTooLongError):
+                checked_caption(text, max_chars=max_chars, max_words=max_words)
+            continue
+        slow = prepare_caption(check_text(text, max_chars=max_chars), max_words=max_words)
+        assert checked_caption(text, max_chars=max_chars, max_words=max_words) == slow
 
 
 def test_hostile_captions_are_not_touched_by_the_hygiene() -> None:

@@ -27,10 +27,8 @@ from fortekit.fol.caption.pipeline import (
     DEFAULT_PIPELINE,
     MAX_CHARS,
     Prepared,
-    check_text,
+    checked_caption,
     load_pipeline,
-    plain_caption_limit,
-    prepare_caption,
 )
 from fortekit.fol.caption.repairs import apply_repairs
 from fortekit.fol.caption.result import (
@@ -51,7 +49,6 @@ from fortekit.fol.events import event_name
 __all__ = ["CaptionParser", "default_parser", "parse_caption", "parse_captions"]
 
 _POS_GROUP = {"NOUN": "NOUN", "PROPN": "NOUN", "VERB": "VERB", "AUX": "VERB", "ADJ": "ADJ", "ADV": "ADV"}
-_new = tuple.__new__  # a named tuple (Prepared) made without its Python-level __new__
 
 
 def _positive_int(name: str, value: object) -> int:
@@ -138,8 +135,9 @@ class CaptionParser:
             CaptionTooLongError: more than ``max_chars`` characters (E301).
             CaptionTypeError: not a str (E302).
         """
-        check_text(text, function="parse_caption", max_chars=self.max_chars)
-        clean, truncated, offsets = prepare_caption(text, max_words=self.max_words)
+        clean, truncated, offsets = checked_caption(
+            text, function="parse_caption", max_chars=self.max_chars, max_words=self.max_words
+        )
         view = from_doc(self.nlp(clean), self._strings, clean, offsets)
         return self.parse_view(view, text=text, truncated=truncated)
 
@@ -163,21 +161,15 @@ class CaptionParser:
         batch_size = _positive_int("batch_size", batch_size)
         n_process = _positive_int("n_process", n_process)
 
-        plain = plain_caption_limit(self.max_chars, self.max_words)
-
         def checked() -> Iterator[tuple[str, tuple[str, Prepared, Exception | None]]]:
             for text in texts:
-                # the usual caption: short and printable, checks and hygiene change nothing
-                plain_text = type(text) is str and len(text) <= plain and text.isprintable()
-                if plain_text and text and not text.isspace():
-                    yield text, (text, _new(Prepared, (text, False, None)), None)
-                    continue
                 try:
-                    check_text(text, function="parse_captions", max_chars=self.max_chars)
+                    prepared = checked_caption(
+                        text, function="parse_captions", max_chars=self.max_chars, max_words=self.max_words
+                    )
                 except (ValueError, TypeError) as exc:
                     yield " ", ("", Prepared(" ", False, None), exc)  # raised when reached
                     continue
-                prepared = prepare_caption(text, max_words=self.max_words)
                 yield prepared.text, (text, prepared, None)
 
         stream = self.nlp.pipe(checked(), as_tuples=True, batch_size=batch_size, n_process=n_process)

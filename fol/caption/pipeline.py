@@ -59,6 +59,7 @@ __all__ = [
     "TOKENS_PER_WORD",
     "Prepared",
     "check_text",
+    "checked_caption",
     "clean_controls",
     "load_pipeline",
     "plain_caption_limit",
@@ -263,7 +264,43 @@ def plain_caption_limit(max_chars: int = MAX_CHARS, max_words: int = MAX_WORDS) 
         >>> len(caption) <= limit and prepare_caption(check_text(caption)) == (caption, False, None)
         True
     """
-    return min(max_chars, TOKENS_PER_WORD * max_words, MAX_WORD_CHARS, 2 * max_words - 1)
+    return min(max_chars, _uncut_length(max_words))
+
+
+def _uncut_length(max_words: int) -> int:
+    """The length up to which no cap of :func:`_cap` can cut a text."""
+    return min(TOKENS_PER_WORD * max_words, MAX_WORD_CHARS, 2 * max_words - 1)
+
+
+_new = tuple.__new__  # a Prepared made without its Python-level __new__
+
+
+def checked_caption(
+    text: object, *, function: str = "parse_caption", max_chars: int = MAX_CHARS, max_words: int = MAX_WORDS
+) -> Prepared:
+    """:func:`check_text`, then :func:`prepare_caption`, in one call.
+
+    The usual caption, short and printable (:func:`plain_caption_limit`), passes both
+    unchanged: it is given back without running them.
+
+    Raises:
+        CaptionTypeError, EmptyCaptionError, CaptionTooLongError: as :func:`check_text`.
+
+    Example:
+        >>> checked_caption("a dog barks")
+        Prepared(text='a dog barks', truncated=False, offsets=None)
+        >>> checked_caption("\x1b[1mdog\x1b[0m").text
+        'dog'
+    """
+    if (
+        type(text) is str
+        and len(text) <= plain_caption_limit(max_chars, max_words)
+        and text.isprintable()
+        and text
+        and not text.isspace()
+    ):
+        return _new(Prepared, (text, False, None))
+    return prepare_caption(check_text(text, function=function, max_chars=max_chars), max_words=max_words)
 
 
 def prepare(text: str, *, max_words: int = MAX_WORDS) -> tuple[str, bool]:
@@ -286,7 +323,7 @@ def prepare(text: str, *, max_words: int = MAX_WORDS) -> tuple[str, bool]:
 
 def _cap(text: str, max_words: int) -> tuple[str, bool]:
     max_tokens = TOKENS_PER_WORD * max_words
-    if len(text) <= min(max_tokens, MAX_WORD_CHARS, 2 * max_words - 1):  # plain_caption_limit
+    if len(text) <= _uncut_length(max_words):
         return text, False  # too short to pass any limit (the usual caption)
     kept: list[str] = []  # the clean text up to `done`, over-long words blanked
     done, tokens, end, truncated = 0, 0, len(text), False
