@@ -14,6 +14,11 @@ of each, and the ratios of minimums, the measure docs/parser.md calls "alternate
 Run::
 
     python scripts/parser_speed_alternated.py ../shared/data/clotho/clotho_captions_development.csv 10
+
+With ``--per-pipe`` it times instead each component of the two pipelines (``stock`` and
+``own``) over the same captions, the components run one after another over the whole
+list of Docs, alternated N times; it prints the minimum of each component, which shows
+where the two pipelines differ.
 """
 
 from __future__ import annotations
@@ -34,10 +39,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("captions", type=Path, help="the Clotho development caption CSV")
     parser.add_argument("rounds", nargs="?", type=int, default=10, help="alternations (default 10)")
+    parser.add_argument("--per-pipe", action="store_true", help="time each pipeline component")
     args = parser.parse_args()
     captions = read_clotho(args.captions)[::24][:600]
     caption_parser = default_parser()
     stock_nlp = spacy.load(DEFAULT_PIPELINE, exclude=["ner"])
+    if args.per_pipe:
+        per_pipe({"stock": stock_nlp, "own": caption_parser.nlp}, captions, args.rounds)
+        return
 
     def bare(nlp: spacy.Language) -> Callable[[], None]:
         def run() -> None:
@@ -64,6 +73,34 @@ def main() -> None:
         print(f"{name:>10}: min {best[name] * 1000:.1f} ms, mean {sum(values) / len(values) * 1000:.1f} ms")
     print(f"parse_many / stock nlp.pipe (ratio of minimums): {best['stock'] / best['parse_many']:.1%}")
     print(f"parse_many / own nlp.pipe (the passes' share): {best['own'] / best['parse_many']:.1%}")
+
+
+def per_pipe(pipelines: dict[str, spacy.Language], captions: list[str], rounds: int) -> None:
+    """Print the minimum time of each component of each pipeline, alternated ``rounds`` times."""
+    times: dict[tuple[str, str], list[float]] = {}
+    for round_number in range(rounds + 1):  # the first round warms up
+        for side, nlp in pipelines.items():
+            tick = time.perf_counter()
+            docs = [nlp.make_doc(caption) for caption in captions]
+            spent = [("tokenizer", time.perf_counter() - tick)]
+            for name, component in nlp.pipeline:
+                tick = time.perf_counter()
+                docs = list(component.pipe(docs, batch_size=256))
+                spent.append((name, time.perf_counter() - tick))
+            if round_number:
+                for name, seconds in spent:
+                    times.setdefault((side, name), []).append(seconds)
+    names = list(dict.fromkeys(name for _, name in times))
+    print(f"{'component':>16} " + " ".join(f"{side + ' min':>12}" for side in pipelines))
+    for name in [*names, "total"]:
+        cells = []
+        for side in pipelines:
+            if name == "total":
+                best = sum(min(times[side, each]) for each in names if (side, each) in times)
+            else:
+                best = min(times[side, name]) if (side, name) in times else float("nan")
+            cells.append(f"{best * 1000:9.1f} ms")
+        print(f"{name:>16} " + " ".join(cells))
 
 
 if __name__ == "__main__":

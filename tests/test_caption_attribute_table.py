@@ -4,7 +4,7 @@ The parser's pipeline swaps the stock ``attribute_ruler`` for
 ``fortekit.fol.caption.attribute_table.TableAttributeRuler`` (docs/parser.md, "Speed").
 These tests hold it to the stock ruler: the same matches in the same order on real
 captions, the same Doc, the stock Matcher kept where a pattern cannot be compiled, and
-the pipeline still saved and loaded by spaCy.
+the pipeline still saved by spaCy as a stock one that loads without fortekit.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import spacy
 from caption_fixtures import AUDIOCAPS_VAL, CLOTHO_DEV, require
 from spacy.pipeline import AttributeRuler
 
-from fortekit.fol.caption.attribute_table import FACTORY, TableAttributeRuler, use_attribute_table
+from fortekit.fol.caption.attribute_table import TableAttributeRuler, use_attribute_table
 from fortekit.fol.caption.pipeline import DEFAULT_PIPELINE, load_pipeline
 from fortekit.fol.caption.report import read_audiocaps, read_clotho
 
@@ -129,8 +129,30 @@ def test_a_pattern_with_an_operator_keeps_the_stock_ruler() -> None:
 def test_no_ruler_or_another_ruler_is_left_alone() -> None:
     assert use_attribute_table(spacy.blank("en")) is False
     nlp = spacy.blank("en")
-    nlp.add_pipe(FACTORY, name="attribute_ruler")
-    assert use_attribute_table(nlp) is False
+    nlp.add_pipe("attribute_ruler").add([[{"LOWER": "dog"}]], {"LEMMA": "hound"})
+    assert use_attribute_table(nlp) is True
+    assert use_attribute_table(nlp) is False  # already a table
+    assert isinstance(nlp.get_pipe("attribute_ruler"), TableAttributeRuler)
+
+
+def test_the_pipe_keeps_its_place_factory_and_config() -> None:
+    stock, own = stock_pipeline(), load_pipeline()
+    assert own.pipe_names == stock.pipe_names
+    assert own.get_pipe_meta("attribute_ruler").factory == "attribute_ruler"
+    assert own.config["components"]["attribute_ruler"] == stock.config["components"]["attribute_ruler"]
+
+
+def test_an_uncompilable_pattern_added_later_falls_back_and_clearing_recovers() -> None:
+    nlp = spacy.blank("en")
+    nlp.add_pipe("attribute_ruler").add([[{"LOWER": "dog"}]], {"LEMMA": "hound"})
+    assert use_attribute_table(nlp)
+    ruler = nlp.get_pipe("attribute_ruler")
+    ruler.add([[{"LOWER": "very", "OP": "+"}]], {"LEMMA": "very"})
+    assert [t.lemma_ for t in nlp("very very dog")] == ["very", "very", "hound"]
+    assert ruler.table() is None and "OP" in str(ruler.fallback_reason)
+    ruler.clear()
+    ruler.add([[{"LOWER": "dog"}]], {"LEMMA": "hound"})
+    assert ruler.table() is not None and ruler.fallback_reason is None
 
 
 def test_adding_a_pattern_later_compiles_the_table_again() -> None:
@@ -145,29 +167,45 @@ def test_adding_a_pattern_later_compiles_the_table_again() -> None:
     assert [t.lemma_ for t in nlp("a dog")] == ["", ""]
 
 
-def test_the_pipeline_saves_and_loads_with_the_table(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    nlp = spacy.load(DEFAULT_PIPELINE, exclude=["ner"])
-    assert use_attribute_table(nlp)
-    nlp.to_disk(tmp_path / "pipeline")
+def test_a_saved_pipeline_is_a_stock_one_and_loads_the_table_again(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    load_pipeline().to_disk(tmp_path / "pipeline")
     loaded = spacy.load(tmp_path / "pipeline")
     ruler = loaded.get_pipe("attribute_ruler")
-    assert isinstance(ruler, TableAttributeRuler)
+    assert type(ruler) is AttributeRuler
     assert ruler.patterns == stock_pipeline().get_pipe("attribute_ruler").patterns
     text = "Birds are chirping while a man's speaking"
     assert [t.pos_ for t in loaded(text)] == [t.pos_ for t in stock_pipeline()(text)]
+    own = load_pipeline(str(tmp_path / "pipeline"))  # the parser's loader swaps it in again
+    assert isinstance(own.get_pipe("attribute_ruler"), TableAttributeRuler)
+    assert [t.pos_ for t in own(text)] == [t.pos_ for t in stock_pipeline()(text)]
 
 
-def test_a_saved_pipeline_loads_in_a_fresh_process_through_the_entry_point(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_saved_pipeline_loads_in_a_fresh_process_without_fortekit(tmp_path) -> None:  # type: ignore[no-untyped-def]
     import subprocess
     import sys
 
-    nlp = spacy.load(DEFAULT_PIPELINE, exclude=["ner"])
-    assert use_attribute_table(nlp)
-    nlp.to_disk(tmp_path / "pipeline")
-    # No fortekit import in the child: spaCy finds the factory through spacy_factories.
-    code = "import spacy, sys; print(type(spacy.load(sys.argv[1]).get_pipe('attribute_ruler')).__name__)"
+    load_pipeline().to_disk(tmp_path / "pipeline")
+    # fortekit cannot be imported in the child: the saved pipeline must not need it.
+    code = (
+        "import sys; sys.modules['fortekit'] = None; import spacy; "
+        "nlp = spacy.load(sys.argv[1]); "
+        "print(type(nlp.get_pipe('attribute_ruler')).__name__, [t.pos_ for t in nlp('A dog barks')])"
+    )
     done = subprocess.run(
         [sys.executable, "-c", code, str(tmp_path / "pipeline")], capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "TableAttributeRuler"
+    assert done.stdout.strip() == "AttributeRuler ['DET', 'NOUN', 'VERB']"
+
+
+def test_spacy_alone_does_not_import_fortekit() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, spacy; spacy.blank('en'); "
+        "print(sorted(m for m in sys.modules if m.startswith('fortekit')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

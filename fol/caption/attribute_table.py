@@ -13,9 +13,10 @@ patterns once and caches, per distinct row of those integers, which rules match.
 returns (tested on every Clotho development and AudioCaps caption), so the Doc it
 leaves is the same. Patterns the table cannot reproduce exactly (operators, extension
 attributes, fuzzy or set-comparison predicates, ``MORPH`` tests, ...) make it fall back
-to the stock Matcher for the whole ruler. :func:`use_attribute_table` swaps it into a
-loaded pipeline; the factory is also registered under the ``spacy_factories`` entry
-point, so a pipeline saved with it loads again with ``spacy.load``.
+to the stock Matcher for the whole ruler. :func:`use_attribute_table` turns a loaded
+pipeline's ruler into one in place: the pipe keeps its name, its factory and its
+config, so a pipeline saved from the caption parser is a stock spaCy pipeline that
+loads anywhere, fortekit installed or not, and fortekit registers nothing with spaCy.
 
 Example:
     >>> from fortekit.fol.caption.pipeline import load_pipeline
@@ -41,8 +42,6 @@ from spacy.pipeline import AttributeRuler
 from spacy.strings import get_string_id
 from spacy.tokens import Doc
 from spacy.tokens._retokenize import set_token_attrs
-
-FACTORY = "fortekit_attribute_ruler"
 
 #: Attributes whose value the Matcher and ``Doc.to_array`` read the same way.
 _STRING_ATTRS = frozenset(
@@ -227,7 +226,11 @@ class TableAttributeRuler(AttributeRuler):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self._forget_table()
+
+    def _forget_table(self) -> None:
         self._table: AttributeTable | None = None
+        self._compiled = False
         self.fallback_reason: str | None = None
 
     def add(
@@ -235,20 +238,21 @@ class TableAttributeRuler(AttributeRuler):
     ) -> None:
         """Add patterns as the stock ruler does (the table is compiled again on next use)."""
         super().add(patterns, attrs, index)
-        self._table = None
+        self._forget_table()
 
     def clear(self) -> None:
         """Remove every pattern, as the stock ruler does."""
         super().clear()
-        self._table = None
+        self._forget_table()
 
     def table(self) -> AttributeTable | None:
         """The compiled table, or None when the stock Matcher must be used (see ``fallback_reason``)."""
-        if self._table is None and self.fallback_reason is None:
+        if not self._compiled:
             try:
                 self._table = AttributeTable(self)
             except _NotCompilable as exc:
                 self.fallback_reason = str(exc)
+            self._compiled = True
         return self._table
 
     def match(self, doc: Doc) -> Any:
@@ -267,23 +271,16 @@ class TableAttributeRuler(AttributeRuler):
             set_token_attrs(doc[start + index if index >= 0 else end + index], attrs[rule])
 
 
-@Language.factory(
-    FACTORY,
-    default_config={"validate": False, "scorer": {"@scorers": "spacy.attribute_ruler_scorer.v1"}},
-)
-def make_table_attribute_ruler(
-    nlp: Language, name: str, validate: bool, scorer: Callable[..., Any] | None
-) -> TableAttributeRuler:
-    """The spaCy factory of :class:`TableAttributeRuler` (same settings as ``attribute_ruler``)."""
-    return TableAttributeRuler(nlp.vocab, name, validate=validate, scorer=scorer)
-
-
 def use_attribute_table(nlp: Language, name: str = "attribute_ruler") -> bool:
     """Swap a pipeline's stock attribute ruler for a :class:`TableAttributeRuler` in place.
 
     Args:
         nlp: a loaded spaCy pipeline.
         name: the pipe to swap.
+
+    The ruler object stays in its place with its patterns; only its class changes, so
+    the pipeline's config still names the stock ``attribute_ruler`` factory and
+    ``nlp.to_disk`` saves a stock pipeline.
 
     Returns:
         Whether it was swapped: False when there is no such pipe, it is not a stock
@@ -299,13 +296,17 @@ def use_attribute_table(nlp: Language, name: str = "attribute_ruler") -> bool:
         >>> [token.lemma_ for token in nlp("a dog")]
         ['', 'hound']
     """
-    stock: Any = nlp.get_pipe(name) if nlp.has_pipe(name) else None
-    if type(stock) is not AttributeRuler:
+    ruler: Any = nlp.get_pipe(name) if nlp.has_pipe(name) else None
+    if type(ruler) is not AttributeRuler:
         return False
-    candidate = TableAttributeRuler(nlp.vocab, name, validate=stock.validate, scorer=stock.scorer)
-    candidate.add_patterns(stock.patterns)
-    if candidate.table() is None:
+    try:
+        table = AttributeTable(ruler)
+    except _NotCompilable:
         return False
-    swapped: Any = nlp.replace_pipe(name, FACTORY, config={"validate": stock.validate})
-    swapped.add_patterns(stock.patterns)
+    # A new pipe would need a factory of its own, which a saved pipeline then names and
+    # every spacy.load must find; changing the class keeps the stock one.
+    ruler.__class__ = TableAttributeRuler
+    swapped = cast(TableAttributeRuler, ruler)
+    swapped._forget_table()
+    swapped._table, swapped._compiled = table, True
     return True
