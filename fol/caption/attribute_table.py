@@ -274,13 +274,13 @@ class TableAttributeRuler(AttributeRuler):
 def use_attribute_table(nlp: Language, name: str = "attribute_ruler") -> bool:
     """Swap a pipeline's stock attribute ruler for a :class:`TableAttributeRuler` in place.
 
-    Args:
-        nlp: a loaded spaCy pipeline.
-        name: the pipe to swap.
-
     The ruler object stays in its place with its patterns; only its class changes, so
     the pipeline's config still names the stock ``attribute_ruler`` factory and
     ``nlp.to_disk`` saves a stock pipeline.
+
+    Args:
+        nlp: a loaded spaCy pipeline.
+        name: the pipe to swap.
 
     Returns:
         Whether it was swapped: False when there is no such pipe, it is not a stock
