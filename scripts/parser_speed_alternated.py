@@ -1,9 +1,9 @@
-"""``parse_many`` against bare spaCy ``nlp.pipe``, alternated in one process (docs/parser.md, "Speed").
+"""``parse_many`` against bare spaCy ``nlp.pipe``, alternated in one process (docs/parser_speed.md).
 
 The benchmark command (tests/test_caption_bench.py) runs each benchmark's rounds in a block,
 so on a shared machine the sides meet different loads. This script alternates them N times
 over the same 600 Clotho development captions (every 24th) and prints the minimum and mean
-of each, and the ratios of minimums, the measure docs/parser.md calls "alternated":
+of each, and the ratios of minimums, the measure docs/parser_speed.md calls "alternated":
 
 - ``stock``: bare ``nlp.pipe`` of the stock pipeline as ``spacy.load`` gives it (NER
   excluded, as the parser excludes it): the baseline of issue 17's goal.
@@ -34,6 +34,7 @@ from pathlib import Path
 import spacy
 
 import fortekit
+from fortekit.errors import FortekitError
 from fortekit.fol.caption.parser import default_parser
 from fortekit.fol.caption.pipeline import DEFAULT_PIPELINE
 from fortekit.fol.caption.report import read_clotho
@@ -43,10 +44,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("captions", type=Path, help="the Clotho development caption CSV")
     parser.add_argument("rounds", nargs="?", type=int, default=10, help="alternations (default 10)")
-    parser.add_argument("--per-pipe", action="store_true", help="time each pipeline component")
-    parser.add_argument("--passes", action="store_true", help="time the parser's passes alone")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--per-pipe", action="store_true", help="time each pipeline component")
+    mode.add_argument("--passes", action="store_true", help="time the parser's passes alone")
     args = parser.parse_args()
-    captions = read_clotho(args.captions)[::24][:600]
+    try:
+        captions = read_clotho(args.captions)[::24][:600]
+    except FortekitError as exc:  # a missing or unreadable CSV: its coded message, no traceback
+        parser.exit(2, f"{parser.prog}: {exc}\n")
     caption_parser = default_parser()
     if args.passes:
         docs = list(caption_parser.nlp.pipe(captions, batch_size=256))
