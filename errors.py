@@ -251,6 +251,11 @@ class Errors(metaclass=_Messages):
         "`iconv -f UTF-16 -t UTF-8 {path} > utf8-{name}`."
     )
     E312 = "{reason}: a {what} is a line or two; split that line or remove it"
+    E313 = (
+        "The negation rule file {path} is invalid at {where}: {problem}. The keys of [segments], "
+        "[lexicon], [[cue]] and [[connective]] are described at the top of the shipped "
+        "fortekit/grammars/negation.toml and in docs/negation.md; valid scope rules: {options}."
+    )
 
     # --- E400-E419: search/stage1: Stage 1 beam search, anchors, text-embedding cache ---
     E400 = "Search option {name} must be {expected}, not {value!r}."
@@ -958,6 +963,10 @@ class ArcRulesError(FortekitError, ValueError):
 
 class ParserOptionError(FortekitError, ValueError):
     """A caption parser option has a bad value (E305)."""
+
+
+class NegationRulesError(ArcRulesError):
+    """The negation rule file of the scope pass is invalid (E313)."""
 
 
 class GoldFileError(FortekitError, ValueError):

@@ -51,8 +51,13 @@ SPLITS = [
     (re.compile(r"^(?P<a>.+?) and (?P<b>.+)$"), "and"),
 ]
 REWORDINGS = {  # {b}: the phrase with its article, {bare}: without
-    "without": ["{a}, excluding {b}", "{a} with no sound of {bare}", "only {a}, not {b}",
-                "{a} and nothing like {b}", "{a}, but there is no {bare}"],
+    "without": [
+        "{a}, excluding {b}",
+        "{a} with no sound of {bare}",
+        "only {a}, not {b}",
+        "{a} and nothing like {b}",
+        "{a}, but there is no {bare}",
+    ],
     "and": ["{a} as well as {b}", "{a} along with {b}", "both {a} and {b}", "{a} while {b}"],
 }
 _ARTICLE = re.compile(r"^(?:a|an) ")
@@ -245,12 +250,16 @@ def half_of(row: Mapping[str, str], split: Mapping[str, str]) -> str:
     return "named" if row.get("named") else split[row["id"]]
 
 
-def write_benchmark(source: Path, target: Path, wordings: list[dict[str, str]], split: Mapping[str, str],
-                    half: str) -> tuple[int, int]:
+def write_benchmark(
+    source: Path, target: Path, wordings: list[dict[str, str]], split: Mapping[str, str], half: str
+) -> tuple[int, int]:
     """Write ``target``: every query of ``source`` in every chosen wording of its kind."""
     chosen = [row for row in wordings if half in ("all", half_of(row, split))]
-    rows = [json.loads(line) for line in (source / "queries.jsonl").read_text("utf-8").splitlines()
-            if line.strip()]
+    rows = [
+        json.loads(line)
+        for line in (source / "queries.jsonl").read_text("utf-8").splitlines()
+        if line.strip()
+    ]
     qrels = (source / "qrels" / "test.tsv").read_text("utf-8").splitlines()
     header, body = (qrels[0], qrels[1:]) if qrels and qrels[0].startswith("query-id") else ("", qrels)
     judged: dict[str, list[list[str]]] = {}
@@ -264,8 +273,10 @@ def write_benchmark(source: Path, target: Path, wordings: list[dict[str, str]], 
             shutil.copyfile(source / name, target / name)
     (target / "qrels").mkdir(exist_ok=True)
     written = skipped = 0
-    with (target / "queries.jsonl").open("w", encoding="utf-8") as out, \
-            (target / "qrels" / "test.tsv").open("w", encoding="utf-8") as qrel_out:
+    with (
+        (target / "queries.jsonl").open("w", encoding="utf-8") as out,
+        (target / "qrels" / "test.tsv").open("w", encoding="utf-8") as qrel_out,
+    ):
         if header:
             qrel_out.write(header + "\n")
         for row in rows:
@@ -283,9 +294,14 @@ def write_benchmark(source: Path, target: Path, wordings: list[dict[str, str]], 
                     skipped += 1
                     continue
                 query_id = f"{row['_id']}-{wording['id']}"
-                metadata = {**row.get("metadata", {}), "original": row["text"], "wording": wording["id"],
-                            "cue_class": wording["cue_class"], "construction": wording["construction"],
-                            "half": half_of(wording, split)}
+                metadata = {
+                    **row.get("metadata", {}),
+                    "original": row["text"],
+                    "wording": wording["id"],
+                    "cue_class": wording["cue_class"],
+                    "construction": wording["construction"],
+                    "half": half_of(wording, split),
+                }
                 out.write(json.dumps({"_id": query_id, "text": text, "metadata": metadata}) + "\n")
                 for judgement in judged.get(row["_id"], []):
                     qrel_out.write("\t".join([query_id, *judgement[1:]]) + "\n")
@@ -308,8 +324,9 @@ def main() -> None:
         if args.make_split:
             if split_path.exists():
                 sys.exit(f"{split_path} exists: the split is drawn once and never redrawn")
-            split_path.write_text(json.dumps({"seed": SPLIT_SEED, "split": make_split(wordings)}, indent=1)
-                                  + "\n", "utf-8")
+            split_path.write_text(
+                json.dumps({"seed": SPLIT_SEED, "split": make_split(wordings)}, indent=1) + "\n", "utf-8"
+            )
             print(f"split written to {split_path}")
             return
         split = json.loads(split_path.read_text("utf-8"))["split"]
@@ -328,8 +345,11 @@ def main() -> None:
         if (args.source / name).is_file():
             shutil.copyfile(args.source / name, args.target / name)
     shutil.copytree(args.source / "qrels", args.target / "qrels", dirs_exist_ok=True)
-    rows = [json.loads(line) for line in (args.source / "queries.jsonl").read_text("utf-8").split("\n")
-            if line.strip()]
+    rows = [
+        json.loads(line)
+        for line in (args.source / "queries.jsonl").read_text("utf-8").split("\n")
+        if line.strip()
+    ]
     kept = 0
     with (args.target / "queries.jsonl").open("w", encoding="utf-8") as out:
         for position, row in enumerate(rows):
@@ -337,8 +357,12 @@ def main() -> None:
             if text is None:
                 continue
             kept += 1
-            out.write(json.dumps({**row, "text": text, "metadata": {**row.get("metadata", {}),
-                                                                  "original": row["text"]}}) + "\n")
+            out.write(
+                json.dumps(
+                    {**row, "text": text, "metadata": {**row.get("metadata", {}), "original": row["text"]}}
+                )
+                + "\n"
+            )
     print(f"{kept} of {len(rows)} queries reworded into {args.target}")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -76,12 +77,25 @@ def test_invalid_rule_files_are_reported(text: str, problem: str) -> None:
 
 
 def test_a_custom_rule_file_changes_the_parse(tmp_path: Path) -> None:
-    # Turning 'without' into an ordinary relation shows the file, not the code, decides.
-    text = SHIPPED.read_text(encoding="utf-8").replace('action = "negated_object"', 'action = "relation"')
+    # Turning the spatial 'prep' rule into an attachment shows the file, not the code, decides.
+    shipped = SHIPPED.read_text(encoding="utf-8")
+    text = shipped.replace('has_object = true\naction = "relation"', 'has_object = true\naction = "attach"')
+    assert text != shipped
     custom = tmp_path / "rules.toml"
     custom.write_text(text, encoding="utf-8")
-    changed = CaptionParser(rules=custom).parse("wind blowing without rain")
-    assert "Without" in changed.symbols and not any(r.negated for r in changed.predicates)
+    assert "On" in parser().parse("rain falling on a metal roof").symbols
+    assert "On" not in CaptionParser(rules=custom).parse("rain falling on a metal roof").symbols
+
+
+def test_a_custom_negation_file_changes_the_parse(tmp_path: Path) -> None:
+    # Taking 'without' out of the cue inventory makes it an ordinary preposition.
+    shipped = Path(str(resources.files("fortekit.grammars").joinpath("negation.toml")))
+    text = shipped.read_text(encoding="utf-8").replace('words = ["without", ', 'words = [')
+    custom = tmp_path / "negation.toml"
+    custom.write_text(text, encoding="utf-8")
+    changed = CaptionParser(negation=custom).parse("wind blowing without rain")
+    assert "Without" in changed.symbols and not any(r.excluded for r in changed.predicates)
+    assert changed.scopes == ()
 
 
 def _repaired(text: str) -> list[tuple[str, str, str, int]]:

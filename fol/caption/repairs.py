@@ -35,16 +35,13 @@ from fortekit.fol.caption.lemmas import WordNetLemmas
 from fortekit.fol.caption.repairs_attach import (
     attach_to_verb,
     gerund_to_previous_noun,
-    negator_to_next_noun,
     particle_to_preposition,
     preposition_to_mark,
     release_marked_clause,
 )
 from fortekit.fol.caption.repairs_coord import (
     compound_to_subject,
-    contrastive_not,
     gerund_object_to_verb,
-    interjection_to_determiner,
     split_coordinated_subject,
 )
 from fortekit.fol.caption.rules import ArcRule
@@ -225,12 +222,9 @@ REPAIRS: dict[str, Repair] = {
     "preposition_to_mark": preposition_to_mark,
     "attach_to_verb": attach_to_verb,
     "release_marked_clause": release_marked_clause,
-    "negator_to_next_noun": negator_to_next_noun,
     "gerund_to_previous_noun": gerund_to_previous_noun,
     "gerund_noun_to_verb": gerund_noun_to_verb,
-    "interjection_to_determiner": interjection_to_determiner,
     "compound_to_subject": compound_to_subject,
-    "contrastive_not": contrastive_not,
     "gerund_object_to_verb": gerund_object_to_verb,
     "split_coordinated_subject": split_coordinated_subject,
 }

@@ -31,7 +31,6 @@ from fortekit.fol.caption.tokens import Tok, TokenView
 __all__ = [
     "attach_to_verb",
     "gerund_to_previous_noun",
-    "negator_to_next_noun",
     "particle_to_preposition",
     "preposition_to_mark",
     "release_marked_clause",
@@ -110,25 +109,6 @@ def release_marked_clause(
         return False
     obj.head, obj.dep = tok.head, "advcl"
     tok.dep = "prt"
-    tok.repaired += (rule_id,)
-    view.rebuild()
-    return True
-
-
-def negator_to_next_noun(
-    view: TokenView, tok: Tok, lex: WordNetLemmas, rule_id: str = "negator-before-noun"
-) -> bool:
-    """'only birds/ROOT, not/neg traffic/appos': the negator denies the noun after it, not its head."""
-    if tok.head == tok.i or tok.head > tok.i:
-        return False
-    following = [
-        t for t in view.tokens[tok.i + 1 :] if t.dep not in ("det", "amod", "compound", "nummod", "punct")
-    ][:1]
-    if not following or following[0].pos not in _NOUNS or following[0].i == tok.head:
-        return False
-    if following[0].head == tok.i:
-        return False
-    tok.head = following[0].i
     tok.repaired += (rule_id,)
     view.rebuild()
     return True

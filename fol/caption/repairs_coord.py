@@ -33,9 +33,7 @@ from fortekit.fol.caption.tokens import SUBJECT_DEPS, Tok, TokenView
 
 __all__ = [
     "compound_to_subject",
-    "contrastive_not",
     "gerund_object_to_verb",
-    "interjection_to_determiner",
     "split_coordinated_subject",
 ]
 
@@ -71,18 +69,6 @@ def _as_noun(tok: Tok, lex: WordNetLemmas, rule_id: str) -> None:
     tok.tag = "NNS" if bases and bases[0] != tok.lower else "NN"
     tok.lemma = bases[0] if bases else tok.lower
     tok.repaired += (rule_id,)
-
-
-def interjection_to_determiner(
-    view: TokenView, tok: Tok, lex: WordNetLemmas, rule_id: str = "interjection-no"
-) -> bool:
-    """'but no/intj a baby': a 'no' hung on the noun after it is its determiner."""
-    if tok.head <= tok.i or view[tok.head].pos not in _NOUNS:
-        return False
-    tok.dep, tok.pos, tok.tag = "det", "DET", "DT"
-    tok.repaired += (rule_id,)
-    view.rebuild()
-    return True
 
 
 def compound_to_subject(
@@ -170,59 +156,6 @@ def split_coordinated_subject(
     _make_event(view, tok, second, lex, rule_id)
     first.repaired += (rule_id,)
     second.repaired += (rule_id,)
-    view.rebuild()
-    return True
-
-
-def contrastive_not(
-    view: TokenView, tok: Tok, lex: WordNetLemmas, rule_id: str = "contrastive-not"
-) -> bool:
-    """'only rain falling, not/neg thunder': the noun after ', not' is a contrast, not the head.
-
-    The small model makes the denied noun the root of the whole caption ('only people
-    talking, not music/ROOT', with 'people' its subject) or a loose dependent of the
-    first clause's verb ('not thunder/dep' of 'falling'), so the asserted part ends up
-    inside the denial. The first clause keeps the tree; the denied noun becomes an
-    apposition of it, as the model already parses 'only birds, not traffic'.
-
-    Example:
-        >>> toks = [Tok(0, "people", "people", "people", "NOUN", "NNS", "nsubj", 4, 0),
-        ...         Tok(1, "talking", "talking", "talk", "VERB", "VBG", "acl", 0, 7),
-        ...         Tok(2, ",", ",", ",", "PUNCT", ",", "punct", 1, 14),
-        ...         Tok(3, "not", "not", "not", "PART", "RB", "neg", 4, 16),
-        ...         Tok(4, "music", "music", "music", "NOUN", "NN", "ROOT", 4, 20)]
-        >>> view = TokenView(toks, "people talking, not music")
-        >>> contrastive_not(view, view[3], WordNetLemmas(None))
-        True
-        >>> [(t.text, t.dep, view[t.head].text) for t in view]  # doctest: +NORMALIZE_WHITESPACE
-        [('people', 'ROOT', 'people'), ('talking', 'acl', 'people'), (',', 'punct', 'talking'),
-         ('not', 'neg', 'music'), ('music', 'appos', 'people')]
-    """
-    noun = view[tok.head]
-    if tok.i == 0 or noun.pos not in _NOUNS or noun.i <= tok.i:
-        return False
-    if view[tok.i - 1].dep != "punct" or view[tok.i - 1].lower != ",":
-        return False
-    first = [t for t in view.tokens[: tok.i - 1] if t.head >= tok.i - 1 or t.head == t.i]
-    if noun.head == noun.i:  # the denied noun is the root: the first clause's head takes over
-        heads = [t for t in first if t.head == noun.i and t.dep in SUBJECT_DEPS | {"dep", "nsubj"}]
-        if not heads:
-            return False
-        anchor = heads[0]
-        anchor.head, anchor.dep = anchor.i, "ROOT"
-        for child in view.children(noun.i):
-            if child.i < tok.i and child.i != anchor.i:
-                child.head = anchor.i
-        anchor.repaired += (rule_id,)
-    elif noun.dep in ("dep", "conj", "npadvmod", "dobj") and noun.head < tok.i:
-        anchor = view[noun.head]
-        subject = view.subject(anchor.i)
-        if subject is not None and subject.i < tok.i:
-            anchor = subject
-    else:
-        return False
-    noun.head, noun.dep = anchor.i, "appos"
-    noun.repaired += (rule_id,)
     view.rebuild()
     return True
 

@@ -13,10 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fortekit.fol.ast import And, Atom, Formula, Not, Quant, Quantifier, Var, _Printable, conjoin
 from fortekit.fol.events import participant_names
+
+if TYPE_CHECKING:
+    from fortekit.fol.caption.negation import ScopeNote
 
 __all__ = [
     "ParseResult",
@@ -400,6 +403,9 @@ class ParseResult:
         oov: lemmas of the predicates V_audio does not have, in order, without repeats.
         truncated: whether only the first words of a very long text were parsed.
         backend: ``rules``, or ``neural`` when the neural plug-in's output was used.
+        scopes: the negation cues and co-occurrence connectives the scope pass read, each
+            with its scope, and ``resolved=False`` where no construction decided it
+            (:class:`~fortekit.fol.caption.negation.ScopeNote`; docs/negation.md).
     """
 
     text: str
@@ -409,6 +415,7 @@ class ParseResult:
     oov: tuple[str, ...]
     truncated: bool = False
     backend: str = "rules"
+    scopes: tuple[ScopeNote, ...] = ()
 
     def __str__(self) -> str:
         return str(self.formula)
@@ -417,6 +424,11 @@ class ParseResult:
     def symbols(self) -> frozenset[str]:
         """The predicate symbols of the formula."""
         return frozenset(record.symbol for record in self.predicates)
+
+    @property
+    def unresolved(self) -> tuple[ScopeNote, ...]:
+        """The negations whose scope the parser could not resolve (they add nothing to the formula)."""
+        return tuple(note for note in self.scopes if not note.resolved)
 
     @property
     def grounded_count(self) -> int:
@@ -439,6 +451,7 @@ class ParseResult:
             "backend": self.backend,
             "oov": list(self.oov),
             "predicates": [record.to_dict() for record in self.predicates],
+            "scopes": [note.to_dict() for note in self.scopes],
         }
 
 
@@ -455,6 +468,7 @@ def new_result(
     used_fallback: bool,
     oov: tuple[str, ...],
     truncated: bool,
+    scopes: tuple[ScopeNote, ...] = (),
 ) -> ParseResult:
     """``ParseResult(...)`` of the rule-based parser, made as :func:`new_record` makes a record.
 
@@ -471,5 +485,6 @@ def new_result(
     result.oov = oov
     result.truncated = truncated
     result.backend = "rules"
+    result.scopes = scopes
     result.__class__ = ParseResult
     return result  # type: ignore[no-any-return]

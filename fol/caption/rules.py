@@ -52,12 +52,6 @@ ARC_ACTIONS: frozenset[str] = frozenset(
         "reciprocal",
         "verb_with_object",
         "possessor",
-        "negate",
-        "negate_head",
-        "negated_object",
-        "exclude",
-        "exclude_head",
-        "negated_comparison",
         "temporal_clause",
         "temporal_preposition",
         "temporal_then",
@@ -68,9 +62,7 @@ ARC_ACTIONS: frozenset[str] = frozenset(
 #: Actions a repair may name (implemented in fortekit.fol.caption.repairs).
 REPAIR_ACTIONS: frozenset[str] = frozenset(
     {
-        "interjection_to_determiner",
         "compound_to_subject",
-        "contrastive_not",
         "gerund_object_to_verb",
         "split_coordinated_subject",
         "propn_to_noun",
@@ -82,7 +74,6 @@ REPAIR_ACTIONS: frozenset[str] = frozenset(
         "preposition_to_mark",
         "attach_to_verb",
         "release_marked_clause",
-        "negator_to_next_noun",
         "gerund_to_previous_noun",
         "gerund_noun_to_verb",
     }

@@ -1,0 +1,415 @@
+"""The scope pass: negation cues and their scopes, from the inventory of docs/negation.md.
+
+Between the repairs and Pass 1, the caption's tokens are searched for the cues of
+``grammars/negation.toml``; each cue's scope rules (:mod:`fortekit.fol.caption.negation_scopes`)
+decide what it negates, inside its segment, and the pass then
+
+* cuts the dependency arcs that join the scope to the rest of the caption (the small
+  spaCy model often hangs "no music, just rain" on one head), so that Pass 1 makes the
+  excluded sound an entity of its own;
+* tells Pass 1 which entity is excluded (a clause ``¬∃y [..]``), which predicate is denied
+  (``¬P(x)``) and which tokens say nothing (the cue words);
+* records every cue as a :class:`ScopeNote`, with ``resolved=False`` and a reason where
+  no construction decided its scope (``ParseResult.scopes``). An unresolved scope adds
+  nothing to the formula, so formula scoring keeps the whole-query similarity for it.
+
+Co-occurrence connectives ("accompanied by", "mixed with") are read by the same pass: the
+phrase after them becomes an entity of its own, with no relation and no predicate for the
+connective.
+
+Example:
+    >>> from fortekit.fol.caption import parse_caption
+    >>> result = parse_caption("no music, just rain")
+    >>> str(result.formula)
+    '∃x [¬∃y Music(y) ∧ Rain(x)]'
+    >>> [(n.cue, n.cue_class, n.effect, n.scope) for n in result.scopes]
+    [('no', 'determiner', 'exclude', 'music')]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from fortekit.fol.caption.lemmas import WordNetLemmas
+from fortekit.fol.caption.negation_context import NOUNS, Match, ScopeContext, Verdict
+from fortekit.fol.caption.negation_rules import Connective, Cue, NegationRules
+from fortekit.fol.caption.negation_scopes import SCOPE_RULES
+from fortekit.fol.caption.tokens import SUBJECT_DEPS, Tok, TokenView
+
+__all__ = ["ScopeNote", "ScopePlan", "find_matches", "reattach", "resolve_scopes"]
+
+_LEMMA_POS = frozenset({"VERB", "AUX", "NOUN", "ADJ"})
+#: Cue classes whose words are negative wherever they stand: with no scope found they are
+#: recorded as unresolved. The others are negative only in their constructions ("a car
+#: stops", "a free kick", "flies over" are no negations) and are otherwise left alone.
+_ALWAYS_NEGATIVE = frozenset({"determiner", "pronoun", "particle", "preposition"})
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeNote:
+    """One negation cue (or co-occurrence connective) of a caption and what it took.
+
+    Attributes:
+        cue: the cue's words as written ("without", "no one", "accompanied by").
+        cue_id: its entry in ``grammars/negation.toml``.
+        cue_class: its class in docs/negation.md (``co-occurrence`` for a connective).
+        construction: the construction that decided its scope ("pre-nominal", "copular", ...).
+        effect: ``exclude``, ``deny``, ``assert`` (an exceptive), ``cancel`` (a double
+            negation), ``join`` (a connective) or ``unresolved``.
+        scope: the words it scopes over, in caption order ("" when none).
+        span: the cue's character span in the caption.
+        resolved: whether a construction decided the scope.
+        reason: why not ("empty scope", "ambiguous cue", "no construction"), or a note on a
+            resolved one ("double negation"); "" otherwise.
+
+    Example:
+        >>> ScopeNote("apart from", "ambiguous-exceptive", "preposition", "pre-nominal", "unresolved",
+        ...           "thunder", (13, 23), False, "ambiguous cue").to_dict()["reason"]
+        'ambiguous cue'
+    """
+
+    cue: str
+    cue_id: str
+    cue_class: str
+    construction: str
+    effect: str
+    scope: str
+    span: tuple[int, int]
+    resolved: bool
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {
+            "cue": self.cue,
+            "cue_id": self.cue_id,
+            "class": self.cue_class,
+            "construction": self.construction,
+            "effect": self.effect,
+            "scope": self.scope,
+            "span": list(self.span),
+            "resolved": self.resolved,
+            "reason": self.reason,
+        }
+
+
+@dataclass(slots=True)
+class ScopePlan:
+    """What Pass 1 must do with the scopes found (see :meth:`fortekit.fol.caption.pass1.Graph.run`).
+
+    Attributes:
+        notes: one :class:`ScopeNote` per cue, in caption order.
+        cue_tokens: tokens that say nothing (no predicate, no arc action).
+        excluded: token -> the cue's rule id: the token's entity is excluded.
+        denied: token -> the cue's rule id: the token's predicate is negated.
+        suppressed: tokens of an unresolved scope: no predicate.
+    """
+
+    notes: list[ScopeNote] = field(default_factory=list)
+    cue_tokens: set[int] = field(default_factory=set)
+    excluded: dict[int, str] = field(default_factory=dict)
+    denied: dict[int, str] = field(default_factory=dict)
+    suppressed: set[int] = field(default_factory=set)
+
+
+def find_matches(view: TokenView, rules: NegationRules) -> list[Match]:
+    """The cues and connectives of a caption, in order; phrases before words, longest first.
+
+    Args:
+        view: the caption's tokens.
+        rules: the negation rules.
+
+    Returns:
+        The matches (no token in two).
+    """
+    tokens = view.tokens
+    lowers = [t.lower for t in tokens]
+    lemmas = [t.lemma for t in tokens]
+    found: list[Match] = []
+    k = 0
+    while k < len(tokens):
+        phrase = rules.longest_phrase(lowers, k)
+        if phrase is not None:
+            size, entry = phrase
+            found.append(Match(entry, list(range(k, k + size))))
+            k += size
+            continue
+        connective = _lemma_connective(rules, lemmas, tokens, k)
+        if connective is not None:
+            found.append(connective)
+            k = connective.last + 1
+            continue
+        tok = tokens[k]
+        cue = rules.cue_for_word(tok.lower)
+        if cue is None and tok.pos in _LEMMA_POS:
+            cue = rules.cue_for_word(tok.lemma)
+        if cue is not None and (not cue.pos or tok.pos in cue.pos):
+            found.append(Match(cue, [k]))
+        k += 1
+    return found
+
+
+def _lemma_connective(rules: NegationRules, lemmas: list[str], tokens: list[Tok], k: int) -> Match | None:
+    for connective in rules.connectives:
+        for phrase in connective.lemma_phrases:
+            end = k + len(phrase)
+            if (
+                end <= len(tokens)
+                and tuple(lemmas[k:end]) == phrase
+                and tokens[k].tag in ("VBN", "VBD", "VBG")
+            ):
+                return Match(connective, list(range(k, end)))
+    return None
+
+
+_MODIFIER_DEPS = frozenset({"amod", "advmod", "npadvmod", "det", "nummod", "compound", "prt", "quantmod"})
+_PREMODIFIER_DEPS = frozenset({"amod", "det", "nummod", "compound", "quantmod"})
+# Arcs that relate two entities without merging them: kept inside one segment.
+_KEPT_DEPS = frozenset({"dobj", "obj", "iobj", "pobj", "pcomp", "prep", "agent", "dative", "attr", "oprd"})
+
+
+def _modified_before(tokens: list[Tok], tok: Tok, inside: set[int]) -> int | None:
+    """The content token outside the scope that a cut modifier describes: the noun after a
+    pre-modifier ("a quiet/amod forest"), else the nearest content token before it."""
+    if tok.dep in _PREMODIFIER_DEPS:
+        for k in range(tok.i + 1, len(tokens)):
+            other = tokens[k]
+            if k in inside or other.pos == "PUNCT":
+                break
+            if other.pos in ("NOUN", "PROPN"):
+                return k
+    for k in range(tok.i - 1, -1, -1):
+        other = tokens[k]
+        if k in inside or other.pos == "PUNCT":
+            return None
+        if other.pos in ("NOUN", "PROPN", "VERB", "ADJ"):
+            return k
+    return None
+
+
+def _detach(view: TokenView, inside: set[int], segment: list[int]) -> None:
+    """Cut the arcs between ``inside`` and the rest that would merge the two into one entity
+    or that cross a segment boundary: the rest gets a root of its own and the scope hangs
+    from it as ``parataxis`` (which Pass 1 keeps apart). An object or prepositional arc
+    inside one segment stays: "detecting nothing" keeps ``Detect(x, y)`` inside the denied
+    clause (docs/annotation.md, "Negation")."""
+    tokens = view.tokens
+    outside = [t for t in tokens if t.i not in inside and t.pos != "PUNCT"]
+    if not outside:
+        return
+
+    def cut(tok: Tok) -> bool:
+        return segment[tok.i] != segment[tok.head] or tok.dep not in _KEPT_DEPS
+
+    crossing_out = [t for t in outside if t.head != t.i and t.head in inside and cut(t)]
+    crossing_in = [t for t in tokens if t.i in inside and t.head != t.i and t.head not in inside and cut(t)]
+    if not crossing_out and not crossing_in and any(t.head == t.i for t in outside):
+        return
+    roots = [t for t in outside if t.head == t.i]
+    if roots:
+        root = roots[0]
+    elif crossing_out:
+        ranked = sorted(crossing_out, key=lambda t: (t.pos not in ("VERB", "NOUN", "PROPN"), t.i))
+        root = ranked[0]
+        root.head, root.dep = root.i, "ROOT"
+    else:
+        return
+    for tok in crossing_out:
+        if tok is root or tok.head == tok.i:
+            continue
+        before = _modified_before(tokens, tok, inside) if tok.dep in _MODIFIER_DEPS else None
+        if before is not None and tok.i not in {
+            a.i for a in view.ancestors(before)
+        }:  # 'overhead' cut from a misread scope modifies the phrase before it
+            tok.head = before
+        else:
+            tok.head, tok.dep = root.i, "parataxis"
+    for tok in tokens:
+        if tok.i in inside and tok.head == tok.i:
+            tok.head, tok.dep = root.i, "parataxis"
+    for tok in crossing_in:
+        tok.head, tok.dep = root.i, "parataxis"
+
+
+def reattach(view: TokenView, child: int, head: int, dep: str) -> None:
+    """Hang token ``child`` on ``head`` with label ``dep``, keeping the tree a tree.
+
+    Where ``child`` is an ancestor of ``head`` ("there being no engine/attr running/ROOT":
+    the engine's participle heads the caption), ``head`` first takes ``child``'s place.
+
+    Example:
+        >>> from fortekit.fol.caption.tokens import SUBJECT_DEPS, Tok, TokenView
+        >>> view = TokenView([Tok(0, "engine", "engine", "engine", "NOUN", "NN", "nsubj", 1, 0),
+        ...                   Tok(1, "running", "running", "run", "VERB", "VBG", "ROOT", 1, 7)], "engine running")
+        >>> reattach(view, 1, 0, "acl")
+        >>> [(t.dep, t.head) for t in view]
+        [('ROOT', 0), ('acl', 0)]
+    """
+    tokens = view.tokens
+    if child == head:
+        return
+    if child in {a.i for a in view.ancestors(head)}:
+        above = tokens[child]
+        moved = tokens[head]
+        if above.head == above.i:
+            moved.head, moved.dep = moved.i, "ROOT"
+        else:
+            moved.head, moved.dep = above.head, above.dep
+    tokens[child].head, tokens[child].dep = head, dep
+    view.rebuild()
+
+
+def _text(view: TokenView, indices: Iterable[int]) -> str:
+    return " ".join(view[k].text for k in sorted(set(indices)))
+
+
+class _Pass:
+    """One caption's scope pass (internal: :func:`resolve_scopes` is the entry point)."""
+
+    def __init__(self, view: TokenView, rules: NegationRules, lex: WordNetLemmas) -> None:
+        self.view = view
+        self.ctx = ScopeContext(view, rules, lex)
+        self.plan = ScopePlan()
+        self.changed = False
+
+    def run(self, matches: list[Match]) -> ScopePlan:
+        for match in matches:
+            if match.first in self.plan.cue_tokens:
+                continue  # the second cue of a double negation
+            if isinstance(match.entry, Connective):
+                self._connective(match, match.entry)
+            else:
+                self._cue(match, match.entry)
+        if self.changed:
+            self.view.rebuild()
+        return self.plan
+
+    def _note(self, match: Match, cls: str, verdict: Verdict, scope: Iterable[int]) -> None:
+        view = self.view
+        first, last = view[match.first], view[match.last]
+        self.plan.notes.append(
+            ScopeNote(
+                _text(view, match.tokens),
+                match.entry.id,
+                cls,
+                verdict.construction,
+                verdict.effect,
+                _text(view, scope),
+                (first.start, last.end),
+                verdict.effect != "unresolved",
+                verdict.reason,
+            )
+        )
+
+    def _cue(self, match: Match, cue: Cue) -> None:
+        verdict: Verdict | None = None
+        for name in cue.scopes:
+            verdict = SCOPE_RULES[name](self.ctx, match)
+            if verdict is not None:
+                break
+        if verdict is not None and verdict.effect == "none":
+            return  # not a negation here
+        if verdict is None:
+            if cue.cls not in _ALWAYS_NEGATIVE:
+                return
+            nothing_after = self.ctx.first_after(match.last) is None
+            verdict = Verdict("unresolved", "", reason="empty scope" if nothing_after else "no construction")
+        self._apply(match, cue.cls, f"scope-{cue.id}", verdict)
+
+    def _connective(self, match: Match, connective: Connective) -> None:
+        after = self.ctx.first_after(match.last)
+        if connective.kind != "co-occurrence" or after is None or not self.ctx.is_noun(after):
+            return
+        target = self.ctx.noun_head(after.i)
+        verdict = Verdict("join", "co-occurrence", target)
+        self._apply(match, "co-occurrence", f"scope-{connective.id}", verdict)
+
+    def _apply(self, match: Match, cls: str, rule_id: str, verdict: Verdict) -> None:
+        ctx, plan, view = self.ctx, self.plan, self.view
+        targets = [t for t in (verdict.target, *verdict.extra_targets) if t is not None]
+        cue_tokens = (set(match.tokens) | set(verdict.cue_tokens)) - set(targets)
+        plan.cue_tokens |= cue_tokens
+        ctx.claimed |= cue_tokens
+        scope: set[int] = set()
+        effect = verdict.effect
+        if effect in ("exclude", "join", "unresolved") and targets:
+            for target in targets:
+                participle = ctx.owned_participle(target)
+                if participle is not None and participle.head != target:
+                    reattach(view, participle.i, target, "acl")
+                    self.changed = True
+                phrase = ctx.phrase(target, cue_tokens)
+                if target > match.last:  # a scope after its cue starts after it ("sans/dobj insects/ROOT")
+                    phrase = {k for k in phrase if k > match.last}
+                for child in view.children(target):  # 'vehicles/NOUN passing/xcomp': the noun's event
+                    if (
+                        child.i in phrase
+                        and ctx.is_verbal(child)
+                        and child.dep not in ("acl", "relcl")
+                        and ctx.subject_in_segment(child.i) is None
+                    ):
+                        child.dep = "acl"
+                scope |= phrase
+            if effect == "exclude":
+                for target in targets:
+                    plan.excluded[target] = rule_id
+            elif effect == "unresolved":
+                plan.suppressed |= scope
+            _detach(view, scope | cue_tokens, ctx.segment)
+            view.rebuild()
+            self.changed = True
+        elif effect == "deny" and verdict.target is not None:
+            verb = view[verdict.target]
+            scope = {verb.i}
+            holder = verdict.holder
+            if verdict.rehead and holder is not None and holder != verb.i and verb.head != holder:
+                for child in view.children(verb.i):  # 'none/nsubj ... dominant': a cue is no subject
+                    if child.i in cue_tokens and child.dep in SUBJECT_DEPS:
+                        child.dep = "dep"
+                holder_tok = view[holder]
+                reattach(
+                    view,
+                    verb.i,
+                    holder,
+                    "acl" if holder_tok.pos in NOUNS or holder_tok.pos == "PRON" else "conj",
+                )
+                self.changed = True
+            plan.denied[verb.i] = rule_id
+        elif effect == "cancel" and verdict.target is not None:
+            scope = {k for k in ctx.segment_tokens(verdict.target) if k > verdict.target}
+        elif effect == "assert" and verdict.target is not None:
+            scope = (
+                ctx.phrase(ctx.noun_head(verdict.target), cue_tokens)
+                if ctx.is_noun(view[verdict.target])
+                else {verdict.target}
+            )
+        ctx.claimed |= scope
+        self._note(match, cls, verdict, scope)
+
+
+def resolve_scopes(view: TokenView, rules: NegationRules, lex: WordNetLemmas) -> ScopePlan | None:
+    """Find the negation cues and connectives of a caption and resolve their scopes.
+
+    The view's heads may be changed (arcs across a scope are cut; a participle after an
+    excluded noun is hung on it).
+
+    Args:
+        view: the caption's tokens, after the repairs.
+        rules: the negation rules (``load_negation_rules()``).
+        lex: WordNet questions.
+
+    Returns:
+        The :class:`ScopePlan` for Pass 1, or None when the caption has no cue and no
+        connective (most captions: one set lookup per token).
+    """
+    trigger = rules.trigger_words
+    if trigger.isdisjoint([t.lower for t in view.tokens]) and trigger.isdisjoint(
+        [t.lemma for t in view.tokens]
+    ):
+        return None
+    matches = find_matches(view, rules)
+    if not matches:
+        return None
+    return _Pass(view, rules, lex).run(matches)

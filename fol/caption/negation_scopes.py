@@ -1,0 +1,720 @@
+"""The scope rules of the negation pass: one function per construction of docs/negation.md.
+
+Each rule reads a cue match in its context and returns a :class:`Verdict` (the effect, the
+construction and the tokens it takes) or None when the construction is not there; the
+cue's entry in ``grammars/negation.toml`` names the rules it tries, in order.
+
+Example:
+    >>> sorted(SCOPE_RULES)[:4]
+    ['affix_stem', 'ambiguous', 'ceased_subject', 'double_negation']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from fortekit.fol.caption.negation_context import NOUNS, VERBS, Match, ScopeContext, Verdict
+from fortekit.fol.caption.negation_rules import Cue
+from fortekit.fol.caption.tokens import SUBJECT_DEPS, Tok
+
+__all__ = ["SCOPE_RULES", "ScopeRule", "not_a_cue"]
+
+ScopeRule = Callable[[ScopeContext, Match], "Verdict | None"]
+
+_ANAPHORS = frozenset({"it", "they", "he", "she"})
+_DEFINITES = frozenset({"the", "their", "its", "his", "her", "these", "those", "our", "my", "your"})
+_GOVERNING = frozenset({"determiner", "preposition", "privative_adjective", "absence_noun"})
+
+#: A verdict that says the word is no negation here ("a silent film", "a car stops").
+not_a_cue = Verdict("none", "")
+
+
+def _exclusion(
+    ctx: ScopeContext, match: Match, noun: Tok, construction: str, extra_cue: list[int] | None = None
+) -> Verdict:
+    """Exclude ``noun``'s phrase (through a filler "sign of", with its coordinated nouns)."""
+    cue_tokens = list(extra_cue or [])
+    target = ctx.view[ctx.noun_head(noun.i)] if noun.pos in NOUNS else noun
+    for _ in range(3):  # "not a trace of the sound of B"
+        found = ctx.filler_object(target)
+        if found is None:
+            break
+        target, filler = found
+        cue_tokens += filler
+    extra = [
+        c.i
+        for c in ctx.view.conjuncts(target.i)
+        if ctx.is_noun(c) and ctx.same_segment(c.i, target.i) and ctx.subject_in_segment(c.i) is None
+    ]
+    return Verdict("exclude", construction, target.i, cue_tokens=cue_tokens, extra_targets=extra)
+
+
+def _holder_before(ctx: ScopeContext, i: int) -> Tok | None:
+    """The token whose entity a denied predicate after ``i`` belongs to: a preposition's
+    head in its segment ("drips onto a roof without splashing": the rainfall), else the
+    nearest noun or verb before it, in its segment or the one before ("water flowing, not
+    dripping"); a verb stands for its subject where it has one."""
+    view = ctx.view
+    cue = view[i]
+    found: Tok | None = None
+    if cue.pos in ("ADP", "SCONJ") and cue.head != cue.i and cue.head < i and ctx.same_segment(cue.head, i):
+        found = view[cue.head]
+    if found is None:
+        for k in range(i - 1, -1, -1):
+            tok = view[k]
+            if ctx.segment[k] >= 0 and ctx.segment[k] < ctx.segment[i] - 1:
+                return None
+            if (
+                ctx.is_noun(tok)
+                or (tok.pos in VERBS and tok.lemma not in ("be", "have", "do") and tok.tag != "MD")
+                or tok.pos == "ADJ"
+            ):
+                found = tok
+                break
+    for _ in range(len(view)):  # "drips onto a roof without splashing": the verb, not the roof
+        if found is None or found.dep != "pobj" or not ctx.same_segment(found.head, i):
+            break
+        preposition = view[found.head]
+        if preposition.head == preposition.i:
+            break
+        found = view[preposition.head]
+    if found is not None and not ctx.is_noun(found):
+        subject = ctx.subject_of(found.i)
+        if subject is not None and (ctx.is_noun(subject) or subject.pos == "PRON"):
+            return subject
+    return found
+
+
+def _construction(ctx: ScopeContext, match: Match) -> str:
+    """ "elliptical" when the cue opens its segment and the segment has no verb of its own."""
+    view = ctx.view
+    members = ctx.segment_tokens(match.first)
+    before = [
+        k
+        for k in members
+        if k < match.first
+        and view[k].pos not in ("ADV", "CCONJ", "DET", "PART")
+        and view[k].lower not in ctx.words("phrase_openers")
+    ]
+    return "elliptical" if not before else "pre-nominal"
+
+
+# -- the rules -------------------------------------------------------------------------------
+def exceptive(ctx: ScopeContext, match: Match) -> Verdict | None:
+    """'nothing but rain', 'no sound except rain': the exceptive's object is asserted."""
+    cue = match.entry
+    if not isinstance(cue, Cue) or cue.cls not in ("determiner", "pronoun"):
+        return None
+    view, exceptives = ctx.view, ctx.words("exceptives")
+    k = match.last + 1
+    skipped: list[int] = []
+    while (
+        k < len(view)
+        and ctx.same_segment(k, match.first)
+        and (view[k].lower in ctx.words("filler_nouns") or view[k].lower in ("other", "else"))
+    ):
+        skipped.append(k)
+        k += 1
+    for size in (2, 1):
+        words = " ".join(view[j].lower for j in range(k, min(k + size, len(view))))
+        if k + size <= len(view) and words in exceptives and ctx.same_segment(k, match.first):
+            after = ctx.first_after(k + size - 1)
+            if after is None:
+                return None
+            tokens = [*skipped, *range(k, k + size)]
+            return Verdict("assert", "exceptive", after.i, cue_tokens=tokens)
+    return None
+
+
+def own_phrase(ctx: ScopeContext, match: Match) -> Verdict | None:
+    """'nobody talking', 'nothing is heard', 'none of the birds': the pronoun's own entity.
+
+    A partitive of a definite noun phrase with a predicate ("none of their voices
+    dominant") presupposes the noun's referent: the predicate is denied for it.
+    """
+    view = ctx.view
+    tok = view[match.last]
+    nxt = ctx.first_after(match.last)
+    if (
+        tok.lower == "none"
+        and nxt is not None
+        and ctx.is_noun(nxt)
+        and match.last + 2 < len(view)
+        and view[match.last + 1].lower == "of"
+        and view[match.last + 2].lower in _DEFINITES
+    ):
+        noun = view[ctx.noun_head(nxt.i)]
+        predicate = next(
+            (
+                view[k]
+                for k in range(noun.i + 1, len(view))
+                if ctx.same_segment(k, noun.i)
+                and (view[k].pos in ("ADJ", "VERB") or view[k].tag in ("VBG", "VBN"))
+            ),
+            None,
+        )
+        if predicate is not None:
+            cue_tokens = [k for k in range(match.last + 1, noun.i) if not ctx.is_noun(view[k])]
+            return Verdict("deny", "partitive", predicate.i, noun.i, cue_tokens=cue_tokens, rehead=True)
+    if (
+        tok.lower in ("none", "one")
+        and nxt is not None
+        and ctx.is_noun(nxt)
+        and match.last + 1 < len(ctx.view)
+        and ctx.view[match.last + 1].lower == "of"
+    ):
+        return _exclusion(ctx, match, nxt, "pre-nominal")
+    if tok.lower == "one" and len(match.tokens) > 1 and nxt is not None and ctx.is_noun(nxt):
+        return _exclusion(ctx, match, nxt, "pre-nominal")  # "not one bird"
+    if (
+        match.last + 1 < len(ctx.view)
+        and ctx.view[match.last + 1].lower in ("like", "resembling")
+        and nxt is not None
+        and ctx.is_noun(nxt)
+    ):
+        return _exclusion(ctx, match, nxt, "pre-nominal", [match.last + 1])  # "nothing like speech"
+    # the pronoun stands for the entity: "someone" (lemma_overrides), kept as the target
+    return Verdict(
+        "exclude",
+        _construction(ctx, match),
+        match.last,
+        cue_tokens=[t for t in match.tokens if t != match.last],
+    )
+
+
+def following_phrase(ctx: ScopeContext, match: Match) -> Verdict | None:
+    """Pre-nominal and elliptical cues: the sound phrase that starts after the cue.
+
+    A verb or adjective right after the cue with no subject of its own is denied for the
+    phrase before the cue ("water flowing, not dripping", "passes without stopping").
+    """
+    nxt = ctx.first_after(match.last)
+    if nxt is None:
+        return None
+    if ctx.rules.cue_for_word(nxt.lower) is not None and nxt.lower not in ctx.words("filler_nouns"):
+        return None  # another cue follows: "not without music" is double negation
+    if _after_auxiliary(ctx, match):
+        return None  # "is not able", "does not bark": a verbal negation (negated_predicate)
+    cue = match.entry
+    # a word a determiner or preposition governs has no subject before it; after a
+    # particle ("birds never chirp") the subject comes first
+    after = match.last if isinstance(cue, Cue) and cue.cls in _GOVERNING else -1
+    bare_gerund = (
+        nxt.i == match.last + 1
+        and nxt.lower.endswith("ing")
+        and isinstance(cue, Cue)
+        and cue.cls in ("particle", "preposition")
+        and ctx.lex.verb_base(nxt.lower) is not None
+        and not ctx.view.conjuncts(nxt.i)
+    )
+    if not bare_gerund and ctx.nominal(nxt, after):
+        return _exclusion(ctx, match, nxt, _construction(ctx, match))
+    subject = ctx.subject_in_segment(nxt.i)
+    auxiliary_between = any(ctx.view[k].pos == "AUX" for k in range(match.last + 1, nxt.i))
+    if (
+        (ctx.is_verbal(nxt) or nxt.pos == "ADJ" or bare_gerund)
+        and not auxiliary_between
+        and (subject is None or subject.i <= after)
+    ):
+        holder = _holder_before(ctx, match.first)  # None: "not shouting" denies its own event
+        return Verdict(
+            "deny",
+            "elliptical" if _construction(ctx, match) == "elliptical" else "pre-nominal",
+            nxt.i,
+            holder.i if holder is not None else None,
+            rehead=holder is not None,
+        )
+    return None
+
+
+def _after_auxiliary(ctx: ScopeContext, match: Match) -> bool:
+    """Whether a particle negates a clause's auxiliary or copula ("is not", "does not", "can't")."""
+    cue = match.entry
+    if not isinstance(cue, Cue) or cue.cls != "particle":
+        return False
+    view = ctx.view
+    before = match.first - 1
+    if (
+        before >= 0
+        and ctx.same_segment(before, match.first)
+        and (
+            view[before].pos == "AUX"
+            or view[before].lemma in ("be", "do", "have")
+            or view[before].tag == "MD"
+        )
+    ):
+        return True
+    head = view[view[match.first].head]
+    return head.i != match.first and head.lemma in ("be", "do", "have") and head.i < match.first
+
+
+def double_negation(ctx: ScopeContext, match: Match) -> Verdict | None:
+    """'not without music', 'never without a dog': two negations cancel; the phrase is asserted."""
+    view = ctx.view
+    k = match.last + 1
+    while k < len(view) and view[k].lower in ("even", "entirely", "completely", "quite", "totally"):
+        k += 1
+    if k >= len(view) or not ctx.same_segment(k, match.first):
+        return None
+    second = ctx.rules.cue_for_word(view[k].lower)
+    if second is None or second.cls not in (
+        "preposition",
+        "determiner",
+        "lacking_verb",
+        "privative_adjective",
+    ):
+        return None
+    return Verdict("cancel", "double negation", k, cue_tokens=[k], reason="double negation")
+
+
+def negated_predicate(ctx: ScopeContext, match: Match) -> Verdict | None:
+    """'not'/'n't'/'never' on a verb or adjective: verbal and clausal constructions.
+
+    A negated verb of perception or presence excludes what is (not) perceived; "there is
+    not a B" excludes B; another verb excludes its subject's phrase, or is denied when the
+    subject is asserted elsewhere ("a dog barks but does not growl").
+    """
+    view = ctx.view
+    particle = view[match.first]
+    head = view[particle.head] if particle.head != particle.i else None
+    if head is None or not ctx.same_segment(head.i, particle.i) or head.pos in NOUNS:
+        following = [
+            view[k]
+            for k in range(match.last + 1, len(view))
+            if ctx.same_segment(k, match.first)
+            and (view[k].pos in (*VERBS, "ADJ") or view[k].tag in ("VBG", "VBN"))
+        ]
+        head = following[0] if following else head
+    if head is None or not ctx.same_segment(head.i, particle.i):
+        return None
+    head, passed, implicative = _through_transparent(ctx, head)
+    auxiliaries = [
+        c.i for c in view.children(head.i) if c.dep in ("aux", "auxpass") and c.i < head.i
+    ] + passed
+    if implicative:  # "is not able to speak": the complement is denied, the subject stays
+        holder = ctx.subject_of(head.i) or _holder_before(ctx, match.first)
+        if holder is None:
+            return None
+        return Verdict("deny", "implicative", head.i, holder.i, cue_tokens=auxiliaries, rehead=True)
+    perception = ctx.words("perception")
+    if head.lemma in ("be", "have") and any(c.lower == "there" for c in view.children(head.i)):
+        pivot = ctx.first_after(match.last)
+        if pivot is not None and ctx.is_noun(pivot):
+            return _exclusion(ctx, match, pivot, "clausal", [head.i, *auxiliaries])
+    if head.lemma == "be":  # a copula: "B is not there/audible" excludes B, "X is not metal" denies Metal
+        complement = next(
+            (c for c in view.children(head.i, ("acomp", "attr", "oprd", "advmod")) if c.i > head.i), None
+        )
+        subject = ctx.subject_of(head.i)
+        if complement is not None and subject is not None:
+            if (
+                complement.lemma in perception
+                or complement.lower in perception
+                or complement.lower == "there"
+            ):
+                return _exclusion(ctx, match, subject, "copular", [head.i, complement.i, *auxiliaries])
+            return Verdict(
+                "deny", "copular", complement.i, subject.i, cue_tokens=[head.i, *auxiliaries], rehead=True
+            )
+    if head.lemma in perception or head.lower in perception:
+        passive = ctx.subject_in_segment(head.i)
+        if passive is not None and (
+            passive.dep in ("nsubjpass", "csubjpass")
+            or head.pos == "ADJ"
+            or head.lemma in ("be", "exist", "present")
+        ):
+            subject = ctx.subject_of(head.i)
+            if subject is not None and ctx.is_noun(subject):
+                return _exclusion(ctx, match, subject, "clausal", [head.i, *auxiliaries])
+        objects = [
+            c
+            for c in view.children(head.i)
+            if c.dep in ("dobj", "obj", "attr", "oprd", "ccomp", "xcomp") and c.i > head.i
+        ]
+        obj = None
+        for candidate in objects:
+            if ctx.is_noun(candidate):
+                obj = candidate
+                break
+            inner = ctx.subject_in_segment(candidate.i)
+            if inner is not None and ctx.is_noun(inner):
+                obj = inner
+                break
+        if obj is None:
+            after = ctx.first_after(head.i)
+            obj = after if after is not None and ctx.is_noun(after) else None
+        tokens = [head.i, *auxiliaries]
+        if obj is not None:
+            subject = ctx.subject_in_segment(head.i)
+            if subject is not None and subject.pos == "PRON":  # "you can't hear B", "I don't hear B"
+                tokens.append(subject.i)
+            return _exclusion(ctx, match, obj, "clausal", tokens)
+        if head.pos == "ADJ" or head.tag == "VBN":  # "with the engine not audible", "B not heard"
+            noun = ctx.subject_of(head.i) or ctx.noun_before(match.first) or ctx.subject_before(match.first)
+            if noun is not None and ctx.is_noun(noun):
+                construction = "absolute" if _absolute_preposition(ctx, noun) is not None else "clausal"
+                extra = [head.i, *auxiliaries]
+                preposition = _absolute_preposition(ctx, noun)
+                if preposition is not None:
+                    extra.append(preposition)
+                return _exclusion(ctx, match, noun, construction, extra)
+    subject = ctx.subject_of(head.i)
+    rehead = bool(passed)  # the heads passed say nothing: the complement joins the subject
+    if subject is None:
+        holder = _holder_before(ctx, match.first)
+        return Verdict(
+            "deny",
+            "verbal",
+            head.i,
+            holder.i if holder is not None else None,
+            cue_tokens=auxiliaries,
+            rehead=rehead and holder is not None,
+        )
+    if subject.pos == "PRON" and not ctx.is_noun(subject):
+        return Verdict("deny", "verbal", head.i, subject.i, cue_tokens=auxiliaries, rehead=rehead)
+    if _asserted_elsewhere(ctx, subject, head) or _restrictive(ctx, subject, head):
+        return Verdict("deny", "verbal", head.i, subject.i, cue_tokens=auxiliaries, rehead=rehead)
+    return _exclusion(ctx, match, subject, "verbal", auxiliaries)
+
+
+def _restrictive(ctx: ScopeContext, subject: Tok, verb: Tok) -> bool:
+    """Whether the negation sits in a relative clause of a noun the main clause asserts
+    ("hitting an object with an item that is not metal": the item is there)."""
+    view = ctx.view
+    for tok in view.ancestors(verb.i):
+        if tok.i == subject.i:
+            return subject.dep not in ("nsubj", "nsubjpass", "ROOT") or subject.head != subject.i
+        if tok.dep in ("relcl", "acl") and view[tok.head].i == subject.i:
+            return subject.dep in ("dobj", "pobj", "obj", "attr") or (
+                subject.dep in ("nsubj", "nsubjpass") and view[subject.head].i != verb.i
+            )
+    return verb.dep == "relcl" and view[verb.head].i == subject.i and subject.dep in ("dobj", "pobj", "obj")
+
+
+def _through_transparent(ctx: ScopeContext, head: Tok) -> tuple[Tok, list[int], bool]:
+    """Follow a negated head through raising verbs and positive implicatives to its complement.
+
+    "does not seem to bark" -> bark; "is not able to be discerned" -> discerned (an
+    implicative: the subject stays); "did not look like going to stop" -> stop. Returns the
+    complement, the heads passed (they say nothing) and whether an implicative was passed.
+    """
+    view = ctx.view
+    transparent, implicatives = ctx.words("transparent_heads"), ctx.words("positive_implicatives")
+    passed: list[int] = []
+    implicative = False
+    for _ in range(len(view)):
+        if head.lemma in ("be", "do", "get") or head.pos == "AUX":
+            complements = [
+                c
+                for c in view.children(head.i, ("acomp", "xcomp"))
+                if c.lemma in transparent or c.lemma in implicatives
+            ]
+            if not complements:
+                break
+            passed.append(head.i)
+            head = complements[0]
+            continue
+        if head.lemma not in transparent and head.lemma not in implicatives:
+            break
+        step = next((c for c in view.children(head.i, ("xcomp", "ccomp")) if ctx.is_verbal(c)), None)
+        if step is None:
+            for prep in view.children(head.i, ("prep",)):
+                if prep.lemma in transparent:
+                    step = next(
+                        (c for c in view.children(prep.i, ("pcomp", "pobj")) if ctx.is_verbal(c)), None
+                    )
+                    if step is not None:
+                        passed.append(prep.i)
+                        break
+        if step is None:
+            break
+        implicative = implicative or head.lemma in implicatives
+        passed.append(head.i)
+        passed += [c.i for c in view.children(step.i, ("aux", "auxpass")) if c.i < step.i]
+        head = step
+    return head, passed, implicative
+
+
+def _asserted_elsewhere(ctx: ScopeContext, subject: Tok, verb: Tok) -> bool:
+    """Whether the subject is heard through another predicate: an earlier mention of the
+    same noun, or a positive verb it is the subject of ("a dog barks but does not growl")."""
+    view = ctx.view
+    for tok in view.tokens[: subject.i]:
+        if tok.lemma == subject.lemma and ctx.is_noun(tok) and not ctx.same_segment(tok.i, subject.i):
+            return True
+    for tok in view.tokens[verb.i + 1 :]:  # "a machine is not pumping and then it slows down"
+        if (
+            tok.dep in SUBJECT_DEPS
+            and tok.lower in _ANAPHORS
+            and not any(c.dep == "neg" for c in view.children(tok.head))
+        ):
+            return True
+    for other in view.tokens:
+        if (
+            other.i != verb.i
+            and other.pos == "VERB"
+            and ctx.subject_of(other.i) is subject
+            and not any(c.dep == "neg" for c in view.children(other.i))
+            and ctx.rules.cue_for_word(other.lemma) is None
+        ):
+            return True
+    return any(
+        c.dep == "amod" and c.pos == "ADJ" and ctx.rules.cue_for_word(c.lower) is None
+        for c in view.children(subject.i)
+    )
+
+
+def _absolute_preposition(ctx: ScopeContext, noun: Tok) -> int | None:
+    """'with the engine off': the preposition of an absolute construction around ``noun``."""
+    view = ctx.view
+    head = view[noun.head]
+    if noun.dep == "pobj" and head.lower in ctx.words("absolute_prepositions"):
+        return head.i
+    k = noun.i - 1
+    while k >= 0 and view[k].pos in ("DET", "ADJ", "NUM", "NOUN", "PROPN") and ctx.same_segment(k, noun.i):
+        k -= 1
+    if k >= 0 and view[k].lower in ctx.words("absolute_prepositions") and ctx.same_segment(k, noun.i):
+        return k
+    return None
+
+
+def _is_attributive(ctx: ScopeContext, tok: Tok) -> bool:
+    """An adjective before the noun it describes ("a silent film", "muted trumpets")."""
+    view = ctx.view
+    if tok.dep == "amod" and tok.head > tok.i:
+        return True
+    nxt = tok.i + 1
+    return (
+        nxt < len(view)
+        and view[nxt].pos in NOUNS
+        and ctx.same_segment(nxt, tok.i)
+        and tok.dep not in ("acomp", "ROOT", "conj")
+    )
+
+
+def _predicated(ctx: ScopeContext, match: Match, *, device: bool) -> Verdict | None:
+    """Copular, post-nominal and absolute absence: 'B is missing', 'B absent', 'with B gone'."""
+    view = ctx.view
+    cue = match.entry
+    tok = view[match.first]
+    if isinstance(cue, Cue) and not cue.attributive and _is_attributive(ctx, tok):
+        return not_a_cue
+    if device and tok.dep == "prt":
+        participle = view[tok.head]
+        if participle.lemma not in ctx.words("off_participles") or participle.tag != "VBN":
+            return not_a_cue  # "drives off", "went off": a phrasal verb
+        tok = participle  # "with the radio switched off": the participle is predicated of the noun
+    if (
+        tok.pos == "VERB"
+        and tok.tag != "VBN"
+        and not any(c.lemma == "be" for c in view.children(tok.i, ("aux", "auxpass")))
+        and view[tok.head].lemma != "be"
+        and not (tok.i > 0 and ctx.is_noun(view[tok.i - 1]))
+    ):
+        return not_a_cue  # "keeps missing": the verb, not the absence
+    tokens = sorted({*match.tokens, tok.i})
+    k = match.last + 1  # "nowhere to be heard": the infinitive of perception says nothing more
+    while (
+        k < len(view)
+        and ctx.same_segment(k, match.first)
+        and (view[k].lower in ("to", "be", "been", "being") or view[k].lemma in ctx.words("perception"))
+    ):
+        tokens.append(k)
+        k += 1
+    auxiliaries = [c.i for c in view.children(tok.i) if c.dep in ("aux", "auxpass", "neg")]
+    head = view[tok.head]
+    noun = ctx.subject_of(tok.i)
+    if noun is not None and head.lemma in ctx.words("perception"):
+        tokens.append(head.i)
+    if (
+        noun is None
+        and tok.dep in ("acomp", "attr", "oprd", "xcomp")
+        and head.lemma in ("be", "seem", "remain", "go", "fall")
+    ):
+        noun = ctx.subject_in_segment(head.i)
+        tokens.append(head.i)
+    if (
+        noun is None
+        and tok.dep == "amod"
+        and tok.head < tok.i
+        and ctx.is_noun(head)
+        and ctx.same_segment(head.i, tok.i)
+    ):
+        noun = head
+    if noun is None:
+        noun = ctx.noun_before(match.first)
+    if noun is None or not ctx.is_noun(noun) or not ctx.same_segment(noun.i, tok.i):
+        return None if not device else not_a_cue
+    preposition = _absolute_preposition(ctx, noun)
+    if (
+        device
+        and preposition is None
+        and ctx.subject_in_segment(tok.i) is None
+        and tok.dep not in ("acomp",)
+        and head.lemma != "be"
+    ):
+        return not_a_cue  # "the plane flies over": no copula, no absolute
+    construction = (
+        "absolute" if preposition is not None else ("copular" if noun.dep in SUBJECT_DEPS else "post-nominal")
+    )
+    if preposition is not None:
+        tokens.append(preposition)
+    return _exclusion(ctx, match, noun, construction, [*tokens, *auxiliaries])
+
+
+def predicated_noun(ctx: ScopeContext, match: Match) -> Verdict | None:
+    """Absence adjectives and 'nowhere': the noun they are said of (copular, post-nominal, absolute)."""
+    return _predicated(ctx, match, device=False)
+
+
+def predicated_device(ctx: ScopeContext, match: Match) -> Verdict | None:
+    """'off', 'over': an absence only in a copular or absolute construction ("with the radio off")."""
+    return _predicated(ctx, match, device=True)
+
+
+def verb_object(ctx: ScopeContext, match: Match) -> Verdict | None:
+    """Verbs of lacking: 'lacking voices', 'a clip that omits the music': the object is excluded."""
+    view = ctx.view
+    tok = view[match.first]
+    if (
+        tok.tag == "VBN"
+        and ctx.subject_in_segment(tok.i) is not None
+        and ctx.subject_in_segment(tok.i).dep == "nsubjpass"
+    ):  # type: ignore[union-attr]
+        return None  # "B is excluded": the passive subject (predicated_noun)
+    objects = [c for c in view.children(tok.i) if c.dep in ("dobj", "obj", "pobj", "attr") and c.i > tok.i]
+    obj = objects[0] if objects and ctx.is_noun(objects[0]) else None
+    if obj is None:
+        after = ctx.first_after(match.last)
+        obj = after if after is not None and ctx.is_noun(after) else None
+    if obj is None:
+        return None
+    auxiliaries = [c.i for c in view.children(tok.i) if c.dep in ("aux", "auxpass")]
+    return _exclusion(ctx, match, obj, "pre-nominal", auxiliaries)
+
+
+def _resultative(ctx: ScopeContext, tok: Tok) -> bool:
+    """A participle or perfect form: 'has stopped', 'having ceased', 'the music stopped' (absolute)."""
+    view = ctx.view
+    if any(
+        c.lower in ctx.words("perfect_auxiliaries")
+        for c in view.children(tok.i)
+        if c.dep in ("aux", "auxpass")
+    ):
+        return True
+    return (
+        tok.tag == "VBN"
+        and tok.dep in ("amod", "acl", "advcl", "conj", "ROOT", "ccomp", "xcomp", "dep")
+        and ctx.subject_in_segment(tok.i) is None
+    )
+
+
+def ceased_subject(ctx: ScopeContext, match: Match) -> Verdict | None:
+    """'the birds have stopped chirping', 'the engine having died down': the subject is no longer heard."""
+    view = ctx.view
+    tok = view[match.first]
+    if not _resultative(ctx, tok):
+        return not_a_cue  # "a car stops": an event
+    noun = ctx.subject_of(tok.i) or ctx.noun_before(match.first) or ctx.subject_before(match.first)
+    if noun is None or not ctx.is_noun(noun):
+        return not_a_cue
+    tokens = [c.i for c in view.children(tok.i) if c.dep in ("aux", "auxpass", "prt")]
+    tokens += [
+        k
+        for k in range(match.last + 1, min(match.last + 3, len(view)))
+        if view[k].lower in ("down", "out", "away", "off") and ctx.same_segment(k, match.first)
+    ]
+    verdict = _exclusion(ctx, match, noun, "copular" if noun.dep in SUBJECT_DEPS else "absolute", tokens)
+    preposition = _absolute_preposition(ctx, noun)
+    if preposition is not None:
+        verdict.cue_tokens.append(preposition)
+        verdict.construction = "absolute"
+    return verdict
+
+
+def implicative(ctx: ScopeContext, match: Match) -> Verdict | None:
+    """'an engine fails to start': the complement is denied, the subject stays (Karttunen 1971)."""
+    view = ctx.view
+    tok = view[match.first]
+    complements = [c for c in view.children(tok.i) if c.dep in ("xcomp", "ccomp") and c.i > tok.i]
+    if not complements:
+        nxt = match.last + 1
+        if nxt + 1 < len(view) and view[nxt].lower == "to" and ctx.is_verbal(view[nxt + 1]):
+            complements = [view[nxt + 1]]
+    if not complements:
+        return not_a_cue
+    subject = ctx.subject_of(tok.i) or ctx.noun_before(match.first)
+    holder = subject if subject is not None else _holder_before(ctx, match.first)
+    if holder is None:
+        return None
+    auxiliaries = [c.i for c in view.children(tok.i) if c.dep in ("aux", "auxpass")]
+    return Verdict("deny", "implicative", complements[0].i, holder.i, cue_tokens=auxiliaries, rehead=True)
+
+
+def affix_stem(ctx: ScopeContext, match: Match) -> Verdict | None:
+    """'traffic-free': an affixal negation excludes its stem noun."""
+    view = ctx.view
+    k = match.first
+    if (
+        k >= 2
+        and view[k - 1].lower == "-"
+        and view[k - 1].start == view[k - 2].end
+        and view[k - 1].end == view[k].start
+        and ctx.nominal(view[k - 2])
+    ):
+        noun = view[k - 2]
+        return Verdict("exclude", "post-nominal", noun.i, cue_tokens=[k - 1])
+    return None
+
+
+def of_object(ctx: ScopeContext, match: Match) -> Verdict | None:
+    """'free of traffic', 'in the absence of voices': the object of "of" is excluded."""
+    view = ctx.view
+    k = match.last + 1
+    if k >= len(view) or view[k].lower not in ("of", "from") or not ctx.same_segment(k, match.first):
+        return not_a_cue
+    obj = ctx.first_after(k)
+    if obj is None or not ctx.is_noun(obj):
+        return None
+    tok = view[match.first]
+    tokens = [k]
+    if tok.pos in NOUNS or tok.lower in ("absence", "lack"):  # "in the complete absence of"
+        tokens += [c.i for c in view.children(tok.i) if c.dep in ("det", "amod", "predet") and c.i < tok.i]
+        head = view[tok.head]
+        if tok.dep == "pobj" and head.pos == "ADP":
+            tokens.append(head.i)
+        else:
+            j = match.first - 1
+            while j >= 0 and view[j].pos in ("DET", "ADJ") and ctx.same_segment(j, match.first):
+                tokens.append(j)
+                j -= 1
+            if j >= 0 and view[j].pos == "ADP" and view[j].lower in ("in", "with", "amid", "given"):
+                tokens.append(j)
+    return _exclusion(ctx, match, obj, "pre-nominal", tokens)
+
+
+def ambiguous(ctx: ScopeContext, match: Match) -> Verdict | None:
+    """'apart from B' after a positive phrase: exceptive or additive; left unresolved."""
+    nxt = ctx.first_after(match.last)
+    verdict = Verdict("unresolved", "pre-nominal", reason="ambiguous cue")
+    if nxt is not None and ctx.is_noun(nxt):
+        verdict.target = ctx.noun_head(nxt.i)
+    return verdict
+
+
+#: The scope rules ``grammars/negation.toml`` may name.
+SCOPE_RULES: dict[str, ScopeRule] = {
+    "exceptive": exceptive,
+    "own_phrase": own_phrase,
+    "following_phrase": following_phrase,
+    "predicated_noun": predicated_noun,
+    "predicated_device": predicated_device,
+    "double_negation": double_negation,
+    "negated_predicate": negated_predicate,
+    "verb_object": verb_object,
+    "ceased_subject": ceased_subject,
+    "implicative": implicative,
+    "affix_stem": affix_stem,
+    "of_object": of_object,
+    "ambiguous": ambiguous,
+}
