@@ -38,6 +38,7 @@ Example:
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -58,7 +59,13 @@ from fortekit.search.formula_config import (
     QueryPlan,
     TextEncoder,
 )
-from fortekit.search.fuzzy import calibrate, clause_statistics, evaluate_tree, scoped_statistics
+from fortekit.search.fuzzy import (
+    calibrate,
+    calibration_sample,
+    clause_statistics,
+    evaluate_tree,
+    scoped_statistics,
+)
 
 if TYPE_CHECKING:
     import torch
@@ -111,6 +118,7 @@ class FormulaScorer:
 
             verbaliser = verbalise
         self._verbalise = verbaliser
+        self._sample: tuple[weakref.ref[Any], tuple[Any, ...], torch.Tensor] | None = None
 
     def __repr__(self) -> str:
         return f"FormulaScorer({self.config!r})"
@@ -214,24 +222,66 @@ class FormulaScorer:
         texts = list(vectors)
         clause_matrix = torch.stack([vectors[text] for text in texts]).to(out.device)
         row_of = {text: row for row, text in enumerate(texts)}
-        location, spread = clause_statistics(clause_matrix, item_matrix, self.config)
-        config = self.config
+        location, spread = clause_statistics(clause_matrix, self._calibration_rows(items, item_matrix),
+                                             self.config)
         grounded = self._ground(evidence, clause_matrix, int(item_matrix.shape[0]))
-        for q, plan in enumerate(plans):
-            if plan.tree is None:
-                continue
-            rows = [row_of[text] for text in plan.texts]
-            selected = item_matrix if candidates is None else item_matrix[candidates[q].to(out.device)]
-            sims = clause_matrix[rows] @ selected.T
-            where, scale = location[rows], spread[rows]
-            if self.config.negated_scope is not None and any(plan.negated):
-                where, scale = scoped_statistics(sims, out[q], where, scale, plan.negated, config)
-            truth = list(calibrate(sims, where, scale, plan.negated, config))
+        # One buffer for every query's candidate vectors: a fresh (k, d) tensor per query
+        # costs more in page faults than the copy itself (docs/formula_scoring.md, "Speed").
+        gathered = None if candidates is None else item_matrix.new_empty(
+            (int(candidates.shape[1]), int(item_matrix.shape[1])))
+        scored = [q for q, plan in enumerate(plans) if plan.tree is not None]
+        for block in _query_blocks(scored, [len(plan.texts) for plan in plans], int(out.shape[1])):
+            self._score_block(block, plans, out, item_matrix, candidates, gathered, clause_matrix,
+                              [[row_of[text] for text in plans[q].texts] for q in block],
+                              (location, spread), grounded, evidence)
+        return out
+
+    def _score_block(
+        self, block: list[int], plans: Sequence[QueryPlan], out: torch.Tensor, item_matrix: torch.Tensor,
+        candidates: torch.Tensor | None, gathered: torch.Tensor | None, clause_matrix: torch.Tensor,
+        rows: list[list[int]], statistics: tuple[torch.Tensor, torch.Tensor],
+        grounded: list[int | None] | None, evidence: LabelEvidence | None,
+    ) -> None:
+        """Blend the logic of the queries ``block`` into their rows of ``out``, in place.
+
+        The clause similarities of the whole block are calibrated in one call; the trees are
+        then evaluated query by query and blended in one write.
+        """
+        import torch
+
+        config = self.config
+        leaf_rows = [row for query_rows in rows for row in query_rows]
+        negated = [flag for q in block for flag in plans[q].negated]
+        sims = out.new_empty((len(leaf_rows), int(out.shape[1])))
+        where, scale = statistics[0][leaf_rows], statistics[1][leaf_rows]
+        spans: list[tuple[int, int, int]] = []
+        start = 0
+        for q, query_rows in zip(block, rows, strict=True):
+            end = start + len(query_rows)
+            if candidates is None or gathered is None:
+                selected = item_matrix
+            else:
+                selected = torch.index_select(item_matrix, 0, candidates[q].to(out.device, torch.long),
+                                              out=gathered)
+            torch.mm(clause_matrix[query_rows], selected.T, out=sims[start:end])
+            if config.negated_scope is not None and any(plans[q].negated):
+                where[start:end], scale[start:end] = scoped_statistics(
+                    sims[start:end], out[q], where[start:end], scale[start:end], plans[q].negated, config)
+            spans.append((q, start, end))
+            start = end
+        degrees = calibrate(sims, where, scale, negated, config)
+        logic_rows: list[torch.Tensor] = []
+        gammas: list[float] = []
+        for (q, start, end), query_rows in zip(spans, rows, strict=True):
+            plan = plans[q]
+            tree = plan.tree
+            assert tree is not None
+            truth = list(degrees[start:end])
             judged = False
             if grounded is not None and evidence is not None:
-                truth, judged = self._with_evidence(truth, rows, plan.negated, grounded, evidence,
+                truth, judged = self._with_evidence(truth, query_rows, plan.negated, grounded, evidence,
                                                     None if candidates is None else candidates[q])
-            logic = evaluate_tree(plan.tree, truth, config)
+            logic = evaluate_tree(tree, truth, config)
             gamma = config.gamma
             if config.conjunction_gamma is not None and not any(plan.negated):
                 gamma = config.conjunction_gamma
@@ -242,8 +292,33 @@ class FormulaScorer:
                 # the whole query's similarity alone orders them: the logic says what must
                 # (not) be heard, the query's wording which of those fits best.
                 logic = (logic / config.saturation).clamp(max=1.0)
-            out[q] = (1.0 - gamma) * out[q] + gamma * logic
-        return out
+            logic_rows.append(logic)
+            gammas.append(gamma)
+        index = torch.tensor(block, dtype=torch.long, device=out.device)
+        # (1 - gamma) is taken in Python, as a scalar blend would: the same float32 weights
+        keep = torch.tensor([1.0 - gamma for gamma in gammas], dtype=out.dtype, device=out.device)
+        weight = torch.tensor(gammas, dtype=out.dtype, device=out.device)
+        out[index] = keep[:, None] * out[index] + weight[:, None] * torch.stack(logic_rows)
+
+    def _calibration_rows(self, items: torch.Tensor, item_matrix: torch.Tensor) -> torch.Tensor:
+        """The calibration sample of ``item_matrix``, kept while the caller passes the same ``items``.
+
+        An index is searched again and again: its sample need not be gathered again per batch
+        (a 6 MB copy for 4,096 rows of 384). A change to ``items`` in place bumps its version;
+        an inference tensor has no version, so its sample is gathered every time.
+        """
+        if items.is_inference():
+            return calibration_sample(item_matrix, self.config.calibration_sample)
+        key = (item_matrix.device, self.config.calibration_sample, items._version)
+        cached = self._sample
+        if cached is not None and cached[0]() is items and cached[1] == key:
+            return cached[2]
+        sample = calibration_sample(item_matrix, self.config.calibration_sample)
+        try:
+            self._sample = (weakref.ref(items), key, sample)
+        except TypeError:  # pragma: no cover - a tensor subclass without weak references
+            self._sample = None
+        return sample
 
     def _ground(self, evidence: LabelEvidence | None, clause_matrix: torch.Tensor,
                 n_items: int) -> list[int | None] | None:
@@ -316,12 +391,37 @@ class FormulaScorer:
         """
         import torch
 
+        from fortekit.search.index.search import stable_top_k
+
         blended = self.score(formulas, top_scores, items, candidates=top_indices, plans=plans,
                              evidence=evidence)
+        if k is not None and 0 < k < blended.shape[1] and blended.shape[0] > 0:
+            # only the best k need an order: a selection, not a sort of every candidate
+            values, order = stable_top_k(blended, k)
+            return values, torch.gather(top_indices.to(order.device), 1, order)
         order = torch.sort(blended, dim=1, descending=True, stable=True).indices
         if k is not None:
             order = order[:, :k]
         return torch.gather(blended, 1, order), torch.gather(top_indices.to(order.device), 1, order)
+
+
+#: Clause similarities (leaves x candidates) held at once while scoring: 64 MB of float32.
+_BLOCK_VALUES = 16 * 1024 * 1024
+
+
+def _query_blocks(queries: list[int], leaves: list[int], width: int) -> list[list[int]]:
+    """``queries`` in order, cut into blocks whose clause similarities fit :data:`_BLOCK_VALUES`."""
+    blocks: list[list[int]] = []
+    held = 0
+    for q in queries:
+        size = leaves[q] * width
+        if blocks and held + size <= _BLOCK_VALUES:
+            blocks[-1].append(q)
+            held += size
+        else:
+            blocks.append([q])
+            held = size
+    return blocks
 
 
 def search_index(

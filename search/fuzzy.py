@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "calibrate",
+    "calibration_sample",
     "clause_statistics",
     "conorm",
     "evaluate_tree",
@@ -60,16 +61,33 @@ def clause_statistics(
         >>> low.tolist(), spread.tolist()
         ([0.0], [1.0])
     """
-    import torch
-
-    n = items.shape[0]
-    size = min(n, config.calibration_sample)
-    sample = items if size == n else items[torch.linspace(0, n - 1, size).long().to(items.device)]
-    sims = clauses @ sample.T
+    sims = clauses @ calibration_sample(items, config.calibration_sample).T
     if config.calibration == "minmax":
         low = sims.min(dim=1).values
         return low, (sims.max(dim=1).values - low).clamp_min(1e-6)
     return sims.mean(dim=1), sims.std(dim=1).nan_to_num(0.0).clamp_min(1e-6)
+
+
+def calibration_sample(items: torch.Tensor, size: int) -> torch.Tensor:
+    """The items that calibration statistics are taken over: at most ``size``, evenly spaced.
+
+    Args:
+        items: (items, d) item vectors.
+        size: the most rows to keep.
+
+    Returns:
+        ``items`` itself when it has at most ``size`` rows, else the chosen rows (a copy).
+
+    Example:
+        >>> import torch
+        >>> calibration_sample(torch.arange(10.0)[:, None], 4)[:, 0].tolist()
+        [0.0, 3.0, 6.0, 9.0]
+    """
+    import torch
+
+    n = items.shape[0]
+    size = min(n, size)
+    return items if size == n else items[torch.linspace(0, n - 1, size).long().to(items.device)]
 
 
 def scoped_statistics(

@@ -192,6 +192,119 @@ def test_rerank_of_candidates_matches_the_full_matrix(minilm) -> None:  # type: 
     assert scores[0].tolist() == pytest.approx(torch.sort(full[0], descending=True).values[:3].tolist())
 
 
+def _fixed_encoder(dim: int = 16):  # type: ignore[no-untyped-def]
+    """A text encoder of fixed random unit vectors (one per text), so that no model is needed."""
+    known: dict[str, torch.Tensor] = {}
+    generator = torch.Generator().manual_seed(7)
+
+    def encode(texts: list[str]) -> torch.Tensor:
+        for text in texts:
+            if text not in known:
+                known[text] = torch.nn.functional.normalize(torch.randn(dim, generator=generator), dim=0)
+        return torch.stack([known[text] for text in texts])
+
+    return encode
+
+
+def test_candidates_score_as_the_same_items_of_the_full_matrix() -> None:
+    # Candidate vectors are gathered into one reused buffer; each query must still see its own.
+    queries = ["a dog barking without people talking", "rain falling and thunder rumbling",
+               "a baby crying without music", "rain on a roof"]
+    formulas = [parse.formula for parse in parse_captions(queries)]
+    generator = torch.Generator().manual_seed(3)
+    items = torch.nn.functional.normalize(torch.randn(300, 16, generator=generator), dim=1)
+    first = torch.nn.functional.normalize(torch.randn(4, 16, generator=generator), dim=1) @ items.T
+    scorer = FormulaScorer(_fixed_encoder())
+    full = scorer.score(formulas, first, items)
+    top, rows = torch.topk(first, k=120, dim=1)
+    picked = scorer.score(formulas, top, items, candidates=rows)
+    torch.testing.assert_close(picked, torch.gather(full, 1, rows), rtol=0, atol=1e-6)
+    assert torch.equal(picked[3], top[3])  # the plain query keeps its first-pass scores
+
+
+@pytest.mark.parametrize("options", [{}, {"negated_scope": 10, "saturation": 0.5}, {"tnorm": "min"}])
+def test_queries_scored_in_blocks_score_as_in_one(monkeypatch, options: dict[str, object]) -> None:  # type: ignore[no-untyped-def]
+    # A large batch is scored in blocks of queries (bounded memory): the same scores as in one.
+    import fortekit.search.formula_scoring as formula_scoring
+
+    queries = ["a dog barking without people talking", "rain falling and thunder rumbling", "rain on a roof",
+               "a baby crying without music", "birds chirping, excluding traffic"]
+    formulas = [parse.formula for parse in parse_captions(queries)]
+    generator = torch.Generator().manual_seed(4)
+    items = torch.nn.functional.normalize(torch.randn(200, 16, generator=generator), dim=1)
+    first = torch.nn.functional.normalize(torch.randn(5, 16, generator=generator), dim=1) @ items.T
+    top, rows = torch.topk(first, k=60, dim=1)
+    scorer = FormulaScorer(_fixed_encoder(), FormulaScoringConfig(**options))  # type: ignore[arg-type]
+    whole = scorer.score(formulas, top, items, candidates=rows)
+    monkeypatch.setattr(formula_scoring, "_BLOCK_VALUES", 150)  # one query per block
+    assert formula_scoring._query_blocks([0, 2, 3], [2, 1, 2, 3], 60) == [[0], [2], [3]]
+    torch.testing.assert_close(scorer.score(formulas, top, items, candidates=rows), whole, rtol=0, atol=1e-6)
+
+
+def test_calibration_sample_follows_the_items() -> None:
+    # The scorer keeps the calibration rows of the items it last saw; other or changed items
+    # (in place), and inference tensors (which have no version), must get their own.
+    formulas = [parse_caption("a dog barking without people talking").formula]
+    generator = torch.Generator().manual_seed(9)
+    items = torch.nn.functional.normalize(torch.randn(50, 16, generator=generator), dim=1)
+    top = torch.rand(1, 50, generator=generator)
+    config = FormulaScoringConfig(calibration_sample=8)
+    scorer = FormulaScorer(_fixed_encoder(), config)
+
+    def fresh(matrix: torch.Tensor) -> torch.Tensor:
+        return FormulaScorer(_fixed_encoder(), config).score(formulas, top, matrix)
+
+    assert torch.equal(scorer.score(formulas, top, items), fresh(items))
+    items[::7] = items.flip(0)[::7]
+    assert torch.equal(scorer.score(formulas, top, items), fresh(items))
+    other = torch.nn.functional.normalize(torch.randn(50, 16, generator=generator), dim=1)
+    assert torch.equal(scorer.score(formulas, top, other), fresh(other))
+    with torch.inference_mode():
+        frozen = other.flip(0).clone()
+    assert torch.equal(scorer.score(formulas, top, frozen), fresh(frozen))
+
+
+@pytest.mark.parametrize("k", [1, 10, 64, 100, 299, 300])
+def test_rerank_keeps_the_order_of_a_stable_sort(k: int) -> None:
+    # Many exact ties: the best k are selected, not sorted, and must still keep the first-pass order.
+    formulas = [parse.formula for parse in parse_captions(["a dog barking without people talking", "rain"])]
+    generator = torch.Generator().manual_seed(5)
+    items = torch.nn.functional.normalize(torch.randn(300, 16, generator=generator), dim=1)
+    top = torch.randint(0, 4, (2, 300), generator=generator).float() / 4
+    rows = torch.randperm(300, generator=generator).repeat(2, 1)
+    scorer = FormulaScorer(_fixed_encoder(), FormulaScoringConfig(calibration="none"))
+    blended = scorer.score(formulas, top, items, candidates=rows)
+    order = torch.sort(blended, dim=1, descending=True, stable=True).indices[:, :k]
+    scores, found = scorer.rerank(formulas, top, rows, items, k=k)
+    assert torch.equal(found, torch.gather(rows, 1, order))
+    assert torch.equal(scores, torch.gather(blended, 1, order))
+
+
+@pytest.mark.parametrize("k", [1, 63, 64, 500, 999, 1000])
+def test_partition_top_k_equals_a_stable_sort(k: int) -> None:
+    # formula scoring's candidate pool (k >= PARTITION_FROM) is selected by partition on the CPU
+    from fortekit.search.index.search import PARTITION_FROM, stable_top_k
+
+    assert PARTITION_FROM <= 1000
+    generator = torch.Generator().manual_seed(11)
+    scores = torch.cat([torch.randn(3, 1000, generator=generator),  # distinct scores
+                        torch.randint(0, 3, (3, 1000), generator=generator).float(),  # ties everywhere
+                        torch.zeros(1, 1000)])
+    expected = torch.sort(scores, dim=1, descending=True, stable=True)
+    values, columns = stable_top_k(scores, k)
+    assert torch.equal(columns, expected.indices[:, :k]) and torch.equal(values, expected.values[:, :k])
+
+
+def test_partition_top_k_leaves_nan_to_torch() -> None:
+    from fortekit.search.index.search import stable_top_k
+
+    scores = torch.randn(2, 500, generator=torch.Generator().manual_seed(2))
+    scores[1, 7] = float("nan")
+    values, columns = stable_top_k(scores, 100)
+    assert int(columns[1, 0]) == 7 and torch.isnan(values[1, 0])  # torch.topk ranks NaN first
+    assert torch.equal(columns[0], torch.sort(scores[0], descending=True, stable=True).indices[:100])
+
+
 @pytest.mark.parametrize(
     ("option", "value"),
     [("gamma", 1.5), ("tnorm", "lukasiewicz"), ("negation", "ignore"), ("calibration", "rank"),

@@ -7,9 +7,16 @@ measured here; what it retrieves is measured in tests/test_formula_scoring.py an
 docs/results.md). The first pass is: encode the queries, then the exact top 10.
 With formula scoring: encode the queries, the exact top 1,000 (the candidates), then
 parse the queries, verbalise and encode their clauses in one call (cold: no cache) and
-re-score the candidates. Figures: docs/evaluation.md, "Formula scoring".
+re-score the candidates. Figures: docs/formula_scoring.md, "Speed".
 
-Run: pytest tests/test_formula_scoring_bench.py --benchmark-group-by=group -s
+A second group times the steps that formula scoring adds, one by one, on the same data:
+the parse (in one batch, as everywhere, and one query at a time), the plan (clause texts),
+the candidate pool (the exact top 1,000 against the top 10 of the first pass, the scores
+already made), encoding the clause texts (cold), the queries with their clauses in one
+encoder call (against the queries alone), and the re-scoring itself (clause vectors
+already encoded).
+
+Run: pytest tests/test_formula_scoring_bench.py --benchmark-group-by=group -s -p no:cacheprovider
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ import pytest
 import torch
 from conftest import SHARED_DATA, require
 
-from fortekit.fol.caption import parse_captions
+from fortekit.fol.caption import parse_caption, parse_captions
 from fortekit.search.formula_scoring import FormulaScorer
 from fortekit.search.index.search import exact_top_k
 
@@ -76,6 +83,7 @@ def test_bench_first_pass_with_formula_scoring(benchmark, backbone, queries, ind
         return scorer.rerank(formulas, top, rows, index, k=10)
 
     scorer.rerank([None], torch.zeros(1, 2), torch.zeros(1, 2, dtype=torch.long), index)  # warm-up
+    list(parse_captions(queries[:2]))  # loads spaCy, as the first pass's warm-up loads MiniLM
     _, rows = benchmark.pedantic(run, rounds=ROUNDS, iterations=1)
     assert rows.shape == (len(queries), 10)
     assert sum(plan.scored for plan in scorer.plan(
@@ -104,3 +112,60 @@ def test_bench_first_pass_with_formula_scoring_warm_clauses(  # type: ignore[no-
     calls = encoder.stats.calls
     _, rows = benchmark.pedantic(run, rounds=ROUNDS, iterations=1)
     assert rows.shape == (len(queries), 10) and encoder.stats.calls == calls  # nothing re-encoded
+
+
+STEPS = "formula scoring step by step: 100,000 items, 32 queries"
+
+
+@pytest.fixture(scope="module")
+def prepared(backbone, queries, index):  # type: ignore[no-untyped-def]
+    """What each step starts from: the query vectors, formulas, plans, first-pass candidates."""
+    from fortekit.search.stage1.encoder import CachedTextEncoder
+
+    vectors = torch.nn.functional.normalize(backbone.encode_text(queries).float(), dim=1)
+    formulas = [parse.formula for parse in parse_captions(queries)]
+    encoder = CachedTextEncoder(backbone)
+    scorer = FormulaScorer(encoder)
+    plans = scorer.plan(formulas)
+    scorer.encode_clauses(plans)  # re-scoring is timed without the encoder
+    top, rows = exact_top_k(index, vectors, CANDIDATES)
+    texts = list(dict.fromkeys(text for plan in plans for text in plan.texts))
+    return {"vectors": vectors, "formulas": formulas, "scorer": scorer, "plans": plans, "top": top,
+            "rows": rows, "texts": texts, "scores": vectors @ index.T}
+
+
+def _step(name: str, backbone, queries: list[str], index: torch.Tensor, prepared):  # type: ignore[no-untyped-def]
+    from fortekit.search.index.search import stable_top_k
+
+    scorer, plans, texts = prepared["scorer"], prepared["plans"], prepared["texts"]
+    return {
+        "parse the queries": lambda: [parse.formula for parse in parse_captions(queries)],
+        "parse the queries one by one": lambda: [parse_caption(query).formula for query in queries],
+        "plan: clause texts": lambda: scorer.plan(prepared["formulas"]),
+        "select the top 10 (first pass)": lambda: stable_top_k(prepared["scores"], 10),
+        "select the top 1,000 (candidates)": lambda: stable_top_k(prepared["scores"], CANDIDATES),
+        "encode the queries": lambda: backbone.encode_text(queries),
+        "encode the clause texts (cold)": lambda: backbone.encode_text(texts),
+        "encode the queries and clause texts in one call": lambda: backbone.encode_text(queries + texts),
+        "re-score 1,000 candidates (clauses encoded)": lambda: scorer.rerank(
+            prepared["formulas"], prepared["top"], prepared["rows"], index, k=10, plans=plans),
+    }[name]
+
+
+@pytest.mark.benchmark(group=STEPS)
+@pytest.mark.parametrize("name", [
+    "parse the queries",
+    "parse the queries one by one",
+    "plan: clause texts",
+    "select the top 10 (first pass)",
+    "select the top 1,000 (candidates)",
+    "encode the queries",
+    "encode the clause texts (cold)",
+    "encode the queries and clause texts in one call",
+    "re-score 1,000 candidates (clauses encoded)",
+])
+def test_bench_step(benchmark, backbone, queries, index, prepared, name: str) -> None:  # type: ignore[no-untyped-def]
+    step = _step(name, backbone, queries, index, prepared)
+    step()  # warm-up
+    result = benchmark.pedantic(step, rounds=ROUNDS, iterations=1)
+    assert result is not None
