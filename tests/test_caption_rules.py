@@ -12,6 +12,7 @@ from fortekit.errors import ArcRulesError
 from fortekit.fol.caption import CaptionParser, parse_caption
 from fortekit.fol.caption.pass1 import ACTIONS
 from fortekit.fol.caption.repairs import REPAIRS, apply_repairs
+from fortekit.fol.caption.negation_rules import load_negation_rules
 from fortekit.fol.caption.rules import ARC_ACTIONS, REPAIR_ACTIONS, load_rules, parse_rules
 from fortekit.fol.caption.tokens import from_doc
 
@@ -21,11 +22,14 @@ SHIPPED = Path(__file__).resolve().parents[1] / "grammars" / "arc_rules.toml"
 def test_every_paper_rule_is_in_the_file() -> None:
     rules = load_rules()
     labels = {label for rule in rules.rules if rule.when.arc for label in rule.when.arc}
-    # The paper's Table: nsubj, amod, advmod, prep + pobj, neg, conj, compound, xcomp.
-    assert {"nsubj", "amod", "advmod", "prep", "pobj", "neg", "conj", "compound", "xcomp"} <= labels
+    # The paper's Table: nsubj, amod, advmod, prep + pobj, neg, conj, compound, xcomp; its
+    # neg rule (¬P(x) on the event verb) is the particle class of the negation inventory.
+    assert {"nsubj", "amod", "advmod", "prep", "pobj", "conj", "compound", "xcomp"} <= labels
     ids = {rule.id for rule in rules.rules}
-    assert {"nsubj", "amod", "advmod", "prep", "neg", "conj-event", "compound", "xcomp"} <= ids
+    assert {"nsubj", "amod", "advmod", "prep", "conj-event", "compound", "xcomp"} <= ids
     assert all(rule.doc for rule in (*rules.rules, *rules.repairs))  # each rule says why
+    particle = load_negation_rules().cue_for_word("not")
+    assert particle is not None and "negated_predicate" in particle.scopes
 
 
 def test_actions_are_a_small_fixed_set_and_all_implemented() -> None:
@@ -41,7 +45,8 @@ def test_lexicon_lists() -> None:
     assert {"morning", "night", "moment"} <= lexicon.words("time_nouns")
     assert {"while", "as"} <= lexicon.words("while_words")
     assert {"then", "before", "until", "followed"} <= lexicon.words("before_words")
-    assert {"no", "without", "not", "never", "n't"} <= lexicon.words("negators")
+    negation = load_negation_rules()
+    assert all(negation.cue_for_word(word) is not None for word in ("no", "without", "not", "never", "n't"))
     assert {"background", "distance", "foreground"} == lexicon.words("property_nouns")
     assert lexicon.multiword_prepositions["in front of"] == "in front of"
     assert lexicon.words("no_such_list") == frozenset()

@@ -305,11 +305,13 @@ class _Pass:
 
     def _cue(self, match: Match, cue: Cue) -> None:
         verdict: Verdict | None = None
+        self.ctx.pending.clear()
         for name in cue.scopes:
             verdict = SCOPE_RULES[name](self.ctx, match)
             if verdict is not None:
                 break
         if verdict is not None and verdict.effect == "none":
+            self.ctx.pending.clear()
             return  # not a negation here
         if verdict is None:
             if cue.cls not in _ALWAYS_NEGATIVE:
@@ -319,16 +321,21 @@ class _Pass:
         self._apply(match, cue.cls, f"scope-{cue.id}", verdict)
 
     def _connective(self, match: Match, connective: Connective) -> None:
+        self.ctx.pending.clear()
         after = self.ctx.first_after(match.last)
         if connective.kind != "co-occurrence" or after is None or not self.ctx.is_noun(after):
             return
-        target = self.ctx.noun_head(after.i)
+        first = self.view[match.first]
+        if any(c.lower in self.ctx.words("order_words") for c in self.view.children(first.i)):
+            return  # "and then is joined by others": an event in an order, kept as the verb
+        target = self.ctx.phrase_head(after.i)
         verdict = Verdict("join", "co-occurrence", target)
         self._apply(match, "co-occurrence", f"scope-{connective.id}", verdict)
 
     def _apply(self, match: Match, cls: str, rule_id: str, verdict: Verdict) -> None:
         ctx, plan, view = self.ctx, self.plan, self.view
         targets = [t for t in (verdict.target, *verdict.extra_targets) if t is not None]
+        ctx.commit(set(targets) if verdict.effect in ("exclude", "join", "assert") else set())
         cue_tokens = (set(match.tokens) | set(verdict.cue_tokens)) - set(targets)
         plan.cue_tokens |= cue_tokens
         ctx.claimed |= cue_tokens
@@ -385,8 +392,31 @@ class _Pass:
                 if ctx.is_noun(view[verdict.target])
                 else {verdict.target}
             )
+        self._rehang_cue_children(cue_tokens, scope, targets)
         ctx.claimed |= scope
         self._note(match, cls, verdict, scope)
+
+    def _rehang_cue_children(self, cue_tokens: set[int], scope: set[int], targets: list[int]) -> None:
+        """A cue says nothing: what hangs on it outside the scope belongs to what the cue hangs
+        on ("fell accompanied by thunder in the background": the background is the rain's)."""
+        view = self.view
+        moved = False
+        for cue in sorted(cue_tokens):
+            head = view[cue].head
+            while head in cue_tokens and view[head].head != head:
+                head = view[head].head
+            if head in cue_tokens or head == cue:
+                continue
+            above = {a.i for a in view.ancestors(head)} | {head}
+            for child in view.children(cue):
+                if child.i in cue_tokens or child.i in scope or child.pos == "PUNCT" or child.i in targets:
+                    continue
+                if child.dep in ("prep", "advmod", "npadvmod", "advcl") and child.i not in above:
+                    child.head = head
+                    moved = True
+        if moved:
+            view.rebuild()
+            self.changed = True
 
 
 def resolve_scopes(view: TokenView, rules: NegationRules, lex: WordNetLemmas) -> ScopePlan | None:

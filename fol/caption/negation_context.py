@@ -154,7 +154,7 @@ class ScopeContext:
         lex: WordNet questions.
     """
 
-    __slots__ = ("claimed", "lex", "rules", "segment", "view")
+    __slots__ = ("claimed", "lex", "pending", "rules", "segment", "view")
 
     def __init__(self, view: TokenView, rules: NegationRules, lex: WordNetLemmas) -> None:
         self.view = view
@@ -162,6 +162,7 @@ class ScopeContext:
         self.lex = lex
         self.segment = segments(view, rules)
         self.claimed: set[int] = set()  # tokens another cue's scope already took
+        self.pending: dict[int, tuple[str, str, str]] = {}  # nouns read by nominal(), not yet retagged
 
     # -- questions about tokens ----------------------------------------------------------
     def words(self, name: str) -> frozenset[str]:
@@ -176,7 +177,8 @@ class ScopeContext:
         return [k for k, s in enumerate(self.segment) if s == seg and seg >= 0]
 
     def is_noun(self, tok: Tok) -> bool:
-        return tok.pos in NOUNS or (tok.pos == "PRON" and tok.lower in self.words("indefinite_pronouns"))
+        return (tok.pos in NOUNS or tok.i in self.pending
+                or (tok.pos == "PRON" and tok.lower in self.words("indefinite_pronouns")))
 
     def nominal(self, tok: Tok, after: int = -1) -> bool:
         """Whether ``tok`` heads a noun phrase where a cue predicts one, and if so retag it.
@@ -205,9 +207,18 @@ class ScopeContext:
         nouns = self.lex.morphy(tok.lower, "NOUN")
         if not nouns or (tok.pos in ("ADJ", "ADV") and self.lex.morphy(tok.lower, "ADJ")):
             return False
-        tok.pos, tok.tag, tok.lemma = "NOUN", "NNS" if nouns[0] != tok.lower else "NN", nouns[0]
-        tok.repaired += ("negation-noun",)
+        # a rule may still decline the cue: the retag waits until its verdict is applied
+        self.pending[tok.i] = ("NOUN", "NNS" if nouns[0] != tok.lower else "NN", nouns[0])
         return True
+
+    def commit(self, indices: set[int]) -> None:
+        """Retag the tokens among ``indices`` that :meth:`nominal` read as nouns; forget the rest."""
+        for i, (pos, tag, lemma) in self.pending.items():
+            if i in indices:
+                tok = self.view[i]
+                tok.pos, tok.tag, tok.lemma = pos, tag, lemma
+                tok.repaired += ("negation-noun",)
+        self.pending.clear()
 
     def is_verbal(self, tok: Tok) -> bool:
         """A verb, or a gerund or participle tagged otherwise ("barking/NOUN" after a noun is no verb)."""
@@ -230,6 +241,25 @@ class ScopeContext:
                 continue
             break
         return j
+
+    def phrase_head(self, i: int) -> int:
+        """The head noun of the noun phrase token ``i`` is in: up through compound, adjective,
+        determiner and noun-modifier arcs to a noun on its right in the segment
+        ("some plastic/amod sound" -> sound)."""
+        view = self.view
+        j = i
+        for _ in range(len(view)):
+            tok = view[j]
+            if (
+                tok.dep in ("compound", "amod", "nmod", "det", "nummod", "poss")
+                and tok.head > j
+                and view[tok.head].pos in NOUNS
+                and self.same_segment(j, tok.head)
+            ):
+                j = tok.head
+                continue
+            break
+        return self.noun_head(j)
 
     def subject_in_segment(self, i: int) -> Tok | None:
         """The first subject child of ``i`` in ``i``'s segment (a subject across a boundary is
@@ -352,7 +382,6 @@ class ScopeContext:
             and head.i != target
             and self.segment[head.i] == seg
             and head.lemma not in self.words("perception")
-            and self.rules.cue_for_word(head.lower) is None
         ):
             others = {c.i for c in view.children(head.i) if c.dep in SUBJECT_DEPS and c.i != target}
             extra = set() if head.i in cues else {head.i}

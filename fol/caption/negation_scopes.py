@@ -21,6 +21,7 @@ __all__ = ["SCOPE_RULES", "ScopeRule", "not_a_cue"]
 
 ScopeRule = Callable[[ScopeContext, Match], "Verdict | None"]
 
+_MODIFIER_DEPS = frozenset({"amod", "compound", "nmod", "npadvmod"})
 _ANAPHORS = frozenset({"it", "they", "he", "she"})
 _DEFINITES = frozenset({"the", "their", "its", "his", "her", "these", "those", "our", "my", "your"})
 _GOVERNING = frozenset({"determiner", "preposition", "privative_adjective", "absence_noun"})
@@ -50,29 +51,38 @@ def _exclusion(
 
 
 def _holder_before(ctx: ScopeContext, i: int) -> Tok | None:
-    """The token whose entity a denied predicate after ``i`` belongs to: a preposition's
-    head in its segment ("drips onto a roof without splashing": the rainfall), else the
-    nearest noun or verb before it, in its segment or the one before ("water flowing, not
-    dripping"); a verb stands for its subject where it has one."""
+    """The token whose entity a denied predicate after ``i`` belongs to.
+
+    A preposition's head ("a car passes without stopping": the car); else the nearest verb
+    before the cue, in its segment or the one before, standing for its subject (VP ellipsis:
+    "footsteps crunching through foliage and not getting closer" denies Close of the
+    footsteps, not of the foliage); else the nearest noun.
+    """
     view = ctx.view
     cue = view[i]
     found: Tok | None = None
     if cue.pos in ("ADP", "SCONJ") and cue.head != cue.i and cue.head < i and ctx.same_segment(cue.head, i):
         found = view[cue.head]
+    nearest_noun: Tok | None = None
     if found is None:
         for k in range(i - 1, -1, -1):
             tok = view[k]
             if ctx.segment[k] >= 0 and ctx.segment[k] < ctx.segment[i] - 1:
-                return None
+                break
             if (
-                ctx.is_noun(tok)
-                or (tok.pos in VERBS and tok.lemma not in ("be", "have", "do") and tok.tag != "MD")
-                or tok.pos == "ADJ"
+                tok.pos in VERBS
+                and tok.lemma not in ("be", "have", "do")
+                and tok.tag != "MD"
+                and tok.dep not in _MODIFIER_DEPS
             ):
                 found = tok
                 break
+            if nearest_noun is None and (ctx.is_noun(tok) or tok.pos == "ADJ"):
+                nearest_noun = tok
+        if found is None:
+            found = nearest_noun
     for _ in range(len(view)):  # "drips onto a roof without splashing": the verb, not the roof
-        if found is None or found.dep != "pobj" or not ctx.same_segment(found.head, i):
+        if found is None or found.dep != "pobj" or not ctx.same_segment(found.head, found.i):
             break
         preposition = view[found.head]
         if preposition.head == preposition.i:
@@ -173,13 +183,13 @@ def own_phrase(ctx: ScopeContext, match: Match) -> Verdict | None:
         and ctx.is_noun(nxt)
     ):
         return _exclusion(ctx, match, nxt, "pre-nominal", [match.last + 1])  # "nothing like speech"
-    # the pronoun stands for the entity: "someone" (lemma_overrides), kept as the target
-    return Verdict(
-        "exclude",
-        _construction(ctx, match),
-        match.last,
-        cue_tokens=[t for t in match.tokens if t != match.last],
-    )
+    # the pronoun stands for the entity: "someone" (lemma_overrides), kept as the target;
+    # "nothing is heard": the verb of perception says nothing more
+    cue_tokens = [t for t in match.tokens if t != match.last]
+    head = view[tok.head]
+    if tok.dep in SUBJECT_DEPS and head.lemma in ctx.words("perception"):
+        cue_tokens += [head.i, *(c.i for c in view.children(head.i, ("aux", "auxpass")))]
+    return Verdict("exclude", _construction(ctx, match), match.last, cue_tokens=cue_tokens)
 
 
 def following_phrase(ctx: ScopeContext, match: Match) -> Verdict | None:
@@ -193,6 +203,9 @@ def following_phrase(ctx: ScopeContext, match: Match) -> Verdict | None:
         return None
     if ctx.rules.cue_for_word(nxt.lower) is not None and nxt.lower not in ctx.words("filler_nouns"):
         return None  # another cue follows: "not without music" is double negation
+    noun = _noun_after_modifiers(ctx, nxt)
+    if noun is not None:  # "no clear signal", "no other audible noises": the adjectives modify the noun
+        nxt = noun
     if _after_auxiliary(ctx, match):
         return None  # "is not able", "does not bark": a verbal negation (negated_predicate)
     cue = match.entry
@@ -227,6 +240,22 @@ def following_phrase(ctx: ScopeContext, match: Match) -> Verdict | None:
     return None
 
 
+def _noun_after_modifiers(ctx: ScopeContext, tok: Tok) -> Tok | None:
+    """The noun a run of adjectives starting at ``tok`` modifies, in its segment, or None."""
+    view = ctx.view
+    k = tok.i
+    while (
+        k < len(view)
+        and ctx.same_segment(k, tok.i)
+        and (view[k].pos in ("ADJ", "ADV", "NUM") or view[k].lower in ctx.words("phrase_openers"))
+        and view[k].tag not in ("VBG", "VBN")
+    ):
+        k += 1
+    if k == tok.i or k >= len(view) or not ctx.same_segment(k, tok.i):
+        return None
+    return view[k] if ctx.is_noun(view[k]) else None
+
+
 def _after_auxiliary(ctx: ScopeContext, match: Match) -> bool:
     """Whether a particle negates a clause's auxiliary or copula ("is not", "does not", "can't")."""
     cue = match.entry
@@ -249,8 +278,14 @@ def _after_auxiliary(ctx: ScopeContext, match: Match) -> bool:
 
 
 def double_negation(ctx: ScopeContext, match: Match) -> Verdict | None:
-    """'not without music', 'never without a dog': two negations cancel; the phrase is asserted."""
+    """'not without music', 'never without a dog': two negations cancel; the phrase is asserted.
+
+    "not only A but B" is the additive correlative, no negation at all.
+    """
     view = ctx.view
+    if match.last + 1 < len(view) and view[match.last + 1].lower in ctx.words("additive_focus") \
+            and view[match.first].lower == "not":
+        return not_a_cue
     k = match.last + 1
     while k < len(view) and view[k].lower in ("even", "entirely", "completely", "quite", "totally"):
         k += 1
@@ -296,6 +331,11 @@ def negated_predicate(ctx: ScopeContext, match: Match) -> Verdict | None:
         if holder is None:
             return None
         return Verdict("deny", "implicative", head.i, holder.i, cue_tokens=auxiliaries, rehead=True)
+    if head.pos in ("ADJ", "ADV") or head.lemma in ctx.words("aspectual_verbs"):
+        # a property ("not too busy", "not very loud") or the onset or end of a sound ("is not
+        # starting", "never stopped"): denied, the source stays asserted
+        holder = ctx.subject_of(head.i) or _holder_before(ctx, match.first)
+        return Verdict("deny", "verbal", head.i, None if holder is None else holder.i, cue_tokens=auxiliaries)
     perception = ctx.words("perception")
     if head.lemma in ("be", "have") and any(c.lower == "there" for c in view.children(head.i)):
         pivot = ctx.first_after(match.last)
@@ -372,7 +412,8 @@ def negated_predicate(ctx: ScopeContext, match: Match) -> Verdict | None:
         )
     if subject.pos == "PRON" and not ctx.is_noun(subject):
         return Verdict("deny", "verbal", head.i, subject.i, cue_tokens=auxiliaries, rehead=rehead)
-    if _asserted_elsewhere(ctx, subject, head) or _restrictive(ctx, subject, head):
+    transitive = any(c.dep in ("dobj", "obj") for c in view.children(head.i))  # "does not mask the horn"
+    if transitive or _asserted_elsewhere(ctx, subject, head) or _restrictive(ctx, subject, head):
         return Verdict("deny", "verbal", head.i, subject.i, cue_tokens=auxiliaries, rehead=rehead)
     return _exclusion(ctx, match, subject, "verbal", auxiliaries)
 
@@ -501,9 +542,22 @@ def _predicated(ctx: ScopeContext, match: Match, *, device: bool) -> Verdict | N
         return not_a_cue
     if device and tok.dep == "prt":
         participle = view[tok.head]
-        if participle.lemma not in ctx.words("off_participles") or participle.tag != "VBN":
-            return not_a_cue  # "drives off", "went off": a phrasal verb
+        before = ctx.noun_before(participle.i)
+        if (
+            participle.lemma not in ctx.words("off_participles")
+            or participle.tag != "VBN"
+            or before is None
+            or _absolute_preposition(ctx, before) is None
+            or any(c.dep in ("aux", "auxpass") for c in view.children(participle.i))
+        ):
+            return not_a_cue  # "drives off", "is being turned off": an event, not a state
         tok = participle  # "with the radio switched off": the participle is predicated of the noun
+    if any(c.lower in ctx.words("approximators") for c in view.children(tok.i, ("advmod",))) or any(
+        view[k].lower in ctx.words("approximators") for k in range(max(0, tok.i - 3), tok.i)
+    ):
+        return not_a_cue  # "almost inaudible": quiet, not absent
+    if tok.dep in ("acomp", "oprd", "xcomp") and view[tok.head].lemma in ctx.words("inchoatives"):
+        return not_a_cue  # "goes silent": an event in the clip, not an absence
     if (
         tok.pos == "VERB"
         and tok.tag != "VBN"
@@ -545,6 +599,8 @@ def _predicated(ctx: ScopeContext, match: Match, *, device: bool) -> Verdict | N
         noun = ctx.noun_before(match.first)
     if noun is None or not ctx.is_noun(noun) or not ctx.same_segment(noun.i, tok.i):
         return None if not device else not_a_cue
+    if noun.pos == "PRON" and noun.i == tok.i - 1:
+        return not_a_cue  # "something inaudible": an adjective after an indefinite pronoun describes it
     preposition = _absolute_preposition(ctx, noun)
     if (
         device
@@ -602,11 +658,9 @@ def _resultative(ctx: ScopeContext, tok: Tok) -> bool:
         if c.dep in ("aux", "auxpass")
     ):
         return True
-    return (
-        tok.tag == "VBN"
-        and tok.dep in ("amod", "acl", "advcl", "conj", "ROOT", "ccomp", "xcomp", "dep")
-        and ctx.subject_in_segment(tok.i) is None
-    )
+    # a participle said of a noun ("the music stopped", "with the engine stopped"); a
+    # coordinated past form ("got closer then faded") is an event in the clip
+    return tok.tag == "VBN" and tok.dep in ("amod", "acl") and ctx.subject_in_segment(tok.i) is None
 
 
 def ceased_subject(ctx: ScopeContext, match: Match) -> Verdict | None:
