@@ -167,7 +167,7 @@ def _lemma_connective(rules: NegationRules, lemmas: list[str], tokens: list[Tok]
 _MODIFIER_DEPS = frozenset({"amod", "advmod", "npadvmod", "det", "nummod", "compound", "prt", "quantmod"})
 _PREMODIFIER_DEPS = frozenset({"amod", "det", "nummod", "compound", "quantmod"})
 # Arcs that relate two entities without merging them: kept inside one segment.
-_KEPT_DEPS = frozenset({"dobj", "obj", "iobj", "pobj", "pcomp", "prep", "agent", "dative", "attr", "oprd"})
+_KEPT_DEPS = frozenset({"dobj", "obj", "iobj", "pobj", "pcomp", "prep", "agent", "dative"})
 
 
 def _modified_before(tokens: list[Tok], tok: Tok, inside: set[int]) -> int | None:

@@ -22,6 +22,8 @@ __all__ = ["SCOPE_RULES", "ScopeRule", "not_a_cue"]
 ScopeRule = Callable[[ScopeContext, Match], "Verdict | None"]
 
 _MODIFIER_DEPS = frozenset({"amod", "compound", "nmod", "npadvmod"})
+_STRICT_CLASSES = frozenset({"determiner", "pronoun", "particle", "preposition", "lacking_verb"})
+_FINITE_TAGS = frozenset({"VBZ", "VBD", "VBP", "MD"})
 _ANAPHORS = frozenset({"it", "they", "he", "she"})
 _DEFINITES = frozenset({"the", "their", "its", "his", "her", "these", "those", "our", "my", "your"})
 _GOVERNING = frozenset({"determiner", "preposition", "privative_adjective", "absence_noun"})
@@ -201,7 +203,8 @@ def following_phrase(ctx: ScopeContext, match: Match) -> Verdict | None:
     nxt = ctx.first_after(match.last)
     if nxt is None:
         return None
-    if ctx.rules.cue_for_word(nxt.lower) is not None and nxt.lower not in ctx.words("filler_nouns"):
+    following = ctx.rules.cue_for_word(nxt.lower)
+    if following is not None and following.cls in _STRICT_CLASSES and nxt.lower not in ctx.words("filler_nouns"):
         return None  # another cue follows: "not without music" is double negation
     noun = _noun_after_modifiers(ctx, nxt)
     if noun is not None:  # "no clear signal", "no other audible noises": the adjectives modify the noun
@@ -221,6 +224,8 @@ def following_phrase(ctx: ScopeContext, match: Match) -> Verdict | None:
         and not ctx.view.conjuncts(nxt.i)
     )
     if not bare_gerund and ctx.nominal(nxt, after):
+        if isinstance(cue, Cue) and cue.cls == "preposition" and _heads_finite_clause(ctx, nxt):
+            return not_a_cue  # "except one person continues to clap": a conjunction before a clause
         return _exclusion(ctx, match, nxt, _construction(ctx, match))
     subject = ctx.subject_in_segment(nxt.i)
     auxiliary_between = any(ctx.view[k].pos == "AUX" for k in range(match.last + 1, nxt.i))
@@ -237,6 +242,26 @@ def following_phrase(ctx: ScopeContext, match: Match) -> Verdict | None:
             holder.i if holder is not None else None,
             rehead=holder is not None,
         )
+    return None
+
+
+def _heads_finite_clause(ctx: ScopeContext, noun: Tok) -> bool:
+    """Whether ``noun`` is the subject of a finite verb of its segment ("one person continues")."""
+    head = ctx.view[noun.head]
+    return noun.dep in SUBJECT_DEPS and head.tag in _FINITE_TAGS and ctx.same_segment(head.i, noun.i)
+
+
+def _relative_antecedent(ctx: ScopeContext, i: int) -> Tok | None:
+    """The noun a relative pronoun right before the verb group of token ``i`` stands for
+    ("a faucet that is not closed": the faucet)."""
+    view = ctx.view
+    k = i - 1
+    while k >= 0 and (view[k].pos == "AUX" or view[k].tag == "MD" or view[k].dep == "neg"):
+        k -= 1
+    if k >= 1 and view[k].tag in ("WDT", "WP") and view[k].lower in ("that", "which", "who"):
+        before = view[k - 1]
+        if ctx.is_noun(before):
+            return before
     return None
 
 
@@ -331,11 +356,17 @@ def negated_predicate(ctx: ScopeContext, match: Match) -> Verdict | None:
         if holder is None:
             return None
         return Verdict("deny", "implicative", head.i, holder.i, cue_tokens=auxiliaries, rehead=True)
+    antecedent = _relative_antecedent(ctx, match.first)
+    if antecedent is not None:  # a restrictive relative clause: its noun is there
+        return Verdict("deny", "verbal", head.i, antecedent.i, cue_tokens=auxiliaries, rehead=True)
     if head.pos in ("ADJ", "ADV") or head.lemma in ctx.words("aspectual_verbs"):
         # a property ("not too busy", "not very loud") or the onset or end of a sound ("is not
         # starting", "never stopped"): denied, the source stays asserted
         holder = ctx.subject_of(head.i) or _holder_before(ctx, match.first)
-        return Verdict("deny", "verbal", head.i, None if holder is None else holder.i, cue_tokens=auxiliaries)
+        return Verdict(
+            "deny", "verbal", head.i, None if holder is None else holder.i, cue_tokens=auxiliaries,
+            rehead=bool(passed) and holder is not None,
+        )
     perception = ctx.words("perception")
     if head.lemma in ("be", "have") and any(c.lower == "there" for c in view.children(head.i)):
         pivot = ctx.first_after(match.last)
@@ -595,6 +626,8 @@ def _predicated(ctx: ScopeContext, match: Match, *, device: bool) -> Verdict | N
         and ctx.same_segment(head.i, tok.i)
     ):
         noun = head
+    if noun is not None and not ctx.is_noun(noun) and not ctx.nominal(noun):  # "the siren/ADJ silent"
+        noun = None
     if noun is None:
         noun = ctx.noun_before(match.first)
     if noun is None or not ctx.is_noun(noun) or not ctx.same_segment(noun.i, tok.i):
@@ -725,7 +758,8 @@ def of_object(ctx: ScopeContext, match: Match) -> Verdict | None:
     """'free of traffic', 'in the absence of voices': the object of "of" is excluded."""
     view = ctx.view
     k = match.last + 1
-    if k >= len(view) or view[k].lower not in ("of", "from") or not ctx.same_segment(k, match.first):
+    prepositions = ("of", "from") if view[match.first].lower == "free" else ("of",)
+    if k >= len(view) or view[k].lower not in prepositions or not ctx.same_segment(k, match.first):
         return not_a_cue
     obj = ctx.first_after(k)
     if obj is None or not ctx.is_noun(obj):
