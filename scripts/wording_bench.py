@@ -41,8 +41,8 @@ def summarise(per_system: dict[str, list[dict[str, Any]]], field: str) -> dict[s
     table: dict[str, dict[str, Any]] = defaultdict(dict)
     for system, rows in per_system.items():
         groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for row in rows:
-            groups[str(row["metadata"].get(field, "?"))].append(row)
+        for row in rows:  # a value per kind: "without" and "and" queries are reported apart
+            groups[f"{row['metadata'].get(field, '?')} ({row['kind']})"].append(row)
         for value, members in groups.items():
             table[value][system] = {
                 "kind": members[0]["kind"],

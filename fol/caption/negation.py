@@ -36,6 +36,7 @@ from fortekit.fol.caption.lemmas import WordNetLemmas
 from fortekit.fol.caption.negation_context import NOUNS, Match, ScopeContext, Verdict
 from fortekit.fol.caption.negation_rules import Connective, Cue, NegationRules
 from fortekit.fol.caption.negation_scopes import SCOPE_RULES
+from fortekit.fol.caption.separation import OrderLink, separate_segments
 from fortekit.fol.caption.tokens import SUBJECT_DEPS, Tok, TokenView
 
 __all__ = ["ScopeNote", "ScopePlan", "find_matches", "reattach", "resolve_scopes"]
@@ -105,6 +106,7 @@ class ScopePlan:
         excluded: token -> the cue's rule id: the token's entity is excluded.
         denied: token -> the cue's rule id: the token's predicate is negated.
         suppressed: tokens of an unresolved scope: no predicate.
+        order: ``Before`` links between sound phrases of two segments ("A, then B").
     """
 
     notes: list[ScopeNote] = field(default_factory=list)
@@ -112,6 +114,7 @@ class ScopePlan:
     excluded: dict[int, str] = field(default_factory=dict)
     denied: dict[int, str] = field(default_factory=dict)
     suppressed: set[int] = field(default_factory=set)
+    order: list[OrderLink] = field(default_factory=list)
 
 
 def find_matches(view: TokenView, rules: NegationRules) -> list[Match]:
@@ -434,12 +437,19 @@ def resolve_scopes(view: TokenView, rules: NegationRules, lex: WordNetLemmas) ->
         The :class:`ScopePlan` for Pass 1, or None when the caption has no cue and no
         connective (most captions: one set lookup per token).
     """
+    lowers = [t.lower for t in view.tokens]
     trigger = rules.trigger_words
-    if trigger.isdisjoint([t.lower for t in view.tokens]) and trigger.isdisjoint(
-        [t.lemma for t in view.tokens]
-    ):
+    cues = not trigger.isdisjoint(lowers) or not trigger.isdisjoint([t.lemma for t in view.tokens])
+    boundaries = not rules.boundary_words.isdisjoint(lowers)
+    if not cues and not boundaries:
         return None
-    matches = find_matches(view, rules)
-    if not matches:
+    matches = find_matches(view, rules) if cues else []
+    scope_pass = _Pass(view, rules, lex)
+    order = separate_segments(scope_pass.ctx) if boundaries else []
+    if not matches and not order:
         return None
-    return _Pass(view, rules, lex).run(matches)
+    plan = scope_pass.run(matches)
+    for link in order:
+        plan.order.append(link)
+        plan.cue_tokens.update(link.tokens)
+    return plan

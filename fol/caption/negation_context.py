@@ -218,6 +218,10 @@ class ScopeContext:
                 tok = self.view[i]
                 tok.pos, tok.tag, tok.lemma = pos, tag, lemma
                 tok.repaired += ("negation-noun",)
+                for child in self.view.children(i):  # "rain/NOUN falling/xcomp": the noun's participle
+                    if self.is_verbal(child) and child.i > i and child.dep in ("xcomp", "ccomp", "dobj", "advcl") \
+                            and self.subject_in_segment(child.i) is None:
+                        child.dep = "acl"
         self.pending.clear()
 
     def is_verbal(self, tok: Tok) -> bool:

@@ -143,6 +143,7 @@ class NegationRules:
         default_factory=dict, repr=False
     )
     trigger_words: frozenset[str] = frozenset()
+    boundary_words: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         by_word: dict[str, Cue] = {}
@@ -161,6 +162,8 @@ class NegationRules:
         self._phrases.update(phrases)
         lemma_starts = {phrase[0] for c in self.connectives for phrase in c.lemma_phrases}
         object.__setattr__(self, "trigger_words", frozenset(by_word) | frozenset(phrases) | lemma_starts)
+        object.__setattr__(
+            self, "boundary_words", self.punctuation | self.conjunctions | self.clause_conjunctions)
 
     def words(self, name: str) -> frozenset[str]:
         """A ``[lexicon]`` list (empty for an unknown name)."""

@@ -32,6 +32,8 @@ __all__ = ["ACTIONS", "Graph", "Relation"]
 
 _NOUN_POS = frozenset({"NOUN", "PROPN"})
 _FALLBACK_RULE = ArcRule("default", "separate", Conditions())
+# The order the scope pass found between two sound phrases ("A, then B"): Before(a, b).
+_ORDER_RULE = ArcRule("order-connective", "separate", Conditions(), emit=False)
 # A negation cue or connective the scope pass has read: no predicate, no arc action.
 _CUE_RULE = ArcRule("negation-cue", "separate", Conditions(), emit=False)
 _EMPTY: frozenset[str] = frozenset()
@@ -252,6 +254,8 @@ class Graph(TemporalActions):
         excluded.update(scopes.excluded)
         for i, rule_id in scopes.denied.items():
             negated[i] = rule_id
+        for link in scopes.order:  # "thunder rumbling and then rain falling"
+            self.relate("before", link.first, link.second, _ORDER_RULE, list(link.tokens))
 
     # -- actions ----------------------------------------------------------------------
     def act_attach(self, tok: Tok, rule: ArcRule) -> None:

@@ -1,0 +1,183 @@
+"""Two sound phrases in two segments are two sounds; an order word between them orders them.
+
+Telegraphic captions and queries set sound phrases side by side ("an aircraft flying
+overhead, insects buzzing", "thunder rumbling and then rain falling", "first an engine
+running, after that footsteps"). The small spaCy model often hangs the second phrase on
+the first (a subject, an apposition, a ``dep``), and Pass 1 then merges the two sources into
+one entity. This pass, part of the scope pass (:mod:`fortekit.fol.caption.negation`), cuts
+an arc that joins two segments when **both** hold a complete sound phrase (a noun and a verb
+of its own), and where the second segment opens with an order word ("then", "afterwards",
+"after that", "later": ``order_connectives`` in ``grammars/negation.toml``) it records
+``Before(first, second)`` between their heads (docs/negation.md, "Conjunction and order").
+
+Example:
+    >>> from fortekit.fol.caption import parse_caption
+    >>> str(parse_caption("thunder rumbling and then rain falling").formula)
+    '∃x ∃y [Thunder(x) ∧ Rumbling(x) ∧ Before(x, y) ∧ Rain(y) ∧ Falling(y)]'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fortekit.fol.caption.negation_context import VERBS, ScopeContext
+from fortekit.fol.caption.tokens import TokenView
+
+__all__ = ["OrderLink", "separate_segments"]
+
+# Arcs that merge the entities of their two tokens (subject, apposition, modifier, clause);
+# prepositions and objects relate two entities and are kept ("a dog barking, with birds
+# chirping" keeps With).
+_MERGING_DEPS = frozenset({
+    "nsubj", "nsubjpass", "csubj", "csubjpass", "appos", "compound", "dep", "npadvmod", "amod",
+    "acl", "relcl", "advcl", "ccomp", "xcomp", "attr", "oprd", "conj", "parataxis", "nmod", "acomp",
+})
+_COPULAS = frozenset({"be", "have", "do", "get", "seem"})
+_GLUE = frozenset({"DET", "ADV", "CCONJ", "SCONJ", "PART", "PUNCT", "ADP"})
+
+
+@dataclass(frozen=True, slots=True)
+class OrderLink:
+    """``Before(first, second)`` between the heads of two sound phrases.
+
+    Attributes:
+        first: the token of the earlier sound's head.
+        second: the token of the later sound's head.
+        tokens: the order word(s) ("then", "after that").
+    """
+
+    first: int
+    second: int
+    tokens: tuple[int, ...]
+
+
+def _complete(ctx: ScopeContext, members: list[int]) -> int | None:
+    """The head noun of a segment that opens with a noun phrase followed by a verb of its own
+    ("insects buzzing", "then rain falling", "a car horn honks"), else None."""
+    view = ctx.view
+    skip = ctx.words("phrase_openers") | ctx.words("order_connectives") | {"first", "only", "just"}
+    first = next((k for k in members if view[k].lower not in skip and view[k].pos not in _GLUE), None)
+    if first is None or view[first].lower in ctx.words("time_words"):
+        return None
+    if not ctx.is_noun(view[first]) and not (view[first].pos == "ADJ" and _noun_follows(ctx, first)) \
+            and not _mass_noun_read_as_verb(ctx, first):
+        return None
+    noun = first
+    while noun + 1 < len(view) and ctx.same_segment(noun, noun + 1) and (
+            ctx.is_noun(view[noun + 1]) or view[noun].pos == "ADJ"):
+        noun += 1  # "a car horn", "loud music": the last noun of the phrase
+    if not ctx.is_noun(view[noun]):
+        return None
+    verbal = any(
+        k > noun
+        and (view[k].pos in VERBS or view[k].tag in ("VBG", "VBN", "VBZ", "VBD", "VBP"))
+        and view[k].lemma not in _COPULAS
+        and view[k].tag != "MD"
+        for k in members
+    )
+    return noun if verbal else None
+
+
+def _mass_noun_read_as_verb(ctx: ScopeContext, i: int) -> bool:
+    """"then rain/VB falling": a base-form "verb" opening a segment, followed by a participle,
+    that WordNet knows as a noun, is the segment's noun."""
+    view = ctx.view
+    tok = view[i]
+    following = view[i + 1] if i + 1 < len(view) and ctx.same_segment(i, i + 1) else None
+    return tok.tag in ("VB", "VBP") and following is not None and following.tag in ("VBG", "VBN") \
+        and ctx.nominal(tok)
+
+
+def _noun_follows(ctx: ScopeContext, i: int) -> bool:
+    view = ctx.view
+    return i + 1 < len(view) and ctx.same_segment(i, i + 1) and ctx.is_noun(view[i + 1])
+
+
+def _order_words(ctx: ScopeContext, start: int) -> list[int]:
+    """The order connective before or at the opening of the segment starting at ``start``
+    ("then", "and then", ", after that", "and afterwards")."""
+    view = ctx.view
+    k = start
+    while k > 0 and ctx.segment[k - 1] < 0:  # the boundary tokens before the segment
+        k -= 1
+    found: list[int] = []
+    for j in range(k, min(start + 2, len(view))):
+        low = view[j].lower
+        if low == "after":  # "after that": order; "after B" is a subordinator (temporal rules)
+            if j + 1 < len(view) and view[j + 1].lower in ("that", "this"):
+                found += [j, j + 1]
+            break
+        if low in ctx.words("order_connectives"):
+            found.append(j)
+        elif j >= start:
+            break
+    return found
+
+
+def _subjectless_verb(ctx: ScopeContext, noun: int, members: list[int]) -> int | None:
+    """The first finite or participle verb after ``noun`` in its segment with no subject of its own."""
+    view = ctx.view
+    for k in members:
+        tok = view[k]
+        if k > noun and tok.pos == "VERB" and tok.lemma not in _COPULAS and ctx.subject_in_segment(k) is None:
+            return k
+    return None
+
+
+def separate_segments(ctx: ScopeContext) -> list[OrderLink]:
+    """Cut the arcs that merge two complete sound phrases of two segments; find their order.
+
+    Args:
+        ctx: the caption's scope context (its segments are read, its view re-headed).
+
+    Returns:
+        The ``Before`` links between consecutive complete phrases whose second one opens
+        with an order connective.
+    """
+    view: TokenView = ctx.view
+    by_segment: dict[int, list[int]] = {}
+    for k, seg in enumerate(ctx.segment):
+        if seg >= 0:
+            by_segment.setdefault(seg, []).append(k)
+    if len(by_segment) < 2:
+        return []
+    heads = {seg: _complete(ctx, members) for seg, members in by_segment.items()}
+    complete = {seg for seg, head in heads.items() if head is not None}
+    if len(complete) < 2:
+        return []
+    for pending in list(ctx.pending):
+        if not any(pending == head for head in heads.values()):
+            del ctx.pending[pending]
+    ctx.commit({head for head in heads.values() if head is not None})
+    roots = [t.i for t in view.tokens if t.head == t.i]
+    root = roots[0] if roots else 0
+    changed = False
+    for tok in view.tokens:
+        seg, head_seg = ctx.segment[tok.i], ctx.segment[tok.head]
+        if tok.head == tok.i or seg < 0 or head_seg < 0 or seg == head_seg:
+            continue
+        # only an entity hung across is merged by mistake: a verb with its own clause is kept
+        # apart by Pass 1 already, and its arc may carry a temporal link ("while ... continues")
+        if seg in complete and head_seg in complete and tok.dep in _MERGING_DEPS and (
+                ctx.is_noun(tok) or tok.pos == "PRON"):
+            verb = _subjectless_verb(ctx, tok.i, by_segment[seg]) if heads[seg] == tok.i else None
+            target = root if ctx.segment[root] != seg else next(
+                (k for k in roots if ctx.segment[k] != seg), None)
+            if verb is not None and tok.i not in {a.i for a in view.ancestors(verb)}:
+                tok.head, tok.dep = verb, "nsubj"  # "a bike tire is spinning": the tire spins
+            elif target is None or tok.i in {a.i for a in view.ancestors(target)}:
+                tok.head, tok.dep = tok.i, "ROOT"
+            else:
+                tok.head, tok.dep = target, "parataxis"
+            changed = True
+    if changed:
+        view.rebuild()
+    links: list[OrderLink] = []
+    ordered = sorted(complete)
+    for before, after in zip(ordered, ordered[1:], strict=False):
+        words = _order_words(ctx, by_segment[after][0])
+        first, second = heads[before], heads[after]
+        if words and first is not None and second is not None:
+            links.append(OrderLink(first, second, tuple(words)))
+    return links
+
