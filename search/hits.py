@@ -67,6 +67,10 @@ class SearchResult:
         fallback: why formula scoring was not applied ("plain", "no formula", ...), or "".
         source: where the query side came from: "query" (as it is), "search" (Stage 1) or
             "lookup" (a stored refinement).
+        unsure: with ``explain``, the query's negations and connectives whose scope the parser
+            could not resolve, one line each ("'apart from': ambiguous cue"): the formula
+            leaves them out, so formula scoring keeps the whole-query similarity for them
+            (docs/negation.md).
     """
 
     query: str
@@ -78,6 +82,7 @@ class SearchResult:
     fallback: str = ""
     source: str = "query"
     extra: dict[str, Any] = field(default_factory=dict)
+    unsure: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict: the query, its formulas and clauses, and every hit."""
@@ -85,7 +90,7 @@ class SearchResult:
             "query": self.query, "phi0": self.phi0, "phi_star": self.phi_star,
             "refined_text": self.refined_text, "source": self.source,
             "clauses": [{"text": text, "negated": negated} for text, negated in self.clauses],
-            "fallback": self.fallback, "hits": [hit.to_dict() for hit in self.hits],
+            "fallback": self.fallback, "unsure": list(self.unsure), "hits": [hit.to_dict() for hit in self.hits],
         }
 
 

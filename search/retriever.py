@@ -287,6 +287,7 @@ class Retriever:
         plans = self.formula_scorer.plan(side.logic) if self.formula_scorer is not None else None
         query_sets = [frozenset() if phi is None else predicates(phi) for phi in formulas]
         scores, rows = self.rank(side.vectors, side.logic, k, plans=plans, query_predicates=query_sets)
+        unsure = unresolved_scopes(texts) if explain else [()] * len(texts)
         out: list[SearchResult] = []
         for q, text in enumerate(texts):
             plan = plans[q] if plans is not None else None
@@ -304,6 +305,7 @@ class Retriever:
             out.append(SearchResult(
                 text, tuple(hits), side.phi0[q], None if formulas[q] is None else str(formulas[q]),
                 side.refined[q], clauses, plan.reason if plan is not None else "off", side.sources[q],
+                unsure=unsure[q],
             ))
         return out
 
@@ -379,6 +381,24 @@ class Retriever:
             matched = missed = ()
         return Hit(rank, index.ids[row], float(score), index.captions[row], index.paths[row],
                    matched, missed, violated, sims)
+
+
+def unresolved_scopes(texts: Sequence[str]) -> list[tuple[str, ...]]:
+    """Per query, its negations and connectives whose scope the parser left unresolved, as lines.
+
+    Example:
+        >>> unresolved_scopes(["rain apart from thunder", "rain without thunder"])
+        [("'apart from' (preposition): ambiguous cue; left to the whole-query similarity",), ()]
+    """
+    from fortekit.fol.caption.parser import default_parser
+
+    out: list[tuple[str, ...]] = []
+    for result in default_parser().parse_many(texts):
+        out.append(tuple(
+            f"'{note.cue}' ({note.cue_class}): {note.reason}; left to the whole-query similarity"
+            for note in result.unresolved
+        ))
+    return out
 
 
 def _check_count(value: object, name: str) -> int:

@@ -9,7 +9,7 @@ Example:
     >>> from fortekit.fol.caption.tokens import Tok, TokenView
     >>> from fortekit.fol.caption.rules import load_rules
     >>> from fortekit.fol.caption.lemmas import WordNetLemmas
-    >>> from fortekit.fol.caption.pass1 import Graph
+    >>> from fortekit.fol.caption.pass1 import ORDER_RULES, Graph
     >>> view = TokenView([Tok(0, "dogs", "dogs", "dog", "NOUN", "NNS", "nsubj", 1, 0),
     ...                   Tok(1, "bark", "bark", "bark", "VERB", "VBP", "ROOT", 1, 5)], "dogs bark")
     >>> found, timed = candidates(Graph(view, load_rules(), WordNetLemmas(None)).run())
@@ -25,7 +25,7 @@ from typing import NamedTuple
 from fortekit.fol.caption.coref import Heads, corefer_repeated, excluded_nodes, resolve_pronouns
 from fortekit.fol.caption.events import with_event_terms
 from fortekit.fol.caption.lemmas import camel
-from fortekit.fol.caption.pass1 import Graph
+from fortekit.fol.caption.pass1 import ORDER_RULES, Graph
 from fortekit.fol.caption.tokens import Tok
 
 __all__ = ["Candidate", "candidates", "entity_heads", "excluded_nodes", "predicate_lemma", "time_nodes"]
@@ -353,7 +353,8 @@ def candidates(
                 out.append(_new(Candidate, (lemma, pos, args, negation is not None, source, (i,), False)))
     denied = excluded_nodes(graph)
     privative = graph.words("privative_prepositions")
-    temporal = graph.rules.temporal_rules  # read once per rule file
+    # the temporal arc rules, and the order the scope pass found between two sound phrases
+    temporal = graph.rules.temporal_rules | ORDER_RULES
     orders: list[Candidate] = []  # an order between two events of one entity
     ordered: list[tuple[int, int]] = []
     for rel in graph.relations:

@@ -387,8 +387,9 @@ class _Pass:
                 )
                 self.changed = True
             plan.denied[verb.i] = rule_id
-        elif effect == "cancel" and verdict.target is not None:
-            scope = {k for k in ctx.segment_tokens(verdict.target) if k > verdict.target}
+        elif effect == "cancel":  # both cues say nothing; what follows the second is asserted
+            second = max(verdict.cue_tokens, default=match.last)
+            scope = {k for k in ctx.segment_tokens(second) if k > second}
         elif effect == "assert" and verdict.target is not None:
             scope = (
                 ctx.phrase(ctx.noun_head(verdict.target), cue_tokens)

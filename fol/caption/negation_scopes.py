@@ -324,7 +324,7 @@ def double_negation(ctx: ScopeContext, match: Match) -> Verdict | None:
         "privative_adjective",
     ):
         return None
-    return Verdict("cancel", "double negation", k, cue_tokens=[k], reason="double negation")
+    return Verdict("cancel", "double negation", None, cue_tokens=[k], reason="double negation")
 
 
 def negated_predicate(ctx: ScopeContext, match: Match) -> Verdict | None:

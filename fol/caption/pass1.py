@@ -28,12 +28,14 @@ from fortekit.fol.caption.rules import ARC_ACTIONS, ArcRule, Conditions, RuleSet
 from fortekit.fol.caption.temporal import TemporalActions
 from fortekit.fol.caption.tokens import Tok, TokenView
 
-__all__ = ["ACTIONS", "Graph", "Relation"]
+__all__ = ["ACTIONS", "ORDER_RULES", "Graph", "Relation"]
 
 _NOUN_POS = frozenset({"NOUN", "PROPN"})
 _FALLBACK_RULE = ArcRule("default", "separate", Conditions())
 # The order the scope pass found between two sound phrases ("A, then B"): Before(a, b).
 _ORDER_RULE = ArcRule("order-connective", "separate", Conditions(), emit=False)
+#: Rule ids of the relations the scope pass adds that order two events (read like the temporal rules).
+ORDER_RULES: frozenset[str] = frozenset({_ORDER_RULE.id})
 # A negation cue or connective the scope pass has read: no predicate, no arc action.
 _CUE_RULE = ArcRule("negation-cue", "separate", Conditions(), emit=False)
 _EMPTY: frozenset[str] = frozenset()

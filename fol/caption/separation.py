@@ -124,6 +124,16 @@ def _subjectless_verb(ctx: ScopeContext, noun: int, members: list[int]) -> int |
     return None
 
 
+def _event_of(ctx: ScopeContext, noun: int, members: list[int]) -> int:
+    """The verb a segment says of its head noun (its event), else the noun."""
+    view = ctx.view
+    for k in members:
+        tok = view[k]
+        if k > noun and ctx.is_verbal(tok) and tok.lemma not in _COPULAS and tok.tag != "MD":
+            return k
+    return noun
+
+
 def separate_segments(ctx: ScopeContext) -> list[OrderLink]:
     """Cut the arcs that merge two complete sound phrases of two segments; find their order.
 
@@ -178,6 +188,10 @@ def separate_segments(ctx: ScopeContext) -> list[OrderLink]:
         words = _order_words(ctx, by_segment[after][0])
         first, second = heads[before], heads[after]
         if words and first is not None and second is not None:
+            # the events, where there are verbs: "a car passes and then the car honks" orders
+            # two events of one car (Before(e1, e2)), two sources otherwise (Before(x, y))
+            first = _event_of(ctx, first, by_segment[before])
+            second = _event_of(ctx, second, by_segment[after])
             links.append(OrderLink(first, second, tuple(words)))
     return links
 

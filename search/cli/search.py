@@ -147,6 +147,8 @@ def print_result(result: Any, out: TextIO, *, explain: bool = False) -> None:
             print(f"  clauses: {clauses}", file=out)
         else:
             print(f"  formula scoring: not applied ({result.fallback})", file=out)
+        for line in result.unsure:  # a negation whose scope the parser could not resolve
+            print(f"  unsure: {echo_text(line)}", file=out)
     for hit in result.hits:
         mark = "!" if hit.violated else " "
         caption = echo_text((hit.caption or "")[:_CAPTION_WIDTH])
