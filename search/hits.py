@@ -90,7 +90,8 @@ class SearchResult:
             "query": self.query, "phi0": self.phi0, "phi_star": self.phi_star,
             "refined_text": self.refined_text, "source": self.source,
             "clauses": [{"text": text, "negated": negated} for text, negated in self.clauses],
-            "fallback": self.fallback, "unsure": list(self.unsure), "hits": [hit.to_dict() for hit in self.hits],
+            "fallback": self.fallback, "unsure": list(self.unsure),
+            "hits": [hit.to_dict() for hit in self.hits],
         }
 
 

@@ -10,9 +10,9 @@ from caption_fixtures import GOLD, parser, require
 
 from fortekit.errors import ArcRulesError
 from fortekit.fol.caption import CaptionParser, parse_caption
+from fortekit.fol.caption.negation_rules import load_negation_rules
 from fortekit.fol.caption.pass1 import ACTIONS
 from fortekit.fol.caption.repairs import REPAIRS, apply_repairs
-from fortekit.fol.caption.negation_rules import load_negation_rules
 from fortekit.fol.caption.rules import ARC_ACTIONS, REPAIR_ACTIONS, load_rules, parse_rules
 from fortekit.fol.caption.tokens import from_doc
 

@@ -243,9 +243,10 @@ def reattach(view: TokenView, child: int, head: int, dep: str) -> None:
     the engine's participle heads the caption), ``head`` first takes ``child``'s place.
 
     Example:
-        >>> from fortekit.fol.caption.tokens import SUBJECT_DEPS, Tok, TokenView
+        >>> from fortekit.fol.caption.tokens import Tok, TokenView
         >>> view = TokenView([Tok(0, "engine", "engine", "engine", "NOUN", "NN", "nsubj", 1, 0),
-        ...                   Tok(1, "running", "running", "run", "VERB", "VBG", "ROOT", 1, 7)], "engine running")
+        ...                   Tok(1, "running", "running", "run", "VERB", "VBG", "ROOT", 1, 7)],
+        ...                  "engine running")
         >>> reattach(view, 1, 0, "acl")
         >>> [(t.dep, t.head) for t in view]
         [('ROOT', 0), ('acl', 0)]

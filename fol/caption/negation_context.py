@@ -177,8 +177,11 @@ class ScopeContext:
         return [k for k, s in enumerate(self.segment) if s == seg and seg >= 0]
 
     def is_noun(self, tok: Tok) -> bool:
-        return (tok.pos in NOUNS or tok.i in self.pending
-                or (tok.pos == "PRON" and tok.lower in self.words("indefinite_pronouns")))
+        return (
+            tok.pos in NOUNS
+            or tok.i in self.pending
+            or (tok.pos == "PRON" and tok.lower in self.words("indefinite_pronouns"))
+        )
 
     def nominal(self, tok: Tok, after: int = -1) -> bool:
         """Whether ``tok`` heads a noun phrase where a cue predicts one, and if so retag it.
@@ -219,8 +222,12 @@ class ScopeContext:
                 tok.pos, tok.tag, tok.lemma = pos, tag, lemma
                 tok.repaired += ("negation-noun",)
                 for child in self.view.children(i):  # "rain/NOUN falling/xcomp": the noun's participle
-                    if self.is_verbal(child) and child.i > i and child.dep in ("xcomp", "ccomp", "dobj", "advcl") \
-                            and self.subject_in_segment(child.i) is None:
+                    if (
+                        self.is_verbal(child)
+                        and child.i > i
+                        and child.dep in ("xcomp", "ccomp", "dobj", "advcl")
+                        and self.subject_in_segment(child.i) is None
+                    ):
                         child.dep = "acl"
         self.pending.clear()
 

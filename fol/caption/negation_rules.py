@@ -163,7 +163,8 @@ class NegationRules:
         lemma_starts = {phrase[0] for c in self.connectives for phrase in c.lemma_phrases}
         object.__setattr__(self, "trigger_words", frozenset(by_word) | frozenset(phrases) | lemma_starts)
         object.__setattr__(
-            self, "boundary_words", self.punctuation | self.conjunctions | self.clause_conjunctions)
+            self, "boundary_words", self.punctuation | self.conjunctions | self.clause_conjunctions
+        )
 
     def words(self, name: str) -> frozenset[str]:
         """A ``[lexicon]`` list (empty for an unknown name)."""
@@ -263,11 +264,11 @@ def parse_negation_rules(text: str, source: str = "<string>") -> NegationRules:
         NegationRulesError: the file is not valid TOML or breaks the format (E313).
 
     Example:
-        >>> parse_negation_rules('[[cue]]\\nid = "x"\\nclass = "nope"\\nwords = ["no"]\\nscopes = ["ambiguous"]')
+        >>> text = '[[cue]]\\nid = "x"\\nclass = "nope"\\nwords = ["no"]\\nscopes = ["ambiguous"]'
+        >>> parse_negation_rules(text)  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        fortekit.errors.NegationRulesError: [E313] The negation rule file <string> is invalid at [[cue]] 'x': \
-unknown class 'nope' (classes: ...
+        fortekit.errors.NegationRulesError: [E313] ... at [[cue]] 'x': unknown class 'nope' (classes: ...
     """
     try:
         data = tomllib.loads(text)

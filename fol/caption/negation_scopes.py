@@ -129,8 +129,16 @@ def exceptive(ctx: ScopeContext, match: Match) -> Verdict | None:
         k += 1
     for size in (2, 1):
         words = " ".join(view[j].lower for j in range(k, min(k + size, len(view))))
-        if k + size <= len(view) and words in exceptives and ctx.same_segment(k, match.first):
-            after = ctx.first_after(k + size - 1)
+        # "but" is also a segment boundary: the exceptive may sit on it
+        if (
+            k + size <= len(view)
+            and words in exceptives
+            and (ctx.segment[k] < 0 or ctx.same_segment(k, match.first))
+        ):
+            nxt = k + size
+            while nxt < len(view) and view[nxt].lower in ctx.words("phrase_openers"):
+                nxt += 1
+            after = view[nxt] if nxt < len(view) and ctx.segment[nxt] >= 0 else None
             if after is None:
                 return None
             tokens = [*skipped, *range(k, k + size)]
@@ -189,6 +197,15 @@ def own_phrase(ctx: ScopeContext, match: Match) -> Verdict | None:
     # "nothing is heard": the verb of perception says nothing more
     cue_tokens = [t for t in match.tokens if t != match.last]
     head = view[tok.head]
+    perceived = next(
+        (c for c in view.children(head.i, ("dobj", "obj", "ccomp", "xcomp")) if c.i > head.i), None
+    )
+    if tok.dep in SUBJECT_DEPS and head.lemma in ctx.words("perception") and perceived is not None:
+        # "nobody can hear a cat": nobody perceives it, so it is not heard
+        noun: Tok | None = perceived if ctx.is_noun(perceived) else ctx.subject_in_segment(perceived.i)
+        if noun is not None and ctx.is_noun(noun):
+            auxiliaries = [c.i for c in view.children(head.i, ("aux", "auxpass", "neg"))]
+            return _exclusion(ctx, match, noun, "clausal", [*match.tokens, head.i, *auxiliaries])
     if tok.dep in SUBJECT_DEPS and head.lemma in ctx.words("perception"):
         cue_tokens += [head.i, *(c.i for c in view.children(head.i, ("aux", "auxpass")))]
     return Verdict("exclude", _construction(ctx, match), match.last, cue_tokens=cue_tokens)
@@ -204,7 +221,11 @@ def following_phrase(ctx: ScopeContext, match: Match) -> Verdict | None:
     if nxt is None:
         return None
     following = ctx.rules.cue_for_word(nxt.lower)
-    if following is not None and following.cls in _STRICT_CLASSES and nxt.lower not in ctx.words("filler_nouns"):
+    if (
+        following is not None
+        and following.cls in _STRICT_CLASSES
+        and nxt.lower not in ctx.words("filler_nouns")
+    ):
         return None  # another cue follows: "not without music" is double negation
     noun = _noun_after_modifiers(ctx, nxt)
     if noun is not None:  # "no clear signal", "no other audible noises": the adjectives modify the noun
@@ -308,8 +329,11 @@ def double_negation(ctx: ScopeContext, match: Match) -> Verdict | None:
     "not only A but B" is the additive correlative, no negation at all.
     """
     view = ctx.view
-    if match.last + 1 < len(view) and view[match.last + 1].lower in ctx.words("additive_focus") \
-            and view[match.first].lower == "not":
+    if (
+        match.last + 1 < len(view)
+        and view[match.last + 1].lower in ctx.words("additive_focus")
+        and view[match.first].lower == "not"
+    ):
         return not_a_cue
     k = match.last + 1
     while k < len(view) and view[k].lower in ("even", "entirely", "completely", "quite", "totally"):
@@ -364,7 +388,11 @@ def negated_predicate(ctx: ScopeContext, match: Match) -> Verdict | None:
         # starting", "never stopped"): denied, the source stays asserted
         holder = ctx.subject_of(head.i) or _holder_before(ctx, match.first)
         return Verdict(
-            "deny", "verbal", head.i, None if holder is None else holder.i, cue_tokens=auxiliaries,
+            "deny",
+            "verbal",
+            head.i,
+            None if holder is None else holder.i,
+            cue_tokens=auxiliaries,
             rehead=bool(passed) and holder is not None,
         )
     perception = ctx.words("perception")
@@ -665,11 +693,8 @@ def verb_object(ctx: ScopeContext, match: Match) -> Verdict | None:
     """Verbs of lacking: 'lacking voices', 'a clip that omits the music': the object is excluded."""
     view = ctx.view
     tok = view[match.first]
-    if (
-        tok.tag == "VBN"
-        and ctx.subject_in_segment(tok.i) is not None
-        and ctx.subject_in_segment(tok.i).dep == "nsubjpass"
-    ):  # type: ignore[union-attr]
+    passive = ctx.subject_in_segment(tok.i)
+    if tok.tag == "VBN" and passive is not None and passive.dep == "nsubjpass":
         return None  # "B is excluded": the passive subject (predicated_noun)
     objects = [c for c in view.children(tok.i) if c.dep in ("dobj", "obj", "pobj", "attr") and c.i > tok.i]
     obj = objects[0] if objects and ctx.is_noun(objects[0]) else None

@@ -19,6 +19,7 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 
 from fortekit.fol.caption.negation_context import VERBS, ScopeContext
 from fortekit.fol.caption.tokens import TokenView
@@ -28,10 +29,30 @@ __all__ = ["OrderLink", "separate_segments"]
 # Arcs that merge the entities of their two tokens (subject, apposition, modifier, clause);
 # prepositions and objects relate two entities and are kept ("a dog barking, with birds
 # chirping" keeps With).
-_MERGING_DEPS = frozenset({
-    "nsubj", "nsubjpass", "csubj", "csubjpass", "appos", "compound", "dep", "npadvmod", "amod",
-    "acl", "relcl", "advcl", "ccomp", "xcomp", "attr", "oprd", "conj", "parataxis", "nmod", "acomp",
-})
+_MERGING_DEPS = frozenset(
+    {
+        "nsubj",
+        "nsubjpass",
+        "csubj",
+        "csubjpass",
+        "appos",
+        "compound",
+        "dep",
+        "npadvmod",
+        "amod",
+        "acl",
+        "relcl",
+        "advcl",
+        "ccomp",
+        "xcomp",
+        "attr",
+        "oprd",
+        "conj",
+        "parataxis",
+        "nmod",
+        "acomp",
+    }
+)
 _COPULAS = frozenset({"be", "have", "do", "get", "seem"})
 _GLUE = frozenset({"DET", "ADV", "CCONJ", "SCONJ", "PART", "PUNCT", "ADP"})
 
@@ -59,12 +80,18 @@ def _complete(ctx: ScopeContext, members: list[int]) -> int | None:
     first = next((k for k in members if view[k].lower not in skip and view[k].pos not in _GLUE), None)
     if first is None or view[first].lower in ctx.words("time_words"):
         return None
-    if not ctx.is_noun(view[first]) and not (view[first].pos == "ADJ" and _noun_follows(ctx, first)) \
-            and not _mass_noun_read_as_verb(ctx, first):
+    if (
+        not ctx.is_noun(view[first])
+        and not (view[first].pos == "ADJ" and _noun_follows(ctx, first))
+        and not _mass_noun_read_as_verb(ctx, first)
+    ):
         return None
     noun = first
-    while noun + 1 < len(view) and ctx.same_segment(noun, noun + 1) and (
-            ctx.is_noun(view[noun + 1]) or view[noun].pos == "ADJ"):
+    while (
+        noun + 1 < len(view)
+        and ctx.same_segment(noun, noun + 1)
+        and (ctx.is_noun(view[noun + 1]) or view[noun].pos == "ADJ")
+    ):
         noun += 1  # "a car horn", "loud music": the last noun of the phrase
     if not ctx.is_noun(view[noun]):
         return None
@@ -79,13 +106,17 @@ def _complete(ctx: ScopeContext, members: list[int]) -> int | None:
 
 
 def _mass_noun_read_as_verb(ctx: ScopeContext, i: int) -> bool:
-    """"then rain/VB falling": a base-form "verb" opening a segment, followed by a participle,
+    """ "then rain/VB falling": a base-form "verb" opening a segment, followed by a participle,
     that WordNet knows as a noun, is the segment's noun."""
     view = ctx.view
     tok = view[i]
     following = view[i + 1] if i + 1 < len(view) and ctx.same_segment(i, i + 1) else None
-    return tok.tag in ("VB", "VBP") and following is not None and following.tag in ("VBG", "VBN") \
+    return (
+        tok.tag in ("VB", "VBP")
+        and following is not None
+        and following.tag in ("VBG", "VBN")
         and ctx.nominal(tok)
+    )
 
 
 def _noun_follows(ctx: ScopeContext, i: int) -> bool:
@@ -168,11 +199,16 @@ def separate_segments(ctx: ScopeContext) -> list[OrderLink]:
             continue
         # only an entity hung across is merged by mistake: a verb with its own clause is kept
         # apart by Pass 1 already, and its arc may carry a temporal link ("while ... continues")
-        if seg in complete and head_seg in complete and tok.dep in _MERGING_DEPS and (
-                ctx.is_noun(tok) or tok.pos == "PRON"):
+        if (
+            seg in complete
+            and head_seg in complete
+            and tok.dep in _MERGING_DEPS
+            and (ctx.is_noun(tok) or tok.pos == "PRON")
+        ):
             verb = _subjectless_verb(ctx, tok.i, by_segment[seg]) if heads[seg] == tok.i else None
-            target = root if ctx.segment[root] != seg else next(
-                (k for k in roots if ctx.segment[k] != seg), None)
+            target = (
+                root if ctx.segment[root] != seg else next((k for k in roots if ctx.segment[k] != seg), None)
+            )
             if verb is not None and tok.i not in {a.i for a in view.ancestors(verb)}:
                 tok.head, tok.dep = verb, "nsubj"  # "a bike tire is spinning": the tire spins
             elif target is None or tok.i in {a.i for a in view.ancestors(target)}:
@@ -184,7 +220,7 @@ def separate_segments(ctx: ScopeContext) -> list[OrderLink]:
         view.rebuild()
     links: list[OrderLink] = []
     ordered = sorted(complete)
-    for before, after in zip(ordered, ordered[1:], strict=False):
+    for before, after in pairwise(ordered):
         words = _order_words(ctx, by_segment[after][0])
         first, second = heads[before], heads[after]
         if words and first is not None and second is not None:
@@ -194,4 +230,3 @@ def separate_segments(ctx: ScopeContext) -> list[OrderLink]:
             second = _event_of(ctx, second, by_segment[after])
             links.append(OrderLink(first, second, tuple(words)))
     return links
-
