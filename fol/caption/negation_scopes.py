@@ -202,10 +202,10 @@ def own_phrase(ctx: ScopeContext, match: Match) -> Verdict | None:
     )
     if tok.dep in SUBJECT_DEPS and head.lemma in ctx.words("perception") and perceived is not None:
         # "nobody can hear a cat": nobody perceives it, so it is not heard
-        noun: Tok | None = perceived if ctx.is_noun(perceived) else ctx.subject_in_segment(perceived.i)
-        if noun is not None and ctx.is_noun(noun):
+        object_noun = perceived if ctx.is_noun(perceived) else ctx.subject_in_segment(perceived.i)
+        if object_noun is not None and ctx.is_noun(object_noun):
             auxiliaries = [c.i for c in view.children(head.i, ("aux", "auxpass", "neg"))]
-            return _exclusion(ctx, match, noun, "clausal", [*match.tokens, head.i, *auxiliaries])
+            return _exclusion(ctx, match, object_noun, "clausal", [*match.tokens, head.i, *auxiliaries])
     if tok.dep in SUBJECT_DEPS and head.lemma in ctx.words("perception"):
         cue_tokens += [head.i, *(c.i for c in view.children(head.i, ("aux", "auxpass")))]
     return Verdict("exclude", _construction(ctx, match), match.last, cue_tokens=cue_tokens)

@@ -9,7 +9,7 @@ more rows tie at the k-th score than fit, the lower rows win, exactly as a stabl
 
 From :data:`PARTITION_FROM` results per query on (formula scoring's 1,000 candidates), a
 CPU top-k selects by partition (numpy's introselect, linear in the items) instead of
-``torch.topk``, whose CPU kernel keeps a heap of k and costs n log k: 7 instead of 27 ms
+``torch.topk``, whose CPU kernel keeps a heap of k and costs n log k: 10 instead of 30 ms
 for 1,000 of 100,000 items per 32 queries (docs/formula_scoring.md, "Speed"). Both give
 the same rows in the same order.
 
