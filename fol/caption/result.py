@@ -12,7 +12,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from fortekit.fol.ast import And, Atom, Formula, Not, Quant, Quantifier, Var, _Printable, conjoin
@@ -415,7 +415,8 @@ class ParseResult:
     oov: tuple[str, ...]
     truncated: bool = False
     backend: str = "rules"
-    scopes: tuple[ScopeNote, ...] = ()
+    # diagnostics of the parse, not part of what it says: results compare by their logic
+    scopes: tuple[ScopeNote, ...] = field(default=(), compare=False)
 
     def __str__(self) -> str:
         return str(self.formula)
