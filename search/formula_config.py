@@ -20,14 +20,16 @@ if TYPE_CHECKING:
     import torch
 
 __all__ = [
-    "CALIBRATIONS", "EVIDENCE_SCOPES", "NEGATIONS", "TNORMS", "FormulaScoringConfig", "QueryPlan",
-    "TextEncoder",
+    "CALIBRATIONS", "CONJUNCTIONS", "EVIDENCE_SCOPES", "NEGATIONS", "TNORMS", "FormulaScoringConfig",
+    "QueryPlan", "TextEncoder",
 ]
 
 TNorm = Literal["min", "product"]
 Negation = Literal["complement", "subtract"]
 Calibration = Literal["zscore", "minmax", "none"]
 EvidenceScope = Literal["negated", "all"]
+Conjunction = Literal["guard", "blend"]
+CONJUNCTIONS: tuple[str, ...] = ("guard", "blend")
 TNORMS: tuple[str, ...] = ("min", "product")
 NEGATIONS: tuple[str, ...] = ("complement", "subtract")
 CALIBRATIONS: tuple[str, ...] = ("zscore", "minmax", "none")
@@ -42,7 +44,17 @@ class FormulaScoringConfig:
     Attributes:
         gamma: weight of the logic score against the whole-query similarity, in [0, 1].
         conjunction_gamma: the weight for formulas with no negated clause (conjunctions,
-            disjunctions of asserted clauses); None: ``gamma``.
+            disjunctions of asserted clauses); None: ``gamma``. With ``conjunction="guard"``,
+            the weight of the guard's penalty.
+        conjunction: how a conjunction of asserted clauses is scored: ``"guard"`` (the
+            default) only demotes an item that shows less of some clause than the first
+            pass's best item does, or than ``conjunction_threshold`` (z units): ``s = sim -
+            conjunction_gamma * max_i relu(min(threshold, z_i(best)) - z_i)``; the first pass's
+            best item is never demoted, so a plain caption whose clip is already first keeps
+            it (docs/formula_scoring.md, "Conjunctions"). ``"blend"``: the t-norm of the
+            clauses blended with weight ``conjunction_gamma``, as for exclusions. The guard
+            needs ``calibration="zscore"``; with another calibration conjunctions blend.
+        conjunction_threshold: the guard's threshold on a clause's z-score.
         saturation: a degree of truth at or above which the formula counts as fully
             satisfied (``logic = min(1, logic / saturation)``); None: no saturation.
         tnorm: ``"min"`` (Gödel) or ``"product"``; ∨ uses the dual co-norm (max, probabilistic sum).
@@ -81,6 +93,8 @@ class FormulaScoringConfig:
 
     gamma: float = 0.7
     conjunction_gamma: float | None = 0.2
+    conjunction: Conjunction = "guard"
+    conjunction_threshold: float = 1.5
     saturation: float | None = None
     tnorm: TNorm = "product"
     negation: Negation = "complement"
@@ -104,6 +118,10 @@ class FormulaScoringConfig:
             (self.conjunction_gamma is None or (_number(self.conjunction_gamma)
                                                 and 0.0 <= self.conjunction_gamma <= 1.0),
              "conjunction_gamma", "None or a number in [0, 1]", self.conjunction_gamma),
+            (self.conjunction in CONJUNCTIONS, "conjunction", f"one of {', '.join(CONJUNCTIONS)}",
+             self.conjunction),
+            (_number(self.conjunction_threshold), "conjunction_threshold", "a finite number",
+             self.conjunction_threshold),
             (self.saturation is None or (_number(self.saturation) and 0.0 < self.saturation <= 1.0),
              "saturation", "None or a number in (0, 1]", self.saturation),
             (self.tnorm in TNORMS, "tnorm", f"one of {', '.join(TNORMS)}", self.tnorm),

@@ -44,6 +44,8 @@ from typing import TYPE_CHECKING, Any
 
 from fortekit.errors import Errors, EvaluationError
 from fortekit.search.clauses import (
+    Clause,
+    ClauseAnd,
     has_positive_clause,
     is_plain,
     leaf_polarities,
@@ -62,6 +64,7 @@ from fortekit.search.formula_config import (
 from fortekit.search.fuzzy import (
     calibrate,
     calibration_sample,
+    conjunction_guard,
     clause_statistics,
     evaluate_tree,
     scoped_statistics,
@@ -272,6 +275,7 @@ class FormulaScorer:
         degrees = calibrate(sims, where, scale, negated, config)
         logic_rows: list[torch.Tensor] = []
         gammas: list[float] = []
+        keeps: list[float] = []
         for (q, start, end), query_rows in zip(spans, rows, strict=True):
             plan = plans[q]
             tree = plan.tree
@@ -281,6 +285,12 @@ class FormulaScorer:
             if grounded is not None and evidence is not None:
                 truth, judged = self._with_evidence(truth, query_rows, plan.negated, grounded, evidence,
                                                     None if candidates is None else candidates[q])
+            if not judged and self._guards(plan):
+                z = (sims[start:end] - where[start:end, None]) / scale[start:end, None]
+                logic_rows.append(-conjunction_guard(z, out[q], config.conjunction_threshold))
+                gammas.append(float(config.conjunction_gamma or 0.0))
+                keeps.append(1.0)  # the guard only subtracts: the similarity keeps its weight
+                continue
             logic = evaluate_tree(tree, truth, config)
             gamma = config.gamma
             if config.conjunction_gamma is not None and not any(plan.negated):
@@ -294,11 +304,23 @@ class FormulaScorer:
                 logic = (logic / config.saturation).clamp(max=1.0)
             logic_rows.append(logic)
             gammas.append(gamma)
+            keeps.append(1.0 - gamma)
         index = torch.tensor(block, dtype=torch.long, device=out.device)
         # (1 - gamma) is taken in Python, as a scalar blend would: the same float32 weights
-        keep = torch.tensor([1.0 - gamma for gamma in gammas], dtype=out.dtype, device=out.device)
+        keep = torch.tensor(keeps, dtype=out.dtype, device=out.device)
         weight = torch.tensor(gammas, dtype=out.dtype, device=out.device)
         out[index] = keep[:, None] * out[index] + weight[:, None] * torch.stack(logic_rows)
+
+    def _guards(self, plan: QueryPlan) -> bool:
+        """Whether ``plan`` is a conjunction of asserted clauses that the guard scores."""
+        config = self.config
+        return (
+            config.conjunction == "guard"
+            and config.calibration == "zscore"
+            and not any(plan.negated)
+            and isinstance(plan.tree, ClauseAnd)
+            and all(isinstance(operand, Clause) for operand in plan.tree.operands)
+        )
 
     def _calibration_rows(self, items: torch.Tensor, item_matrix: torch.Tensor) -> torch.Tensor:
         """The calibration sample of ``item_matrix``, kept while the caller passes the same ``items``.

@@ -31,6 +31,7 @@ __all__ = [
     "calibrate",
     "calibration_sample",
     "clause_statistics",
+    "conjunction_guard",
     "conorm",
     "evaluate_tree",
     "scoped_statistics",
@@ -66,6 +67,35 @@ def clause_statistics(
         low = sims.min(dim=1).values
         return low, (sims.max(dim=1).values - low).clamp_min(1e-6)
     return sims.mean(dim=1), sims.std(dim=1).nan_to_num(0.0).clamp_min(1e-6)
+
+
+def conjunction_guard(z: torch.Tensor, similarities: torch.Tensor, threshold: float) -> torch.Tensor:
+    """The guard's penalty of each item for a conjunction of asserted clauses (before its weight).
+
+    An item is penalised by how far its weakest clause falls short of the evidence the first
+    pass's best item (highest ``similarities``) shows of that clause, capped at ``threshold``:
+    ``max_i relu(min(threshold, z_i(best)) - z_i)``. The best item's penalty is 0, so it is
+    never demoted, and neither is any item with at least its evidence on every clause.
+
+    Args:
+        z: (clauses, items) z-scores of the clauses' similarities to the items.
+        similarities: (items,) the whole-query similarities of the same items.
+        threshold: the cap on the reference evidence, in z units.
+
+    Returns:
+        (items,) penalties >= 0.
+
+    Example:
+        >>> import torch
+        >>> z = torch.tensor([[2.0, 2.5, 0.0], [1.0, 3.0, 3.0]])  # item 2 lacks clause 0
+        >>> conjunction_guard(z, torch.tensor([0.9, 0.5, 0.6]), 1.5).tolist()
+        [0.0, 0.0, 1.5]
+    """
+    import torch
+
+    best = int(torch.argmax(similarities))
+    reference = z[:, best].clamp(max=threshold)
+    return torch.relu(reference[:, None] - z).max(dim=0).values
 
 
 def calibration_sample(items: torch.Tensor, size: int) -> torch.Tensor:

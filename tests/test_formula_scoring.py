@@ -166,6 +166,37 @@ def test_connectives_by_hand() -> None:
     assert disjunction[0].tolist() == pytest.approx([0.8 + 0.6 - 0.48, 1.0])
 
 
+def test_the_conjunction_guard_demotes_an_item_that_lacks_a_sound() -> None:
+    vectors = {"a dog barking": [1.0, 0.0, 0.0], "a person talking": [0.0, 1.0, 0.0]}
+    encode = lambda texts: torch.tensor([vectors[t] for t in texts])  # noqa: E731
+    # items 0-4 are filler; 5 has both sounds, 6 only the dog, 7 only the person
+    items = torch.nn.functional.normalize(torch.tensor(
+        [[0.1, 0.1, 1.0]] * 5 + [[0.7, 0.7, 0.1], [1.0, 0.05, 0.1], [0.05, 1.0, 0.1]]), dim=1)
+    both = parse_formula("∃x ∃y [Dog(x) ∧ Barking(x) ∧ Person(y) ∧ Talking(y)]")
+    first_pass = torch.tensor([[0.1] * 5 + [0.70, 0.72, 0.30]])  # the dog alone ranks first
+    guard = FormulaScorer(encode, FormulaScoringConfig(conjunction_threshold=0.5))
+    scores = guard.score([both], first_pass, items)[0]
+    assert scores[6] == first_pass[0, 6]  # the first pass's best item is never demoted ...
+    assert scores[7] < first_pass[0, 7]  # ... an item without the dog is
+    assert bool((scores <= first_pass[0] + 1e-7).all())  # the guard only demotes
+    blend = FormulaScorer(encode, FormulaScoringConfig(conjunction="blend", conjunction_gamma=1.0))
+    assert int(torch.argmax(blend.score([both], first_pass, items)[0])) == 5  # the t-norm reorders the top
+
+
+def test_the_conjunction_guard_keeps_every_first_hit(minilm) -> None:  # type: ignore[no-untyped-def]
+    # plain captions that describe two sounds: whatever the items, each query's first hit stays first
+    texts = ["a man speaks and a dog barks", "rain falls while thunder rumbles, then a car passes",
+             "birds chirp, a bell rings", "people talking and a baby crying"]
+    formulas = [parse.formula for parse in parse_captions(texts)]
+    generator = torch.Generator().manual_seed(3)
+    items = torch.nn.functional.normalize(torch.randn(300, 384, generator=generator), dim=1)
+    queries = torch.nn.functional.normalize(minilm.encode_text(texts).float(), dim=1)
+    first = queries @ items.T
+    scores = FormulaScorer(minilm).score(formulas, first, items)
+    assert torch.equal(scores.argmax(dim=1), first.argmax(dim=1))
+    assert bool((scores <= first + 1e-6).all())
+
+
 def test_saturation_and_negated_scope() -> None:
     vectors = {"a dog barking": [1.0, 0.0], "a person talking": [0.0, 1.0]}
     encode = lambda texts: torch.tensor([vectors[t] for t in texts])  # noqa: E731
@@ -309,7 +340,8 @@ def test_partition_top_k_leaves_nan_to_torch() -> None:
     ("option", "value"),
     [("gamma", 1.5), ("tnorm", "lukasiewicz"), ("negation", "ignore"), ("calibration", "rank"),
      ("slope", 0), ("negated_slope", -1.0), ("calibration_sample", 1), ("max_clauses", 0), ("gamma", True),
-     ("conjunction_gamma", 2.0), ("saturation", 0.0), ("negated_scope", 1)],
+     ("conjunction_gamma", 2.0), ("saturation", 0.0), ("negated_scope", 1), ("conjunction", "hinge"),
+     ("conjunction_threshold", float("nan"))],
 )
 def test_bad_settings_are_coded_errors(option: str, value: object) -> None:
     with pytest.raises(EvaluationError, match=r"\[E480\].*formula scoring"):
