@@ -64,8 +64,8 @@ from fortekit.search.formula_config import (
 from fortekit.search.fuzzy import (
     calibrate,
     calibration_sample,
-    conjunction_guard,
     clause_statistics,
+    conjunction_guard,
     evaluate_tree,
     scoped_statistics,
 )
