@@ -55,6 +55,10 @@ class FormulaScoringConfig:
             clauses blended with weight ``conjunction_gamma``, as for exclusions. The guard
             needs ``calibration="zscore"``; with another calibration conjunctions blend.
         conjunction_threshold: the guard's threshold on a clause's z-score.
+        conjunction_blend: with the guard, when the first pass's best item itself shows less
+            than ``conjunction_trigger`` (z) of some clause, the first pass has failed the
+            conjunction: the clauses' t-norm is then also blended in with this weight.
+        conjunction_trigger: the z-score below which the best item counts as lacking a clause.
         saturation: a degree of truth at or above which the formula counts as fully
             satisfied (``logic = min(1, logic / saturation)``); None: no saturation.
         tnorm: ``"min"`` (Gödel) or ``"product"``; ∨ uses the dual co-norm (max, probabilistic sum).
@@ -95,6 +99,8 @@ class FormulaScoringConfig:
     conjunction_gamma: float | None = 0.2
     conjunction: Conjunction = "guard"
     conjunction_threshold: float = 1.5
+    conjunction_blend: float = 0.2
+    conjunction_trigger: float = 1.0
     saturation: float | None = None
     tnorm: TNorm = "product"
     negation: Negation = "complement"
@@ -122,6 +128,10 @@ class FormulaScoringConfig:
              self.conjunction),
             (_number(self.conjunction_threshold), "conjunction_threshold", "a finite number",
              self.conjunction_threshold),
+            (_number(self.conjunction_blend) and 0.0 <= self.conjunction_blend <= 1.0, "conjunction_blend",
+             "a number in [0, 1]", self.conjunction_blend),
+            (_number(self.conjunction_trigger), "conjunction_trigger", "a finite number",
+             self.conjunction_trigger),
             (self.saturation is None or (_number(self.saturation) and 0.0 < self.saturation <= 1.0),
              "saturation", "None or a number in (0, 1]", self.saturation),
             (self.tnorm in TNORMS, "tnorm", f"one of {', '.join(TNORMS)}", self.tnorm),

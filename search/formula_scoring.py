@@ -287,9 +287,17 @@ class FormulaScorer:
                                                     None if candidates is None else candidates[q])
             if not judged and self._guards(plan):
                 z = (sims[start:end] - where[start:end, None]) / scale[start:end, None]
-                logic_rows.append(-conjunction_guard(z, out[q], config.conjunction_threshold))
-                gammas.append(float(config.conjunction_gamma or 0.0))
-                keeps.append(1.0)  # the guard only subtracts: the similarity keeps its weight
+                penalty = float(config.conjunction_gamma or 0.0) * conjunction_guard(
+                    z, out[q], config.conjunction_threshold)
+                blend = config.conjunction_blend
+                if blend > 0.0 and bool((z[:, int(torch.argmax(out[q]))] < config.conjunction_trigger).any()):
+                    # the first pass's best item lacks a sound asked for: the t-norm reorders too
+                    logic_rows.append(blend * evaluate_tree(tree, truth, config) - penalty)
+                    keeps.append(1.0 - blend)
+                else:
+                    logic_rows.append(-penalty)
+                    keeps.append(1.0)  # the guard only subtracts: the similarity keeps its weight
+                gammas.append(1.0)
                 continue
             logic = evaluate_tree(tree, truth, config)
             gamma = config.gamma

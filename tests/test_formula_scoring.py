@@ -174,13 +174,17 @@ def test_the_conjunction_guard_demotes_an_item_that_lacks_a_sound() -> None:
         [[0.1, 0.1, 1.0]] * 5 + [[0.7, 0.7, 0.1], [1.0, 0.05, 0.1], [0.05, 1.0, 0.1]]), dim=1)
     both = parse_formula("∃x ∃y [Dog(x) ∧ Barking(x) ∧ Person(y) ∧ Talking(y)]")
     first_pass = torch.tensor([[0.1] * 5 + [0.70, 0.72, 0.30]])  # the dog alone ranks first
-    guard = FormulaScorer(encode, FormulaScoringConfig(conjunction_threshold=0.5))
+    guard = FormulaScorer(encode, FormulaScoringConfig(conjunction_threshold=0.5, conjunction_blend=0.0))
     scores = guard.score([both], first_pass, items)[0]
     assert scores[6] == first_pass[0, 6]  # the first pass's best item is never demoted ...
     assert scores[7] < first_pass[0, 7]  # ... an item without the dog is
     assert bool((scores <= first_pass[0] + 1e-7).all())  # the guard only demotes
     blend = FormulaScorer(encode, FormulaScoringConfig(conjunction="blend", conjunction_gamma=1.0))
     assert int(torch.argmax(blend.score([both], first_pass, items)[0])) == 5  # the t-norm reorders the top
+    # the default: the first hit (the dog alone) lacks the person, so the t-norm also reorders
+    relieved = FormulaScorer(encode, FormulaScoringConfig(conjunction_threshold=0.5)).score(
+        [both], first_pass, items)[0]
+    assert relieved[5] - relieved[6] > scores[5] - scores[6]
 
 
 def test_the_conjunction_guard_keeps_every_first_hit(minilm) -> None:  # type: ignore[no-untyped-def]
@@ -192,7 +196,8 @@ def test_the_conjunction_guard_keeps_every_first_hit(minilm) -> None:  # type: i
     items = torch.nn.functional.normalize(torch.randn(300, 384, generator=generator), dim=1)
     queries = torch.nn.functional.normalize(minilm.encode_text(texts).float(), dim=1)
     first = queries @ items.T
-    scores = FormulaScorer(minilm).score(formulas, first, items)
+    guard = FormulaScorer(minilm, FormulaScoringConfig(conjunction_blend=0.0))
+    scores = guard.score(formulas, first, items)
     assert torch.equal(scores.argmax(dim=1), first.argmax(dim=1))
     assert bool((scores <= first + 1e-6).all())
 
