@@ -159,6 +159,11 @@ def main() -> None:
                         "fol-refine and fortekit search do with their candidates")
     parser.add_argument("--conjunction-gammas", default="same",
                         help="conjunction_gamma values ('same': gamma)")
+    parser.add_argument("--conjunctions", default="guard",
+                        help="conjunction modes, comma-separated (guard, blend)")
+    parser.add_argument("--conjunction-thresholds", default="1.5", help="the guard's z thresholds")
+    parser.add_argument("--conjunction-blends", default="0.2",
+                        help="the guard's t-norm weight where the first hit lacks a clause")
     parser.add_argument("--negated", default="same",
                         help="slope:shift pairs for negated clauses, comma-separated ('same': as asserted)")
     args = parser.parse_args()
@@ -177,12 +182,14 @@ def main() -> None:
         args.calibrations.split(","), [float(v) for v in args.slopes.split(",")],
         [float(v) for v in args.shifts.split(",")], [float(v) for v in args.weights.split(",")],
         args.negated.split(","), args.scopes.split(","), args.conjunction_gammas.split(","),
-        args.saturations.split(","),
+        args.saturations.split(","), args.conjunctions.split(","),
+        [float(v) for v in args.conjunction_thresholds.split(",")],
+        [float(v) for v in args.conjunction_blends.split(",")],
     )
     seen: set[tuple] = set()
     for setting in grid:
         (gamma, tnorm, negation, calibration, slope, shift, weight, negated, scope, conjunction,
-         saturation) = setting
+         saturation, mode, threshold, relief) = setting
         if calibration != "zscore":
             slope, shift = 2.0, 2.0  # unused by the other calibrations
         if negation != "subtract":
@@ -190,7 +197,7 @@ def main() -> None:
         if calibration != "zscore":
             negated = "same"
         key = (gamma, tnorm, negation, calibration, slope, shift, weight, negated, scope, conjunction,
-               saturation)
+               saturation, mode, threshold, relief)
         neg_slope, neg_shift = (None, None) if negated == "same" else map(float, negated.split(":"))
         if key in seen:
             continue
@@ -201,7 +208,9 @@ def main() -> None:
                                       negated_shift=neg_shift,
                                       negated_scope=None if scope == "none" else int(scope),
                                       conjunction_gamma=None if conjunction == "same" else float(conjunction),
-                                      saturation=None if saturation == "none" else float(saturation))  # type: ignore[arg-type]
+                                      saturation=None if saturation == "none" else float(saturation),
+                                      conjunction=mode, conjunction_threshold=threshold,  # type: ignore[arg-type]
+                                      conjunction_blend=relief)
         cells = []
         for beir in sets:
             scorer = FormulaScorer(encoder, config)

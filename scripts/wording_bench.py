@@ -89,7 +89,7 @@ def markdown(table: dict[str, dict[str, Any]], systems: list[str], title: str) -
             else:
                 cells.append(f"{_fmt(r['nDCG@10'])} / {_fmt(r['AP'])} / {_fmt(r['violation@10'])}")
         lines.append(
-            f"| {value} ({first['kind']}) | {first['half']} | {first['cue_class']} | {first['queries']} | "
+            f"| {value} | {first['half']} | {first['cue_class']} | {first['queries']} | "
             + " | ".join(cells)
             + " |"
         )

@@ -192,19 +192,33 @@ def _modified_before(tokens: list[Tok], tok: Tok, inside: set[int]) -> int | Non
     return None
 
 
-def _detach(view: TokenView, inside: set[int], segment: list[int]) -> None:
+def _subject_for_new_root(view: TokenView, root: Tok, inside: set[int]) -> None:
+    """A participle that now heads the rest of the caption takes the noun right before it as
+    its subject ("a baby/npadvmod crying sans ..." -> the baby cries)."""
+    participle = root.pos == "VERB" or (root.pos == "ADJ" and root.lower.endswith("ing"))
+    if not participle or any(c.dep in SUBJECT_DEPS for c in view.children(root.i)):
+        return
+    k = root.i - 1
+    if k >= 0 and k not in inside and view[k].pos in NOUNS and view[k].head == root.i:
+        view[k].dep = "nsubj"
+
+
+def _detach(view: TokenView, inside: set[int], segment: list[int], cues: set[int]) -> None:
     """Cut the arcs between ``inside`` and the rest that would merge the two into one entity
     or that cross a segment boundary: the rest gets a root of its own and the scope hangs
     from it as ``parataxis`` (which Pass 1 keeps apart). An object or prepositional arc
-    inside one segment stays: "detecting nothing" keeps ``Detect(x, y)`` inside the denied
-    clause (docs/annotation.md, "Negation")."""
+    inside one segment stays ("detecting nothing" keeps ``Detect(x, y)`` inside the denied
+    clause, docs/annotation.md, "Negation"), unless it spans the cue: a phrase the cue governs
+    is no object of a verb before the cue ("laughing sans/dobj water/dobj")."""
     tokens = view.tokens
     outside = [t for t in tokens if t.i not in inside and t.pos != "PUNCT"]
     if not outside:
         return
 
     def cut(tok: Tok) -> bool:
-        return segment[tok.i] != segment[tok.head] or tok.dep not in _KEPT_DEPS
+        low, high = sorted((tok.i, tok.head))
+        spans_cue = any(low < cue < high for cue in cues)
+        return segment[tok.i] != segment[tok.head] or tok.dep not in _KEPT_DEPS or spans_cue
 
     crossing_out = [t for t in outside if t.head != t.i and t.head in inside and cut(t)]
     crossing_in = [t for t in tokens if t.i in inside and t.head != t.i and t.head not in inside and cut(t)]
@@ -214,9 +228,18 @@ def _detach(view: TokenView, inside: set[int], segment: list[int]) -> None:
     if roots:
         root = roots[0]
     elif crossing_out:
-        ranked = sorted(crossing_out, key=lambda t: (t.pos not in ("VERB", "NOUN", "PROPN"), t.i))
+        # the outside token that heads most of the rest ("a horn/npadvmod honking/amod sans ...")
+        ranked = sorted(
+            crossing_out,
+            key=lambda t: (
+                -len([k for k in view.subtree(t.i) if k not in inside]),
+                t.pos not in ("VERB", "NOUN", "PROPN"),
+                t.i,
+            ),
+        )
         root = ranked[0]
         root.head, root.dep = root.i, "ROOT"
+        _subject_for_new_root(view, root, inside)
     else:
         return
     for tok in crossing_out:
@@ -340,6 +363,9 @@ class _Pass:
         ctx, plan, view = self.ctx, self.plan, self.view
         targets = [t for t in (verdict.target, *verdict.extra_targets) if t is not None]
         ctx.commit(set(targets) if verdict.effect in ("exclude", "join", "assert") else set())
+        for cue in set(match.tokens) | set(verdict.cue_tokens):  # a cue is nobody's subject
+            if cue not in targets and view[cue].dep in SUBJECT_DEPS:
+                view[cue].dep = "dep"
         cue_tokens = (set(match.tokens) | set(verdict.cue_tokens)) - set(targets)
         plan.cue_tokens |= cue_tokens
         ctx.claimed |= cue_tokens
@@ -347,7 +373,7 @@ class _Pass:
         effect = verdict.effect
         if effect in ("exclude", "join", "unresolved") and targets:
             for target in targets:
-                participle = ctx.owned_participle(target)
+                participle = ctx.owned_participle(target, match.first if target > match.last else -1)
                 if participle is not None and participle.head != target:
                     reattach(view, participle.i, target, "acl")
                     self.changed = True
@@ -368,7 +394,7 @@ class _Pass:
                     plan.excluded[target] = rule_id
             elif effect == "unresolved":
                 plan.suppressed |= scope
-            _detach(view, scope | cue_tokens, ctx.segment)
+            _detach(view, scope | cue_tokens, ctx.segment, cue_tokens)
             view.rebuild()
             self.changed = True
         elif effect == "deny" and verdict.target is not None:
@@ -451,7 +477,8 @@ def resolve_scopes(view: TokenView, rules: NegationRules, lex: WordNetLemmas) ->
     if not matches and not order:
         return None
     plan = scope_pass.run(matches)
-    for link in order:
-        plan.order.append(link)
-        plan.cue_tokens.update(link.tokens)
+    plan.order.extend(order)  # Pass 1 adds them where the temporal arc rules made no relation
+    for link in order:  # "after that": the pronoun is the earlier sound, which the link names
+        if any(view[k].lower in ("that", "this") for k in link.tokens):
+            plan.cue_tokens.update(link.tokens)
     return plan

@@ -363,17 +363,22 @@ class ScopeContext:
                 return view[self.noun_head(after.i)], [noun.i, of]
         return None
 
-    def owned_participle(self, noun: int) -> Tok | None:
-        """A verb right after the noun's phrase with no subject of its own: the phrase's event."""
+    def owned_participle(self, noun: int, floor: int = -1) -> Tok | None:
+        """A verb right after the noun's phrase with no subject of its own: the phrase's event.
+
+        A subject at or before ``floor`` (the cue that governs the noun) or among the cue's
+        words ("a trace/nsubj of birds chirping") is an attachment error and does not count.
+        """
         view = self.view
-        end = max(view.subtree(noun))
+        end = max(k for k in view.subtree(noun) if self.same_segment(k, noun) or k == noun)
         k = end + 1
         if k < len(view) and self.same_segment(k, noun):
             tok = view[k]
             gerund = tok.lower.endswith("ing") and self.lex.verb_base(tok.lower) is not None  # "touching/NN"
+            subject = self.subject_in_segment(tok.i)
             if (
                 (self.is_verbal(tok) or gerund)
-                and self.subject_in_segment(tok.i) is None
+                and (subject is None or subject.i <= floor or subject.i in self.claimed)
                 and tok.i not in self.claimed
                 and self.rules.cue_for_word(tok.lower) is None
             ):

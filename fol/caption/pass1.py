@@ -227,7 +227,15 @@ class Graph(TemporalActions):
         self.classify()
         if scopes is not None:
             self.use_scopes(scopes)
-        consumed, rule_of, union = self.consumed, self.rule_of, self.union
+        self._run_actions(self.consumed, self.rule_of, self.union)
+        if scopes is not None and scopes.order:
+            self.add_order(scopes)
+        return self
+
+    def _run_actions(
+        self, consumed: set[int], rule_of: list[ArcRule], union: Callable[[int, int], None]
+    ) -> None:
+        """The arc actions in token order."""
         for tok in self.view.tokens:
             if tok.i in consumed:
                 continue
@@ -239,7 +247,14 @@ class Graph(TemporalActions):
                     union(tok.i, tok.head)
             elif action != "separate":  # act_separate does nothing
                 ACTIONS[action](self, tok, rule)
-        return self
+
+    def add_order(self, scopes: ScopePlan) -> None:
+        """The scope pass's order links ("thunder rumbling and then rain falling"), where the
+        temporal arc rules made no relation from the same order word."""
+        done = {k for relation in self.relations for k in relation.tokens}
+        for link in scopes.order:
+            if not done & set(link.tokens):
+                self.relate("before", link.first, link.second, _ORDER_RULE, list(link.tokens))
 
     def use_scopes(self, scopes: ScopePlan) -> None:
         """Mark what the scope pass decided (cue words, exclusions, denials, unresolved scopes)."""
@@ -256,8 +271,6 @@ class Graph(TemporalActions):
         excluded.update(scopes.excluded)
         for i, rule_id in scopes.denied.items():
             negated[i] = rule_id
-        for link in scopes.order:  # "thunder rumbling and then rain falling"
-            self.relate("before", link.first, link.second, _ORDER_RULE, list(link.tokens))
 
     # -- actions ----------------------------------------------------------------------
     def act_attach(self, tok: Tok, rule: ArcRule) -> None:

@@ -54,6 +54,7 @@ _MERGING_DEPS = frozenset(
     }
 )
 _COPULAS = frozenset({"be", "have", "do", "get", "seem"})
+_FINITE = frozenset({"VBZ", "VBD", "VBN", "VBG", "MD"})
 _GLUE = frozenset({"DET", "ADV", "CCONJ", "SCONJ", "PART", "PUNCT", "ADP"})
 
 
@@ -80,16 +81,20 @@ def _complete(ctx: ScopeContext, members: list[int]) -> int | None:
     first = next((k for k in members if view[k].lower not in skip and view[k].pos not in _GLUE), None)
     if first is None or view[first].lower in ctx.words("time_words"):
         return None
-    if (
-        not ctx.is_noun(view[first])
-        and not (view[first].pos == "ADJ" and _noun_follows(ctx, first))
-        and not _mass_noun_read_as_verb(ctx, first)
-    ):
+    tok = view[first]
+    # "then rain/VB falling", "a siren/JJ wailing": a noun the tagger read otherwise, known to
+    # WordNet as a noun, before a participle; a finite tag the tagger gave ("begins/VBZ
+    # climbing") is a verb, one a repair gave ("birds/VBZ chirping") is not
+    misread = (
+        _participle_at(ctx, first + 1) and (tok.tag not in _FINITE or bool(tok.repaired)) and ctx.nominal(tok)
+    )
+    if not ctx.is_noun(tok) and not (tok.pos == "ADJ" and _noun_follows(ctx, first)) and not misread:
         return None
     noun = first
     while (
         noun + 1 < len(view)
         and ctx.same_segment(noun, noun + 1)
+        and not _participle_at(ctx, noun + 1)
         and (ctx.is_noun(view[noun + 1]) or view[noun].pos == "ADJ")
     ):
         noun += 1  # "a car horn", "loud music": the last noun of the phrase
@@ -97,7 +102,11 @@ def _complete(ctx: ScopeContext, members: list[int]) -> int | None:
         return None
     verbal = any(
         k > noun
-        and (view[k].pos in VERBS or view[k].tag in ("VBG", "VBN", "VBZ", "VBD", "VBP"))
+        and (
+            view[k].pos in VERBS
+            or view[k].tag in ("VBG", "VBN", "VBZ", "VBD", "VBP")
+            or _participle_at(ctx, k)
+        )
         and view[k].lemma not in _COPULAS
         and view[k].tag != "MD"
         for k in members
@@ -105,17 +114,16 @@ def _complete(ctx: ScopeContext, members: list[int]) -> int | None:
     return noun if verbal else None
 
 
-def _mass_noun_read_as_verb(ctx: ScopeContext, i: int) -> bool:
-    """ "then rain/VB falling": a base-form "verb" opening a segment, followed by a participle,
-    that WordNet knows as a noun, is the segment's noun."""
+def _participle_at(ctx: ScopeContext, i: int) -> bool:
+    """Whether token ``i`` is an -ing form of a verb, whatever its tag ("music playing/NN")."""
     view = ctx.view
+    if i >= len(view):
+        return False
     tok = view[i]
-    following = view[i + 1] if i + 1 < len(view) and ctx.same_segment(i, i + 1) else None
-    return (
-        tok.tag in ("VB", "VBP")
-        and following is not None
-        and following.tag in ("VBG", "VBN")
-        and ctx.nominal(tok)
+    return tok.tag == "VBG" or (
+        tok.lower.endswith("ing")
+        and tok.pos in ("NOUN", "ADJ", "VERB")
+        and ctx.lex.verb_base(tok.lower) is not None
     )
 
 
@@ -153,6 +161,19 @@ def _subjectless_verb(ctx: ScopeContext, noun: int, members: list[int]) -> int |
         if k > noun and tok.pos == "VERB" and tok.lemma not in _COPULAS and ctx.subject_in_segment(k) is None:
             return k
     return None
+
+
+def _last_phrase(ctx: ScopeContext, members: list[int], head: int | None) -> int | None:
+    """The last noun of a segment that a verb or participle is said of: the sound an order word
+    after the segment follows ("water pours followed by a woman speaking and then ...": the
+    woman)."""
+    view = ctx.view
+    for k in reversed(members):
+        if head is not None and k <= head:
+            break
+        if ctx.is_noun(view[k]) and _participle_at(ctx, k + 1) and ctx.same_segment(k, k + 1):
+            return k
+    return head
 
 
 def _event_of(ctx: ScopeContext, noun: int, members: list[int]) -> int:
@@ -222,7 +243,7 @@ def separate_segments(ctx: ScopeContext) -> list[OrderLink]:
     ordered = sorted(complete)
     for before, after in pairwise(ordered):
         words = _order_words(ctx, by_segment[after][0])
-        first, second = heads[before], heads[after]
+        first, second = _last_phrase(ctx, by_segment[before], heads[before]), heads[after]
         if words and first is not None and second is not None:
             # the events, where there are verbs: "a car passes and then the car honks" orders
             # two events of one car (Before(e1, e2)), two sources otherwise (Before(x, y))
