@@ -350,7 +350,7 @@ class _Pass:
     def _connective(self, match: Match, connective: Connective) -> None:
         self.ctx.pending.clear()
         after = self.ctx.first_after(match.last)
-        if connective.kind != "co-occurrence" or after is None or not self.ctx.is_noun(after):
+        if connective.kind != "co-occurrence" or after is None or not self.ctx.nominal(after, match.last):
             return
         first = self.view[match.first]
         if any(c.lower in self.ctx.words("order_words") for c in self.view.children(first.i)):
