@@ -53,6 +53,10 @@ _MERGING_DEPS = frozenset(
         "acomp",
     }
 )
+# arcs that make the dependent part of the head's entity whatever its part of speech
+_ENTITY_DEPS = frozenset(
+    {"nsubj", "nsubjpass", "csubj", "csubjpass", "appos", "compound", "amod", "npadvmod"}
+)
 _COPULAS = frozenset({"be", "have", "do", "get", "seem"})
 _FINITE = frozenset({"VBZ", "VBD", "VBN", "VBG", "MD"})
 _GLUE = frozenset({"DET", "ADV", "CCONJ", "SCONJ", "PART", "PUNCT", "ADP"})
@@ -186,6 +190,29 @@ def _event_of(ctx: ScopeContext, noun: int, members: list[int]) -> int:
     return noun
 
 
+def _subject_from_boundary(ctx: ScopeContext, noun: int | None, members: list[int]) -> bool:
+    """ "..., as an adult male speaks": a segment's noun hung as the object of the subordinator
+    that opens it is the subject of the segment's verb, which the subordinator marks."""
+    view = ctx.view
+    if noun is None:
+        return False
+    boundary = view[noun].head
+    if view[noun].dep != "pobj" or ctx.segment[boundary] >= 0 or boundary > noun:
+        return False
+    verb = _subjectless_verb(ctx, noun, members)
+    if (
+        verb is None
+        or noun in {a.i for a in view.ancestors(verb)}
+        or boundary in {a.i for a in view.ancestors(verb)}
+    ):
+        return False
+    view[noun].head, view[noun].dep = verb, "nsubj"
+    mark = view[boundary]
+    if mark.head != mark.i and mark.head not in members:
+        mark.head, mark.dep = verb, "mark"
+    return True
+
+
 def separate_segments(ctx: ScopeContext) -> list[OrderLink]:
     """Cut the arcs that merge two complete sound phrases of two segments; find their order.
 
@@ -218,25 +245,39 @@ def separate_segments(ctx: ScopeContext) -> list[OrderLink]:
         seg, head_seg = ctx.segment[tok.i], ctx.segment[tok.head]
         if tok.head == tok.i or seg < 0 or head_seg < 0 or seg == head_seg:
             continue
-        # only an entity hung across is merged by mistake: a verb with its own clause is kept
-        # apart by Pass 1 already, and its arc may carry a temporal link ("while ... continues")
+        # an entity hung across, or any token hung across as a subject or modifier, merges two
+        # sounds by mistake; a clause's own verb is kept apart by Pass 1 already, and its arc
+        # may carry a temporal link ("while ... continues")
         if (
             seg in complete
             and head_seg in complete
             and tok.dep in _MERGING_DEPS
-            and (ctx.is_noun(tok) or tok.pos == "PRON")
+            and (ctx.is_noun(tok) or tok.pos == "PRON" or tok.dep in _ENTITY_DEPS)
         ):
             verb = _subjectless_verb(ctx, tok.i, by_segment[seg]) if heads[seg] == tok.i else None
             target = (
                 root if ctx.segment[root] != seg else next((k for k in roots if ctx.segment[k] != seg), None)
             )
+            noun = heads[seg]
             if verb is not None and tok.i not in {a.i for a in view.ancestors(verb)}:
                 tok.head, tok.dep = verb, "nsubj"  # "a bike tire is spinning": the tire spins
+            elif (
+                ctx.is_verbal(tok)
+                and noun is not None
+                and noun != tok.i
+                and noun < tok.i
+                and tok.i not in {a.i for a in view.ancestors(noun)}
+            ):
+                tok.head, tok.dep = noun, "acl"  # "... as an adult male speaks": the male speaks
             elif target is None or tok.i in {a.i for a in view.ancestors(target)}:
                 tok.head, tok.dep = tok.i, "ROOT"
             else:
                 tok.head, tok.dep = target, "parataxis"
             changed = True
+    if changed:
+        view.rebuild()
+    for seg in sorted(complete):
+        changed |= _subject_from_boundary(ctx, heads[seg], by_segment[seg])
     if changed:
         view.rebuild()
     links: list[OrderLink] = []
