@@ -37,9 +37,9 @@ from fortekit.fol.caption.negation_context import NOUNS, Match, ScopeContext, Ve
 from fortekit.fol.caption.negation_rules import Connective, Cue, NegationRules
 from fortekit.fol.caption.negation_scopes import SCOPE_RULES
 from fortekit.fol.caption.separation import OrderLink, separate_segments
-from fortekit.fol.caption.tokens import SUBJECT_DEPS, Tok, TokenView
+from fortekit.fol.caption.tokens import SUBJECT_DEPS, Tok, TokenView, reattach
 
-__all__ = ["ScopeNote", "ScopePlan", "find_matches", "reattach", "resolve_scopes"]
+__all__ = ["ScopeNote", "ScopePlan", "find_matches", "resolve_scopes"]
 
 _LEMMA_POS = frozenset({"VERB", "AUX", "NOUN", "ADJ"})
 #: Cue classes whose words are negative wherever they stand: with no scope found they are
@@ -257,35 +257,6 @@ def _detach(view: TokenView, inside: set[int], segment: list[int], cues: set[int
             tok.head, tok.dep = root.i, "parataxis"
     for tok in crossing_in:
         tok.head, tok.dep = root.i, "parataxis"
-
-
-def reattach(view: TokenView, child: int, head: int, dep: str) -> None:
-    """Hang token ``child`` on ``head`` with label ``dep``, keeping the tree a tree.
-
-    Where ``child`` is an ancestor of ``head`` ("there being no engine/attr running/ROOT":
-    the engine's participle heads the caption), ``head`` first takes ``child``'s place.
-
-    Example:
-        >>> from fortekit.fol.caption.tokens import Tok, TokenView
-        >>> view = TokenView([Tok(0, "engine", "engine", "engine", "NOUN", "NN", "nsubj", 1, 0),
-        ...                   Tok(1, "running", "running", "run", "VERB", "VBG", "ROOT", 1, 7)],
-        ...                  "engine running")
-        >>> reattach(view, 1, 0, "acl")
-        >>> [(t.dep, t.head) for t in view]
-        [('ROOT', 0), ('acl', 0)]
-    """
-    tokens = view.tokens
-    if child == head:
-        return
-    if child in {a.i for a in view.ancestors(head)}:
-        above = tokens[child]
-        moved = tokens[head]
-        if above.head == above.i:
-            moved.head, moved.dep = moved.i, "ROOT"
-        else:
-            moved.head, moved.dep = above.head, above.dep
-    tokens[child].head, tokens[child].dep = head, dep
-    view.rebuild()
 
 
 def _text(view: TokenView, indices: Iterable[int]) -> str:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from fortekit.fol.caption.negation_context import VERBS, ScopeContext
-from fortekit.fol.caption.tokens import TokenView
+from fortekit.fol.caption.tokens import TokenView, reattach
 
 __all__ = ["OrderLink", "separate_segments"]
 
@@ -209,7 +209,11 @@ def _subject_from_boundary(ctx: ScopeContext, noun: int | None, members: list[in
     view[noun].head, view[noun].dep = verb, "nsubj"
     mark = view[boundary]
     if mark.head != mark.i and mark.head not in members:
+        previous = mark.head  # the clause the subordinator hung on: the segment's verb joins it
         mark.head, mark.dep = verb, "mark"
+        view.rebuild()
+        if ctx.is_verbal(view[previous]):
+            reattach(view, verb, previous, "advcl")
     return True
 
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Container, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["SUBJECT_DEPS", "Tok", "TokenIndex", "TokenView", "from_doc"]
+__all__ = ["SUBJECT_DEPS", "Tok", "TokenIndex", "TokenView", "from_doc", "reattach"]
 
 #: Dependency labels of subjects.
 SUBJECT_DEPS: frozenset[str] = frozenset({"nsubj", "nsubjpass", "csubj", "csubjpass", "expl"})
@@ -301,3 +301,31 @@ def from_doc(
             if tok.text:  # spaCy makes no empty token; guarded all the same
                 tok.start, tok.stop = offsets[tok.start], offsets[tok.start + len(tok.text) - 1] + 1
     return TokenView.built(tokens, text, children, (by_dep, by_pos))
+
+
+def reattach(view: TokenView, child: int, head: int, dep: str) -> None:
+    """Hang token ``child`` on ``head`` with label ``dep``, keeping the tree a tree.
+
+    Where ``child`` is an ancestor of ``head`` ("there being no engine/attr running/ROOT":
+    the engine's participle heads the caption), ``head`` first takes ``child``'s place.
+
+    Example:
+        >>> view = TokenView([Tok(0, "engine", "engine", "engine", "NOUN", "NN", "nsubj", 1, 0),
+        ...                   Tok(1, "running", "running", "run", "VERB", "VBG", "ROOT", 1, 7)],
+        ...                  "engine running")
+        >>> reattach(view, 1, 0, "acl")
+        >>> [(t.dep, t.head) for t in view]
+        [('ROOT', 0), ('acl', 0)]
+    """
+    tokens = view.tokens
+    if child == head:
+        return
+    if child in {a.i for a in view.ancestors(head)}:
+        above = tokens[child]
+        moved = tokens[head]
+        if above.head == above.i:
+            moved.head, moved.dep = moved.i, "ROOT"
+        else:
+            moved.head, moved.dep = above.head, above.dep
+    tokens[child].head, tokens[child].dep = head, dep
+    view.rebuild()
