@@ -114,19 +114,20 @@ def main() -> None:
     report: dict[str, Any] = {}
     text: list[str] = []
     for folder in args.folders:
-        out = args.out / folder.name
+        name = f"{folder.parent.name}-{folder.name}"  # runs/wordings/<half>/<set>: both halves of a set apart
+        out = args.out / name
         if args.rerun or not all((out / "per_query" / f"{s}.jsonl").is_file() for s in systems):
             run_beir_evaluation(
                 BeirSettings(beir=folder, out=out, systems=tuple(systems), directions=("t2a",), umap=False),
                 log=print,
             )
         per_system = {s: _rows(out / "per_query" / f"{s}.jsonl") for s in systems}
-        report[folder.name] = {
+        report[name] = {
             field: summarise(per_system, field) for field in ("wording", "cue_class", "half")
         }
         for field in dict.fromkeys([args.by, "cue_class", "half"]):
             text.append(
-                f"### {folder.name}, by {field}\n\n" + markdown(report[folder.name][field], systems, field)
+                f"### {name}, by {field}\n\n" + markdown(report[name][field], systems, field)
             )
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "wording_bench.json").write_text(json.dumps(report, indent=1) + "\n", "utf-8")

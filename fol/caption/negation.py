@@ -155,15 +155,10 @@ def find_matches(view: TokenView, rules: NegationRules) -> list[Match]:
 
 
 def _lemma_connective(rules: NegationRules, lemmas: list[str], tokens: list[Tok], k: int) -> Match | None:
-    for connective in rules.connectives:
-        for phrase in connective.lemma_phrases:
-            end = k + len(phrase)
-            if (
-                end <= len(tokens)
-                and tuple(lemmas[k:end]) == phrase
-                and tokens[k].tag in ("VBN", "VBD", "VBG")
-            ):
-                return Match(connective, list(range(k, end)))
+    for phrase, connective in rules.lemma_phrases_from(lemmas[k]):
+        end = k + len(phrase)
+        if end <= len(tokens) and tuple(lemmas[k:end]) == phrase and tokens[k].tag in ("VBN", "VBD", "VBG"):
+            return Match(connective, list(range(k, end)))
     return None
 
 

@@ -142,6 +142,9 @@ class NegationRules:
     _phrases: dict[str, list[tuple[tuple[str, ...], Cue | Connective]]] = field(
         default_factory=dict, repr=False
     )
+    _lemma_phrases: dict[str, list[tuple[tuple[str, ...], Connective]]] = field(
+        default_factory=dict, repr=False
+    )
     trigger_words: frozenset[str] = frozenset()
     boundary_words: frozenset[str] = frozenset()
 
@@ -161,6 +164,9 @@ class NegationRules:
         self._by_word.update(by_word)
         self._phrases.update(phrases)
         lemma_starts = {phrase[0] for c in self.connectives for phrase in c.lemma_phrases}
+        for connective in self.connectives:
+            for phrase in connective.lemma_phrases:
+                self._lemma_phrases.setdefault(phrase[0], []).append((phrase, connective))
         object.__setattr__(self, "trigger_words", frozenset(by_word) | frozenset(phrases) | lemma_starts)
         object.__setattr__(
             self, "boundary_words", self.punctuation | self.conjunctions | self.clause_conjunctions
@@ -173,6 +179,10 @@ class NegationRules:
     def cue_for_word(self, word: str) -> Cue | None:
         """The cue entry of a single word (lower case or lemma), or None."""
         return self._by_word.get(word)
+
+    def lemma_phrases_from(self, lemma: str) -> list[tuple[tuple[str, ...], Connective]]:
+        """The connectives' lemma phrases that start with ``lemma`` ("accompany by")."""
+        return self._lemma_phrases.get(lemma, [])
 
     def longest_phrase(self, lowers: Sequence[str], start: int) -> tuple[int, Cue | Connective] | None:
         """The longest cue or connective phrase starting at ``lowers[start]``: (length, entry)."""
