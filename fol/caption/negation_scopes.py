@@ -658,6 +658,11 @@ def _predicated(ctx: ScopeContext, match: Match, *, device: bool) -> Verdict | N
         noun = None
     if noun is None:
         noun = ctx.noun_before(match.first)
+    copula = any(c.lemma == "be" for c in view.children(tok.i, ("aux", "auxpass"))) or (
+        tok.i > 0 and view[tok.i - 1].lemma == "be"
+    )
+    if noun is None and copula:  # "the sound of people talking is missing": the clause's subject
+        noun = ctx.subject_before(match.first)
     if noun is None or not ctx.is_noun(noun) or not ctx.same_segment(noun.i, tok.i):
         return None if not device else not_a_cue
     if noun.pos == "PRON" and noun.i == tok.i - 1:
