@@ -50,8 +50,9 @@ class FormulaScoringConfig:
             default) only demotes an item that shows less of some clause than the first
             pass's best item does, or than ``conjunction_threshold`` (z units): ``s = sim -
             conjunction_gamma * max_i relu(min(threshold, z_i(best)) - z_i)``; the first pass's
-            best item is never demoted (docs/formula_scoring.md, "Conjunctions"). ``"blend"``: the t-norm of the
-            clauses blended with weight ``conjunction_gamma``, as for exclusions. The guard
+            best item is never demoted (docs/formula_scoring.md, "Conjunctions").
+            ``"blend"``: the t-norm of the clauses blended with weight
+            ``conjunction_gamma``, as for exclusions. The guard
             needs ``calibration="zscore"``; with another calibration conjunctions blend.
         conjunction_threshold: the guard's threshold on a clause's z-score.
         conjunction_blend: with the guard, when the first pass's best item itself shows less
