@@ -444,7 +444,8 @@ def resolve_scopes(view: TokenView, rules: NegationRules, lex: WordNetLemmas) ->
         return None
     plan = scope_pass.run(matches)
     plan.order.extend(order)  # Pass 1 adds them where the temporal arc rules made no relation
-    for link in order:  # "after that": the pronoun is the earlier sound, which the link names
-        if any(view[k].lower in ("that", "this") for k in link.tokens):
+    for link in order:  # "after that": the pronoun is the earlier sound, which the link names;
+        # "and later/JJ children playing": an adverb of sequence, whatever the tagger said
+        if any(view[k].lower in ("that", "this") or view[k].pos == "ADJ" for k in link.tokens):
             plan.cue_tokens.update(link.tokens)
     return plan

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from fortekit.fol.caption.negation_context import NOUNS, VERBS, Match, ScopeContext, Verdict
 from fortekit.fol.caption.negation_rules import Cue
-from fortekit.fol.caption.tokens import SUBJECT_DEPS, Tok
+from fortekit.fol.caption.tokens import SUBJECT_DEPS, Tok, reattach
 
 __all__ = ["SCOPE_RULES", "ScopeRule", "not_a_cue"]
 
@@ -142,6 +142,26 @@ def exceptive(ctx: ScopeContext, match: Match) -> Verdict | None:
             if after is None:
                 return None
             tokens = [*skipped, *range(k, k + size)]
+            ctx.nominal(after, nxt - 1)  # an exceptive governs a noun phrase: "nothing but insects/VBZ"
+            pronoun = view[match.last]
+            verb = view[pronoun.head]
+            if (
+                pronoun.dep in SUBJECT_DEPS
+                and verb.i > after.i
+                and ctx.is_verbal(verb)
+                and ctx.same_segment(verb.i, after.i)
+                and (ctx.is_noun(after) or after.i in ctx.pending)
+            ):
+                # "nothing but bells ringing": the pronoun subject stands for the excepted noun
+                reattach(view, after.i, verb.i, "nsubj")
+            elif ctx.is_noun(after) or after.i in ctx.pending:
+                for participle in list(view.children(pronoun.i)):  # "nothing/ROOT but bells ringing/amod"
+                    if (
+                        participle.i > after.i
+                        and ctx.is_verbal(participle)
+                        and ctx.same_segment(participle.i, after.i)
+                    ):
+                        reattach(view, participle.i, after.i, "acl")
             return Verdict("assert", "exceptive", after.i, cue_tokens=tokens)
     return None
 
@@ -164,7 +184,10 @@ def own_phrase(ctx: ScopeContext, match: Match) -> Verdict | None:
         and view[match.last + 2].lower in _DEFINITES
     ):
         noun = view[ctx.noun_head(nxt.i)]
-        predicate = next(
+        # "none of the sound of B": a filler noun stands for the sound of its complement,
+        # so the partitive has no referent of its own to presuppose
+        filler = noun.lower in ctx.words("filler_nouns") or noun.lemma in ctx.words("filler_nouns")
+        predicate = None if filler else next(
             (
                 view[k]
                 for k in range(noun.i + 1, len(view))
@@ -255,6 +278,14 @@ def following_phrase(ctx: ScopeContext, match: Match) -> Verdict | None:
         and not auxiliary_between
         and (subject is None or subject.i <= after)
     ):
+        perception = ctx.words("perception")
+        noun = ctx.noun_before(match.first)
+        if (nxt.lemma in perception or nxt.lower in perception) and noun is not None and ctx.is_noun(noun):
+            # "with the door not audible": what is not perceived is absent, not a property denied
+            preposition = _absolute_preposition(ctx, noun)
+            extra = [nxt.i] if preposition is None else [nxt.i, preposition]
+            construction = "post-nominal" if preposition is None else "absolute"
+            return _exclusion(ctx, match, noun, construction, extra)
         holder = _holder_before(ctx, match.first)  # None: "not shouting" denies its own event
         return Verdict(
             "deny",
@@ -383,7 +414,9 @@ def negated_predicate(ctx: ScopeContext, match: Match) -> Verdict | None:
     antecedent = _relative_antecedent(ctx, match.first)
     if antecedent is not None:  # a restrictive relative clause: its noun is there
         return Verdict("deny", "verbal", head.i, antecedent.i, cue_tokens=auxiliaries, rehead=True)
-    if head.pos in ("ADJ", "ADV") or head.lemma in ctx.words("aspectual_verbs"):
+    perception = ctx.words("perception")
+    perceived_adjective = head.lemma in perception or head.lower in perception
+    if (head.pos in ("ADJ", "ADV") and not perceived_adjective) or head.lemma in ctx.words("aspectual_verbs"):
         # a property ("not too busy", "not very loud") or the onset or end of a sound ("is not
         # starting", "never stopped"): denied, the source stays asserted
         holder = ctx.subject_of(head.i) or _holder_before(ctx, match.first)
@@ -395,7 +428,6 @@ def negated_predicate(ctx: ScopeContext, match: Match) -> Verdict | None:
             cue_tokens=auxiliaries,
             rehead=bool(passed) and holder is not None,
         )
-    perception = ctx.words("perception")
     if head.lemma in ("be", "have") and any(c.lower == "there" for c in view.children(head.i)):
         pivot = ctx.first_after(match.last)
         if pivot is not None and ctx.is_noun(pivot):
@@ -439,9 +471,9 @@ def negated_predicate(ctx: ScopeContext, match: Match) -> Verdict | None:
             if inner is not None and ctx.is_noun(inner):
                 obj = inner
                 break
-        if obj is None:
+        if obj is None:  # the object of perception is a noun phrase: "hear any siren/ADJ"
             after = ctx.first_after(head.i)
-            obj = after if after is not None and ctx.is_noun(after) else None
+            obj = after if after is not None and ctx.nominal(after, head.i) else None
         tokens = [head.i, *auxiliaries]
         if obj is not None:
             subject = ctx.subject_in_segment(head.i)
@@ -637,6 +669,11 @@ def _predicated(ctx: ScopeContext, match: Match, *, device: bool) -> Verdict | N
     auxiliaries = [c.i for c in view.children(tok.i) if c.dep in ("aux", "auxpass", "neg")]
     head = view[tok.head]
     noun = ctx.subject_of(tok.i)
+    before = ctx.noun_before(match.first)
+    if before is not None and before.i < tok.i and _absolute_preposition(ctx, before) is not None:
+        # "A with the B absent": the absolute construction's noun is what is absent, however
+        # the parser attached the adjective
+        noun = before
     if noun is not None and head.lemma in ctx.words("perception"):
         tokens.append(head.i)
     if (
@@ -726,6 +763,27 @@ def _resultative(ctx: ScopeContext, tok: Tok) -> bool:
     return tok.tag == "VBN" and tok.dep in ("amod", "acl") and ctx.subject_in_segment(tok.i) is None
 
 
+def _gerund_complement(ctx: ScopeContext, verb: Tok) -> None:
+    """'having ceased chirping/NN': an aspectual verb's bare -ing object is its gerund complement.
+
+    Verbs of ceasing take a gerund (the event that ended); the tagger sometimes reads a bare
+    -ing word after them as a noun object, which would leave the event outside the scope.
+    """
+    view = ctx.view
+    for obj in view.children(verb.i, ("dobj",)):
+        if (
+            obj.i > verb.i
+            and obj.tag == "NN"
+            and obj.lower.endswith("ing")
+            and not any(c.dep in ("det", "poss", "amod", "compound") for c in view.children(obj.i))
+        ):
+            lemmas = ctx.lex.morphy(obj.lower, "VERB")
+            if lemmas:
+                obj.pos, obj.tag, obj.lemma, obj.dep = "VERB", "VBG", lemmas[0], "xcomp"
+                obj.repaired += ("aspectual-gerund",)
+                view.rebuild()
+
+
 def ceased_subject(ctx: ScopeContext, match: Match) -> Verdict | None:
     """'the birds have stopped chirping', 'the engine having died down': the subject is no longer heard."""
     view = ctx.view
@@ -735,6 +793,7 @@ def ceased_subject(ctx: ScopeContext, match: Match) -> Verdict | None:
     noun = ctx.subject_of(tok.i) or ctx.noun_before(match.first) or ctx.subject_before(match.first)
     if noun is None or not ctx.is_noun(noun):
         return not_a_cue
+    _gerund_complement(ctx, tok)
     tokens = [c.i for c in view.children(tok.i) if c.dep in ("aux", "auxpass", "prt")]
     tokens += [
         k

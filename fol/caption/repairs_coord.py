@@ -78,7 +78,9 @@ def compound_to_subject(
     verb = view[tok.head]
     if tok.head <= tok.i or view.subject(verb.i) is not None:
         return False
-    if any(t.dep != "compound" or t.head != verb.i for t in view.tokens[tok.i + 1 : verb.i]):
+    if any(t.dep != "compound" or t.head != verb.i for t in view.tokens[tok.i + 1 : verb.i]) or (
+        tok.dep == "npadvmod" and verb.i != tok.i + 1
+    ):
         return False
     tok.dep = "nsubj"
     for child in view.children(verb.i):  # its determiners ('no', 'a') belong to the noun

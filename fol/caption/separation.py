@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from fortekit.fol.caption.negation_context import VERBS, ScopeContext
-from fortekit.fol.caption.tokens import TokenView, reattach
+from fortekit.fol.caption.tokens import Tok, TokenView, reattach
 
 __all__ = ["OrderLink", "separate_segments"]
 
@@ -90,7 +90,9 @@ def _complete(ctx: ScopeContext, members: list[int]) -> int | None:
     # WordNet as a noun, before a participle; a finite tag the tagger gave ("begins/VBZ
     # climbing") is a verb, one a repair gave ("birds/VBZ chirping") is not
     misread = (
-        _participle_at(ctx, first + 1) and (tok.tag not in _FINITE or bool(tok.repaired)) and ctx.nominal(tok)
+        _participle_at(ctx, first + 1)
+        and (tok.tag not in _FINITE or bool(tok.repaired) or not _catenative(ctx, tok))
+        and ctx.nominal(tok)
     )
     if not ctx.is_noun(tok) and not (tok.pos == "ADJ" and _noun_follows(ctx, first)) and not misread:
         return None
@@ -116,6 +118,33 @@ def _complete(ctx: ScopeContext, members: list[int]) -> int | None:
         for k in members
     )
     return noun if verbal else None
+
+
+def _bare_noun_phrase(ctx: ScopeContext, members: list[int]) -> int | None:
+    """The head noun of a segment that is a noun phrase and nothing else ("a crowd", "the
+    sound of rain"), else None."""
+    view = ctx.view
+    skip = ctx.words("phrase_openers") | ctx.words("order_connectives")
+    words = [k for k in members if view[k].lower not in skip and view[k].pos not in ("DET", "CCONJ", "PUNCT")]
+    if not words or any(
+        not (ctx.is_noun(view[k]) or view[k].pos in ("ADJ", "NUM") or view[k].lower == "of") for k in words
+    ):
+        return None
+    first = view[words[0]].lower
+    if ctx.rules.cue_for_word(first) is not None or first in ctx.words("time_words"):
+        return None
+    last = view[words[-1]]
+    return last.i if ctx.is_noun(last) and last.pos != "PRON" else None
+
+
+def _catenative(ctx: ScopeContext, tok: Tok) -> bool:
+    """Whether ``tok`` can be a verb that takes an -ing complement ("begins climbing", "keeps
+    ringing"); only such a verb opens a sound phrase before a participle ("bells/VBZ ringing"
+    is a noun the tagger misread)."""
+    catenatives = ctx.words("aspectual_verbs") | ctx.words("inchoatives") | ctx.words("catenatives")
+    return tok.lemma in catenatives or any(
+        lemma in catenatives for lemma in ctx.lex.morphy(tok.lower, "VERB")
+    )
 
 
 def _participle_at(ctx: ScopeContext, i: int) -> bool:
@@ -212,7 +241,9 @@ def _subject_from_boundary(ctx: ScopeContext, noun: int | None, members: list[in
         previous = mark.head  # the clause the subordinator hung on: the segment's verb joins it
         mark.head, mark.dep = verb, "mark"
         view.rebuild()
-        if ctx.is_verbal(view[previous]):
+        # where the segment's verb already heads the clause before (the tagger made it the
+        # root), the two are joined: re-rooting would strand that clause's own subject
+        if ctx.is_verbal(view[previous]) and verb not in {a.i for a in view.ancestors(previous)}:
             reattach(view, verb, previous, "advcl")
     return True
 
@@ -235,6 +266,11 @@ def separate_segments(ctx: ScopeContext) -> list[OrderLink]:
     if len(by_segment) < 2:
         return []
     heads = {seg: _complete(ctx, members) for seg, members in by_segment.items()}
+    if any(head is not None for head in heads.values()):
+        # a bare noun phrase names a sound of its own ("a crowd, and later children playing")
+        for seg, members in by_segment.items():
+            if heads[seg] is None:
+                heads[seg] = _bare_noun_phrase(ctx, members)
     complete = {seg for seg, head in heads.items() if head is not None}
     if len(complete) < 2:
         return []
