@@ -113,6 +113,28 @@ def test_a_coordinated_scope_excludes_each_conjunct() -> None:
     assert {"Cat", "Dog"} <= excluded and {"Kettle", "Whistling"} <= asserted
 
 
+@pytest.mark.parametrize(
+    ("text", "excluded", "asserted"),
+    [
+        # a partitive of a filler noun quantifies over its complement: exclusion, not denial
+        (
+            "a kettle whistling, none of the sound of a cat meowing",
+            {"Cat", "Meowing"},
+            {"Kettle", "Whistling"},
+        ),
+        # absolute construction: the noun before the absence adjective is its subject
+        ("a kettle whistling with the cat absent", {"Cat"}, {"Kettle", "Whistling"}),
+        # a negated perception adjective says the sound is not there
+        ("a kettle whistling, the cat not audible", {"Cat"}, {"Kettle", "Whistling"}),
+        # a ceasing verb's gerund complement, whatever the tagger called it
+        ("a kettle whistling, a cat having ceased meowing", {"Cat", "Meowing"}, {"Kettle", "Whistling"}),
+    ],
+)
+def test_the_rules_found_on_the_held_out_wordings(text: str, excluded: set[str], asserted: set[str]) -> None:
+    """docs/negation.md, "What was added after the held-out measurement" (other concepts)."""
+    assert excluded_and_asserted(text) == (excluded, asserted)
+
+
 # --- denial: the source stays -----------------------------------------------------------------
 @pytest.mark.parametrize(
     ("text", "denied", "asserted"),
