@@ -748,6 +748,36 @@ class Errors(metaclass=_Messages):
     E708 = "Cannot write the converted model to {path}: {problem}. Choose a folder you can write to."
     E709 = "{name} must be {expected}, not {value!r}."
 
+    # --- E740-E759: safe_write: outputs that are inputs, locks, markers, atomic writes ---
+    E740 = (
+        "The output {output} is {relation} the {what} {path} that this run reads: writing it would "
+        "destroy its own input before it is read. Choose another output path (-o/--out)."
+    )
+    E741 = (
+        "{path} is a symbolic link (to {target}). fortekit never writes through a link, since the "
+        "file it points at may be anything; remove the link or choose another output path."
+    )
+    E742 = (
+        "{path} is being written by another fortekit run (pid {pid}, lock {lock}). Wait for it to "
+        "finish or stop it; two runs writing one output would mix their results. If no such run "
+        "exists (it was killed), the lock is released with its process: try again."
+    )
+    E743 = (
+        "Cannot write {path}: {problem}. {fix} The previous {path_name} (if any) is unchanged and "
+        "nothing half-written was left behind."
+    )
+    E744 = (
+        "The folder {path} was not created by fortekit (it lacks the marker file {marker}), so "
+        "--overwrite does not delete or replace what it holds{holding}. Choose a new or empty folder, "
+        "or remove it yourself if you are sure."
+    )
+    E745 = (
+        "{path} exists and is {kind}, where {what} is needed. Choose another path."
+    )
+    E746 = (
+        "{path} already exists. Pass --overwrite (overwrite=True) to replace it, or choose another path."
+    )
+
     # --- warnings (W001-W099 the formula language, W200-W299 plug-ins) ---
     W001 = (
         "The formula {formula!r} leaves {names} free although a quantifier binds the "
@@ -1005,6 +1035,21 @@ class AudioIndexError(FortekitError, ValueError):
 
 class QueryFileError(FortekitError, ValueError):
     """A query file, output file or lookup table of fol-refine or fortekit search is unusable (E650-E699)."""
+
+
+class OutputError(FortekitError, ValueError):
+    """An output cannot be written safely: it is an input, a link, locked or not ours (E740-E759)."""
+
+
+class OutputLockedError(OutputError):
+    """Another run holds the output's lock (E742)."""
+
+
+class OutputWriteError(OutputError, OSError):
+    """The disk refused a write (full, a size limit, no permission); nothing was changed (E743)."""
+
+    def __str__(self) -> str:  # OSError would print "[Errno N] ..." once errno is set
+        return str(self.args[0]) if self.args else ""
 
 
 class ProjectionError(FortekitError, ValueError):

@@ -1,0 +1,580 @@
+"""Writing outputs so that nothing a user owns is lost: the one safe writer of fortekit.
+
+Every command and API that writes (results, sidecars, indexes, caches, generated
+collections) goes through this module, which guarantees:
+
+* **Atomic files.** :func:`atomic_write` writes a temporary file beside the target, forces
+  it to disk, then renames it over the target: a reader sees the old file or the new one,
+  never half of one. A write that fails (a full disk, ``ulimit -f``, no permission) raises
+  :class:`~fortekit.errors.OutputWriteError` (E743) naming the file, removes the temporary
+  file and leaves the old target as it was.
+* **No links followed.** A target that is a symbolic link is refused (E741): a planted
+  ``out.jsonl.settings.json -> ~/.bashrc`` never redirects a write.
+* **No output is an input.** :func:`check_not_input` compares device and inode (so hard
+  links, symlinks and ``./`` spellings are caught) and refuses an output that is an input,
+  lies inside an input folder, or is a folder that holds an input (E740).
+* **Only our own folders are replaced.** Every folder fortekit creates holds the marker
+  file :data:`MARKER_FILE`; :func:`replace_directory` and :func:`remove_output_directory`
+  delete only a folder that holds it (E744).
+* **One writer per output.** :class:`OutputLock` takes an exclusive, non-blocking lock
+  (``flock``) on ``.NAME.lock`` beside the output for the run's duration; a second run gets
+  E742 with the holder's pid. The kernel drops the lock when its process dies, so a killed
+  run never leaves a stale lock.
+
+This module is part of the logic core: it imports neither torch nor the rest of fortekit
+except its messages.
+
+Example:
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = atomic_write_text(folder / "out.txt", "rain\\n")
+    >>> (folder / "out.txt").read_text(), sorted(p.name for p in folder.iterdir())
+    ('rain\\n', ['out.txt'])
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from fortekit.errors import (
+    Errors,
+    OutputError,
+    OutputLockedError,
+    OutputWriteError,
+)
+
+__all__ = [
+    "MARKER_FILE",
+    "OutputLock",
+    "atomic_write",
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "check_not_input",
+    "check_not_symlink",
+    "create_output_directory",
+    "is_fortekit_directory",
+    "output_lock",
+    "remove_output_directory",
+    "replace_directory",
+    "same_file",
+    "write_error",
+]
+
+MARKER_FILE = ".fortekit-output"
+"""The file in every folder fortekit creates; only such folders are ever replaced or deleted."""
+
+_PATH = str | os.PathLike[str]
+
+_FIXES: dict[int, str] = {
+    errno.ENOSPC: "The disk is full: free some space or write to another disk.",
+    errno.EDQUOT: "The disk quota is used up: free some space or write elsewhere.",
+    errno.EFBIG: "The file size limit was reached (`ulimit -f`, or the file system's limit): raise it "
+    "or write to another disk.",
+    errno.EACCES: "Permission denied: choose a folder you can write to (or `chmod u+w` it).",
+    errno.EPERM: "The operation is not permitted here: choose a folder you can write to.",
+    errno.EROFS: "The file system is read-only: choose another place.",
+    errno.ENOENT: "Its folder does not exist (or was removed while writing): create it or choose another.",
+    errno.ENOTDIR: "A part of the path is a file, not a folder: choose another path.",
+    errno.EISDIR: "The path is a folder: name a file.",
+    errno.ENAMETOOLONG: "The path is too long: choose a shorter one.",
+}
+
+
+def write_error(path: _PATH, exc: OSError) -> OutputWriteError:
+    """The coded error for a failed write of ``path``: the cause (full disk, size limit, ...) and the fix.
+
+    Args:
+        path: the file (or folder) that was being written.
+        exc: the operating system's error.
+
+    Returns:
+        An :class:`~fortekit.errors.OutputWriteError` (E743), with the original ``errno``.
+
+    Example:
+        >>> str(write_error("out.jsonl", OSError(errno.ENOSPC, "No space left on device")))[:69]
+        '[E743] Cannot write out.jsonl: No space left on device. The disk is f'
+    """
+    problem = exc.strerror or str(exc) or type(exc).__name__
+    fix = _FIXES.get(exc.errno or 0, "Check the path and the disk, then run again.")
+    error = OutputWriteError(
+        Errors.E743.format(path=path, problem=problem, fix=fix, path_name=Path(path).name)
+    )
+    error.errno = exc.errno
+    error.filename = str(path)
+    return error
+
+
+def same_file(first: _PATH, second: _PATH) -> bool:
+    """Whether two paths name one file: the same device and inode (a hard link, a symlink, ``./``).
+
+    Example:
+        >>> import pathlib
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> (folder / "q.txt").write_text("rain\\n")
+        5
+        >>> os.link(folder / "q.txt", folder / "link.jsonl")
+        >>> same_file(folder / "link.jsonl", folder / "q.txt"), same_file(folder / "new", folder / "q.txt")
+        (True, False)
+    """
+    try:
+        return os.path.samefile(Path(first).expanduser(), Path(second).expanduser())
+    except (OSError, ValueError):  # one of them does not exist (or is not a path the system takes)
+        return False
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        info = path.stat()
+    except (OSError, ValueError):
+        return None
+    return info.st_dev, info.st_ino
+
+
+def _ancestors(path: Path) -> Iterator[Path]:
+    """``path`` and every folder above it, resolved (links followed) where they exist."""
+    try:
+        resolved = path.expanduser().resolve(strict=False)
+    except (OSError, RuntimeError):  # a symlink loop
+        resolved = path.expanduser().absolute()
+    yield resolved
+    yield from resolved.parents
+
+
+def check_not_input(
+    output: _PATH, inputs: Mapping[str, _PATH | None] | Iterable[tuple[str, _PATH | None]]
+) -> None:
+    """Refuse an output that is an input, lies inside an input folder, or is a folder holding an input.
+
+    Files are compared by device and inode, so a hard link, a symlink or another spelling
+    of the same path is caught; a path that does not exist yet is compared by its resolved
+    location.
+
+    Args:
+        output: the file or folder about to be written.
+        inputs: what the run reads, as ``{what: path}`` or ``(what, path)`` pairs (``what``
+            names it in the message: "corpus", "query file", ...); None entries are skipped.
+
+    Raises:
+        OutputError: E740, naming the input and how the two are related.
+
+    Example:
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> _ = (folder / "corpus.jsonl").write_text("{}\\n")
+        >>> check_not_input(folder / "out.jsonl", {"corpus": folder / "corpus.jsonl"})
+        >>> check_not_input(folder / "corpus.jsonl", {"corpus": folder / "corpus.jsonl"})
+        Traceback (most recent call last):
+        ...
+        fortekit.errors.OutputError: [E740] The output ... is the same file as the corpus ...: ...
+    """
+    out = Path(output)
+    pairs = inputs.items() if isinstance(inputs, Mapping) else inputs
+    out_id = _identity(out)
+    out_chain = list(_ancestors(out))
+    out_ids = {_identity(folder) for folder in out_chain[1:]} - {None}
+    for what, given in pairs:
+        if given is None:
+            continue
+        source = Path(given)
+        source_id = _identity(source)
+        relation = None
+        if source_id is not None and source_id == out_id:
+            relation = "the same file as" if source.is_file() else "the same folder as"
+        elif source_id is not None and source.is_dir() and source_id in out_ids:
+            relation = "inside"
+        elif out_id is not None and out.is_dir() and out_id in {
+            _identity(folder) for folder in list(_ancestors(source))[1:]
+        }:
+            relation = "a folder that holds"
+        elif out_id is None and source_id is None and out_chain[0] == next(_ancestors(source)):
+            relation = "the same path as"
+        if relation is not None:
+            raise OutputError(Errors.E740.format(output=out, relation=relation, what=what, path=source))
+
+
+def check_not_symlink(path: _PATH) -> None:
+    """Refuse a target that is a symbolic link (E741); nothing is written through links.
+
+    Example:
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> (folder / "out.json").symlink_to(folder / "elsewhere")
+        >>> check_not_symlink(folder / "out.json")
+        Traceback (most recent call last):
+        ...
+        fortekit.errors.OutputError: [E741] ... is a symbolic link (to ...). ...
+    """
+    target = Path(path)
+    if target.is_symlink():
+        try:
+            pointed: str = os.readlink(target)
+        except OSError:
+            pointed = "?"
+        raise OutputError(Errors.E741.format(path=target, target=pointed))
+
+
+def _fsync_directory(folder: Path) -> None:
+    try:
+        descriptor = os.open(folder, os.O_RDONLY)
+    except OSError:  # not supported on this platform or file system: the rename is still atomic
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)
+
+
+def _fsync_path(path: Path) -> None:
+    if path.is_file():
+        with path.open("rb+") as handle:
+            os.fsync(handle.fileno())
+
+
+def atomic_write(path: _PATH, write: Callable[[Path], Any], *, overwrite: bool = True) -> Path:
+    """Write ``path`` through ``write(temporary_path)``, then rename it into place.
+
+    The temporary file is a fresh, uniquely named file beside the target (same folder, so
+    the rename is atomic), forced to disk before the rename; the folder is forced after it.
+
+    Args:
+        path: the target file.
+        write: a callable that writes the whole file at the path it is given.
+        overwrite: replace an existing target (default True; False refuses with E746).
+
+    Returns:
+        ``path``, as a Path.
+
+    Raises:
+        OutputError: the target is a symbolic link (E741), a folder (E745), or exists and
+            ``overwrite`` is False (E746).
+        OutputWriteError: the write failed (E743); the old target is unchanged and the
+            temporary file removed.
+
+    Example:
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> _ = atomic_write(folder / "a.bin", lambda p: p.write_bytes(b"x"))
+        >>> (folder / "a.bin").read_bytes()
+        b'x'
+    """
+    target = Path(path)
+    check_not_symlink(target)
+    if target.is_dir():
+        raise OutputError(Errors.E745.format(path=target, kind="a folder", what="a file"))
+    if not overwrite and target.exists():
+        raise OutputError(Errors.E746.format(path=target))
+    folder = target.parent
+    try:
+        descriptor, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise write_error(target, exc) from exc
+    os.close(descriptor)
+    temporary = Path(name)
+    try:
+        write(temporary)
+        _fsync_path(temporary)
+        os.replace(temporary, target)
+    except OSError as exc:
+        raise write_error(target, exc) from exc
+    finally:
+        temporary.unlink(missing_ok=True)
+    _fsync_directory(folder)
+    return target
+
+
+def atomic_write_bytes(path: _PATH, data: bytes, *, overwrite: bool = True) -> Path:
+    """:func:`atomic_write` of ``data``.
+
+    Example:
+        >>> path = Path(tempfile.mkdtemp()) / "b.bin"
+        >>> atomic_write_bytes(path, b"\\x00").read_bytes()
+        b'\\x00'
+    """
+    return atomic_write(path, lambda temporary: temporary.write_bytes(data), overwrite=overwrite)
+
+
+def atomic_write_text(path: _PATH, text: str, *, overwrite: bool = True) -> Path:
+    """:func:`atomic_write` of ``text`` as UTF-8.
+
+    Example:
+        >>> path = Path(tempfile.mkdtemp()) / "settings.json"
+        >>> atomic_write_text(path, json.dumps({"k": 1})).read_text()
+        '{"k": 1}'
+    """
+    return atomic_write(
+        path, lambda temporary: temporary.write_text(text, encoding="utf-8"), overwrite=overwrite
+    )
+
+
+# --- folders: the marker ------------------------------------------------------------------------
+def is_fortekit_directory(path: _PATH) -> bool:
+    """Whether ``path`` is a folder that fortekit created (it holds the marker file, not as a link).
+
+    Example:
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> is_fortekit_directory(folder), is_fortekit_directory(create_output_directory(folder / "run"))
+        (False, True)
+    """
+    folder = Path(path)
+    marker = folder / MARKER_FILE
+    return folder.is_dir() and not folder.is_symlink() and marker.is_file() and not marker.is_symlink()
+
+
+def _write_marker(folder: Path) -> None:
+    (folder / MARKER_FILE).write_text(
+        json.dumps({"created_by": "fortekit", "note": "fortekit may replace this folder"}) + "\n",
+        encoding="utf-8",
+    )
+
+
+def create_output_directory(path: _PATH) -> Path:
+    """Create an output folder (with its parents) and mark it as fortekit's.
+
+    A folder that already exists is marked only if it is empty: a folder of the user's is
+    written into (the files fortekit writes, atomically) but never becomes deletable.
+
+    Raises:
+        OutputError: the path is a file or a symbolic link (E745, E741).
+        OutputWriteError: it cannot be created (E743).
+
+    Example:
+        >>> folder = create_output_directory(Path(tempfile.mkdtemp()) / "a" / "b")
+        >>> sorted(p.name for p in folder.iterdir())
+        ['.fortekit-output']
+    """
+    folder = Path(path)
+    check_not_symlink(folder)
+    if folder.exists() and not folder.is_dir():
+        raise OutputError(Errors.E745.format(path=folder, kind="a file", what="a folder"))
+    try:
+        existed = folder.is_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        if not existed or not any(folder.iterdir()):
+            _write_marker(folder)
+    except OSError as exc:
+        raise write_error(folder, exc) from exc
+    return folder
+
+
+def _describe_contents(folder: Path) -> str:
+    try:
+        names = sorted(p.name for p in folder.iterdir())
+    except OSError:
+        return ""
+    if not names:
+        return ""
+    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    return f" ({shown})"
+
+
+def remove_output_directory(path: _PATH) -> None:
+    """Delete a folder that fortekit created (it holds the marker); refuse any other (E744).
+
+    Example:
+        >>> folder = create_output_directory(Path(tempfile.mkdtemp()) / "run")
+        >>> remove_output_directory(folder); folder.exists()
+        False
+    """
+    folder = Path(path)
+    if not folder.exists() and not folder.is_symlink():
+        return
+    check_not_symlink(folder)
+    if not is_fortekit_directory(folder):
+        raise OutputError(
+            Errors.E744.format(path=folder, marker=MARKER_FILE, holding=_describe_contents(folder))
+        )
+    try:
+        shutil.rmtree(folder)
+    except OSError as exc:
+        raise write_error(folder, exc) from exc
+
+
+def replace_directory(path: _PATH, build: Callable[[Path], Any], *, overwrite: bool = False) -> Path:
+    """Build a folder beside ``path`` with ``build(temporary_folder)``, then swap it into place.
+
+    The folder is complete or absent: a failed or killed build leaves the old folder as it
+    was (and a hidden ``.NAME.*.tmp`` folder, which the next call removes if it holds the
+    marker). The old folder is replaced only with ``overwrite`` and only if fortekit created it.
+
+    Args:
+        path: the folder to create or replace.
+        build: a callable that writes the folder's contents into the folder it is given.
+        overwrite: replace an existing folder that fortekit created.
+
+    Returns:
+        ``path``, as a Path.
+
+    Raises:
+        OutputError: ``path`` exists and ``overwrite`` is False (E746), is not fortekit's
+            (E744), is a file (E745) or a link (E741).
+        OutputWriteError: a write failed (E743).
+
+    Example:
+        >>> root = Path(tempfile.mkdtemp())
+        >>> _ = replace_directory(root / "gen", lambda d: (d / "a.txt").write_text("1"))
+        >>> _ = replace_directory(root / "gen", lambda d: (d / "b.txt").write_text("2"), overwrite=True)
+        >>> sorted(p.name for p in (root / "gen").iterdir())
+        ['.fortekit-output', 'b.txt']
+    """
+    target = Path(path)
+    check_not_symlink(target)
+    if target.exists():
+        if not target.is_dir():
+            raise OutputError(Errors.E745.format(path=target, kind="a file", what="a folder"))
+        if not overwrite:
+            raise OutputError(Errors.E746.format(path=target))
+        if not is_fortekit_directory(target) and any(target.iterdir()):
+            raise OutputError(
+                Errors.E744.format(path=target, marker=MARKER_FILE, holding=_describe_contents(target))
+            )
+    parent = target.parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        for stale in parent.glob(f".{target.name}.*.tmp"):  # a killed earlier build
+            if is_fortekit_directory(stale):
+                shutil.rmtree(stale, ignore_errors=True)
+        temporary = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent))
+    except OSError as exc:
+        raise write_error(target, exc) from exc
+    try:
+        _write_marker(temporary)
+        build(temporary)
+        _fsync_directory(temporary)
+        if target.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=parent))
+            os.replace(target, old / "previous")
+            os.replace(temporary, target)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(temporary, target)
+    except OSError as exc:
+        raise write_error(target, exc) from exc
+    finally:
+        if temporary.exists():
+            shutil.rmtree(temporary, ignore_errors=True)
+    _fsync_directory(parent)
+    return target
+
+
+# --- one writer per output ----------------------------------------------------------------------
+def _lock_path(target: Path) -> Path:
+    return target.parent / f".{target.name}.lock"
+
+
+class OutputLock:
+    """An exclusive lock on an output for a run's duration (``flock`` on ``.NAME.lock`` beside it).
+
+    Non-blocking: a second run gets :class:`~fortekit.errors.OutputLockedError` (E742) with
+    the pid of the run that holds it. The kernel releases the lock when its holder's process
+    ends, however it ends, so a killed run leaves no stale lock (its lock file, if left, is
+    taken over). Re-entrant within one process for the same path is not supported: take
+    one lock per output per run.
+
+    Example:
+        >>> target = Path(tempfile.mkdtemp()) / "out.jsonl"
+        >>> with OutputLock(target):
+        ...     try:
+        ...         OutputLock(target).acquire()
+        ...     except OutputLockedError as exc:
+        ...         print(str(exc)[:6])
+        [E742]
+    """
+
+    def __init__(self, target: _PATH) -> None:
+        self.target = Path(target)
+        self.path = _lock_path(self.target)
+        self._descriptor: int | None = None
+
+    def acquire(self) -> OutputLock:
+        """Take the lock or raise E742 (held) / E743 (cannot create the lock file)."""
+        import fcntl  # POSIX; fortekit's supported platforms
+
+        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+        for _ in range(20):  # the holder may remove the file between our open and our lock
+            try:
+                descriptor = os.open(self.path, flags, 0o644)
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    check_not_symlink(self.path)
+                raise write_error(self.path, exc) from exc
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as exc:
+                holder = self._holder(descriptor)
+                os.close(descriptor)
+                if exc.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                    raise OutputLockedError(
+                        Errors.E742.format(path=self.target, pid=holder, lock=self.path)
+                    ) from None
+                raise write_error(self.path, exc) from exc
+            if self._same(descriptor):
+                os.ftruncate(descriptor, 0)
+                os.write(descriptor, f"{os.getpid()}\n".encode())
+                self._descriptor = descriptor
+                return self
+            os.close(descriptor)  # the file we locked was unlinked by its last holder: retry
+        raise OutputLockedError(Errors.E742.format(path=self.target, pid="?", lock=self.path))
+
+    def _same(self, descriptor: int) -> bool:
+        info = os.fstat(descriptor)
+        return _identity(self.path) == (info.st_dev, info.st_ino)
+
+    @staticmethod
+    def _holder(descriptor: int) -> str:
+        try:
+            text = os.pread(descriptor, 64, 0).decode("ascii", "replace").strip()
+        except OSError:
+            return "?"
+        return text if text.isdigit() else "?"
+
+    def release(self) -> None:
+        """Remove the lock file and drop the lock (idempotent)."""
+        if self._descriptor is None:
+            return
+        try:
+            if self._same(self._descriptor):
+                self.path.unlink(missing_ok=True)
+        except OSError:
+            pass
+        finally:
+            os.close(self._descriptor)
+            self._descriptor = None
+
+    def __enter__(self) -> OutputLock:
+        return self.acquire()
+
+    def __exit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self.release()
+
+
+@contextmanager
+def output_lock(*targets: _PATH | None) -> Iterator[list[OutputLock]]:
+    """Lock every given output (None entries and ``-``, standard output, are skipped) for a block.
+
+    Example:
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> with output_lock(folder / "a.jsonl", None, "-") as locks:
+        ...     len(locks)
+        1
+    """
+    held: list[OutputLock] = []
+    try:
+        for target in targets:
+            if target is None or str(target) == "-":
+                continue
+            held.append(OutputLock(target).acquire())
+        yield held
+    finally:
+        for lock in reversed(held):
+            lock.release()
