@@ -256,6 +256,11 @@ class Errors(metaclass=_Messages):
         "[lexicon], [[cue]] and [[connective]] are described at the top of the shipped "
         "fortekit/grammars/negation.toml and in docs/negation.md; valid scope rules: {options}."
     )
+    E315 = (
+        "{function}() takes several captions (a list or another iterable of str), not {what}{why}. "
+        "Pass a list, {function}([text]), "
+        "or parse one caption with {single}(text)."
+    )
 
     # --- E400-E419: search/stage1: Stage 1 beam search, anchors, text-embedding cache ---
     E400 = "Search option {name} must be {expected}, not {value!r}."
@@ -495,6 +500,11 @@ class Errors(metaclass=_Messages):
         "Generation stopped after {done} of {total} clips ({reason}). The finished clips are kept in "
         "{path}: run the same command again to resume."
     )
+    E557 = (
+        "Generation stopped ({reason}) while replacing the collection in {path}: the previous "
+        "collection there is unchanged and the partial new one was removed. Run the same command "
+        "again to generate the replacement from the start."
+    )
 
     # --- E570-E589: the small CLAP and the tagger captioner: files, training, `fortekit bench train-clap` ---
     E570 = (
@@ -633,6 +643,41 @@ class Errors(metaclass=_Messages):
         "every call; check the plug-in, or pass a captioner without label_evidence() to store "
         "captions only."
     )
+    E623 = (
+        "{path} holds {count} row(s) with NaN or infinite values (items {examples}): such a row "
+        "would rank first for every query, or break the scores. An index stores finite vectors "
+        "only; rebuild it with `fortekit index build ... --overwrite` (and check the encoder or the "
+        "embeddings you passed)."
+    )
+    E624 = (
+        "{path} holds {count} row(s) whose length is not 1 (items {examples}; lengths {lengths}), "
+        "but index.json says \"normalised\": true (tolerance {tolerance}): their dot products would "
+        "not be cosines, and a row scaled by 100 would rank first. Rebuild the index with "
+        "`fortekit index build ... --overwrite`; or, if you wrote the rows yourself, set "
+        "\"normalised\": false in index.json, and fortekit scales every row to length 1 when it searches."
+    )
+    E625 = (
+        "{count} embedding(s) are all zeros (items {examples}){source}: a zero vector has no direction, "
+        "so its cosine with every query is 0 and it would be ranked by the formula alone. Check the "
+        "encoder (a silent or empty clip?) or the embeddings you passed, leave those items out, and "
+        "rebuild the index."
+    )
+    E626 = (
+        "The output folder {path} holds {holding}, which is not an audio index that fortekit wrote"
+        "{why}. `fortekit index build` and AudioIndex.save() never replace or delete such files, with "
+        "or without --overwrite. Choose a new or empty folder (--out), or move those files away "
+        "yourself."
+    )
+    E627 = (
+        "The audio index at {directory} is missing, but an interrupted save left the previous index "
+        "at {previous}. Move it back (mv {previous} {directory}), or rebuild the index with "
+        "`fortekit index build ... --out {directory}`."
+    )
+    E628 = (
+        "The FAISS index {path} was replaced (by another save) after the index was loaded: it may "
+        "hold another build's rows. Load the index again (AudioIndex.load) before searching with "
+        "FAISS, or search exactly (use_faiss=False)."
+    )
 
     # --- E650-E699: search/refine: query files, outputs, resuming, lookup tables ---
     E650 = (
@@ -697,6 +742,12 @@ class Errors(metaclass=_Messages):
     E669 = (
         "The run stopped early ({reason}). Every finished query is in {path}: run the same command "
         "again to resume where it stopped."
+    )
+    E670 = (
+        "The output file {path} cannot be resumed: line {line} holds a second record of the query of "
+        "line {first} ({count} repeated in all). Two runs wrote it at once, or files were joined, so "
+        "its records may come from two configurations. Pass --overwrite to start it over, or choose "
+        "another file with -o."
     )
 
     # --- E700-E729: plug-ins: converting checkpoints (`fortekit convert laion-clap`) ---

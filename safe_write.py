@@ -36,9 +36,11 @@ Example:
 from __future__ import annotations
 
 import errno
+import functools
 import json
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -62,6 +64,7 @@ __all__ = [
     "check_not_input",
     "check_not_symlink",
     "create_output_directory",
+    "exchange_paths",
     "is_fortekit_directory",
     "output_lock",
     "remove_output_directory",
@@ -315,6 +318,52 @@ def atomic_write_text(path: _PATH, text: str, *, overwrite: bool = True) -> Path
     )
 
 
+_RENAME_EXCHANGE = 2  # linux/fs.h
+_AT_FDCWD = -100
+
+
+@functools.cache
+def _renameat2() -> Any:
+    """glibc's ``renameat2`` (Linux 3.15+, glibc 2.28+), or None."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    try:
+        function = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return None
+    function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    function.restype = ctypes.c_int
+    return function
+
+
+def exchange_paths(first: _PATH, second: _PATH) -> bool:
+    """Swap two existing paths in one atomic step (``renameat2(RENAME_EXCHANGE)``).
+
+    Returns False where the platform or file system cannot (the caller then renames twice);
+    raises the OSError of any other failure.
+
+    Example:
+        >>> root = Path(tempfile.mkdtemp())
+        >>> _ = (root / "a").write_text("A"); _ = (root / "b").write_text("B")
+        >>> swapped = exchange_paths(root / "a", root / "b")
+        >>> (root / "a").read_text() == ("B" if swapped else "A")
+        True
+    """
+    import ctypes
+
+    function = _renameat2()
+    if function is None:
+        return False
+    if function(_AT_FDCWD, os.fsencode(first), _AT_FDCWD, os.fsencode(second), _RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP):
+        return False
+    raise OSError(code, os.strerror(code), os.fspath(second))
+
+
 # --- folders: the marker ------------------------------------------------------------------------
 def is_fortekit_directory(path: _PATH) -> bool:
     """Whether ``path`` is a folder that fortekit created (it holds the marker file, not as a link).
@@ -403,7 +452,9 @@ def replace_directory(path: _PATH, build: Callable[[Path], Any], *, overwrite: b
 
     The folder is complete or absent: a failed or killed build leaves the old folder as it
     was (and a hidden ``.NAME.*.tmp`` folder, which the next call removes if it holds the
-    marker). The old folder is replaced only with ``overwrite`` and only if fortekit created it.
+    marker). On Linux the swap is one ``renameat2(RENAME_EXCHANGE)``; elsewhere it is two
+    renames, and a kill between them leaves the old folder at ``.NAME.*.old/previous``.
+    The old folder is replaced only with ``overwrite`` and only if fortekit created it.
 
     Args:
         path: the folder to create or replace.
@@ -449,7 +500,9 @@ def replace_directory(path: _PATH, build: Callable[[Path], Any], *, overwrite: b
         _write_marker(temporary)
         build(temporary)
         _fsync_directory(temporary)
-        if target.exists():
+        if target.exists() and exchange_paths(temporary, target):
+            pass  # one atomic step: `target` is the old folder or the new one, whenever we die
+        elif target.exists():  # two renames: a kill between them leaves the old folder aside
             old = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=parent))
             os.replace(target, old / "previous")
             os.replace(temporary, target)

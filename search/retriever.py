@@ -5,7 +5,9 @@ The pipeline, in order, each part optional:
 1. Stage 1 (a :class:`~fortekit.search.stage1.config.SearchConfig`): each query is refined to
    q* and phi*; without it the query is encoded as it is and parsed to phi0 = Π(q).
 2. Stage 2 (a trained projection file): the items are projected once, h(e_a).
-3. The first pass: the exact top ``candidates`` items by cosine.
+3. The first pass: the exact top ``candidates`` items by cosine (the index's rows at unit
+   length, :meth:`~fortekit.search.index.audio_index.AudioIndex.embedding_tensor`, also for an
+   index saved with ``normalise=False``: every path ranks as ``fortekit index query`` does).
 4. Formula scoring (:mod:`fortekit.search.formula_scoring`, on by default): the
    candidates are re-scored by the query's formula.
 5. Stage 3 (:class:`~fortekit.search.rerank.Reranker`, its default on): the top 50 are
@@ -61,7 +63,8 @@ class Retriever:
     Args:
         index: an :class:`~fortekit.search.index.audio_index.AudioIndex`, or its directory.
         backbone: the text encoder: an instance, a registered name, or None for the one
-            the index was built with (its recorded options are reused).
+            the index was built with (its recorded options are reused, except a recorded
+            ``device``: `device` decides).
         stage1: a :class:`~fortekit.search.stage1.config.SearchConfig` to refine each query first
             (Stage 1), or None (default) to search with the query as it is.
         elaborator: Stage 1's elaborator: "auto" (default: "corpus" when the index holds item
@@ -128,7 +131,10 @@ class Retriever:
         _check_count(candidates, "candidates")
         self.index = index if isinstance(index, AudioIndex) else AudioIndex.load(index)
         if backbone is None or isinstance(backbone, str):
-            options = dict(self.index.meta.backbone_options) if backbone is None else {}
+            # A recorded "device" (the Python API records what it was given) is where the index was
+            # built; `device` says where to run now (two values for one keyword were a TypeError).
+            options = {key: value for key, value in self.index.meta.backbone_options.items()
+                       if key != "device"} if backbone is None else {}
             backbone = get_backbone(backbone or self.index.backbone_name, device=device, **options)
         self.index.check_backbone(backbone)
         self.backbone: Backbone = backbone
@@ -232,7 +238,7 @@ class Retriever:
 
     @property
     def items(self) -> torch.Tensor:
-        """The item vectors the queries are scored against (projected once with Stage 2)."""
+        """The item vectors the queries are scored against: unit rows (projected once with Stage 2)."""
         if self._items is None:
             import torch
 

@@ -269,7 +269,8 @@ def test_files_are_plain_json_and_npy_without_pickle(
     saved_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     names = sorted(path.name for path in saved_dir.iterdir())
-    assert names == ["embeddings.npy", "index.json", "items.jsonl"]
+    # .fortekit-output: the marker that makes the folder fortekit's, so --overwrite may replace it
+    assert names == [".fortekit-output", "embeddings.npy", "index.json", "items.jsonl"]
     meta = json.loads((saved_dir / "index.json").read_text(encoding="utf-8"))
     assert {"format_version", "fortekit_version", "backbone", "dim", "count", "normalised"} <= set(meta)
     first = json.loads((saved_dir / "items.jsonl").read_text(encoding="utf-8").splitlines()[0])

@@ -108,18 +108,51 @@ def _check_build_options(args: argparse.Namespace) -> None:
                            "their sidecar .txt files or by --captioner.")
 
 
+def _build_inputs(args: argparse.Namespace) -> dict[str, Any]:
+    """What ``index build`` reads that the output folder may not be or hold (E740): the captions
+    file, the audio list file or folder. (An index inside the audio folder harms nothing: the
+    save replaces the index folder alone.)"""
+    inputs: dict[str, Any] = {"captions file": args.captions}
+    if args.audio is not None:
+        audio, out = Path(args.audio).expanduser(), Path(args.out).expanduser()
+        try:
+            inside = audio.is_dir() and audio.resolve() in out.resolve().parents
+        except (OSError, RuntimeError):
+            inside = False
+        inputs["audio" if audio.is_file() else "audio folder"] = None if inside else audio
+    return inputs
+
+
 def run_build(args: argparse.Namespace, out: TextIO) -> int:
-    """Handler of ``index build``: read the collection, embed it, caption and parse, save."""
-    from fortekit.plugins import get_backbone
-    from fortekit.search.index.audio_index import AudioIndex
+    """Handler of ``index build``: check and lock the output, read the collection, embed it, caption
+    and parse, save (all or nothing)."""
+    from fortekit.search.index.writing import check_index_output, index_output_lock
 
     _check_build_options(args)
     options = _backbone_options(args)
     out_dir = Path(args.out)
-    if (out_dir / "index.json").exists() and not args.overwrite:
-        from fortekit.errors import AudioIndexError, Errors
+    # Before any encoding work: an output that is a file, a link, an input, a user's folder or an
+    # index without --overwrite is refused at once; the lock makes a second build fail at once too.
+    check_index_output(out_dir, overwrite=args.overwrite, inputs=_build_inputs(args))
+    with index_output_lock(out_dir):
+        check_index_output(out_dir, overwrite=args.overwrite)  # as it is now that we hold the lock
+        index = _build_index(args, options)
+        if args.faiss is not None:
+            index.build_faiss(args.faiss)
+        index.save(out_dir, overwrite=args.overwrite)
+    summary = f"indexed {len(index)} items ({index.dim}-d, backbone {index.backbone_name}) into {out_dir}"
+    print(summary, file=out)
+    print(_predicate_line(index), file=out)
+    if index.meta.captioner is not None:
+        print(f"captions: written by the captioner {index.meta.captioner}; {_evidence_line(index)}", file=out)
+    return 0
 
-        raise AudioIndexError(Errors.E614.format(directory=out_dir))
+
+def _build_index(args: argparse.Namespace, options: dict[str, Any]) -> AudioIndex:
+    """The index that ``index build``'s options describe, in memory."""
+    from fortekit.plugins import get_backbone
+    from fortekit.search.index.audio_index import AudioIndex
+
     progress = not args.quiet
     if args.captions is not None:
         from fortekit.search.index.format import check_unique_ids
@@ -130,31 +163,21 @@ def run_build(args: argparse.Namespace, out: TextIO) -> int:
         if not args.merge_duplicates:
             check_unique_ids(table.ids)
         backbone = get_backbone(args.backbone, **options)
-        index = _build_from_captions(args, table, backbone, _recordable(options), progress)
-    else:
-        from fortekit.search.index.sources import find_audio_items
+        return _build_from_captions(args, table, backbone, _recordable(options), progress)
+    from fortekit.search.index.sources import find_audio_items
 
-        items = find_audio_items(args.audio)
-        captioner, captioner_options = None, dict(args.captioner_option or [])
-        if args.captioner is not None:
-            from fortekit.plugins import get_captioner
+    items = find_audio_items(args.audio)
+    captioner, captioner_options = None, dict(args.captioner_option or [])
+    if args.captioner is not None:
+        from fortekit.plugins import get_captioner
 
-            captioner = get_captioner(args.captioner, **captioner_options)
-        backbone = get_backbone(args.backbone, **options)
-        index = AudioIndex.build(
-            items, backbone, parse_captions=not args.no_parse, batch_size=args.batch_size,
-            progress=progress, backbone_options=_recordable(options),
-            captioner=captioner, captioner_options=_recordable(captioner_options),
-        )
-    if args.faiss is not None:
-        index.build_faiss(args.faiss)
-    index.save(out_dir, overwrite=args.overwrite)
-    summary = f"indexed {len(index)} items ({index.dim}-d, backbone {index.backbone_name}) into {out_dir}"
-    print(summary, file=out)
-    print(_predicate_line(index), file=out)
-    if index.meta.captioner is not None:
-        print(f"captions: written by the captioner {index.meta.captioner}; {_evidence_line(index)}", file=out)
-    return 0
+        captioner = get_captioner(args.captioner, **captioner_options)
+    backbone = get_backbone(args.backbone, **options)
+    return AudioIndex.build(
+        items, backbone, parse_captions=not args.no_parse, batch_size=args.batch_size,
+        progress=progress, backbone_options=_recordable(options),
+        captioner=captioner, captioner_options=_recordable(captioner_options),
+    )
 
 
 def _evidence_line(index: AudioIndex) -> str:
@@ -247,7 +270,10 @@ def run_query(args: argparse.Namespace, out: TextIO) -> int:
     if isinstance(args.k, bool) or not isinstance(args.k, int) or args.k < 1:
         raise AudioIndexError(Errors.E613.format(name="-k", expected="a whole number >= 1", value=args.k))
     index = AudioIndex.load(args.directory)
-    options = _backbone_options(args, dict(index.meta.backbone_options))
+    # A recorded "device" (the Python API records what it was given) is where the index was built,
+    # not where it is queried: --device and --backbone-option device= decide, else the default.
+    recorded = {key: value for key, value in index.meta.backbone_options.items() if key != "device"}
+    options = _backbone_options(args, recorded)
     backbone = get_backbone(index.backbone_name, **options)
     if args.formula_scoring == "on":
         from fortekit.search.formula_scoring import search_index
@@ -325,7 +351,8 @@ def add_index_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
     build.add_argument("--no-parse", action="store_true", help="do not parse captions into predicate sets")
     build.add_argument("--batch-size", type=int, default=64, help="items per encoder call (default: 64)")
     build.add_argument("--faiss", choices=("flat", "ivf"), help="also build and save a FAISS index")
-    build.add_argument("--overwrite", action="store_true", help="replace an index already in --out")
+    build.add_argument("--overwrite", action="store_true",
+                       help="replace an index that fortekit wrote in --out (never a folder of other files)")
     build.add_argument("--quiet", action="store_true", help="no progress bars")
     build.set_defaults(handler=_guarded(run_build))
 

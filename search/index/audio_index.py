@@ -51,7 +51,10 @@ from fortekit.search.index.format import (
     FAISS_FILE,
     IndexMeta,
     IndexRecords,
+    check_embedding_rows,
+    check_options,
     check_unique_ids,
+    folder_identity,
     read_embeddings,
     read_items,
     read_meta,
@@ -65,6 +68,8 @@ if TYPE_CHECKING:
     from fortekit.search.evidence import LabelEvidence
 
 __all__ = ["AudioIndex"]
+
+_READ_ATTEMPTS = 10  # a folder replaced 10 times while it is read is read as the last try finds it
 
 
 class AudioIndex(IndexSearchMixin):
@@ -110,6 +115,7 @@ class AudioIndex(IndexSearchMixin):
         self._tensors: dict[str, torch.Tensor] = {}
         self._faiss: FaissSearcher | None = None
         self._faiss_file: Path | None = None
+        self._faiss_identity: tuple[int, int] | None = None
 
     def __len__(self) -> int:
         return self.meta.count
@@ -151,9 +157,9 @@ class AudioIndex(IndexSearchMixin):
 
         Raises:
             AudioIndexError: no items (E606), an item without id (E617), duplicate ids
-                (E605), a bad batch size (E613), encoder output of the wrong shape (E619) or
-                with NaN (E607), `predicate_sets` of the wrong length (E610), unusable label
-                evidence (E622).
+                (E605), a bad batch size (E613), encoder output of the wrong shape (E619),
+                with NaN (E607) or a row of zeros (E625), `predicate_sets` of the wrong length
+                (E610), unusable label evidence (E622), options that are not JSON values (E613).
             EvaluationError: the captioner failed or returned no str per item (E482, E483).
             AudioReadError, EncoderInputError: from the backbone, for an unreadable item.
 
@@ -168,7 +174,7 @@ class AudioIndex(IndexSearchMixin):
         ids = [item_id_of(item, position) for position, item in enumerate(items)]
         check_unique_ids(ids)
         evidence: LabelEvidence | None = None
-        name, options = None, dict(captioner_options or {})
+        name, options = None, check_options(captioner_options or {}, "captioner_options")
         if captioner is not None:  # caption first: a text backbone (minilm) then embeds the captions
             from fortekit.search.index.captioning import caption_audio, captioner_name
 
@@ -208,7 +214,10 @@ class AudioIndex(IndexSearchMixin):
             parse_captions: parse the captions into predicate sets for Stage 3.
             batch_size: captions per ``encode_audio`` call.
             progress: tqdm progress bars on stderr.
-            normalise: scale the rows to unit L2 norm (search is cosine either way).
+            normalise: scale the rows to unit L2 norm before storing them. False stores the
+                rows as given (``"normalised": false``); every search path (``index query``,
+                ``fortekit search``, :class:`~fortekit.search.retriever.Retriever`, FAISS) still
+                ranks by cosine, scaling the rows when it reads them.
             predicate_sets: precomputed predicate sets, one per item (skips parsing).
             backbone_options: recorded backbone options (see :meth:`build`).
             caption_parser: a :class:`fortekit.fol.caption.CaptionParser` to parse with.
@@ -219,7 +228,7 @@ class AudioIndex(IndexSearchMixin):
         Raises:
             AudioIndexError: no items (E606), lengths that differ (E610), duplicate ids (E605),
                 a missing caption to embed (E617), embeddings of the wrong dimension (E608),
-                shape or type (E618), or with NaN (E607).
+                shape or type (E618), with NaN (E607) or a row of zeros (E625).
 
         Example:
             >>> AudioIndex.from_captions(["x"], ["wind"], "enc", embeddings=[[3.0, 4.0]],
@@ -317,6 +326,7 @@ class AudioIndex(IndexSearchMixin):
         other = type(self)(self._array, self._records, self.meta, embeddings_file=self._embeddings_file,
                            evidence=evidence)
         other._faiss, other._faiss_file = self._faiss, self._faiss_file
+        other._faiss_identity = self._faiss_identity
         return other
 
     @property
@@ -329,18 +339,29 @@ class AudioIndex(IndexSearchMixin):
     # -- files --------------------------------------------------------------------------------
     def save(self, directory: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
         """Write the index to a directory (index.json, embeddings.npy, items.jsonl[, faiss.index,
-        evidence.safetensors]).
+        evidence.safetensors]), all or nothing.
+
+        The files are written into a new folder beside `directory`, forced to disk, and the
+        folder is then renamed into place, under an exclusive lock (``.NAME.lock`` beside it):
+        a save that fails or is killed leaves the previous index as it was, and two saves at
+        once never mix (the second gets E742). The folder holds the marker file
+        ``.fortekit-output``; only such a folder (or an index an older fortekit wrote, holding
+        index files only) is ever replaced, and only with `overwrite`.
 
         Args:
-            directory: created when missing.
+            directory: the index folder (its parents are created when missing).
             overwrite: replace an index already there.
 
         Returns:
             The directory.
 
         Raises:
-            AudioIndexError: an index is already there and `overwrite` is False (E614).
-            OSError: the files cannot be written.
+            AudioIndexError: an index is already there and `overwrite` is False (E614); the
+                folder holds files that are not an index fortekit wrote (E626).
+            OutputError: the folder is a link (E741) or a file (E745); another run is writing
+                it (E742).
+            OutputWriteError: a write failed (a full disk, ``ulimit -f``): E743, naming the file;
+                the previous index is unchanged.
 
         Example:
             >>> index.save("clotho.index")  # doctest: +SKIP
@@ -358,7 +379,13 @@ class AudioIndex(IndexSearchMixin):
     def load(
         cls, directory: str | os.PathLike[str], *, mmap: bool = True, backbone: Backbone | None = None,
     ) -> AudioIndex:
-        """Read an index that :meth:`save` wrote, checking every file.
+        """Read an index that :meth:`save` wrote, checking every file and every row.
+
+        Every field of ``index.json`` is type-checked; every row of ``embeddings.npy`` must be
+        finite and not all zeros, and of length 1 (within
+        :data:`~fortekit.search.index.format.NORM_TOLERANCE`) when the index says
+        ``"normalised": true``. An index that says ``"normalised": false`` is scaled to unit
+        rows when searched, on every path.
 
         Args:
             directory: the index directory.
@@ -369,9 +396,12 @@ class AudioIndex(IndexSearchMixin):
             The index (a FAISS index, if saved, is read when first used).
 
         Raises:
-            AudioIndexError: a missing file (E601), corrupt JSON or array (E600), a format
-                from the future (E602), counts that disagree (E603), a bad dtype or shape
-                (E604), duplicate ids (E605), a bad predicate symbol (E611), another backbone (E609),
+            AudioIndexError: a missing file (E601; E627 when an interrupted save left the
+                previous index aside), corrupt JSON, an array or a field of the wrong type
+                (E600), a format from the future (E602), counts that disagree (E603), a bad
+                dtype or shape (E604), duplicate ids (E605), a bad predicate symbol (E611),
+                rows with NaN or infinity (E623), rows of another length than 1 in a
+                normalised index (E624), rows of zeros (E625), another backbone (E609),
                 damaged label evidence (E621).
 
         Example:
@@ -379,15 +409,34 @@ class AudioIndex(IndexSearchMixin):
             AudioIndex(count=3839, dim=384, backbone='minilm', memory-mapped)
         """
         root = Path(directory)
+        # A save swaps in a whole new folder: files read while the folder stayed the same come
+        # from one build. A read that a swap overtook is done again (never a mix of two builds).
+        for attempt in range(_READ_ATTEMPTS):
+            before = folder_identity(root)
+            try:
+                index = cls._read(root, mmap=mmap)
+            except AudioIndexError:
+                if attempt + 1 < _READ_ATTEMPTS and folder_identity(root) != before:
+                    continue
+                raise
+            if folder_identity(root) == before:
+                break
+        if backbone is not None:
+            index.check_backbone(backbone)
+        return index
+
+    @classmethod
+    def _read(cls, root: Path, *, mmap: bool) -> AudioIndex:
         meta = read_meta(root)
         embeddings = read_embeddings(root, meta, mmap=mmap)
         records = read_items(root, meta)
+        check_embedding_rows(root / EMBEDDINGS_FILE, embeddings, records.ids, normalised=meta.normalised)
         if meta.faiss is not None and not (root / FAISS_FILE).is_file():
             missing = f"{FAISS_FILE} (index.json names one)"
             raise AudioIndexError(Errors.E601.format(directory=root, missing=missing))
         index = cls(embeddings, records, meta, embeddings_file=root / EMBEDDINGS_FILE if mmap else None,
                     evidence=read_evidence(root, meta))
-        index._faiss_file = root / FAISS_FILE if meta.faiss is not None else None
-        if backbone is not None:
-            index.check_backbone(backbone)
+        if meta.faiss is not None:  # read when first used: it must then still be this build's file
+            index._faiss_file = root / FAISS_FILE
+            index._faiss_identity = folder_identity(index._faiss_file)
         return index

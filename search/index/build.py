@@ -25,7 +25,7 @@ from fortekit._checks import check_int
 from fortekit.errors import AudioIndexError, Errors
 from fortekit.fol.predicates import PredicateSymbol
 from fortekit.plugins.protocols import AudioItem, Backbone
-from fortekit.search.index.format import IndexMeta, IndexRecords
+from fortekit.search.index.format import ZERO_NORM, IndexMeta, IndexRecords, check_options
 from fortekit.search.index.parse import caption_predicate_sets
 
 __all__ = [
@@ -194,12 +194,19 @@ def assemble_parts(
         (rows, records, meta).
 
     Raises:
-        AudioIndexError: NaN (E607), `predicate_sets` of the wrong length (E610).
+        AudioIndexError: NaN (E607), a row of zeros (E625), `predicate_sets` of the wrong length
+            (E610), options that are not JSON values (E613).
     """
     check_finite(embeddings, ids)
+    recorded = check_options(options or {}, "backbone_options")  # JSON values: the index must load again
+    norms = np.linalg.norm(embeddings, axis=1, keepdims=True)
+    zero = np.flatnonzero(norms[:, 0] <= ZERO_NORM)
+    if len(zero):  # no direction: a cosine of 0 with every query, whatever the query says
+        examples = ", ".join(repr(ids[row]) for row in zero[:5])
+        raise AudioIndexError(Errors.E625.format(count=len(zero), examples=examples,
+                                                 source=f" (backbone {backbone!r})"))
     if normalise:
-        norms = np.linalg.norm(embeddings, axis=1, keepdims=True)
-        embeddings = embeddings / np.maximum(norms, 1e-12)
+        embeddings = embeddings / norms
     unparsed = 0
     if predicate_sets is not None:
         sets = [frozenset(symbols) for symbols in predicate_sets]
@@ -213,7 +220,7 @@ def assemble_parts(
         sets = [frozenset()] * len(ids)
     meta = IndexMeta(
         backbone=backbone, dim=int(embeddings.shape[1]), count=len(ids), normalised=normalise,
-        parsed=parse, unparsed=unparsed, backbone_options=dict(options or {}),
+        parsed=parse, unparsed=unparsed, backbone_options=recorded,
     )
     rows = np.ascontiguousarray(embeddings, dtype=np.float32)
     return rows, IndexRecords(list(ids), list(captions), list(paths), sets), meta

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fortekit.errors import AudioIndexError, Errors
-from fortekit.search.index.format import IndexMeta
+from fortekit.search.index.format import IndexMeta, check_options
 
 if TYPE_CHECKING:
     from fortekit.search.evidence import LabelEvidence
@@ -55,7 +55,8 @@ def captioning_fields(data: Mapping[str, Any], path: str | os.PathLike[str]) -> 
         Keyword arguments for :class:`~fortekit.search.index.format.IndexMeta`.
 
     Raises:
-        AudioIndexError: a captioner that is no name or options that are no object (E600);
+        AudioIndexError: a captioner that is no name or options that are no object of JSON
+            values (E600);
             labels that are not distinct non-empty phrases (E621).
 
     Example:
@@ -66,11 +67,14 @@ def captioning_fields(data: Mapping[str, Any], path: str | os.PathLike[str]) -> 
         ...
         fortekit.errors.AudioIndexError: [E621] The label evidence of the audio index, index.json, ...
     """
-    captioner, options = data.get("captioner"), data.get("captioner_options", {})
-    if not isinstance(captioner, (str, type(None))) or not isinstance(options, dict):
+    def fail(problem: str) -> AudioIndexError:
         fix = "Rebuild the index with `fortekit index build`."
-        problem = f"captioner is {captioner!r} and captioner_options {options!r}, not a name and an object"
-        raise AudioIndexError(Errors.E600.format(path=path, problem=problem, fix=fix))
+        return AudioIndexError(Errors.E600.format(path=path, problem=problem, fix=fix))
+
+    captioner, options = data.get("captioner"), data.get("captioner_options", {})
+    if captioner is not None and (not isinstance(captioner, str) or not captioner.strip()):
+        raise fail(f"captioner is {captioner!r}, not null or a captioner name")
+    options = check_options(options, "captioner_options", fail)
     labels = data.get("evidence_labels")
     if labels is not None:
         good = isinstance(labels, list) and labels and all(isinstance(x, str) and x.strip() for x in labels)

@@ -5,18 +5,20 @@ A directory holds
 * ``index.json``: the format version, the backbone's name (and recorded options), the
   dimension, the item count, whether rows are L2-normalised, whether captions were parsed,
   and the fortekit version that wrote it;
-* ``embeddings.npy``: float32 (count, dim), read with ``np.load(mmap_mode="r",
-  allow_pickle=False)``;
+* ``embeddings.npy``: float32 (count, dim), read with ``np.load(mmap_mode="c",
+  allow_pickle=False)`` (a private map: the file is never written);
 * ``items.jsonl``: one object per item, in row order: ``id``, ``caption``, ``predicates``
   (strings such as ``"¬Rain/1"``) and, for audio files, ``path``;
 * ``faiss.index`` (optional): a FAISS index over the same rows;
 * ``evidence.safetensors`` (optional): a tagger's label evidence
-  (:mod:`fortekit.search.index.evidence_file`).
+  (:mod:`fortekit.search.index.evidence_file`);
+* ``.fortekit-output``: the marker of a folder fortekit wrote.
 
-Files are written under temporary names and renamed, so an interrupted save leaves no
-half-written file behind, and ``index.json`` is written last. Everything read back is
-validated; a problem raises :class:`~fortekit.errors.AudioIndexError` naming the file
-and the fix. This module imports numpy but not torch.
+A save writes a whole new folder and swaps it in (:mod:`fortekit.search.index.writing`).
+Everything read back is validated: the type of every ``index.json`` field, every row of
+``embeddings.npy`` (finite, not all zeros, of length 1 when ``normalised`` is true:
+:func:`check_embedding_rows`); a problem raises :class:`~fortekit.errors.AudioIndexError`
+naming the file and the fix. This module imports numpy but not torch.
 
 Example:
     >>> from fortekit.search.index.format import format_predicate_symbol, parse_predicate_symbol
@@ -29,17 +31,19 @@ Example:
 
 from __future__ import annotations
 
+import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
 from fortekit import __version__
-from fortekit.errors import AudioIndexError, Errors
+from fortekit.errors import AudioIndexError, Errors, FortekitError
 from fortekit.fol.predicates import Polarity, PredicateSymbol
+from fortekit.search.index.faiss_search import FAISS_KINDS
 from fortekit.textio import BadLine, json_value, read_jsonl
 
 __all__ = [
@@ -48,8 +52,13 @@ __all__ = [
     "FORMAT_VERSION",
     "ITEMS_FILE",
     "META_FILE",
+    "NORM_TOLERANCE",
+    "ZERO_NORM",
     "IndexMeta",
     "IndexRecords",
+    "check_embedding_rows",
+    "check_options",
+    "folder_identity",
     "format_predicate_symbol",
     "parse_predicate_symbol",
     "read_embeddings",
@@ -63,6 +72,11 @@ META_FILE = "index.json"
 EMBEDDINGS_FILE = "embeddings.npy"
 ITEMS_FILE = "items.jsonl"
 FAISS_FILE = "faiss.index"
+#: How far a row's length may be from 1 in an index that says ``normalised: true``: float32 rounding
+#: stays below 1e-6, a row stored as float16 below 1e-3; a row scaled by a user or a bug is far outside.
+NORM_TOLERANCE = 1e-3
+#: A row at most this long is "all zeros" (the epsilon torch's ``normalize`` divides by).
+ZERO_NORM = 1e-12
 _NEGATION = "¬"
 _REBUILD = "Rebuild the index with `fortekit index build` (or AudioIndex.build(...).save(...))."
 
@@ -169,13 +183,48 @@ def _fail(path: Path, problem: str, fix: str = _REBUILD) -> AudioIndexError:
     return AudioIndexError(Errors.E600.format(path=path, problem=problem, fix=fix))
 
 
+def _interrupted_previous(directory: Path) -> Path | None:
+    """The previous index an interrupted save left beside a missing `directory`, if any.
+
+    A save swaps the new folder in with two renames (the old one aside, the new one in); a
+    process killed between them leaves ``.NAME.*.old/previous`` and no ``NAME``.
+    """
+    try:
+        parent = directory.absolute().parent
+        for stale in sorted(parent.glob(f".{directory.name}.*.old")):
+            if (stale / "previous" / META_FILE).is_file():
+                return stale / "previous"
+    except OSError:
+        pass
+    return None
+
+
 def _require_files(directory: Path, names: Iterable[str]) -> None:
+    if not directory.exists() and directory.name:
+        previous = _interrupted_previous(directory)
+        if previous is not None:
+            raise AudioIndexError(Errors.E627.format(directory=directory, previous=previous))
     if not directory.is_dir():
         what = "a directory (it is a file)" if directory.exists() else "the directory (it does not exist)"
         raise AudioIndexError(Errors.E601.format(directory=directory, missing=what))
     missing = [name for name in names if not (directory / name).is_file()]
     if missing:
         raise AudioIndexError(Errors.E601.format(directory=directory, missing=", ".join(missing)))
+
+
+def folder_identity(path: str | os.PathLike[str]) -> tuple[int, int] | None:
+    """A file's or folder's (device, inode), None when it is missing: a save gives the index folder
+    (and each of its files) a new one.
+
+    Example:
+        >>> folder_identity("/nonexistent/index") is None
+        True
+    """
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return info.st_dev, info.st_ino
 
 
 def read_meta(directory: str | os.PathLike[str]) -> IndexMeta:
@@ -216,32 +265,102 @@ def read_meta(directory: str | os.PathLike[str]) -> IndexMeta:
             path=path, found=version, supported=FORMAT_VERSION, version=__version__,
             writer=data.get("fortekit_version", "?"),
         ))
-    checks: dict[str, tuple[type, str]] = {
-        "backbone": (str, "a backbone name"), "dim": (int, "a positive integer"),
-        "count": (int, "a positive integer"), "normalised": (bool, "true or false"),
-    }
-    for key, (kind, expected) in checks.items():
-        value = data.get(key)
-        bad_int = kind is int and (isinstance(value, bool) or not isinstance(value, int) or value < 0)
-        if bad_int or not isinstance(value, kind) or (kind is int and value == 0):
-            raise _fail(path, f"{key} is {value!r}, not {expected}")
-    options = data.get("backbone_options", {})
-    if not isinstance(options, dict):
-        raise _fail(path, f"backbone_options is {options!r}, not an object")
+    backbone, dim, count = data.get("backbone"), data.get("dim"), data.get("count")
+    if not isinstance(backbone, str) or not backbone.strip():
+        raise _fail(path, f"backbone is {backbone!r}, not a backbone name")
+    if not _is_int(dim) or dim < 1:
+        raise _fail(path, f"dim is {dim!r}, not a positive integer")
+    if not _is_int(count) or count < 1:
+        raise _fail(path, f"count is {count!r}, not a positive integer")
+    normalised = data.get("normalised")
+    if not isinstance(normalised, bool):
+        raise _fail(path, f"normalised is {normalised!r}, not true or false")
+    parsed, unparsed = data.get("parsed", False), data.get("unparsed", 0)
+    if not isinstance(parsed, bool):
+        raise _fail(path, f"parsed is {parsed!r}, not true or false")
+    if not _is_int(unparsed) or not 0 <= unparsed <= count:
+        raise _fail(path, f"unparsed is {unparsed!r}, not a whole number from 0 to the count {count}")
+    writer = data.get("fortekit_version", "?")
+    if not isinstance(writer, str):
+        raise _fail(path, f"fortekit_version is {writer!r}, not a version string")
     faiss = data.get("faiss")
+    if faiss is not None and faiss not in FAISS_KINDS:
+        raise _fail(path, f"faiss is {faiss!r}, not null or one of {', '.join(map(repr, FAISS_KINDS))}")
+    options = check_options(data.get("backbone_options", {}), "backbone_options",
+                            lambda problem: _fail(path, problem))
     from fortekit.search.index.evidence_file import captioning_fields  # it imports this module
 
     return IndexMeta(
-        backbone=data["backbone"], dim=data["dim"], count=data["count"], normalised=data["normalised"],
-        parsed=bool(data.get("parsed", False)), unparsed=int(data.get("unparsed", 0)),
-        backbone_options=options, faiss=faiss if isinstance(faiss, str) else None,
-        **captioning_fields(data, path), format_version=version,
-        fortekit_version=str(data.get("fortekit_version", "?")),
+        backbone=backbone, dim=dim, count=count, normalised=normalised, parsed=parsed, unparsed=unparsed,
+        backbone_options=options, faiss=faiss, **captioning_fields(data, path), format_version=version,
+        fortekit_version=writer,
     )
 
 
+def _is_int(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_option_value(value: object) -> bool:
+    if value is None or isinstance(value, (str, bool, int)):
+        return True
+    return isinstance(value, float) and math.isfinite(value)
+
+
+def check_options(
+    options: object, what: str, fail: Callable[[str], FortekitError] | None = None,
+) -> dict[str, Any]:
+    """Plug-in options as ``index.json`` records them: an object of text keys and JSON values.
+
+    A value is a text, a whole or finite number, true/false, null, or a list of those; the
+    options become keyword arguments of ``get_backbone``/``get_captioner``, so anything else
+    (a nested object, NaN) is refused here rather than deep inside a plug-in.
+
+    Args:
+        options: the value to check.
+        what: its name, for messages ("backbone_options").
+        fail: makes the error from a problem text (default: E613).
+
+    Returns:
+        The options, as a new dict.
+
+    Raises:
+        FortekitError: what `fail` makes; by default AudioIndexError E613.
+
+    Example:
+        >>> check_options({"model": "/m", "batch_size": 8}, "backbone_options")
+        {'model': '/m', 'batch_size': 8}
+        >>> check_options({"model": {"path": "/m"}}, "backbone_options")
+        Traceback (most recent call last):
+        ...
+        fortekit.errors.AudioIndexError: [E613] backbone_options must be ...
+    """
+
+    def refuse(problem: str) -> FortekitError:
+        if fail is not None:
+            return fail(problem)
+        return AudioIndexError(Errors.E613.format(
+            name=what, expected=f"an object of option names and JSON values ({problem})", value=options,
+        ))
+
+    if not isinstance(options, Mapping):
+        raise refuse(f"{what} is {options!r}, not an object")
+    for key, value in options.items():
+        if not isinstance(key, str) or not key:
+            raise refuse(f"{what} has the key {key!r}, not an option name")
+        good = _is_option_value(value) or (
+            isinstance(value, list) and all(_is_option_value(entry) for entry in value))
+        if not good:
+            raise refuse(f"{what}.{key} is {value!r}, not a text, a number, true/false, null or a list "
+                         "of those")
+    return dict(options)
+
+
 def read_embeddings(directory: str | os.PathLike[str], meta: IndexMeta, *, mmap: bool = True) -> np.ndarray:
-    """Read ``embeddings.npy`` without pickle, memory-mapped read-only by default, and check it.
+    """Read ``embeddings.npy`` without pickle, memory-mapped by default, and check its dtype and shape.
+
+    The map is private (copy-on-write): nothing done to the array reaches the file, and the
+    search wraps this very map (it never opens the file again by its path).
 
     Args:
         directory: the index directory.
@@ -249,7 +368,8 @@ def read_embeddings(directory: str | os.PathLike[str], meta: IndexMeta, *, mmap:
         mmap: map the file instead of reading it into memory.
 
     Returns:
-        The float32 (count, dim) array (a read-only ``np.memmap`` when `mmap`).
+        The float32 (count, dim) array (a copy-on-write ``np.memmap`` when `mmap`); its values
+        are checked by :func:`check_embedding_rows`.
 
     Raises:
         AudioIndexError: an unreadable or pickled file (E600), a wrong dtype or shape (E604),
@@ -257,7 +377,7 @@ def read_embeddings(directory: str | os.PathLike[str], meta: IndexMeta, *, mmap:
     """
     path = Path(directory) / EMBEDDINGS_FILE
     try:
-        array = np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
+        array = np.load(path, mmap_mode="c" if mmap else None, allow_pickle=False)
     except (ValueError, OSError, EOFError) as exc:
         raise _fail(path, f"not a readable .npy array ({exc})") from exc
     if not isinstance(array, np.ndarray):
@@ -270,6 +390,71 @@ def read_embeddings(directory: str | os.PathLike[str], meta: IndexMeta, *, mmap:
         found = array.shape[0]
         raise AudioIndexError(Errors.E603.format(path=path, found=found, what="rows", count=meta.count))
     return array
+
+
+def _examples(ids: Sequence[str] | None, rows: np.ndarray) -> str:
+    shown = ", ".join(repr(ids[row]) if ids is not None else f"row {row}" for row in rows[:5])
+    return shown + (f" and {len(rows) - 5} more" if len(rows) > 5 else "")
+
+
+def check_embedding_rows(
+    path: str | os.PathLike[str], array: np.ndarray, ids: Sequence[str] | None = None, *,
+    normalised: bool = True, source: str = "",
+) -> None:
+    """Check an index's rows: finite (E623), none all zeros (E625), of length 1 when `normalised` (E624).
+
+    A NaN row would rank first for every query and a row scaled by 100 would win every
+    cosine, so a loaded index is checked in full, in chunks (a mapped matrix is never
+    copied whole; about a second per 2 GB).
+
+    Args:
+        path: the ``embeddings.npy`` file (or what to name in messages).
+        array: float32 (count, dim), possibly memory-mapped.
+        ids: the item ids, to name the bad rows (None: by row number).
+        normalised: whether ``index.json`` promises unit rows (within :data:`NORM_TOLERANCE`).
+        source: where the rows came from, for E625 (" (from the backbone 'minilm')"; default: in `path`).
+
+    Raises:
+        AudioIndexError: E623, E625 or E624, naming the first few items.
+
+    Example:
+        >>> check_embedding_rows("e.npy", np.array([[0.6, 0.8], [3.0, 4.0]], dtype=np.float32), ["a", "b"])
+        Traceback (most recent call last):
+        ...
+        fortekit.errors.AudioIndexError: [E624] e.npy holds 1 row(s) whose length is not 1 (items 'b'; ...
+        >>> check_embedding_rows("e.npy", np.array([[3.0, 4.0]], dtype=np.float32), normalised=False)
+    """
+    count, dim = array.shape
+    step = max(1, (1 << 22) // max(dim, 1))  # 4M values (16 MB) per chunk
+    not_finite: list[np.ndarray] = []
+    zero: list[np.ndarray] = []
+    off: list[np.ndarray] = []
+    lengths: list[np.ndarray] = []
+    for start in range(0, count, step):
+        chunk = np.asarray(array[start:start + step])
+        finite = np.isfinite(chunk).all(axis=1)
+        with np.errstate(over="ignore", invalid="ignore"):
+            norms = np.sqrt(np.einsum("ij,ij->i", chunk, chunk, dtype=np.float64))
+        not_finite.append(start + np.flatnonzero(~finite))
+        zero.append(start + np.flatnonzero(finite & (norms <= ZERO_NORM)))
+        if normalised:
+            bad = finite & (norms > ZERO_NORM) & ~(np.abs(norms - 1.0) <= NORM_TOLERANCE)
+            off.append(start + np.flatnonzero(bad))
+            lengths.append(norms[bad])
+    rows = np.concatenate(not_finite) if not_finite else np.empty(0, dtype=np.int64)
+    if len(rows):
+        raise AudioIndexError(Errors.E623.format(path=path, count=len(rows), examples=_examples(ids, rows)))
+    rows = np.concatenate(zero) if zero else np.empty(0, dtype=np.int64)
+    if len(rows):
+        raise AudioIndexError(Errors.E625.format(count=len(rows), examples=_examples(ids, rows),
+                                                 source=source or f" in {path}"))
+    rows = np.concatenate(off) if off else np.empty(0, dtype=np.int64)
+    if len(rows):
+        shown = ", ".join(f"{length:.4g}" for length in np.concatenate(lengths)[:5])
+        raise AudioIndexError(Errors.E624.format(
+            path=path, count=len(rows), examples=_examples(ids, rows), lengths=shown,
+            tolerance=NORM_TOLERANCE,
+        ))
 
 
 def read_items(directory: str | os.PathLike[str], meta: IndexMeta) -> IndexRecords:

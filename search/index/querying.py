@@ -1,8 +1,9 @@
 """The search side of :class:`~fortekit.search.index.audio_index.AudioIndex`, as a mixin.
 
 :class:`IndexSearchMixin` holds what an index does once built: its rows as torch tensors on a
-device (cached per device), the exact cosine top-K and the full score matrix, the check that a
-backbone is the index's own, and the optional FAISS index. ``AudioIndex`` adds the columns,
+device (cached per device, at unit length whatever the index stores, so that every path ranks by
+cosine), the exact cosine top-K and the full score matrix, the check that a backbone is the
+index's own, and the optional FAISS index. ``AudioIndex`` adds the columns,
 building, and the files.
 
 Example:
@@ -48,20 +49,26 @@ class IndexSearchMixin:
     _tensors: dict[str, torch.Tensor]
     _faiss: FaissSearcher | None
     _faiss_file: Path | None
+    _faiss_identity: tuple[int, int] | None
 
     def embedding_tensor(self, device: str = "cpu") -> torch.Tensor:
-        """The rows as a float32 torch tensor on `device`, cached per device.
+        """The rows every search compares queries with: float32, unit length, on `device`, cached.
 
-        On the CPU a mapped index is wrapped, not copied (a private copy-on-write map).
-        Treat the tensor as read-only: it is shared by every search on that device.
+        For an index whose rows are stored normalised (the default) these are the stored rows;
+        on the CPU a mapped index is wrapped, not copied (its map is private, copy-on-write, so
+        the file is never written). For an index saved with ``normalise=False`` they are the
+        stored rows scaled to length 1, so that every path (``index query``, ``fortekit
+        search``, :class:`~fortekit.search.retriever.Retriever`, Stage 1's anchors, formula
+        scoring) ranks by cosine, as :meth:`search` does. Treat the tensor as read-only: it is
+        shared by every search on that device.
 
         Example:
             >>> import numpy as np
             >>> from fortekit.search.index import AudioIndex
-            >>> index = AudioIndex.from_captions(["a"], [None], "enc", embeddings=np.ones((1, 2)),
-            ...                                  parse_captions=False)
-            >>> index.embedding_tensor().shape
-            torch.Size([1, 2])
+            >>> index = AudioIndex.from_captions(["a"], [None], "enc", embeddings=[[3.0, 4.0]],
+            ...                                  parse_captions=False, normalise=False)
+            >>> index.embedding_tensor().tolist(), index.embeddings.tolist()
+            ([[0.6000000238418579, 0.800000011920929]], [[3.0, 4.0]])
         """
         import torch
 
@@ -69,25 +76,22 @@ class IndexSearchMixin:
 
         device = resolve_device(device)
         if device not in self._tensors:
-            if device == "cpu":
-                source = self._array
-                if self._embeddings_file is not None:
-                    source = np.load(self._embeddings_file, mmap_mode="c", allow_pickle=False)
-                self._tensors[device] = torch.from_numpy(source)
-            else:
+            if device != "cpu":
                 self._tensors[device] = self.embedding_tensor("cpu").to(device)
+            elif self.meta.normalised:
+                # The array itself (a private map after load): never re-opened by path, so a save
+                # that replaced the folder since cannot hand us another build's rows.
+                self._tensors[device] = torch.from_numpy(self._writable_rows())
+            else:
+                rows = torch.from_numpy(np.array(self._array, dtype=np.float32))
+                self._tensors[device] = torch.nn.functional.normalize(rows, dim=1)
         return self._tensors[device]
 
-    def _unit_tensor(self, device: str) -> torch.Tensor:
-        """The rows at unit norm (the stored ones when they are normalised)."""
-        import torch
-
-        if self.meta.normalised:
-            return self.embedding_tensor(device)
-        key = f"unit:{device}"
-        if key not in self._tensors:
-            self._tensors[key] = torch.nn.functional.normalize(self.embedding_tensor(device), dim=1)
-        return self._tensors[key]
+    def _writable_rows(self) -> np.ndarray:
+        """The rows as an array torch may wrap (it warns on a read-only one): a map is copy-on-write."""
+        if self._array.flags.writeable:
+            return self._array
+        return np.array(self._array, dtype=np.float32)
 
     # -- search -------------------------------------------------------------------------------
     def search(
@@ -131,7 +135,7 @@ class IndexSearchMixin:
             return torch.from_numpy(scores), torch.from_numpy(rows)
         from fortekit.plugins._runtime import resolve_device
 
-        unit = self._unit_tensor(resolve_device(device))
+        unit = self.embedding_tensor(resolve_device(device))
         queries_unit = torch.nn.functional.normalize(matrix, dim=1)
         return exact_top_k(unit, queries_unit, k, chunk_rows=chunk_rows)
 
@@ -153,7 +157,7 @@ class IndexSearchMixin:
 
         from fortekit.plugins._runtime import resolve_device
 
-        unit = self._unit_tensor(resolve_device(device))
+        unit = self.embedding_tensor(resolve_device(device))
         matrix = as_query_matrix(queries, self.meta.dim, self.meta.backbone).to(unit.device)
         with torch.inference_mode():
             return torch.nn.functional.normalize(matrix, dim=1) @ unit.T
@@ -209,7 +213,7 @@ class IndexSearchMixin:
             >>> index.search(queries, k=10, use_faiss=True)  # doctest: +SKIP
         """
         self._faiss = FaissSearcher.build(self._array, kind=kind, nlist=nlist, nprobe=nprobe)
-        self._faiss_file = None
+        self._faiss_file, self._faiss_identity = None, None
         self.meta = replace(self.meta, faiss=kind)
 
     @property
@@ -219,6 +223,10 @@ class IndexSearchMixin:
 
     def _faiss_searcher(self) -> FaissSearcher:
         if self._faiss is None and self._faiss_file is not None and self.meta.faiss is not None:
+            from fortekit.search.index.format import folder_identity
+
+            if self._faiss_identity is not None and folder_identity(self._faiss_file) != self._faiss_identity:
+                raise AudioIndexError(Errors.E628.format(path=self._faiss_file))
             self._faiss = FaissSearcher.read(self._faiss_file, self.meta.faiss, count=self.meta.count,
                                              dim=self.meta.dim)
         if self._faiss is None:
