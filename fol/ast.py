@@ -244,6 +244,38 @@ class Quant(_Printable):
 Formula: TypeAlias = Atom | Eq | Not | And | Or | Implies | Iff | Xor | Quant
 BINARY_TYPES = (Implies, Iff, Xor)
 NARY_TYPES = (And, Or)
+FORMULA_TYPES = (Atom, Eq, Not, And, Or, Implies, Iff, Xor, Quant)
+
+
+def check_formula(phi: object, function: str) -> None:
+    """Refuse anything but a formula at a public entry point, with the coded E009.
+
+    Without it, a str or None goes on into the recursion and fails there with an
+    ``AttributeError`` deep inside (or, for :func:`~fortekit.fol.predicates`, silently
+    gives an empty set). A formula string is refused, not parsed: the caller parses it
+    once with :func:`~fortekit.fol.parse_formula` and keeps the syntax error's position.
+
+    Args:
+        phi: what the caller passed as the formula.
+        function: the public function's name, for the message.
+
+    Raises:
+        FormulaTypeError: (a ``TypeError``) ``phi`` is not a formula (E009).
+
+    Example:
+        >>> check_formula(Atom("Dog", (Var("x"),)), "predicates")
+        >>> check_formula("Dog(x)", "predicates")
+        Traceback (most recent call last):
+        ...
+        fortekit.errors.FormulaTypeError: [E009] predicates() takes a formula (an Atom, Not, And, Quant ... of fortekit.fol), not str. Parse the text first: predicates(parse_formula(text)).
+    """  # noqa: E501
+    if isinstance(phi, FORMULA_TYPES):
+        return
+    from fortekit.errors import Errors, FormulaTypeError
+
+    hint = (f" Parse the text first: {function}(parse_formula(text))." if isinstance(phi, str)
+            else " Pass the formula itself, e.g. a ParseResult's .formula.")
+    raise FormulaTypeError(Errors.E009.format(function=function, type_name=type(phi).__name__, hint=hint))
 
 
 def conjoin(*formulas: Formula) -> Formula:

@@ -14,7 +14,7 @@ Example:
 
 from __future__ import annotations
 
-from fortekit.fol.ast import And, Atom, Eq, Formula, Iff, Implies, Not, Or, Quant, Xor
+from fortekit.fol.ast import And, Atom, Eq, Formula, Iff, Implies, Not, Or, Quant, Xor, check_formula
 from fortekit.fol.printers import format_formula
 
 
@@ -51,6 +51,8 @@ def canonical(phi: Formula) -> Formula:
         return Iff(canonical(phi.left), canonical(phi.right))
     if isinstance(phi, Xor):
         return Xor(canonical(phi.left), canonical(phi.right))
+    if not isinstance(phi, Quant):  # the last case: anything else is no formula (None, a str)
+        check_formula(phi, "canonical")
     return _canonical_quantifiers(phi)
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from fortekit.errors import Errors, OperatorError
-from fortekit.fol.ast import And, Atom, Formula, Not, Quant, Quantifier, Var
+from fortekit.fol.ast import And, Atom, Formula, Not, Quant, Quantifier, Var, check_formula
 from fortekit.fol.canonical import canonical
 from fortekit.fol.events import event_participants, participant_arity
 from fortekit.fol.predicates import PredicateSymbol, atom_occurrences, preserves
@@ -87,6 +87,7 @@ def entity_variables(phi: Formula) -> tuple[Var, ...]:
         >>> [v.name for v in entity_variables(events)]
         ['x']
     """
+    check_formula(phi, "entity_variables")
     shape = _Shape.of(phi)
     matrix = _Shape((), shape.conjuncts).build()
     allowed = free_variables(matrix)
@@ -102,6 +103,7 @@ def entity_variables(phi: Formula) -> tuple[Var, ...]:
 
 
 def _target(phi: Formula, variable: Var | None, operator: str) -> Var:
+    check_formula(phi, operator)  # the public entry points' boundary: None or a str fails here, coded
     if variable is not None:
         if variable.name in bound_names(phi) and variable not in _Shape.of(phi).prefix:
             # '∃x [Dog(x) ∧ ¬∃y [Person(y) ∧ Talking(y)]]': y is no entity to describe
@@ -130,6 +132,7 @@ def o_attr(phi: Formula, predicate: str, variable: Var | None = None) -> Formula
 
     Raises:
         OperatorError: ``phi`` has no entity variable and none was given.
+        FormulaTypeError: (a ``TypeError``) ``phi`` is not a formula, e.g. None or a str (E009).
 
     Example:
         >>> from fortekit.fol import parse_formula
@@ -246,6 +249,7 @@ def successors(
         >>> [str(k.formula) for k in kids]
         ['Bird(x) ∧ Chirping(x) ∧ Soft(x)']
     """
+    check_formula(phi, "successors")
     operators = tuple(schedule.get(depth, ()))
     unknown = [name for name in operators if name not in OPERATORS]
     if unknown:

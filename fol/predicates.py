@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from fortekit.fol.ast import And, Atom, Eq, Formula, Iff, Implies, Not, Or, Quant, Xor
+from fortekit.fol.ast import And, Atom, Eq, Formula, Iff, Implies, Not, Or, Quant, Xor, check_formula
 from fortekit.fol.events import participant_arity
 
 
@@ -85,6 +85,7 @@ def atom_occurrences(phi: Formula) -> Iterator[tuple[Atom, Polarity]]:
         >>> [(str(a), p.value) for a, p in atom_occurrences(parse_formula("A(x) → ¬B(x)"))]
         [('A(x)', '-'), ('B(x)', '-')]
     """
+    check_formula(phi, "atom_occurrences")
     return _occurrences(phi, Polarity.POSITIVE)
 
 
@@ -97,6 +98,10 @@ def predicates(phi: Formula) -> frozenset[PredicateSymbol]:
     Returns:
         The set of :class:`PredicateSymbol`.
 
+    Raises:
+        FormulaTypeError: (a ``TypeError``) ``phi`` is not a formula (E009). A formula string is
+            refused, not parsed (it used to give an empty set): ``predicates(parse_formula(text))``.
+
     Example:
         >>> from fortekit.fol import parse_formula
         >>> sorted(map(str, predicates(parse_formula("∀x (Drinks(x) → Dependent(x))"))))
@@ -107,9 +112,10 @@ def predicates(phi: Formula) -> frozenset[PredicateSymbol]:
         >>> sorted(map(str, predicates(parse_formula("Pumping(e1, x) ∧ Slowing(e2, x) ∧ Before(e1, e2)"))))
         ['Before/2', 'Pumping/1', 'Slowing/1']
     """
+    check_formula(phi, "predicates")
     return frozenset(
         PredicateSymbol(atom.predicate, participant_arity(atom), polarity)
-        for atom, polarity in atom_occurrences(phi)
+        for atom, polarity in _occurrences(phi, Polarity.POSITIVE)
     )
 
 

@@ -38,6 +38,7 @@ from fortekit.fol.ast import (
     Term,
     Var,
     Xor,
+    check_formula,
 )
 
 Style = Literal["unicode", "ascii", "nltk", "latex"]
@@ -206,12 +207,15 @@ def format_formula(phi: Formula, style: Style | str = "unicode") -> str:
 
     Raises:
         FormulaStyleError: ``style`` is not one of :data:`STYLES`.
+        FormulaTypeError: (a ``TypeError``) ``phi`` is not a formula, e.g. None or a formula
+            string, which is refused, not parsed (E009): ``format_formula(parse_formula(text))``.
 
     Example:
         >>> from fortekit.fol import parse_formula
         >>> format_formula(parse_formula("Bird(x) ⊕ Plane(x)"), "nltk")
         '-(Bird(x) <-> Plane(x))'
     """
+    check_formula(phi, "format_formula")
     printer = _PRINTERS.get(style)
     if printer is None:
         raise FormulaStyleError(Errors.E002.format(style=style, options=", ".join(STYLES)))

@@ -30,6 +30,7 @@ from fortekit.fol.ast import (
     Term,
     Var,
     Xor,
+    check_formula,
     children,
 )
 
@@ -63,6 +64,8 @@ def free_variables(phi: Formula) -> frozenset[Var]:
         return free_variables(phi.antecedent) | free_variables(phi.consequent)
     if isinstance(phi, (Iff, Xor)):
         return free_variables(phi.left) | free_variables(phi.right)
+    if not isinstance(phi, Quant):  # the last case: anything else is no formula (None, a str)
+        check_formula(phi, "free_variables")
     domain = term_variables(phi.domain) if phi.domain is not None else frozenset()
     return (free_variables(phi.body) - {phi.variable}) | domain
 
@@ -134,6 +137,7 @@ def substitute(phi: Formula, mapping: Mapping[Var, Term]) -> Formula:
         >>> str(substitute(parse_formula("∃y Near(x, y)"), {Var("x"): Var("y")}))
         '∃y1 Near(y, y1)'
     """
+    check_formula(phi, "substitute")
     if not mapping:
         return phi
 

@@ -24,7 +24,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from fortekit.plugins.protocols import (
@@ -35,6 +35,7 @@ from fortekit.plugins.protocols import (
     Elaboration,
     Elaborator,
     LabelTagger,
+    backbone_identity,
 )
 from fortekit.plugins.registry import KINDS, REGISTRIES, PluginInfo
 
@@ -51,6 +52,7 @@ __all__ = [
     "available_backbones",
     "available_captioners",
     "available_elaborators",
+    "backbone_identity",
     "get_backbone",
     "get_captioner",
     "get_elaborator",
@@ -61,6 +63,7 @@ __all__ = [
     "unregister_backbone",
     "unregister_captioner",
     "unregister_elaborator",
+    "with_device",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -167,6 +170,35 @@ def unregister_elaborator(name: str) -> None:
 def unregister_captioner(name: str) -> None:
     """Remove an in-code captioner registration (no error when absent)."""
     REGISTRIES["captioner"].unregister(name)
+
+
+def with_device(options: Mapping[str, Any] | None, device: str | None) -> dict[str, Any]:
+    """A plug-in's options with ``device`` set: the one way to combine recorded options and a device.
+
+    ``get_backbone(name, device=device, **options)`` fails with Python's own TypeError
+    ("got multiple values for keyword argument 'device'") when the options already hold a
+    device, as an index built with ``backbone_options={"device": "cpu"}`` records. Here the
+    ``device`` argument wins when it is given (not None): it is this run's choice, where a
+    recorded device belongs to the machine that wrote the options; with None the options'
+    own device (if any) stays.
+
+    Args:
+        options: the plug-in's options (None: none).
+        device: this run's device ("auto", "cpu", "cuda:N"), or None to keep the options' own.
+
+    Returns:
+        A new dict, to pass as ``get_backbone(name, **with_device(options, device))``.
+
+    Example:
+        >>> with_device({"device": "cpu", "model": "m"}, "auto")
+        {'device': 'auto', 'model': 'm'}
+        >>> with_device({"device": "cpu"}, None)
+        {'device': 'cpu'}
+    """
+    merged = dict(options or {})
+    if device is not None:
+        merged["device"] = device
+    return merged
 
 
 def get_backbone(name: str, **options: Any) -> Backbone:

@@ -12,6 +12,8 @@ Example:
 from __future__ import annotations
 
 import importlib
+import os
+import pickle
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from types import ModuleType
@@ -21,7 +23,9 @@ from fortekit.errors import (
     ElaborationError,
     EncoderInputError,
     Errors,
+    FortekitError,
     MissingDependencyError,
+    ModelLoadError,
     PluginOptionError,
 )
 
@@ -151,7 +155,8 @@ def check_texts(texts: object, method: str = "encode_text") -> list[str]:
         EncoderInputError: a str/bytes instead of a list, a non-sequence, or a non-str item.
 
     Example:
-        >>> check_texts(("a", "b"))
+        >>> import numpy as np
+        >>> check_texts(("a", np.str_("b")))
         ['a', 'b']
     """
     if isinstance(texts, (str, bytes)):
@@ -170,7 +175,9 @@ def check_texts(texts: object, method: str = "encode_text") -> list[str]:
             raise EncoderInputError(Errors.E213.format(
                 method=method, index=index, type_name=type(text).__name__, expected="pass str",
             ))
-        result.append(text)
+        # numpy.str_ and other str subclasses become plain str: tokenizers written in Rust or
+        # Cython take an exact str only (str.__str__ copies without a subclass's own __str__).
+        result.append(text if type(text) is str else str.__str__(text))
     return result
 
 
@@ -223,3 +230,57 @@ def local_or_hub(model: str, allow_download: bool) -> tuple[str, bool]:
     if path.is_dir():
         return str(path), True
     return model, not allow_download
+
+
+#: Pickled weights files transformers may read (with ``torch.load(weights_only=True)``).
+_PICKLED_WEIGHTS = ("pytorch_model.bin", "pytorch_model.bin.index.json", "model.bin", "tf_model.h5")
+
+
+def _weights_file(source: str) -> str:
+    """The pickled weights file of a model folder (for the message), else the folder or hub id."""
+    for name in _PICKLED_WEIGHTS:
+        candidate = os.path.join(os.path.expanduser(source), name)
+        if os.path.isfile(candidate):
+            return candidate
+    return source
+
+
+@contextmanager
+def model_loading(what: str, source: str | os.PathLike[str]) -> Iterator[None]:
+    """Turn what transformers raises on unsafe or corrupt weights into coded ModelLoadErrors.
+
+    transformers reads a ``pytorch_model.bin`` with ``torch.load(weights_only=True)``, so a
+    pickle that would run code is refused, but as a bare ``UnpicklingError`` traceback; a
+    truncated file gives ``EOFError`` or ``RuntimeError``, a damaged safetensors file
+    ``SafetensorError``. Nothing here unpickles: this only words the refusal.
+
+    Args:
+        what: the model, for the message ("a CLAP model").
+        source: the folder or hub id being loaded.
+
+    Raises:
+        ModelLoadError: E209 for a pickle holding more than tensors (code, objects), E208 for
+            a damaged file.
+
+    Example:
+        >>> with model_loading("a CLAP model", "models/clap"):
+        ...     raise pickle.UnpicklingError("Weights only load failed")
+        Traceback (most recent call last):
+        ...
+        fortekit.errors.ModelLoadError: [E209] The checkpoint models/clap holds Python objects besides tensors, ...
+    """  # noqa: E501
+    place = os.fspath(source)
+    try:
+        yield
+    except FortekitError:  # already coded (ModelLoadError is a RuntimeError too)
+        raise
+    except pickle.UnpicklingError as exc:
+        first = (str(exc).splitlines() or [type(exc).__name__])[0]
+        raise ModelLoadError(Errors.E209.format(path=_weights_file(place), problem=first)) from exc
+    except (EOFError, RuntimeError) as exc:
+        problem = f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}"
+        raise ModelLoadError(Errors.E208.format(what=what, path=place, problem=problem)) from exc
+    except Exception as exc:
+        if type(exc).__name__ != "SafetensorError":  # safetensors' own class, not importable cheaply
+            raise
+        raise ModelLoadError(Errors.E208.format(what=what, path=place, problem=exc)) from exc

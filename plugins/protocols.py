@@ -15,8 +15,9 @@ Example:
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
 
@@ -34,6 +35,9 @@ __all__ = [
     "Elaboration",
     "Elaborator",
     "LabelTagger",
+    "backbone_identity",
+    "identity_string",
+    "path_fingerprint",
 ]
 
 
@@ -116,6 +120,9 @@ class Backbone(Protocol):
     dim: int
     device: str
     sample_rate: int | None
+    # Optional (not in BACKBONE_MEMBERS, so older plug-ins stay valid): ``cache_identity``, a
+    # str naming the model fully (name, options, weights path + size + mtime) for cache keys;
+    # read it through :func:`backbone_identity`, which derives one for plug-ins without it.
 
     def encode_text(self, texts: Sequence[str]) -> torch.Tensor:
         """Embed texts: a float32 tensor (len(texts), dim), rows of unit L2 norm, on `device`."""
@@ -168,3 +175,129 @@ class LabelTagger(Protocol):
 BACKBONE_MEMBERS = ("name", "dim", "device", "sample_rate", "encode_text", "encode_audio")
 ELABORATOR_MEMBERS = ("name", "elaborate")
 CAPTIONER_MEMBERS = ("name", "caption")
+
+
+# --- identity: what a cache of embeddings must key on -----------------------------------------
+#: The most files of a model folder that :func:`path_fingerprint` lists (a folder of more is
+#: a data set, not a model: its first files in name order still tell two models apart).
+MAX_FINGERPRINT_FILES = 256
+
+
+def _stat_entry(path: os.DirEntry[str] | str) -> list[Any]:
+    info = os.stat(path, follow_symlinks=True)
+    return [info.st_size, info.st_mtime_ns]
+
+
+def path_fingerprint(path: str | os.PathLike[str] | None) -> dict[str, Any] | None:
+    """Where a model's weights are and which version of them: resolved path, sizes and mtimes.
+
+    Hashing the bytes of a multi-gigabyte checkpoint on every start would cost more than the
+    cache saves, so a file stands for its resolved path, size and modification time (in ns):
+    a replaced or re-trained file changes at least one of them. A folder stands for the
+    files directly in it and one level below (a transformers snapshot, a small-CLAP folder),
+    at most :data:`MAX_FINGERPRINT_FILES`.
+
+    Args:
+        path: a weights file or model folder; None gives None.
+
+    Returns:
+        ``{"path": ..., "size", "mtime_ns"}`` for a file, ``{"path": ..., "files": [[name,
+        size, mtime_ns], ...]}`` for a folder, ``{"path": ..., "missing": True}`` when it
+        cannot be read (a hub id, say).
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (folder / "w.bin").write_bytes(b"12")
+        >>> [entry[:2] for entry in path_fingerprint(folder)["files"]]
+        [['w.bin', 2]]
+    """
+    if path is None:
+        return None
+    target = os.path.realpath(os.path.expanduser(os.fspath(path)))
+    try:
+        if not os.path.isdir(target):
+            size, mtime = _stat_entry(target)
+            return {"path": target, "size": size, "mtime_ns": mtime}
+        files: list[list[Any]] = []
+        for root, folders, names in os.walk(target):
+            # Hidden files (locks, markers, temporary files) change without the weights changing.
+            depth = 0 if root == target else os.path.relpath(root, target).count(os.sep) + 1
+            folders[:] = [] if depth >= 1 else sorted(name for name in folders if not name.startswith("."))
+            for name in sorted(name for name in names if not name.startswith(".")):
+                if len(files) >= MAX_FINGERPRINT_FILES:
+                    break
+                full = os.path.join(root, name)
+                files.append([os.path.relpath(full, target), *_stat_entry(full)])
+        return {"path": target, "files": files}
+    except OSError:
+        return {"path": target, "missing": True}
+
+
+def identity_string(name: str, options: Mapping[str, Any], weights: Iterable[Any] = ()) -> str:
+    """One canonical JSON line: a plug-in's name, its options and its weights' fingerprints.
+
+    The built-in backbones build their ``cache_identity`` with it. Options that do not change
+    an embedding (device, batch size) should be left out by the caller, so that a cache
+    filled on a GPU serves the CPU too; values that are not JSON are written with ``str``.
+
+    Example:
+        >>> identity_string("demo", {"model": "m", "max_tokens": 77})
+        '{"name": "demo", "options": {"max_tokens": 77, "model": "m"}, "weights": []}'
+    """
+    record = {"name": name, "options": dict(options),
+              "weights": [path_fingerprint(item) if isinstance(item, (str, os.PathLike)) else item
+                          for item in weights]}
+    return json.dumps(record, sort_keys=True, default=str, ensure_ascii=False)
+
+
+_SCALARS = (str, int, float, bool, type(None), os.PathLike)
+_NOT_IDENTITY = frozenset({"device", "batch_size"})
+
+
+def backbone_identity(backbone: Any) -> str:
+    """What a cache of a backbone's embeddings must key on: its ``cache_identity``, or a derived one.
+
+    A plug-in that defines ``cache_identity`` (a non-empty str; every built-in backbone does)
+    gives it. For any other (a third-party plug-in written before the attribute existed) the
+    identity is derived: its name, its class (module and qualified name), ``dim``,
+    ``sample_rate`` and every public plain attribute (str, number, bool, path; a path that
+    exists is fingerprinted by :func:`path_fingerprint`) except the device and batch size.
+    Two instances of one class that differ only in private state get the same identity:
+    such a plug-in should define ``cache_identity`` (docs/plugins.md).
+
+    Args:
+        backbone: any backbone.
+
+    Returns:
+        A str; equal for two backbones whose embeddings are interchangeable.
+
+    Example:
+        >>> class Toy:
+        ...     name, dim, device, sample_rate, model = "toy", 4, "cpu", None, "v1"
+        >>> backbone_identity(Toy()) == backbone_identity(Toy())
+        True
+        >>> other = Toy(); other.model = "v2"
+        >>> backbone_identity(other) == backbone_identity(Toy())
+        False
+    """
+    own = getattr(backbone, "cache_identity", None)
+    if isinstance(own, str) and own:
+        return own
+    kind = type(backbone)
+    options: dict[str, Any] = {"class": f"{kind.__module__}:{kind.__qualname__}",
+                               "dim": getattr(backbone, "dim", None),
+                               "sample_rate": getattr(backbone, "sample_rate", None)}
+    weights: list[Any] = []
+    try:
+        attributes = dict(vars(backbone))
+    except TypeError:  # __slots__ without __dict__
+        attributes = {slot: getattr(backbone, slot, None) for slot in getattr(kind, "__slots__", ())}
+    for key in sorted(attributes):
+        value = attributes[key]
+        if key.startswith("_") or key in _NOT_IDENTITY or not isinstance(value, _SCALARS):
+            continue
+        options[key] = os.fspath(value) if isinstance(value, os.PathLike) else value
+        if isinstance(value, (str, os.PathLike)) and value and os.path.exists(os.fspath(value)):
+            weights.append(path_fingerprint(value))
+    return identity_string(str(getattr(backbone, "name", kind.__name__)), options, weights)

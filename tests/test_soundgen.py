@@ -57,7 +57,7 @@ def _tree(out: Path) -> dict[str, bytes]:
 def test_the_layout(collection: Path) -> None:
     names = {p.name for p in collection.iterdir()}
     assert names == {"audio", "train", "test", "clips.jsonl", "captions_train.csv", "captions_test.csv",
-                     "manifest.json"}
+                     "manifest.json", ".fortekit-output"}  # the marker: only such folders are replaced
     for split in ("train", "test"):
         assert {str(p.relative_to(collection / split)) for p in (collection / split).rglob("*.*")} == {
             "corpus.jsonl", "queries.jsonl", f"qrels/{split}.tsv", "item_concepts.jsonl"}
@@ -240,13 +240,19 @@ def test_bad_output_folders_are_coded_errors(tmp_path: Path, capsys: pytest.Capt
         err = capsys.readouterr().err
         assert f"[{code}]" in err and "Traceback" not in err, err
     assert (busy / "notes.txt").read_text() == "mine"
-    # --overwrite replaces the generator's own files only
+    # --overwrite replaces only a folder the generator made: the user's folder is refused, untouched
     assert main(["bench", "generate", "--n", "2", "--out", str(busy), "--no-speech", "--quiet",
-                 "--overwrite"]) == 0
-    assert (busy / "notes.txt").read_text() == "mine" and (busy / "clips.jsonl").is_file()
+                 "--overwrite"]) == 1
+    assert "[E744]" in capsys.readouterr().err
+    assert sorted(p.name for p in busy.iterdir()) == ["notes.txt"]
+    ours = tmp_path / "ours"
+    assert main(["bench", "generate", "--n", "2", "--out", str(ours), "--no-speech", "--quiet"]) == 0
     # other settings in a finished folder: E553 again, never a silent mix
-    assert main(["bench", "generate", "--n", "3", "--out", str(busy), "--no-speech", "--quiet"]) == 1
+    assert main(["bench", "generate", "--n", "3", "--out", str(ours), "--no-speech", "--quiet"]) == 1
     assert "[E553]" in capsys.readouterr().err
+    assert main(["bench", "generate", "--n", "3", "--out", str(ours), "--no-speech", "--quiet",
+                 "--overwrite"]) == 0
+    assert len(list((ours / "audio").glob("*.wav"))) == 3
 
 
 def test_missing_espeak_is_e551_and_no_speech_is_the_way_round(

@@ -128,17 +128,21 @@ def _read_cache(path: Path) -> tuple[tuple[Token, ...], ...]:
 
 
 def _write_cache(path: Path, docs: Sequence[Sequence[Token]], pipeline_id: str) -> None:
+    from fortekit.safe_write import atomic_write
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(f".{os.getpid()}.part")
     rows = [[[t.text, t.lemma, t.pos, t.tag] for t in doc] for doc in docs]
-    with gzip.open(partial, "wt", encoding="utf-8", compresslevel=6) as handle:
-        json.dump(
-            {"format": _CACHE_FORMAT, "pipeline": pipeline_id, "docs": rows},
-            handle,
-            separators=(",", ":"),
-            ensure_ascii=False,
-        )
-    os.replace(partial, path)  # atomic: a killed run never leaves a torn cache
+
+    def write(partial: Path) -> None:
+        with gzip.open(partial, "wt", encoding="utf-8", compresslevel=6) as handle:
+            json.dump(
+                {"format": _CACHE_FORMAT, "pipeline": pipeline_id, "docs": rows},
+                handle,
+                separators=(",", ":"),
+                ensure_ascii=False,
+            )
+
+    atomic_write(path, write)  # the safe writer: a killed run never leaves a torn cache
 
 
 def analyse_captions(

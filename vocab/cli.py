@@ -36,10 +36,14 @@ def _cache(args: argparse.Namespace) -> str | None:
 
 
 def _build(args: argparse.Namespace, out: TextIO) -> int:
+    from fortekit.safe_write import check_not_input
     from fortekit.vocab.builder import build_vocabulary
     from fortekit.vocab.vocabulary import load_vocabulary, write_tsv
 
     try:
+        # Checked before the build: --out (written atomically) never replaces what the build reads.
+        check_not_input(args.out, {"Clotho captions": args.clotho, "AudioCaps captions": args.audiocaps,
+                                   "AudioSet ontology": args.ontology})
         result = build_vocabulary(
             args.clotho,
             args.audiocaps,
@@ -67,12 +71,17 @@ def _build(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _stats(args: argparse.Namespace, out: TextIO) -> int:
+    from fortekit.safe_write import check_not_input
     from fortekit.vocab.analyse import analyse_captions
     from fortekit.vocab.corpus import read_captions
     from fortekit.vocab.stats import coverage_table, write_bar_chart
     from fortekit.vocab.vocabulary import load_vocabulary
 
     try:
+        if args.png:  # the chart never replaces what the command reads
+            inputs = {"Clotho captions": args.clotho, "AudioCaps captions": args.audiocaps_val,
+                      "vocabulary": args.vocab}
+            check_not_input(args.png, inputs)
         vocabulary = load_vocabulary(args.vocab)
         cache = _cache(args)
         clotho = analyse_captions(read_captions(args.clotho), pipeline=args.spacy_model, cache_dir=cache)

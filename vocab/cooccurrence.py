@@ -127,9 +127,11 @@ def parse_cooccurrence(text: str) -> Cooccurrence:
 
 def write_cooccurrence(table: Cooccurrence, path: str | Path) -> Path:
     """Write the table as TSV (UTF-8, LF)."""
-    target = Path(path)
-    target.write_text(format_cooccurrence(table), encoding="utf-8", newline="\n")
-    return target
+    from fortekit.safe_write import atomic_write
+
+    text = format_cooccurrence(table)
+    return atomic_write(Path(path), lambda temporary: temporary.write_text(text, encoding="utf-8",
+                                                                           newline="\n"))
 
 
 @cache

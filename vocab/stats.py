@@ -233,8 +233,15 @@ def write_bar_chart(counts: Mapping[Category, int], path: str | os.PathLike[str]
     axis.tick_params(axis="x", labelrotation=25, labelsize=8)
     axis.grid(axis="y", linestyle=":", alpha=0.5)
     figure.tight_layout()
+    from fortekit.safe_write import atomic_write
+
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(target, format="png", metadata={"Software": None})
-    plt.close(figure)
+    def draw(temporary: Path) -> None:
+        figure.savefig(temporary, format="png", metadata={"Software": None})
+
+    try:
+        atomic_write(target, draw)
+    finally:
+        plt.close(figure)
     return target

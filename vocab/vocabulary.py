@@ -236,10 +236,12 @@ def write_tsv(vocabulary: Vocabulary | Iterable[VocabEntry], path: str | Path) -
         True
     """
     entries = vocabulary.entries if isinstance(vocabulary, Vocabulary) else tuple(vocabulary)
+    from fortekit.safe_write import atomic_write
+
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(_format_tsv(entries), encoding="utf-8", newline="\n")
-    return target
+    text = _format_tsv(entries)
+    return atomic_write(target, lambda temporary: temporary.write_text(text, encoding="utf-8", newline="\n"))
 
 
 def _split(cell: str) -> tuple[str, ...]:

@@ -366,5 +366,7 @@ def export_nltk_data(target: str | os.PathLike[str], path: str | os.PathLike[str
         # file too ("multiply-linked file"), breaking /usr/share/wordnet for everyone.
         shutil.copyfile(origin, destination)
     if not (corpus / "lexnames").exists():
-        (corpus / "lexnames").write_text(_lexnames_text(), encoding="utf-8")
+        from fortekit.safe_write import atomic_write_text
+
+        atomic_write_text(corpus / "lexnames", _lexnames_text())
     return corpus

@@ -31,6 +31,7 @@ from fortekit.errors import (
 from fortekit.fol.ast import And, Atom, Eq, Formula, Iff, Implies, Not, Or, Quant, Quantifier, Xor
 from fortekit.fol.caption.grounding import Grounded
 from fortekit.fol.caption.parser import CaptionParser, default_parser
+from fortekit.fol.caption.pipeline import check_texts
 from fortekit.fol.caption.result import ParseResult, PredicateRecord
 from fortekit.fol.caption.scoring import split_name
 from fortekit.fol.predicates import Polarity, atom_occurrences
@@ -171,6 +172,7 @@ class NeuralCaptionParser:
 
     def parse_many(self, texts: Iterable[str], *, batch_size: int = 16) -> Iterator[ParseResult]:
         """Parse captions in batches; each result is the model's or, where it failed, the rules'."""
+        check_texts(texts, function="parse_many", single="parse")  # a str is one caption, not many
         pending: list[tuple[str, ParseResult]] = []
         for text in texts:
             pending.append((text, self.rules.parse(text)))

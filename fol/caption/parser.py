@@ -29,6 +29,7 @@ from fortekit.fol.caption.pipeline import (
     DEFAULT_PIPELINE,
     MAX_CHARS,
     Prepared,
+    check_texts,
     checked_caption,
     load_pipeline,
 )
@@ -166,6 +167,7 @@ class CaptionParser:
             EmptyCaptionError, CaptionTooLongError, CaptionTypeError: when the stream
                 reaches an invalid caption (the results before it have been yielded).
         """
+        check_texts(texts, function="parse_many", single="parse")
         batch_size = _positive_int("batch_size", batch_size)
         n_process = _positive_int("n_process", n_process)
 
@@ -395,9 +397,12 @@ def parse_captions(
 
     Raises:
         EmptyCaptionError, CaptionTooLongError, CaptionTypeError: at an invalid caption.
+        CaptionTypeError: ``texts`` is one str (or bytes, or not iterable), raised at once (E315);
+            pass ``[text]``. Numpy strings (``numpy.str_``) are accepted as captions.
 
     Example:
         >>> [str(r) for r in parse_captions(["a dog barks", "not shouting"])]
         ['∃x [Dog(x) ∧ Barking(x)]', '∃x ¬Shouting(x)']
     """
+    check_texts(texts)  # here, not in the generator: the error comes at the call
     return (parser or default_parser()).parse_many(texts, batch_size=batch_size, n_process=n_process)

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 from functools import cache
 from typing import Any, NamedTuple
 
@@ -59,6 +60,7 @@ __all__ = [
     "TOKENS_PER_WORD",
     "Prepared",
     "check_text",
+    "check_texts",
     "checked_caption",
     "clean_controls",
     "load_pipeline",
@@ -126,6 +128,10 @@ def check_text(text: object, *, function: str = "parse_caption", max_chars: int 
         ...
         fortekit.errors.EmptyCaptionError: [E300] The caption is empty (only whitespace). ...
     """
+    if isinstance(text, str) and type(text) is not str:
+        # numpy.str_ and other str subclasses: spaCy's tokenizer takes an exact str only, and
+        # str.__str__ copies the characters without calling a subclass's own __str__.
+        text = str.__str__(text)
     if not isinstance(text, str):
         hint = (
             " Decode bytes first: text.decode('utf-8', errors='replace')." if isinstance(text, bytes) else ""
@@ -275,6 +281,42 @@ def _uncut_length(max_words: int) -> int:
 _new = tuple.__new__  # a Prepared made without its Python-level __new__
 
 
+def check_texts(texts: object, *, function: str = "parse_captions",
+                single: str = "parse_caption") -> Iterable[object]:
+    """Check that ``texts`` is several captions (an iterable), not one string: the boundary of the batch APIs.
+
+    A str (or bytes) is iterable, so without this check ``parse_captions("dog")`` parsed three
+    captions "d", "o", "g". It is refused, not wrapped: a caller that meant one caption gets
+    told so instead of a list of one result where a stream was expected. The captions
+    themselves are checked one by one later (:func:`check_text`, numpy strings accepted).
+
+    Args:
+        texts: what the caller passed.
+        function: the public function's name, for the message.
+        single: the function that parses one caption, for the message.
+
+    Returns:
+        ``texts`` itself.
+
+    Raises:
+        CaptionTypeError: a str, bytes or anything not iterable (E315).
+
+    Example:
+        >>> check_texts(["a dog barks"])
+        ['a dog barks']
+        >>> check_texts("dog")
+        Traceback (most recent call last):
+        ...
+        fortekit.errors.CaptionTypeError: [E315] parse_captions() takes several captions (a list or another iterable of str), not a str: a single string would be read as one caption per character. Pass a list, parse_captions([text]), or parse one caption with parse_caption(text).
+    """  # noqa: E501
+    if isinstance(texts, (str, bytes, bytearray)) or not isinstance(texts, Iterable):
+        what = "a str" if isinstance(texts, str) else type(texts).__name__
+        why = (": a single string would be read as one caption per character"
+               if isinstance(texts, (str, bytes, bytearray)) else "")
+        raise CaptionTypeError(Errors.E315.format(function=function, what=what, why=why, single=single))
+    return texts
+
+
 def checked_caption(
     text: object, *, function: str = "parse_caption", max_chars: int = MAX_CHARS, max_words: int = MAX_WORDS
 ) -> Prepared:
@@ -293,7 +335,7 @@ def checked_caption(
         'dog'
     """
     if (
-        type(text) is str
+        type(text) is str  # a str subclass (numpy.str_) is made a str by check_text
         and len(text) <= plain_caption_limit(max_chars, max_words)
         and text.isprintable()
         and text

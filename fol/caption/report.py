@@ -227,11 +227,17 @@ def run_report(args: argparse.Namespace, out: TextIO) -> int:
     """The ``parse-report`` handler: compute, print to ``out`` and optionally write ``--out``.
 
     Returns:
-        0 on success; 2 when an input file is missing or malformed (the message goes to stderr).
+        0 on success; 2 when an input file is missing or malformed, or ``--out`` is one of them or
+        cannot be written (E740, E741, E743; the message goes to stderr).
     """
     from fortekit.fol.caption.parser import CaptionParser
+    from fortekit.safe_write import atomic_write_text, check_not_input
 
     try:
+        if args.out:  # checked first: the report never replaces what it reads
+            inputs = {"Clotho captions": args.clotho, "AudioCaps captions": args.audiocaps_val,
+                      "gold file": args.gold}
+            check_not_input(args.out, inputs)
         parser = CaptionParser(args.pipeline)
         corpora: list[tuple[str, list[str]]] = []
         if args.clotho:
@@ -258,7 +264,11 @@ def run_report(args: argparse.Namespace, out: TextIO) -> int:
     text = "\n".join(lines)
     out.write(text + "\n")
     if args.out:
-        Path(args.out).write_text(text + "\n", encoding="utf-8")
+        try:
+            atomic_write_text(args.out, text + "\n")  # whole or not at all; never through a link
+        except FortekitError as exc:
+            print(f"fortekit parse-report: {exc}", file=sys.stderr)
+            return 2
     return 0
 
 

@@ -37,6 +37,7 @@ from fortekit.plugins._runtime import (
     empty,
     l2_normalise,
     local_or_hub,
+    model_loading,
     numpy_seed,
     require,
     resolve_device,
@@ -109,10 +110,11 @@ class HFClapBackbone:
                 hint="Pass a directory written by save_pretrained() (config.json, weights, processor files).",
             ))
         options: dict[str, Any] = {"local_files_only": local_only}
+        self._revision = revision
         if revision is not None:
             options["revision"] = revision
         try:
-            with quiet_model_loading():
+            with quiet_model_loading(), model_loading("a CLAP model", source):
                 model_obj = transformers.ClapModel.from_pretrained(source, **options)
                 self._processor = transformers.ClapProcessor.from_pretrained(source, **options)
         except OSError as exc:
@@ -132,6 +134,18 @@ class HFClapBackbone:
 
     def __repr__(self) -> str:
         return f"HFClapBackbone(model={self.model_source!r}, device={self.device!r}, dim={self.dim})"
+
+    @property
+    def cache_identity(self) -> str:
+        """The model's full identity for cache keys: folder (sizes, mtimes) or hub id, revision, seed."""
+        from fortekit.plugins.protocols import identity_string
+
+        return identity_string(
+            self.name,
+            {"model": self.model_source, "revision": self._revision, "max_text_tokens": self.max_text_tokens,
+             "seed": self.seed, "dim": self.dim},
+            [self.model_source] if Path(self.model_source).is_dir() else [],
+        )
 
     def encode_text(self, texts: Sequence[str]) -> torch.Tensor:
         """Embed texts: float32 (len(texts), dim), unit L2 norm, on `device`.

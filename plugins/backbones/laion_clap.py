@@ -213,6 +213,18 @@ class LaionClapBackbone:
         checkpoint = str(self.checkpoint)
         return f"LaionClapBackbone(checkpoint={checkpoint!r}, fusion={self.fusion}, device={self.device!r})"
 
+    @property
+    def cache_identity(self) -> str:
+        """The model's full identity for cache keys: checkpoint (size, mtime), architecture, seed."""
+        from fortekit.plugins.protocols import identity_string
+
+        return identity_string(
+            self.name,
+            {"checkpoint": str(self.checkpoint), "fusion": self.fusion, "amodel": self.amodel,
+             "seed": self.seed, "dim": self.dim},
+            [self.checkpoint],
+        )
+
     def encode_text(self, texts: Sequence[str]) -> torch.Tensor:
         """Embed texts: float32 (len(texts), 512), unit L2 norm, on `device`."""
         import torch

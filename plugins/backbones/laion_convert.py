@@ -228,7 +228,12 @@ def _load_tokenizer(transformers: Any, source: str | os.PathLike[str] | None) ->
     )
 
 
-def _check_out_dir(out_dir: Path, overwrite: bool) -> None:
+def _check_out_dir(out_dir: Path, overwrite: bool, checkpoint: Path) -> None:
+    from fortekit.safe_write import check_not_input, check_not_symlink
+
+    check_not_symlink(out_dir)  # E741
+    for name in _MODEL_FILES:  # E740: `convert ckpt/model.safetensors ckpt` would replace its input
+        check_not_input(out_dir / name, {"checkpoint": checkpoint})
     if out_dir.exists() and not out_dir.is_dir():
         raise ModelLoadError(
             Errors.E707.format(path=out_dir, what="a file of that name (it is not a folder)")
@@ -292,7 +297,7 @@ def convert_laion_clap(
     if unknown:
         raise ModelLoadError(Errors.E704.format(path=path, count=len(unknown), sample=sorted(unknown)[:5]))
     target = Path(out_dir).expanduser()
-    _check_out_dir(target, overwrite)
+    _check_out_dir(target, overwrite, path)
     transformers = require("transformers", _NAME)
     tok, text = _load_tokenizer(transformers, tokenizer)
     if text_heads is not None:
@@ -370,12 +375,28 @@ def _write(transformers: Any, model: Any, tokenizer: Any, target: Path, argument
         padding="repeatpad",
     )
     tokenizer.model_max_length = 77  # LAION-CLAP trained with 77 tokens
+    import tempfile
+
+    from fortekit.errors import OutputError
+    from fortekit.safe_write import check_not_symlink, create_output_directory
+
     try:
-        target.mkdir(parents=True, exist_ok=True)
-        with quiet_model_loading():
-            model.save_pretrained(target)  # model.safetensors
-            transformers.ClapProcessor(feature_extractor=extractor, tokenizer=tokenizer).save_pretrained(
-                target
-            )
+        create_output_directory(target)  # marked as fortekit's when new or empty
+        # Written into a hidden folder beside the target first, then each file renamed into
+        # place: a failed or killed conversion never leaves a half-written model.safetensors.
+        hidden = tempfile.TemporaryDirectory(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        with hidden as staging:
+            with quiet_model_loading():
+                model.save_pretrained(staging)  # model.safetensors
+                transformers.ClapProcessor(feature_extractor=extractor, tokenizer=tokenizer).save_pretrained(
+                    staging
+                )
+            for file in sorted(Path(staging).iterdir()):
+                with file.open("rb+") as handle:
+                    os.fsync(handle.fileno())
+                check_not_symlink(target / file.name)
+                os.replace(file, target / file.name)
+    except OutputError:
+        raise
     except OSError as exc:
         raise ModelLoadError(Errors.E708.format(path=target, problem=exc)) from exc

@@ -27,7 +27,15 @@ from typing import TYPE_CHECKING, Any
 
 from fortekit._hf_progress import quiet_model_loading
 from fortekit.errors import EncoderInputError, Errors, ModelLoadError, ModelNotFoundError
-from fortekit.plugins._runtime import batches, check_batch_size, check_texts, empty, require, resolve_device
+from fortekit.plugins._runtime import (
+    batches,
+    check_batch_size,
+    check_texts,
+    empty,
+    model_loading,
+    require,
+    resolve_device,
+)
 from fortekit.plugins.items import check_items
 from fortekit.plugins.protocols import AudioInput, AudioItem
 
@@ -103,7 +111,7 @@ class MiniLMBackbone:
         self.describe_from_filename = describe_from_filename
         self.model_path = path
         try:
-            with quiet_model_loading():
+            with quiet_model_loading(), model_loading("the MiniLM encoder", path):
                 self._tokenizer = transformers.AutoTokenizer.from_pretrained(str(path), local_files_only=True)
                 model = transformers.AutoModel.from_pretrained(str(path), local_files_only=True)
         except (OSError, ValueError) as exc:
@@ -115,6 +123,16 @@ class MiniLMBackbone:
 
     def __repr__(self) -> str:
         return f"MiniLMBackbone(model_path={str(self.model_path)!r}, device={self.device!r}, dim={self.dim})"
+
+    @property
+    def cache_identity(self) -> str:
+        """The model's full identity for cache keys: its folder (sizes, mtimes) and token limit."""
+        from fortekit.plugins.protocols import identity_string
+
+        return identity_string(
+            self.name, {"model_path": str(self.model_path), "max_length": self.max_length, "dim": self.dim},
+            [self.model_path],
+        )
 
     def encode_text(self, texts: Sequence[str]) -> torch.Tensor:
         """Embed texts: float32 (len(texts), 384), unit L2 norm, on `device`.

@@ -41,6 +41,7 @@ from fortekit.plugins._runtime import (
     check_texts,
     empty,
     l2_normalise,
+    model_loading,
     require,
     resolve_device,
 )
@@ -188,14 +189,16 @@ class MSClapBackbone:
         original = clap_module.__dict__["AutoModel"]
         setattr(clap_module, "AutoModel", shim)  # noqa: B010 (a module attribute, swapped back below)
         try:
-            model = clap_module.CLAP(
-                audioenc_name=config["audioenc_name"], sample_rate=self.sample_rate,
-                window_size=config["window_size"], hop_size=config["hop_size"], mel_bins=config["mel_bins"],
-                fmin=config["fmin"], fmax=config["fmax"], classes_num=config["num_classes"],
-                out_emb=config["out_emb"], text_model=source,
-                transformer_embed_dim=config["transformer_embed_dim"], d_proj=config["d_proj"],
-            )
-            self._tokenizer = transformers.AutoTokenizer.from_pretrained(source, **options)
+            with model_loading(f"the text model of msclap {self.version}", source):
+                model = clap_module.CLAP(
+                    audioenc_name=config["audioenc_name"], sample_rate=self.sample_rate,
+                    window_size=config["window_size"], hop_size=config["hop_size"],
+                    mel_bins=config["mel_bins"],
+                    fmin=config["fmin"], fmax=config["fmax"], classes_num=config["num_classes"],
+                    out_emb=config["out_emb"], text_model=source,
+                    transformer_embed_dim=config["transformer_embed_dim"], d_proj=config["d_proj"],
+                )
+                self._tokenizer = transformers.AutoTokenizer.from_pretrained(source, **options)
         except OSError as exc:
             raise self._missing_text_model(f"it cannot be loaded from {source} ({exc})") from exc
         finally:
@@ -241,6 +244,18 @@ class MSClapBackbone:
     def __repr__(self) -> str:
         weights = str(self.weights)
         return f"MSClapBackbone(weights={weights!r}, version={self.version!r}, device={self.device!r})"
+
+    @property
+    def cache_identity(self) -> str:
+        """The model's full identity for cache keys: weights (size, mtime), version, text model, seed."""
+        from fortekit.plugins.protocols import identity_string
+
+        return identity_string(
+            self.name,
+            {"weights": str(self.weights), "version": self.version, "text_model": self.text_model,
+             "text_len": self.text_len, "crop": self.crop, "seed": self.seed, "dim": self.dim},
+            [self.weights],
+        )
 
     def encode_text(self, texts: Sequence[str]) -> torch.Tensor:
         """Embed texts: float32 (len(texts), 1024), unit L2 norm, on `device`."""

@@ -232,11 +232,14 @@ def write_model_files(folder: Path, stem: str, model: torch.nn.Module, header: d
     """Write ``{stem}.safetensors`` and ``{stem}.json`` (``header``) into ``folder``; the json path."""
     from safetensors.torch import save_file
 
-    folder.mkdir(parents=True, exist_ok=True)
+    from fortekit.safe_write import atomic_write, atomic_write_text, create_output_directory
+
+    create_output_directory(folder)  # marked as fortekit's when new or empty
     state = {key: value.detach().cpu().contiguous() for key, value in model.state_dict().items()}
-    save_file(state, str(folder / f"{stem}.safetensors"))
+    # The safe writer: each file whole or not at all; the json (which names the model) last.
+    atomic_write(folder / f"{stem}.safetensors", lambda temporary: save_file(state, str(temporary)))
     config = folder / f"{stem}.json"
-    config.write_text(json.dumps(header, indent=2) + "\n", encoding="utf-8")
+    atomic_write_text(config, json.dumps(header, indent=2) + "\n")
     return config
 
 
@@ -343,6 +346,16 @@ class SmallClapBackbone:
 
     def __repr__(self) -> str:
         return f"SmallClapBackbone(model={str(self.model_path)!r}, device={self.device!r}, dim={self.dim})"
+
+    @property
+    def cache_identity(self) -> str:
+        """The model's full identity for cache keys: its folder and its text encoder's."""
+        from fortekit.plugins.protocols import identity_string
+
+        return identity_string(
+            self.name, {"model": str(self.model_path), "dim": self.dim, "text": self._text.cache_identity},
+            [self.model_path],
+        )
 
     def encode_text(self, texts: Sequence[str]) -> torch.Tensor:
         """Embed texts: float32 (len(texts), dim), unit L2 norm, on `device`.

@@ -24,7 +24,14 @@ from typing import Any
 
 from fortekit._hf_progress import quiet_model_loading
 from fortekit.errors import Errors, ModelLoadError, ModelNotFoundError
-from fortekit.plugins._runtime import check_batch_size, check_count, local_or_hub, require, resolve_device
+from fortekit.plugins._runtime import (
+    check_batch_size,
+    check_count,
+    local_or_hub,
+    model_loading,
+    require,
+    resolve_device,
+)
 from fortekit.plugins.audio import check_items, load_waveform
 from fortekit.plugins.protocols import AudioInput
 
@@ -74,7 +81,7 @@ class HFCaptioner:
         what = "an audio-to-text model (AutoModelForSpeechSeq2Seq)"
         try:
             options = {"local_files_only": local_only}
-            with quiet_model_loading():
+            with quiet_model_loading(), model_loading(what, source):
                 seq2seq = transformers.AutoModelForSpeechSeq2Seq.from_pretrained(source, **options)
                 self._extractor = transformers.AutoFeatureExtractor.from_pretrained(source, **options)
                 self._tokenizer = transformers.AutoTokenizer.from_pretrained(source, **options)

@@ -28,6 +28,7 @@ from fortekit.plugins._runtime import (
     check_count,
     check_query,
     local_or_hub,
+    model_loading,
     require,
     resolve_device,
 )
@@ -87,7 +88,7 @@ class HFLLMElaborator:
         self.model_source = source
         what = "a causal language model"
         try:
-            with quiet_model_loading():
+            with quiet_model_loading(), model_loading(what, source):
                 tokenizer = transformers.AutoTokenizer.from_pretrained(source, local_files_only=local_only)
                 lm = transformers.AutoModelForCausalLM.from_pretrained(source, local_files_only=local_only)
         except OSError as exc:

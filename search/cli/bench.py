@@ -71,7 +71,7 @@ def add_bench_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
     generate.add_argument("--no-speech", dest="speech", action="store_false",
                           help="leave out the speech class (no espeak-ng needed)")
     generate.add_argument("--overwrite", action="store_true",
-                          help="replace the generator's files already in --out")
+                          help="replace a collection the generator made in --out (other folders: E744)")
     generate.add_argument("--quiet", action="store_true", help="no progress bar")
     generate.set_defaults(handler=run_generate)
     add_train_clap_action(actions)
@@ -116,8 +116,14 @@ def run_generate(args: argparse.Namespace, out: TextIO) -> int:
         close()
         print(f"fortekit bench generate: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         close()
+        from fortekit.search.eval.soundgen.generate import GenerationReplaced
+
+        if isinstance(exc, GenerationReplaced):  # --overwrite: the old collection stays whole
+            print(f"fortekit bench generate: {Errors.E557.format(reason='interrupted', path=args.out)}",
+                  file=sys.stderr)
+            return 130
         stopped = Errors.E556.format(done=_done(args.out), total=args.n, reason="interrupted", path=args.out)
         print(f"fortekit bench generate: {stopped}", file=sys.stderr)
         return 130

@@ -57,6 +57,9 @@ __all__ = [
 CORPUS = "corpus.jsonl"
 QUERIES = "queries.jsonl"
 QRELS = Path("qrels") / "test.tsv"
+#: The largest relevance score (in absolute value) a qrels line may give: graded judgements are
+#: small integers (0-4 in TREC), and the metric library (pytrec_eval) stores them as C ints.
+MAX_RELEVANCE = 1_000_000
 ITEM_CONCEPTS = "item_concepts.jsonl"
 
 
@@ -266,6 +269,11 @@ def _read_qrels(path: Path) -> tuple[dict[str, dict[str, int]], dict[tuple[str, 
         if not math.isfinite(value) or value != int(value):
             raise EvaluationError(Errors.E503.format(
                 path=path, line=number, problem=f"the score {text!r} is not an integer",
+            ))
+        if abs(value) > MAX_RELEVANCE:  # 1e300 is an integer too, but no metric library takes it
+            raise EvaluationError(Errors.E503.format(
+                path=path, line=number,
+                problem=f"the score {text!r} is outside -{MAX_RELEVANCE:,} to {MAX_RELEVANCE:,}",
             ))
         if (query_id, item_id) in lines:
             raise EvaluationError(Errors.E503.format(

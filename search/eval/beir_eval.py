@@ -239,6 +239,38 @@ def _versions() -> dict[str, str]:
 def run_beir_evaluation(settings: BeirSettings, log: Callable[[str], None] | None = None) -> EvalResult:
     """Run the systems of ``settings`` on the BEIR folder and write the outputs.
 
+    ``settings.out`` is created with fortekit's marker file (when new or empty) and locked for
+    the run: a second run on it gets E742; every file is written atomically; nothing there is
+    ever deleted.
+
+    Args:
+        settings: what to run.
+        log: called with progress lines (default: silent).
+
+    Returns:
+        An :class:`~fortekit.search.eval.evaluate.EvalResult` (the metrics document, the files written).
+
+    Raises:
+        EvaluationError: a bad folder (E500-E505, E510), options (E506-E508), ir-measures
+            missing (E509), an unwritable ``out`` (E524), audio to text with fewer than 2
+            queries (E593).
+        OutputError: ``out`` a link (E741), busy (E742), a failed write (E743, naming the file).
+        FortekitError: from the backbone, Stage 1 or Stage 2, with their codes.
+    """
+    from fortekit.search.eval.report import open_output_folder
+
+    collection = load_beir(settings.beir)  # a bad folder fails before anything is created
+    lock = open_output_folder(settings.out)
+    try:
+        return _run_beir(settings, log, collection)
+    finally:
+        lock.release()
+
+
+def _run_beir(settings: BeirSettings, log: Callable[[str], None] | None,
+              loaded: BeirCollection) -> EvalResult:
+    """The body of :func:`run_beir_evaluation`, with ``settings.out`` created and locked.
+
     Args:
         settings: what to run.
         log: called with progress lines (default: silent).
@@ -254,20 +286,16 @@ def run_beir_evaluation(settings: BeirSettings, log: Callable[[str], None] | Non
     """
     from fortekit.plugins import get_backbone
     from fortekit.search.eval.beir_a2t import a2t_block, score_matrix
-    from fortekit.search.eval.report import write_json
+    from fortekit.search.eval.report import write_json, write_text
     from fortekit.search.eval.stage1 import cache_key
 
     say = log or (lambda line: None)
     started = time.perf_counter()
-    collection = load_beir(settings.beir).limit_queries(settings.limit_queries)
+    collection = loaded.limit_queries(settings.limit_queries)
     if "a2t" in settings.directions and len(collection.queries) < 2:
         why = f" (--limit-queries {settings.limit_queries})" if settings.limit_queries else ""
         raise EvaluationError(Errors.E593.format(count=len(collection.queries), why=why))
     by = breakdown_fields([q.metadata for q in collection.queries], settings.by)
-    try:
-        settings.out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise EvaluationError(Errors.E524.format(path=settings.out, problem=exc)) from None
     data_files = _data_files(collection)
     say(f"{collection.folder}: {len(collection.items)} items, {len(collection.queries)} queries "
         f"({collection.dropped_queries} without a relevant item dropped); loading {settings.backbone}")
@@ -357,10 +385,5 @@ def run_beir_evaluation(settings: BeirSettings, log: Callable[[str], None] | Non
     }
     files.append(write_json(settings.out / "metrics.json", metrics))
     files.append(write_json(settings.out / "config.json", config))
-    markdown = settings.out / "results.md"
-    try:
-        markdown.write_text(results_markdown(metrics), encoding="utf-8")
-    except OSError as exc:
-        raise EvaluationError(Errors.E524.format(path=markdown, problem=exc)) from None
-    files.append(markdown)
+    files.append(write_text(settings.out / "results.md", results_markdown(metrics)))
     return EvalResult(metrics, files, seconds)

@@ -142,17 +142,25 @@ def run_evaluation(settings: EvalSettings, log: Callable[[str], None] | None = N
     Raises:
         DataFileError: a collection file is missing (E487).
         EvaluationError: bad data or options (E480-E525).
+        OutputError: ``out`` a link (E741), busy with another run (E742), a failed write (E743).
         FortekitError: from the backbone, Stage 1 or Stage 2, with their codes.
     """
-    from fortekit.search.eval.output import write_outputs
-    from fortekit.search.eval.sweep import run_sweep
+    from fortekit.search.eval.report import open_output_folder
 
     started = time.perf_counter()
     run = CaptionBenchmark(settings, log or (lambda line: None))
+    lock = open_output_folder(settings.out)  # marked when new, locked for the run (E742)
     try:
-        settings.out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise EvaluationError(Errors.E524.format(path=settings.out, problem=exc)) from None
+        return _run(run, settings, started)
+    finally:
+        lock.release()
+
+
+def _run(run: CaptionBenchmark, settings: EvalSettings, started: float) -> EvalResult:
+    """The body of :func:`run_evaluation`, with ``settings.out`` created and locked."""
+    from fortekit.search.eval.output import write_outputs
+    from fortekit.search.eval.sweep import run_sweep
+
     run.summary["data"] = _data_summary(settings)
     run.prepare()
     for anchors in settings.anchors:  # the primary setting first: its timing sees a cold text cache

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fortekit.errors import MissingDependencyError
-from fortekit.search.eval.report import markdown_table, write_json
+from fortekit.search.eval.report import markdown_table, write_json, write_text
 
 if TYPE_CHECKING:
     from fortekit.search.eval.benchmark import CaptionBenchmark
@@ -61,9 +61,7 @@ def write_outputs(run: CaptionBenchmark, metrics: dict[str, Any], started: float
     metrics["wall_seconds"] = seconds
     run.files.append(write_json(out / "metrics.json", metrics))
     markdown = results_markdown(metrics, run.settings.to_dict(), seconds)
-    results = out / "results.md"
-    results.write_text(markdown, encoding="utf-8")
-    run.files.append(results)
+    run.files.append(write_text(out / "results.md", markdown))
     config = {
         "settings": run.settings.to_dict(), "environment": environment(), "data": run.summary["data"],
         "counts": {

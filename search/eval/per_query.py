@@ -118,8 +118,9 @@ def write_per_query(path: str | os.PathLike[str], records: Iterable[Mapping[str,
         The path written.
 
     Raises:
-        EvaluationError: a record that is not JSON-serialisable (E493); the lines before it
-            are written.
+        EvaluationError: a record that is not JSON-serialisable (E493); the file is left as it
+            was (written with the safe writer: temporary file, fsync, rename).
+        OutputError: ``path`` is a link (E741); the write failed (E743, naming the file).
 
     Example:
         >>> import tempfile, pathlib
@@ -127,17 +128,24 @@ def write_per_query(path: str | os.PathLike[str], records: Iterable[Mapping[str,
         >>> read_per_query(out)
         [{'rank': 2}]
     """
+    from fortekit.safe_write import atomic_write, write_error
+
     target = Path(path).expanduser()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with target.open("w", encoding="utf-8") as handle:
-        for index, record in enumerate(records):
-            try:
-                line = json.dumps(dict(record), ensure_ascii=False, default=_jsonable)
-            except (TypeError, ValueError) as exc:
-                raise EvaluationError(Errors.E493.format(index=index, path=target, problem=exc)) from None
-            handle.write(line + "\n")
-            handle.flush()
-    return target
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise write_error(target.parent, exc) from exc
+
+    def write(temporary: Path) -> None:
+        with temporary.open("w", encoding="utf-8") as handle:
+            for index, record in enumerate(records):
+                try:
+                    line = json.dumps(dict(record), ensure_ascii=False, default=_jsonable)
+                except (TypeError, ValueError) as exc:
+                    raise EvaluationError(Errors.E493.format(index=index, path=target, problem=exc)) from None
+                handle.write(line + "\n")
+
+    return atomic_write(target, write)  # the whole file or the old one: never half a file
 
 
 def read_per_query(path: str | os.PathLike[str]) -> list[dict[str, Any]]:

@@ -23,8 +23,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fortekit.errors import Errors, EvaluationError
-
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
@@ -43,12 +41,14 @@ def _figure(width: float, height: float) -> Figure:
 
 
 def _save(figure: Figure, path: Path) -> Path:
+    from fortekit.safe_write import atomic_write, write_error
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        figure.savefig(path, bbox_inches="tight")
     except OSError as exc:
-        raise EvaluationError(Errors.E524.format(path=path, problem=exc)) from None
-    return path
+        raise write_error(path.parent, exc) from exc
+    kind = path.suffix.lstrip(".").lower() or "png"  # the temporary name has no telling suffix
+    return atomic_write(path, lambda temporary: figure.savefig(temporary, format=kind, bbox_inches="tight"))
 
 
 def plot_ablation(

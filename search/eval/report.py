@@ -12,37 +12,82 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fortekit.errors import Errors, EvaluationError
+from fortekit.errors import Errors, EvaluationError, OutputError
 from fortekit.search.eval.metrics import MAP_CUTOFF, hits_at, paired_t_test, retrieval_metrics
 from fortekit.search.eval.per_query import per_query_records, write_per_query
 
-__all__ = ["METRIC_NAMES", "markdown_table", "system_row", "write_json", "write_per_query_file"]
+if TYPE_CHECKING:
+    from fortekit.safe_write import OutputLock
+
+__all__ = ["METRIC_NAMES", "markdown_table", "open_output_folder", "system_row", "write_json",
+           "write_per_query_file", "write_text"]
 
 METRIC_NAMES = ("R@1", "R@5", "R@10", "R@50", f"mAP@{MAP_CUTOFF}")
 
 
-def write_json(path: Path, document: Any) -> Path:
-    """Write a JSON document (indented, UTF-8), replacing the file atomically.
+def open_output_folder(out: Path) -> OutputLock:
+    """Create (and mark) an evaluation's ``--out`` folder and lock it for the run.
+
+    A new or empty folder gets fortekit's marker file; a folder of the user's is written
+    into (the fixed file names of docs/evaluation.md, each atomically) but never deleted.
+    The lock (``.NAME.lock`` beside it) makes a second run on the same folder fail with
+    E742 instead of mixing two runs' files; release it with ``.release()``.
 
     Raises:
-        EvaluationError: the file cannot be written (E524).
+        EvaluationError: the folder cannot be created (E524).
+        OutputError: ``out`` is a file (E745), a link (E741), or locked by another run (E742).
+
+    Example:
+        >>> import tempfile
+        >>> lock = open_output_folder(Path(tempfile.mkdtemp()) / "run")
+        >>> sorted(p.name for p in lock.target.iterdir()); lock.release()
+        ['.fortekit-output']
     """
-    temporary = path.with_name(path.name + ".tmp")
+    from fortekit.safe_write import OutputLock, create_output_directory
+
+    try:
+        Path(out).absolute().parent.mkdir(parents=True, exist_ok=True)
+        create_output_directory(out)
+    except OutputError:
+        raise
+    except OSError as exc:
+        raise EvaluationError(Errors.E524.format(path=out, problem=exc)) from None
+    return OutputLock(Path(out).absolute()).acquire()
+
+
+def write_text(path: Path, text: str) -> Path:
+    """Write a text file (UTF-8) with the safe writer: temporary file, fsync, rename.
+
+    Raises:
+        OutputError: ``path`` is a link (E741) or a folder (E745); the write failed (E743, naming it).
+    """
+    from fortekit.safe_write import atomic_write_text, write_error
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        temporary.write_text(json.dumps(document, indent=2, ensure_ascii=False, default=_plain) + "\n",
-                             encoding="utf-8")
-        os.replace(temporary, path)
     except OSError as exc:
+        raise write_error(path.parent, exc) from exc
+    return atomic_write_text(path, text)
+
+
+def write_json(path: Path, document: Any) -> Path:
+    """Write a JSON document (indented, UTF-8), replacing the file atomically (the safe writer).
+
+    Raises:
+        EvaluationError: the document is not JSON (E524).
+        OutputError: ``path`` is a link (E741); the write failed (E743, naming the file).
+    """
+    try:
+        text = json.dumps(document, indent=2, ensure_ascii=False, default=_plain) + "\n"
+    except (TypeError, ValueError) as exc:
         raise EvaluationError(Errors.E524.format(path=path, problem=exc)) from None
-    return path
+    return write_text(path, text)
 
 
 def _plain(value: Any) -> Any:

@@ -223,8 +223,13 @@ class Stage1Cache:
             elaborator = get_elaborator(elaborator)
         if elaborator is not None:
             self.refiner.elaborator = elaborator
+        from fortekit.plugins import backbone_identity
+
         full_key = {
             **key, "config": config.to_dict(), "anchors": anchors.name, "queries": len(queries),
+            # the model itself (weights path, size, mtime; options), not only its plug-in's name:
+            # two models of one name never share cached Stage 1 results
+            "backbone_identity": backbone_identity(self.refiner.backbone),
             "anchor_settings": getattr(anchors, "settings", None),
             "elaborator": getattr(self.refiner.elaborator, "settings", self.refiner.elaborator.name),
         }
@@ -276,8 +281,13 @@ class Stage1Cache:
         self, path: Path, queries: Sequence[str], missing: list[int], records: dict[int, dict[str, Any]],
         key: Mapping[str, Any], label: str,
     ) -> None:
+        from fortekit.safe_write import check_not_symlink, create_output_directory
+
+        # Appended to (a resumable cache, read back line by line), so not replaced atomically;
+        # but never through a planted link, and in a folder marked as fortekit's.
+        create_output_directory(path.parent)
+        check_not_symlink(path)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
             handle = path.open("a", encoding="utf-8")
         except OSError as exc:
             raise EvaluationError(Errors.E524.format(path=path, problem=exc)) from None

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -97,9 +96,9 @@ class TrainingState:
 
 
 def _write_json(path: Path, document: dict[str, Any]) -> None:
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-    os.replace(temporary, path)
+    from fortekit.safe_write import atomic_write_text
+
+    atomic_write_text(path, json.dumps(document, indent=2) + "\n")  # temporary file, fsync, rename
 
 
 def save_checkpoint(
@@ -139,13 +138,17 @@ def save_checkpoint(
         "baseline_r1": state.baseline_r1, "initial_r1": state.initial_r1,
         "history": [asdict(s) for s in state.history],
     }
+    from fortekit.errors import OutputError
+    from fortekit.safe_write import atomic_write
+
     weights = out / f"{CHECKPOINT_NAME}.safetensors"
-    temporary = weights.with_name(weights.name + ".tmp")
+    metadata = {"epoch": str(state.epoch), "step": str(state.step)}
     try:
-        save_file(tensors, str(temporary), metadata={"epoch": str(state.epoch), "step": str(state.step)})
-        os.replace(temporary, weights)
+        atomic_write(weights, lambda temporary: save_file(tensors, str(temporary), metadata=metadata))
         # The JSON goes last: it names the epoch, and the tensors' metadata must agree with it.
         _write_json(out / f"{CHECKPOINT_NAME}.json", document)
+    except OutputError:  # the safe writer's coded errors (E741, E743 naming the file)
+        raise
     except OSError as exc:
         raise ProjectionError(Errors.E470.format(path=weights, problem=exc)) from exc
 

@@ -126,9 +126,14 @@ def save_projection_data(
 
     path = Path(path)
     tensors = {name: getattr(data, name) for name in _DATA_KEYS if getattr(data, name) is not None}
+    from fortekit.errors import OutputError
+    from fortekit.safe_write import atomic_write
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        save_file(tensors, str(path), metadata=metadata)
+        atomic_write(path, lambda temporary: save_file(tensors, str(temporary), metadata=metadata))
+    except OutputError:  # the safe writer's coded errors (E741, E743 naming the file)
+        raise
     except OSError as exc:
         raise ProjectionError(Errors.E470.format(path=path, problem=exc)) from exc
     return path

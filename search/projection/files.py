@@ -163,10 +163,16 @@ def save_projection(
         "config": config.to_dict(), "tensors": {name: list(value.shape) for name, value in tensors.items()},
         "history": history or [], **(extra or {}),
     }
+    from fortekit.errors import OutputError
+    from fortekit.safe_write import atomic_write, atomic_write_text
+
     try:
         weights_path.parent.mkdir(parents=True, exist_ok=True)
-        save_file(tensors, str(weights_path), metadata={"format": FORMAT})
-        config_path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+        metadata = {"format": FORMAT}
+        atomic_write(weights_path, lambda temporary: save_file(tensors, str(temporary), metadata=metadata))
+        atomic_write_text(config_path, json.dumps(document, indent=2) + "\n")
+    except OutputError:  # the safe writer's coded errors (E741, E743 naming the file)
+        raise
     except OSError as exc:
         raise ProjectionError(Errors.E470.format(path=weights_path, problem=exc)) from exc
     return weights_path

@@ -154,9 +154,14 @@ def train_projection(
             raise ProjectionError(Errors.E460.format(
                 name="dim", expected=f"the {name} data's dimension {data.dim}", value=config.dim,
             ))
+    from fortekit.errors import OutputError
+    from fortekit.safe_write import create_output_directory
+
     out = Path(out_dir)
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        create_output_directory(out)  # marked as fortekit's when new or empty
+    except OutputError:
+        raise
     except OSError as exc:
         raise ProjectionError(Errors.E470.format(path=out, problem=exc)) from exc
     if not resume:

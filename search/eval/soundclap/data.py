@@ -211,11 +211,17 @@ def cached_text_embeddings(texts: Sequence[str], encode: Callable[[list[str]], A
 
 
 def _save(file: Path, array: np.ndarray) -> None:
-    try:
-        file.parent.mkdir(parents=True, exist_ok=True)
-        partial = file.with_name(file.name + ".part")
+    from fortekit.errors import OutputError
+    from fortekit.safe_write import atomic_write, create_output_directory
+
+    def write(partial: Path) -> None:
         with partial.open("wb") as handle:
             np.save(handle, array)
-        partial.replace(file)
+
+    try:
+        create_output_directory(file.parent)  # the cache folder, marked as fortekit's when new
+        atomic_write(file, write)  # temporary file, fsync, rename: two runs never tear the cache
+    except OutputError:
+        raise
     except OSError as exc:
         raise SoundClapError(Errors.E576.format(path=file.parent, problem=exc.strerror or exc)) from None

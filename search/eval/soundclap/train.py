@@ -177,9 +177,14 @@ def train_small_clap(
     resolved = resolve_device(device)
     if config.threads is not None:
         torch.set_num_threads(config.threads)
+    from fortekit.errors import OutputError
+    from fortekit.safe_write import create_output_directory
+
     out = Path(out_dir).expanduser()
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        create_output_directory(out)  # marked as fortekit's when new or empty
+    except OutputError:
+        raise
     except OSError as exc:
         raise SoundClapError(Errors.E576.format(path=out, problem=exc.strerror or exc)) from None
     cache = Path(cache_dir).expanduser() if cache_dir is not None else out / "cache"
@@ -333,7 +338,12 @@ def _save(model: Any, tagger: Any, layout: Any, result: TrainClapResult, collect
             tagger.cpu().eval()
             result.tagger_config = save_tagger(tagger, layout, result.out_dir,
                                                training={**training, "tag_f1": result.tag_f1})
+        from fortekit.errors import OutputError
+        from fortekit.safe_write import atomic_write_text
+
         record = json.dumps(result.to_dict(), indent=2) + "\n"
-        (result.out_dir / "result.json").write_text(record, encoding="utf-8")
+        atomic_write_text(result.out_dir / "result.json", record)
+    except OutputError:  # the safe writer's coded errors (E741, E743 naming the file)
+        raise
     except OSError as exc:
         raise SoundClapError(Errors.E576.format(path=result.out_dir, problem=exc.strerror or exc)) from None

@@ -7,7 +7,12 @@ CSVs and the BEIR folders, and the manifest again with ``"complete": true``.
 
 A run stopped part-way leaves its finished WAVs and the progress file; the same command
 resumes from them (and, run after it finished, does nothing). A folder that holds anything
-else needs ``overwrite=True``, which removes only the generator's own files.
+else needs ``overwrite=True``, which replaces it only if the generator made it: the folder
+holds fortekit's marker file (:data:`~fortekit.safe_write.MARKER_FILE`, written when the
+generator creates the folder), or it is a collection of an older fortekit, recognised by its
+``manifest.json`` and by holding nothing but the generator's own files. Any other folder is
+refused (E744) and left as it is. The replacement is generated into a hidden folder beside
+it and swapped in at the end, so an interrupted ``overwrite`` leaves the old collection whole.
 
 Example:
     >>> import tempfile
@@ -17,14 +22,14 @@ Example:
     >>> report.clips, report.rendered
     (5, 5)
     >>> print(*sorted(p.name for p in out.iterdir()))
-    audio captions_test.csv captions_train.csv clips.jsonl manifest.json test train
+    .fortekit-output audio captions_test.csv captions_train.csv clips.jsonl manifest.json test train
     >>> folder.cleanup()
 """
 
 from __future__ import annotations
 
 import json
-import shutil
+import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
@@ -32,10 +37,19 @@ from pathlib import Path
 from typing import Any
 
 from fortekit._checks import check_int
-from fortekit.errors import Errors, SoundGenError
+from fortekit.errors import Errors, OutputError, SoundGenError
+from fortekit.safe_write import (
+    MARKER_FILE,
+    check_not_symlink,
+    create_output_directory,
+    is_fortekit_directory,
+    output_lock,
+    replace_directory,
+)
 from fortekit.search.eval.soundgen.scene import HELD_OUT_PAIRS, GeneratorConfig, Scene, draw_scene
 
-__all__ = ["GENERATOR_VERSION", "GenerationReport", "generate", "render_clip"]
+__all__ = ["GENERATOR_VERSION", "GenerationReplaced", "GenerationReport", "generate", "is_legacy_collection",
+           "render_clip"]
 
 #: Bumped whenever the same seed would give other sound or text.
 GENERATOR_VERSION = 2
@@ -45,6 +59,17 @@ MANIFEST = "manifest.json"
 PROGRESS = ".progress.jsonl"
 _OWN = ("audio", "train", "test", "clips.jsonl", "captions_train.csv", "captions_test.csv", MANIFEST,
         PROGRESS)
+# What a collection of an older fortekit (no marker file) may hold, folder by folder: its own
+# files and the temporary files of its atomic writes (".NAME.XXXX.part"/".tmp"), nothing else.
+_TEMPORARY = r"(\.[^/]+\.(part|tmp))"
+_LEGACY_LAYOUT = {
+    "": re.compile(rf"({'|'.join(map(re.escape, (*_OWN, MARKER_FILE)))}|{_TEMPORARY})\Z"),
+    "audio": re.compile(rf"(clip\d{{6}}\.(wav|txt)|{_TEMPORARY})\Z"),
+    "train": re.compile(rf"(corpus\.jsonl|queries\.jsonl|item_concepts\.jsonl|qrels|{_TEMPORARY})\Z"),
+    "test": re.compile(rf"(corpus\.jsonl|queries\.jsonl|item_concepts\.jsonl|qrels|{_TEMPORARY})\Z"),
+    "train/qrels": re.compile(rf"(train\.tsv|{_TEMPORARY})\Z"),
+    "test/qrels": re.compile(rf"(test\.tsv|{_TEMPORARY})\Z"),
+}
 
 
 @dataclass(frozen=True)
@@ -87,12 +112,65 @@ def check_config(config: GeneratorConfig) -> GeneratorConfig:
     return config
 
 
+def _holds_anything(out: Path) -> bool:
+    """Whether ``out`` holds anything besides fortekit's marker file."""
+    return any(entry.name != MARKER_FILE for entry in out.iterdir())
+
+
+def is_legacy_collection(out: Path) -> bool:
+    """Whether ``out`` is a collection an older fortekit generated (before the marker file).
+
+    Recognised safely, so that ``overwrite`` may replace it: a ``manifest.json`` of the
+    generator (its settings carry ``generator_version``) and nothing in the folder but the
+    generator's own files, folders and temporary files, each where the generator puts it
+    (:data:`_LEGACY_LAYOUT`); no link anywhere. A single file of the user's (notes, a
+    ``.git`` folder, another WAV name) makes it not recognised, and it is left alone.
+
+    Example:
+        >>> import tempfile
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> _ = (folder / MANIFEST).write_text('{"settings": {"generator_version": 2}}')
+        >>> is_legacy_collection(folder)
+        True
+        >>> _ = (folder / "notes.txt").write_text("mine")
+        >>> is_legacy_collection(folder)
+        False
+    """
+    manifest = _read_json(out / MANIFEST)
+    settings = manifest.get("settings") if manifest is not None else None
+    if not isinstance(settings, dict) or not isinstance(settings.get("generator_version"), int):
+        return False
+    try:
+        for folder in [out, *(p for p in out.rglob("*") if p.is_dir() and not p.is_symlink())]:
+            where = folder.relative_to(out).as_posix() if folder != out else ""
+            pattern = _LEGACY_LAYOUT.get(where)
+            if pattern is None:
+                return False
+            for entry in folder.iterdir():
+                is_folder = entry.name in ("audio", "train", "test", "qrels")
+                if entry.is_symlink() or pattern.match(entry.name) is None or entry.is_dir() != is_folder:
+                    return False
+    except OSError:
+        return False
+    return True
+
+
+def _mark_legacy(out: Path) -> None:
+    """Mark a recognised older collection as fortekit's (the marker file alone, atomically)."""
+    from fortekit.safe_write import atomic_write_text
+
+    atomic_write_text(out / MARKER_FILE, json.dumps(
+        {"created_by": "fortekit", "note": "fortekit may replace this folder",
+         "recognised": "a collection of fortekit bench generate from before the marker file"}) + "\n")
+
+
 def _prepare(out: Path, config: GeneratorConfig, overwrite: bool) -> str:
-    """Make ``out`` ready: "new", "resume" (an unfinished run of these settings) or "done" (finished)."""
+    """Make ``out`` ready: "new", "resume" (an unfinished run of these settings), "done" (finished)
+    or "replace" (``overwrite`` of a folder the generator made: build beside it, then swap)."""
     try:
         if out.exists() and not out.is_dir():
             raise SoundGenError(Errors.E554.format(path=out, problem="it is a file, not a folder"))
-        if out.is_dir() and any(out.iterdir()):
+        if out.is_dir() and _holds_anything(out):
             previous = _read_json(out / MANIFEST)
             same = previous is not None and previous.get("settings") == _settings(config)
             if same and previous is not None and not overwrite:
@@ -100,16 +178,15 @@ def _prepare(out: Path, config: GeneratorConfig, overwrite: bool) -> str:
             if not overwrite:
                 problem = "holds a collection generated with other settings" if previous else "is not empty"
                 raise SoundGenError(Errors.E553.format(path=out, problem=problem))
-            for name in _OWN:
-                target = out / name
-                if target.is_dir():
-                    shutil.rmtree(target)
-                elif target.exists():
-                    target.unlink()
-        out.mkdir(parents=True, exist_ok=True)
+            if not is_fortekit_directory(out) and is_legacy_collection(out):
+                _mark_legacy(out)  # recognised as the generator's: may be replaced
+            return "replace"  # replace_directory refuses (E744) a folder that is not ours
+        create_output_directory(out)
         (out / "audio").mkdir(exist_ok=True)
         _write_manifest(out, config, complete=False)
     except OSError as exc:
+        if isinstance(exc, OutputError):  # the safe writer's own coded errors (E741, E743...)
+            raise
         raise SoundGenError(Errors.E554.format(path=out, problem=exc.strerror or exc)) from None
     return "new"
 
@@ -188,14 +265,19 @@ def generate(config: GeneratorConfig, out: str | Path, *, overwrite: bool = Fals
 
     Args:
         config: seed, size and the other settings.
-        out: the output folder (created; must be empty, or a stopped run of the same settings).
-        overwrite: replace the generator's files already in ``out``.
+        out: the output folder (created, with fortekit's marker file; must be empty, or a
+            stopped run of the same settings).
+        overwrite: replace a collection the generator made in ``out`` (any other folder: E744).
         workers: processes rendering clips (the output does not depend on it).
         on_clip: called with (clips done, clips to do) after each rendered clip.
 
     Raises:
         SoundGenError: bad settings (E550), espeak-ng missing (E551) or failing (E552), a
             non-empty folder (E553), an unwritable one (E554), a bad data file (E555).
+        OutputError: ``overwrite`` of a folder the generator did not make (E744), ``out`` a
+            symbolic link (E741), another run generating into it (E742), a failed write (E743).
+        GenerationReplaced: (a ``KeyboardInterrupt``) an interrupted ``overwrite``; the old
+            collection is unchanged.
     """
     started = time.perf_counter()
     check_config(config)
@@ -208,10 +290,52 @@ def generate(config: GeneratorConfig, out: str | Path, *, overwrite: bool = Fals
 
         espeak_program()
     out = Path(out)
-    state = _prepare(out, config, overwrite)
-    if state == "done":  # the same command, run again after it finished: nothing to do
-        previous = _read_json(out / MANIFEST) or {}
-        return GenerationReport(out, config.n, 0, time.perf_counter() - started, previous.get("counts", {}))
+    check_not_symlink(out)  # E741: --out a link to elsewhere is never followed, nor replaced
+    try:
+        out.absolute().parent.mkdir(parents=True, exist_ok=True)  # for the lock file beside ``out``
+    except OSError as exc:
+        raise SoundGenError(Errors.E554.format(path=out, problem=exc.strerror or exc)) from None
+    with output_lock(out.absolute()):  # E742: a second generator on the same folder
+        state = _prepare(out, config, overwrite)
+        if state == "done":  # the same command, run again after it finished: nothing to do
+            previous = _read_json(out / MANIFEST) or {}
+            return GenerationReport(out, config.n, 0, time.perf_counter() - started,
+                                    previous.get("counts", {}))
+        if state == "replace":
+            done: list[tuple[int, dict[str, Any]]] = []
+
+            def build(folder: Path) -> None:
+                done.append(_fill(folder, config, "new", workers, on_clip))
+
+            try:
+                replace_directory(out, build, overwrite=True)
+            except KeyboardInterrupt:
+                raise GenerationReplaced(out) from None
+            rendered, counts = done[0]
+        else:
+            rendered, counts = _fill(out, config, state, workers, on_clip)
+    return GenerationReport(out, config.n, rendered, time.perf_counter() - started, counts)
+
+
+class GenerationReplaced(KeyboardInterrupt):
+    """An ``overwrite`` stopped part-way: the old collection is unchanged, the partial one removed."""
+
+    def __init__(self, out: Path) -> None:
+        super().__init__(str(out))
+        self.out = out
+
+
+def _fill(out: Path, config: GeneratorConfig, state: str, workers: int,
+          on_clip: Callable[[int, int], None] | None) -> tuple[int, dict[str, Any]]:
+    """Render the clips ``out`` lacks and write the text files: (clips rendered, counts)."""
+    if state == "new" and not (out / MANIFEST).exists():  # a fresh temporary folder of "replace"
+        try:
+            (out / "audio").mkdir(exist_ok=True)
+            _write_manifest(out, config, complete=False)
+        except OSError as exc:
+            if isinstance(exc, OutputError):
+                raise
+            raise SoundGenError(Errors.E554.format(path=out, problem=exc.strerror or exc)) from None
     scenes = [draw_scene(config.seed, index, config=config) for index in range(config.n)]
     finished = _finished(out) if state == "resume" else {}
     todo = [scene for scene in scenes if scene.clip_id not in finished]
@@ -224,6 +348,8 @@ def generate(config: GeneratorConfig, out: str | Path, *, overwrite: bool = Fals
                 if on_clip is not None:
                     on_clip(done, len(todo))
     except OSError as exc:
+        if isinstance(exc, OutputError):
+            raise
         raise SoundGenError(Errors.E554.format(path=out, problem=exc.strerror or exc)) from None
     from fortekit.search.eval.soundgen.collection import write_collection
 
@@ -232,5 +358,7 @@ def generate(config: GeneratorConfig, out: str | Path, *, overwrite: bool = Fals
         _write_manifest(out, config, complete=True, counts=counts)
         (out / PROGRESS).unlink(missing_ok=True)
     except OSError as exc:
+        if isinstance(exc, OutputError):
+            raise
         raise SoundGenError(Errors.E554.format(path=out, problem=exc.strerror or exc)) from None
-    return GenerationReport(out, len(scenes), len(todo), time.perf_counter() - started, counts)
+    return len(todo), counts

@@ -1,7 +1,8 @@
 """The generator's files: WAVs, the BEIR folders, the Clotho-style caption CSVs, each written atomically.
 
-Every file is written to a temporary name in its folder and moved into place with
-:func:`os.replace`, so a reader never sees half a file. The layout under the output folder::
+Every file is written by fortekit's safe writer (:mod:`fortekit.safe_write`): to a temporary
+name in its folder, forced to disk, then moved into place, so a reader never sees half a file.
+The layout under the output folder::
 
     manifest.json                 settings, counts, held-out pairs; "complete": true once done
     clips.jsonl                   every clip's truth: events, timing, attributes, captions, formula
@@ -25,8 +26,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import tempfile
 import wave
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -42,7 +41,10 @@ __all__ = ["atomic_write", "write_beir", "write_caption_csv", "write_jsonl", "wr
 
 
 def atomic_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and a rename.
+    """Write ``data`` to ``path`` with fortekit's safe writer (temporary file, fsync, rename).
+
+    The folder is created if needed; a link at ``path`` is refused (E741) and a failed
+    write is E743 naming the file, with the old file unchanged (:mod:`fortekit.safe_write`).
 
     Example:
         >>> import tempfile
@@ -50,15 +52,13 @@ def atomic_write(path: Path, data: bytes) -> None:
         >>> atomic_write(target, b"ok"); target.read_bytes()
         b'ok'
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    from fortekit.safe_write import atomic_write_bytes, write_error
+
     try:
-        with os.fdopen(handle, "wb") as file:
-            file.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise write_error(path.parent, exc) from exc
+    atomic_write_bytes(path, data)
 
 
 def write_wav(path: Path, samples: np.ndarray) -> None:
