@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import MutableMapping, Sequence
+from collections.abc import Iterable, MutableMapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -260,7 +260,8 @@ class Retriever:
         """Rank the index for each query: one encoder call per batch (and per Stage 1 depth).
 
         Args:
-            queries: one query or a list of them.
+            queries: one query (a str) or several (a list, a tuple, a NumPy array of strings;
+                NumPy strings are read as the str they hold).
             k: hits per query.
             explain: fill each hit's matched/missed/violated predicates and clause similarities.
 
@@ -280,7 +281,8 @@ class Retriever:
         from fortekit.fol.predicates import predicates
 
         # bytes are one (undecoded) query, not a sequence of ints: check_text says how to decode it
-        single = isinstance(queries, (str, bytes, bytearray)) or not isinstance(queries, Sequence)
+        # A NumPy array or another iterable of strings is a list of queries; a str is one query.
+        single = isinstance(queries, (str, bytes, bytearray)) or not isinstance(queries, Iterable)
         given: list[object] = [queries] if single else list(queries)
         _check_count(k, "k")
         texts = [check_text(text, function="Retriever.search") for text in given]

@@ -63,6 +63,17 @@ def test_stages_can_be_switched_off_and_on(cafe: Path, minilm, tmp_path: Path) -
     assert staged.items.shape == (len(CAFE), 384)
 
 
+def test_numpy_strings_are_queries(cafe: Path, minilm) -> None:  # type: ignore[no-untyped-def]
+    import numpy as np
+
+    retriever = Retriever(cafe, minilm, rerank=None)
+    plain = [r.hits[0].item_id for r in retriever.search(["rain on a roof", "a dog barking"], k=1)]
+    from_numpy = retriever.search(np.array(["rain on a roof", "a dog barking"]), k=1)
+    assert [r.hits[0].item_id for r in from_numpy] == plain
+    assert type(from_numpy[0].query) is str
+    assert retriever.search(np.str_("rain on a roof"), k=1)[0].hits[0].item_id == plain[0]
+
+
 @pytest.mark.parametrize("query", ["", "   ", 42, b"rain"])
 def test_bad_queries_are_coded_errors(cafe: Path, minilm, query: object) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(FortekitError, match=r"\[E30[02]\]"):
