@@ -146,6 +146,7 @@ def _refiner(args: argparse.Namespace, anchors: AnchorSource | None, index: Audi
         index.check_backbone(refiner.backbone)
     if corpus:
         refiner.elaborator = _elaborator(args, index, refiner)
+        refiner.check_widths()  # a saved corpus of another backbone: E407 now, not a torch error later
     return refiner
 
 
@@ -187,6 +188,25 @@ def _settings(args: argparse.Namespace, file_format: str) -> dict[str, Any]:
         else None,
         "stage3": args.stage3 if args.index else None,
         "format": file_format,
+    }
+
+
+def _inputs(args: argparse.Namespace) -> dict[str, Path | None]:
+    """Everything the run reads besides the query file and the lookup table: -o may be none of them.
+
+    Example:
+        >>> args = build_refine_parser().parse_args(["q.txt", "--corpus", "c.txt", "--cache-dir", "cache"])
+        >>> {what: str(path) for what, path in _inputs(args).items() if path is not None}
+        {'corpus': 'c.txt', 'text-embedding cache': 'cache/text_cache.sqlite'}
+    """
+
+    def given(value: str | None) -> Path | None:
+        return None if value is None else Path(value).expanduser()
+
+    cache = given(args.cache_dir)
+    return {
+        "corpus": given(args.corpus), "anchor bank": given(args.anchor_bank), "index": given(args.index),
+        "text-embedding cache": None if cache is None else cache / "text_cache.sqlite",
     }
 
 
@@ -232,7 +252,7 @@ def _refine_file(args: argparse.Namespace) -> int:
         "fol-refine", queries, output, file_format=file_format, settings=_settings(args, file_format),
         ranking=index is not None, overwrite=args.overwrite, input_format=args.input_format,
         quiet=args.quiet, progress=args.progress,
-        other_inputs=[Path(args.lookup).expanduser() if args.lookup else None],
+        other_inputs=[Path(args.lookup).expanduser() if args.lookup else None], inputs=_inputs(args),
     )
     lines = read_queries(
         queries, file_format=args.input_format, column=args.column, field=args.column or "query",

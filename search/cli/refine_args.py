@@ -16,7 +16,7 @@ from fortekit.errors import Errors
 from fortekit.search.cli.options import option_type
 from fortekit.search.refine.query_io import DEFAULT_MAX_CHARS, QUERY_FORMATS
 
-__all__ = ["build_refine_parser", "check_usage"]
+__all__ = ["MAX_BATCH_SIZE", "build_refine_parser", "check_usage"]
 
 _DEVICE = re.compile(r"^(auto|cpu|mps|cuda(:\d+)?)$")
 
@@ -37,6 +37,21 @@ def _positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(Errors.E668.format(
             option="this option", expected="a whole number >= 1", value=text, hint="",
+        ))
+    return value
+
+
+#: The most queries one batch may hold: a batch's queries, their elaborations and all their
+#: candidates are in memory at once (docs/refine.md, "Limits").
+MAX_BATCH_SIZE = 4096
+
+
+def _batch_size(text: str) -> int:
+    value = _positive_int(text)
+    if value > MAX_BATCH_SIZE:
+        raise argparse.ArgumentTypeError(Errors.E668.format(
+            option="--batch-size", expected=f"a whole number from 1 to {MAX_BATCH_SIZE}", value=text,
+            hint=" (a batch's queries and all their candidates are held in memory at once)",
         ))
     return value
 
@@ -112,8 +127,9 @@ def build_refine_parser() -> argparse.ArgumentParser:
     regime = search.add_mutually_exclusive_group()
     regime.add_argument("--online", action="store_true", help="(B, D) = (3, 2), the default")
     regime.add_argument("--offline", action="store_true", help="(B, D) = (5, 4); -B/-D override it")
-    search.add_argument("-B", "--beam-width", metavar="B", type=_positive_int, help="beam width B")
-    search.add_argument("-D", "--depth", metavar="D", type=_positive_int, help="maximum depth D")
+    search.add_argument("-B", "--beam-width", metavar="B", type=_positive_int,
+                        help="beam width B (at most 64; B x D x candidates per node at most 4096)")
+    search.add_argument("-D", "--depth", metavar="D", type=_positive_int, help="maximum depth D (at most 16)")
     search.add_argument("--tau", metavar="TAU", type=float, help="feasibility threshold tau (default: 0.2)")
     search.add_argument("--threshold", choices=THRESHOLD_MODES, help="threshold mode (default: auto)")
     search.add_argument(
@@ -162,8 +178,8 @@ def build_refine_parser() -> argparse.ArgumentParser:
         "--list-plugins", action="store_true", help="list the installed plug-ins and where each came from"
     )
     runtime.add_argument(
-        "--batch-size", metavar="N", type=_positive_int, default=32,
-        help="queries searched together (default: 32)",
+        "--batch-size", metavar="N", type=_batch_size, default=32,
+        help=f"queries searched together (default: 32, at most {MAX_BATCH_SIZE})",
     )
     runtime.add_argument(
         "--device", metavar="DEVICE", type=_device, default="auto",

@@ -80,6 +80,14 @@ def _check(args: argparse.Namespace) -> Path:
             raise QueryFileError(Errors.E668.format(
                 option=option, expected="a whole number >= 1", value=value, hint="",
             ))
+    from fortekit.search.cli.refine_args import MAX_BATCH_SIZE
+
+    if args.batch_size > MAX_BATCH_SIZE:
+        raise QueryFileError(Errors.E668.format(
+            option="--batch-size", expected=f"a whole number from 1 to {MAX_BATCH_SIZE}",
+            value=args.batch_size,
+            hint=" (a batch's queries and their rankings are held in memory at once)",
+        ))
     return Path(args.queries[0]).expanduser()
 
 
@@ -93,7 +101,8 @@ def _search_file(args: argparse.Namespace, out: TextIO) -> int:
     output = None if args.output == "-" else Path(args.output).expanduser()
     job = QueryFileJob(_PROG, queries, output, settings=search_settings(args), overwrite=args.overwrite,
                        input_format=args.input_format, quiet=args.quiet, progress=args.progress, stream=out,
-                       other_inputs=[args.lookup])
+                       other_inputs=[args.lookup],
+                       inputs={"index": args.index, "Stage 2 head": args.projection})
     lines = read_queries(queries, file_format=args.input_format, column=args.column,
                          field=args.column or "query", max_chars=args.max_chars)
 

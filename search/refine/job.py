@@ -1,9 +1,14 @@
 """A query file through a runner into an output: the file handling of ``fol-refine`` and ``fortekit search``.
 
 One :class:`QueryFileJob` owns everything around the batch loop: the output may not be the
-query file under any name (E664), a resumed output must be fol-refine-style records written
-with the same settings (E662, E663; a torn last line is cut), the settings sidecar is
-written, a progress bar runs on stderr, and the output is closed whatever happens, so that
+query file under any name (E664), nor any other input (the corpus, the anchor bank, the
+index folder or a file inside it, the lookup table, the text-embedding cache), and neither
+may its settings sidecar (E740), all checked before anything is opened for writing; an output
+or sidecar that is a symbolic link to a file is refused (E741); the output and its sidecar are
+locked for the whole run, so a second run on them stops at once (E742, naming the holder's
+pid); a resumed output must be fol-refine-style records written with the same settings, each
+query once (E662, E663, E670; a torn last line is cut), the settings sidecar is written
+atomically, a progress bar runs on stderr, and the output is closed whatever happens, so that
 a full disk or a closed pipe is a coded error (E661, E666) and not a traceback. The runner
 (:class:`~fortekit.search.refine.run.BatchRunner` for Stage 1,
 :class:`~fortekit.search.refine.search_run.SearchRunner` for the Retriever) does the work.
@@ -21,7 +26,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -71,6 +76,14 @@ class QueryFileJob:
         progress: a progress bar on stderr (None: when stderr is a terminal and not quiet).
         stream: where standard output goes (``output`` None).
         other_inputs: further files the run reads (a lookup table): the output may not be one of them.
+        inputs: everything else the run reads, by what it is ({"corpus": path, "index": folder,
+            ...}; None entries are skipped): the output and its sidecar may not be one of them,
+            inside one of the folders, or a folder that holds one (E740).
+
+    Raises:
+        QueryFileError: the output is the query file or the lookup table (E664).
+        OutputError: the output or its sidecar is (inside) another input (E740), or a
+            symbolic link to a file (E741).
     """
 
     def __init__(
@@ -88,6 +101,7 @@ class QueryFileJob:
         progress: bool | None = None,
         stream: Any = None,
         other_inputs: Sequence[Path | None] = (),
+        inputs: Mapping[str, Path | None] | None = None,
     ) -> None:
         from fortekit.search.refine.output import same_file
 
@@ -95,6 +109,10 @@ class QueryFileJob:
             if output is not None and source is not None and same_file(output, source):
                 # a symlink, ./, a hard link: one inode; writing would destroy what the run reads
                 raise QueryFileError(Errors.E664.format(path=output, source=source))
+        if output is not None:
+            everything = [("query file", queries), *(("lookup table", path) for path in other_inputs),
+                          *(inputs or {}).items()]
+            _check_output(output, everything)
         self.prog, self.queries, self.output = prog, queries, output
         self.file_format, self.settings, self.ranking = file_format, dict(settings), ranking
         self.overwrite, self.input_format, self.quiet = overwrite, input_format, quiet
@@ -123,6 +141,38 @@ class QueryFileJob:
             self.say(f"{self.prog}: removed a torn last line ({state.cut_bytes} bytes) from {self.output}")
         return state
 
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the output's and its sidecar's locks (a second run on them gets E742).
+
+        A device or a pipe (``/dev/null``, ``-o -``) is not locked: nothing is resumed there.
+
+        Raises:
+            OutputLockedError: another run holds a lock (E742, with its pid).
+            OutputError: a lock file is a symbolic link (E741).
+            QueryFileError: the folder or the lock file cannot be made (E661; E666 without
+                permission), named as the output.
+        """
+        from fortekit.errors import OutputWriteError
+        from fortekit.safe_write import output_lock
+        from fortekit.search.refine.output import write_error
+        from fortekit.search.refine.resume import settings_path
+
+        output = self.output
+        if output is None or (output.exists() and not output.is_file()):
+            yield
+            return
+        with contextlib.ExitStack() as stack:
+            try:
+                output.parent.mkdir(parents=True, exist_ok=True)
+                stack.enter_context(output_lock(output, settings_path(output)))
+            except OutputWriteError as exc:  # no lock file in a folder we may not write: as for the output
+                number = exc.errno or 0
+                raise write_error(output, OSError(number, os.strerror(number))) from None
+            except OSError as exc:  # its folder cannot be made (OutputWriteError is an OSError: first)
+                raise write_error(output, exc) from None
+            yield
+
     def run(
         self,
         lines: Iterable[QueryLine],
@@ -131,7 +181,29 @@ class QueryFileJob:
         ],
         summary: Callable[[RunReport, Runner], str],
     ) -> int:
-        """Run the runner over ``lines`` into the output.
+        """Run the runner over ``lines`` into the output, holding its locks (:meth:`locked`).
+
+        Returns:
+            0 every line done, 1 a line bad or failed or the run stopped early, 130 interrupted.
+
+        Raises:
+            QueryFileError: the output is unusable before anything was written (E661-E666, E670).
+            OutputError: another run holds the output (E742); a sidecar that cannot be written.
+            FortekitError, OSError: the model side cannot be built (from a :class:`SetupError`).
+            BrokenPipeError: standard output's reader went away (see :func:`stdout_closed`).
+        """
+        with self.locked():
+            return self._run(lines, make_runner, summary)
+
+    def _run(
+        self,
+        lines: Iterable[QueryLine],
+        make_runner: Callable[
+            [ResultWriter, ResumeState, Callable[[str], None], Callable[[int], None]], Runner
+        ],
+        summary: Callable[[RunReport, Runner], str],
+    ) -> int:
+        """Run the runner over ``lines`` into the output (the locks are held).
 
         Args:
             lines: the query file's lines.
@@ -160,9 +232,10 @@ class QueryFileJob:
         writer = ResultWriter(self.output, file_format=self.file_format, ranking=self.ranking,
                               overwrite=self.overwrite, stream=self.stream)
         if self.output is not None and self.output.is_file():  # no sidecar beside /dev/null or a FIFO
+            _remove_stale_sidecars(self.output)
             try:
                 write_settings(self.output, self.settings)
-            except QueryFileError:
+            except FortekitError:
                 _close(writer)
                 bar.close()
                 raise
@@ -193,6 +266,38 @@ class QueryFileJob:
         if stopped == "interrupted":
             return 130
         return 0 if report.ok and stopped is None else 1
+
+
+def _check_output(output: Path, inputs: Sequence[tuple[str, Path | None]]) -> None:
+    """Refuse an output (or its sidecar) that is an input or a link to a file, before anything is written.
+
+    An output that is a link to a device or a pipe (``/dev/stdout``) is taken: nothing there
+    can be destroyed or resumed.
+    """
+    from fortekit.safe_write import check_not_input, check_not_symlink
+    from fortekit.search.refine.resume import settings_path
+
+    sidecar = settings_path(output)
+    for target in (output, sidecar):
+        check_not_input(target, [(what, path) for what, path in inputs if path is not None])
+    if output.is_symlink() and (output.is_file() or not output.exists()):
+        check_not_symlink(output)  # --overwrite would empty the file it points at: E741
+    check_not_symlink(sidecar)  # the sidecar is rewritten every run: never through a link
+
+
+def _remove_stale_sidecars(output: Path) -> None:
+    """Remove the temporary settings files of a run killed while it wrote one (we hold the lock).
+
+    They are named ``.OUTPUT.settings.json.*.tmp`` (:func:`fortekit.safe_write.atomic_write`);
+    a plain file of that name is ours, a link or a folder is left alone.
+    """
+    from fortekit.search.refine.resume import settings_path
+
+    sidecar = settings_path(output)
+    with contextlib.suppress(OSError):
+        for stale in sidecar.parent.glob(f".{sidecar.name}.*.tmp"):
+            if stale.is_file() and not stale.is_symlink():
+                stale.unlink(missing_ok=True)
 
 
 def _close(writer: ResultWriter) -> str | None:

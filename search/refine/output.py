@@ -31,6 +31,10 @@ from typing import Any, Literal, TextIO
 
 from fortekit.errors import Errors, QueryFileError
 
+# The one comparison of files by device and inode, shared with every writer of fortekit
+# (re-exported here, where fol-refine's callers have always found it).
+from fortekit.safe_write import same_file
+
 __all__ = [
     "OUTPUT_FORMATS",
     "RANKING_COLUMNS",
@@ -150,24 +154,6 @@ def write_error(path: str | os.PathLike[str], exc: OSError, *, action: str = "wr
     if exc.errno in _PERMISSION:
         return QueryFileError(Errors.E666.format(action=action, path=path, problem=problem))
     return QueryFileError(Errors.E661.format(path=path, problem=problem))
-
-
-def same_file(first: str | os.PathLike[str], second: str | os.PathLike[str]) -> bool:
-    """Whether two paths name one file: the same device and inode (a hard link, a symlink, ``./``).
-
-    Example:
-        >>> import os, pathlib, tempfile
-        >>> folder = pathlib.Path(tempfile.mkdtemp())
-        >>> (folder / "q.txt").write_text("rain\\n")
-        5
-        >>> os.link(folder / "q.txt", folder / "link.jsonl")
-        >>> same_file(folder / "link.jsonl", folder / "q.txt"), same_file(folder / "new", folder / "q.txt")
-        (True, False)
-    """
-    try:
-        return os.path.samefile(Path(first).expanduser(), Path(second).expanduser())
-    except (OSError, ValueError):  # one of them does not exist (or is not a path the system takes)
-        return False
 
 
 class ResultWriter:

@@ -6,7 +6,10 @@ recognisably a fol-refine output: its earlier lines are records (or the TSV head
 and, when the run's settings are given, its sidecar ``<output>.settings.json``
 records the same settings. Anything else (a text file, a JSON config, a picture)
 is refused untouched (E662); an output whose settings are other or unknown is
-refused too (E663), so a resumed run never mixes the results of two configurations.
+refused too (E663), and so is one that holds a query twice (E670: two runs wrote it
+at once, or files were joined), so a resumed run never mixes the results of two
+configurations. The sidecar is written atomically (:mod:`fortekit.safe_write`): a crash
+leaves the old one or the new one, and a sidecar that is a symbolic link is refused (E741).
 
 Example:
     >>> import pathlib, tempfile
@@ -86,7 +89,8 @@ class ResumeState:
 
         Raises:
             QueryFileError: not a fol-refine output (E662); other or unknown settings
-                (E663); the file cannot be read or cut (E661, E666).
+                (E663); a query recorded twice (E670); the file cannot be read or cut (E661,
+                E666). Nothing is cut when any of these is raised.
 
         Example:
             >>> import pathlib, tempfile
@@ -104,11 +108,14 @@ class ResumeState:
         try:
             if not target.is_file() or target.stat().st_size == 0:
                 return cls()
-            done, records, good_end, size = _scan(target, file_format, columns)
+            done, records, good_end, size, repeats = _scan(target, file_format, columns)
         except OSError as exc:
             raise write_error(target, exc, action="read") from None
         if settings is not None and (records or good_end < size):
             check_settings(target, settings, resuming=True, missing_ok=False)
+        if repeats:
+            line, first = repeats[0]
+            raise QueryFileError(Errors.E670.format(path=target, line=line, first=first, count=len(repeats)))
         if good_end < size:
             try:
                 with target.open("r+b") as handle:
@@ -119,13 +126,19 @@ class ResumeState:
         return cls(frozenset(done), records, size - good_end)
 
 
-def _scan(target: Path, file_format: OutputFormat, columns: Sequence[str]) -> tuple[set[str], int, int, int]:
-    """(keys, records, end of the last good line, size) of an output; E662 if it is not one.
+def _scan(
+    target: Path, file_format: OutputFormat, columns: Sequence[str],
+) -> tuple[set[str], int, int, int, list[tuple[int, int]]]:
+    """(keys, records, end of the last good line, size, repeats) of an output; E662 if it is not one.
 
     A problem is raised when another line follows it, or when it is the only line
     and does not look like the start of a fol-refine line (then it is no torn line).
+    ``repeats`` holds (file line, file line of its first record) for each record whose query
+    (line number and text) an earlier record already holds.
     """
     done: set[str] = set()
+    first_of: dict[str, int] = {}
+    repeats: list[tuple[int, int]] = []
     records = good_lines = offset = good_end = 0
     pending: str | None = None
     last = b""
@@ -142,11 +155,15 @@ def _scan(target: Path, file_format: OutputFormat, columns: Sequence[str]) -> tu
             if pending is None:
                 good_end, good_lines = offset, good_lines + 1
                 if key is not None:
+                    if key in first_of:
+                        repeats.append((number, first_of[key]))
+                    else:
+                        first_of[key] = number
                     done.add(key)
                     records += 1
     if pending is not None and good_lines == 0 and not _starts_a_line(last, file_format, columns):
         raise _not_output(target, 1, pending, file_format)
-    return done, records, good_end, offset
+    return done, records, good_end, offset, repeats
 
 
 def _not_output(target: Path, line: int, problem: str, file_format: OutputFormat) -> QueryFileError:
@@ -273,7 +290,9 @@ def write_settings(output: str | os.PathLike[str], settings: Mapping[str, Any]) 
     """Record the run's settings beside the output (``<output>.settings.json``).
 
     Raises:
-        QueryFileError: the sidecar cannot be written (E661; E666 without permission).
+        QueryFileError: the sidecar's folder cannot be made (E661; E666 without permission).
+        OutputError: the sidecar is a symbolic link (E741) or a folder (E745).
+        OutputWriteError: the sidecar cannot be written (E743); the old one is unchanged.
 
     Example:
         >>> import json, pathlib, tempfile
@@ -282,10 +301,13 @@ def write_settings(output: str | os.PathLike[str], settings: Mapping[str, Any]) 
         >>> json.loads(settings_path(out).read_text())
         {'config.beam_width': 3}
     """
+    from fortekit.safe_write import atomic_write_text
+
     sidecar = settings_path(output)
     try:
         sidecar.parent.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(_normalised(settings), indent=1, sort_keys=True)
-        sidecar.write_text(text + "\n", encoding="utf-8")
     except OSError as exc:
         raise write_error(sidecar, exc) from None
+    text = json.dumps(_normalised(settings), indent=1, sort_keys=True)
+    # Beside and renamed: a crash never leaves half a sidecar, and a planted link is refused.
+    atomic_write_text(sidecar, text + "\n")

@@ -178,7 +178,8 @@ class AnchorBank:
         normalised: the rows are already of unit norm (skip normalising them).
 
     Raises:
-        SearchError: no item has a predicate, or the shapes disagree.
+        SearchError: no item has a predicate, the shapes disagree, or a row holds NaN or an
+            infinity (E408); ``per_lookup`` is not an int >= 1 (E400).
     """
 
     name = "bank"
@@ -193,11 +194,18 @@ class AnchorBank:
     ) -> None:
         import torch
 
+        from fortekit.search.stage1.rows import first_bad_row
+
         vectors = torch.as_tensor(embeddings, dtype=torch.float32)
         if vectors.ndim != 2 or vectors.shape[0] != len(predicate_sets):
             raise SearchError(Errors.E408.format(
                 problem=f"{tuple(vectors.shape)} embeddings for {len(predicate_sets)} predicate sets"
             ))
+        bad = first_bad_row(vectors)
+        if bad is not None:  # a NaN row would make every anchor it enters NaN
+            raise SearchError(Errors.E408.format(problem=f"row {bad} holds NaN or an infinity"))
+        check_int(per_lookup, name="per_lookup", error=SearchError, message=Errors.E400,
+                  expected="an int >= 1")
         # Normalising twice is not bit-exact: a saved bank is loaded as it was written.
         self.embeddings = vectors if normalised else torch.nn.functional.normalize(vectors, dim=-1)
         self.per_lookup = per_lookup
@@ -251,8 +259,18 @@ class AnchorBank:
         return torch.nn.functional.normalize(self.embeddings[order].mean(dim=0), dim=0)
 
     def anchor_batch(self, requests: Sequence[AnchorRequest]) -> list[Anchors]:
+        """e+ (and e- from the negatives' predicates) of each request.
+
+        Raises:
+            SearchError: the queries' width is not the bank's (E407): a bank built with
+                another backbone.
+        """
         found: list[Anchors] = []
         for request in requests:
+            if request.query_embedding.shape[-1] != self.dim:
+                raise SearchError(Errors.E407.format(
+                    what="The anchor bank", got=self.dim, expected=int(request.query_embedding.shape[-1]),
+                ) + " Build the bank with this run's backbone.")
             device = request.query_embedding.device
             positive = self.lookup(request.predicates).to(device)
             negative = None
@@ -268,15 +286,19 @@ class AnchorBank:
         """Write ``anchor_bank.safetensors`` and ``anchor_bank.json`` (no pickle)."""
         from safetensors.torch import save_file
 
-        target = Path(directory)
-        target.mkdir(parents=True, exist_ok=True)
-        save_file({"embeddings": self.embeddings.contiguous()}, str(target / "anchor_bank.safetensors"))
+        from fortekit.safe_write import atomic_write, atomic_write_text, create_output_directory
+
+        target = create_output_directory(directory)
+        rows = self.embeddings.contiguous()
+        # Written beside and renamed (fortekit.safe_write): old or new, never half; no links followed.
+        atomic_write(target / "anchor_bank.safetensors",
+                     lambda path: save_file({"embeddings": rows}, str(path)))
         meta = {
             "format": 1,
             "per_lookup": self.per_lookup,
             "predicates": [sorted(str(symbol) for symbol in symbols) for symbols in self.predicate_sets],
         }
-        (target / "anchor_bank.json").write_text(json.dumps(meta), encoding="utf-8")
+        atomic_write_text(target / "anchor_bank.json", json.dumps(meta))
         return target
 
     @classmethod
@@ -291,16 +313,27 @@ class AnchorBank:
             from fortekit.search.index.audio_index import AudioIndex
 
             return cls.from_index(AudioIndex.load(source))
-        try:
-            from safetensors.torch import load_file
+        from fortekit.search.stage1.rows import read_rows, unit_rows
+        from fortekit.textio import BadLine, json_value
 
-            tensors = load_file(str(source / "anchor_bank.safetensors"))
-            meta = json.loads((source / "anchor_bank.json").read_text(encoding="utf-8"))
+        try:
+            embeddings = read_rows(source / "anchor_bank.safetensors")
+            meta = json_value(1, (source / "anchor_bank.json").read_text(encoding="utf-8"))
+            if isinstance(meta, BadLine):
+                raise ValueError(f"anchor_bank.json is not JSON ({meta.reason})")
+            if not isinstance(meta, dict) or not isinstance(meta.get("predicates"), list):
+                raise ValueError("anchor_bank.json is not an object with a \"predicates\" list")
+            if not all(isinstance(row, list) and all(isinstance(t, str) for t in row)
+                       for row in meta["predicates"]):
+                raise ValueError("\"predicates\" is not a list of lists of predicate symbols")
             sets = [frozenset(parse_symbol(text) for text in row) for row in meta["predicates"]]
-            per_lookup = int(meta.get("per_lookup", 32))
-            return cls(tensors["embeddings"], sets, per_lookup=per_lookup, normalised=True)
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+            per_lookup = meta.get("per_lookup", 32)
+            if isinstance(per_lookup, bool) or not isinstance(per_lookup, int) or per_lookup < 1:
+                raise ValueError(f"per_lookup is {per_lookup!r}, not an int >= 1")
+        # UnicodeDecodeError is a ValueError; read_rows turns safetensors' own errors into one.
+        except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
             raise SearchError(Errors.E408.format(problem=f"cannot read {source} ({exc})")) from exc
+        return cls(embeddings, sets, per_lookup=per_lookup, normalised=unit_rows(embeddings))
 
 
 def parse_symbol(text: str) -> PredicateSymbol:

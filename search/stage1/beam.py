@@ -83,10 +83,10 @@ class Refiner:
         backbone_options: dict[str, Any] | None = None,
         pool_sources: PoolSources | None = None,
     ) -> None:
-        from fortekit.plugins import get_backbone, get_elaborator
+        from fortekit.plugins import get_backbone, get_elaborator, with_device
 
-        if isinstance(backbone, str):
-            backbone = get_backbone(backbone, device=device, **(backbone_options or {}))
+        if isinstance(backbone, str):  # options recorded with a device (an index's) must not clash
+            backbone = get_backbone(backbone, **with_device(backbone_options or {}, device))
         if isinstance(elaborator, str):
             elaborator = get_elaborator(elaborator)
         if config is not None and not isinstance(config, SearchConfig):
@@ -103,6 +103,7 @@ class Refiner:
         self._pool_sources = pool_sources
         self.times = StageTimes()
         self._verbalised: dict[Formula, str] = {}
+        self.check_widths()
 
     def __repr__(self) -> str:
         return (
@@ -130,6 +131,24 @@ class Refiner:
         from fortekit.fol.caption.pipeline import check_text
 
         return check_text(query, function="refine", max_chars=self.parser.max_chars)
+
+    def check_widths(self) -> None:
+        """Refuse an anchor bank or a caption corpus whose rows are not as wide as the backbone's.
+
+        Such rows come from another backbone; scoring with them would fail deep inside torch
+        (or, worse, not fail). Called at construction, and again by whoever replaces
+        ``anchors`` or ``elaborator`` afterwards.
+
+        Raises:
+            SearchError: E407, naming the part and both widths.
+        """
+        expected = int(self.backbone.dim)
+        corpus = getattr(self.elaborator, "corpus", None)
+        for what, part in (("The anchor bank", self.anchors), ("The caption corpus", corpus)):
+            got = getattr(part, "dim", None) if part is not None else None
+            if isinstance(got, int) and not isinstance(got, bool) and got != expected:
+                raise SearchError(Errors.E407.format(what=what, got=got, expected=expected)
+                                  + " Build it with this run's backbone.")
 
     def encode_texts(self, texts: Sequence[str]) -> torch.Tensor:
         """f_T of ``texts`` through the cache (one backbone call for the unknown ones)."""

@@ -20,7 +20,10 @@ from fortekit._checks import check_int
 from fortekit.errors import Errors, SearchError
 from fortekit.fol.operators import DEPTH_SCHEDULE, OPERATORS
 
-__all__ = ["QUERY_OUTPUTS", "THRESHOLD_MODES", "QueryOutput", "SearchConfig", "ThresholdMode"]
+__all__ = [
+    "LIMITS", "MAX_SCORED_PER_QUERY", "QUERY_OUTPUTS", "THRESHOLD_MODES", "QueryOutput", "SearchConfig",
+    "ThresholdMode",
+]
 
 ThresholdMode = Literal["auto", "absolute", "relative"]
 THRESHOLD_MODES: tuple[ThresholdMode, ...] = ("auto", "absolute", "relative")
@@ -30,6 +33,21 @@ QUERY_OUTPUTS: tuple[QueryOutput, ...] = ("residual", "verbalised")
 #: Chosen on the training part of Clotho development (clips 1-2,000) with the
 #: embedded default backbone; see docs/search.md, "The complexity weight".
 DEFAULT_COMPLEXITY_WEIGHT = 0.2
+
+#: The largest value of each setting that multiplies Stage 1's work, and why it is capped
+#: (docs/search.md, "Limits"). Without caps ``fol-refine -D 1000000`` ran for minutes before
+#: its first line. The defaults are far below: (B, D) = (3, 2) online, (5, 4) offline.
+LIMITS: dict[str, tuple[int, str]] = {
+    "beam_width": (64, "every depth expands and scores the children of all B nodes"),
+    "max_depth": (16, "every depth is one more round of expansion, encoding and scoring"),
+    "n_positives": (32, "every positive elaboration is parsed and encoded for each query"),
+    "n_negatives": (32, "every negative elaboration is parsed and encoded for each query"),
+    "max_attributes": (256, "every o_attr candidate makes a child of each beam node"),
+    "max_relations": (256, "every o_rel candidate makes a child of each beam node"),
+    "max_negations": (256, "every o_neg candidate makes a child of each beam node"),
+}
+#: The most formulas one query may make the search score: B x D x (candidates per node).
+MAX_SCORED_PER_QUERY = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +81,19 @@ class SearchConfig:
             the templates drop from the query is not lost (docs/search.md).
 
     Raises:
-        SearchError: a value out of range or an unknown operator or threshold mode.
+        SearchError: a value out of range or an unknown operator or threshold mode (E400,
+            E401); a value above its cap in :data:`LIMITS`, or a beam width, depth and
+            candidates per node whose product exceeds :data:`MAX_SCORED_PER_QUERY` (E400).
+
+    Example:
+        >>> SearchConfig(max_depth=1_000_000)
+        Traceback (most recent call last):
+        ...
+        fortekit.errors.SearchError: [E400] Search option max_depth must be at most 16, the cap ...
+        >>> SearchConfig(beam_width=64, max_depth=16)
+        Traceback (most recent call last):
+        ...
+        fortekit.errors.SearchError: [E400] Search option beam_width x max_depth x candidates per node ...
     """
 
     beam_width: int = 3
@@ -89,6 +119,22 @@ class SearchConfig:
             _check_int(name, getattr(self, name), minimum=1)
         for name in ("max_attributes", "max_relations", "max_negations"):
             _check_int(name, getattr(self, name), minimum=0)
+        for name, (cap, why) in LIMITS.items():
+            if getattr(self, name) > cap:
+                raise SearchError(Errors.E400.format(
+                    name=name, value=getattr(self, name),
+                    expected=f"at most {cap}, the cap ({why}; docs/search.md, 'Limits')",
+                ))
+        candidates = max(1, self.max_attributes + self.max_relations + self.max_negations)
+        product = self.beam_width * self.max_depth * candidates
+        if product > MAX_SCORED_PER_QUERY:
+            raise SearchError(Errors.E400.format(
+                name=f"beam_width x max_depth x candidates per node ({self.beam_width} x {self.max_depth} "
+                f"x {candidates})", value=product,
+                expected=f"at most {MAX_SCORED_PER_QUERY}, the most formulas one query may make the search "
+                "score (lower -B/--beam-width, -D/--depth or the candidates per node; docs/search.md, "
+                "'Limits')",
+            ))
         for name in ("tau", "relative_margin", "lam", "beta", "complexity_weight"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):

@@ -104,6 +104,11 @@ class CaptionCorpus:
             )))
         if not any(parse is not None and parse.predicates for parse in parses):
             raise SearchError(Errors.E411.format(problem="no caption parses to a predicate"))
+        from fortekit.search.stage1.rows import first_bad_row
+
+        bad = first_bad_row(vectors)
+        if bad is not None:  # a NaN row would rank first or poison every similarity
+            raise SearchError(Errors.E411.format(problem=f"row {bad} holds NaN or an infinity"))
         self.embeddings = vectors if normalised else torch.nn.functional.normalize(vectors, dim=-1)
         self.captions = list(captions)
         self.parses = list(parses)
@@ -172,9 +177,18 @@ class CaptionCorpus:
         return self._device_copies[device]
 
     def neighbours(self, queries: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """The ``k`` rows most similar to each query: (scores (q, k), rows (q, k)), best first."""
+        """The ``k`` rows most similar to each query: (scores (q, k), rows (q, k)), best first.
+
+        Raises:
+            SearchError: the queries' width is not the corpus's (E407): a corpus embedded by
+                another backbone.
+        """
         import torch
 
+        if queries.shape[-1] != self.dim:
+            raise SearchError(Errors.E407.format(
+                what="The caption corpus", got=self.dim, expected=int(queries.shape[-1]),
+            ) + " Build the corpus with this run's backbone.")
         rows = self.rows(str(queries.device))
         scores = torch.nn.functional.normalize(queries.float(), dim=-1) @ rows.T
         count = min(int(k), len(self))
@@ -189,14 +203,22 @@ class CaptionCorpus:
         """
         from safetensors.torch import save_file
 
-        target = Path(directory)
-        target.mkdir(parents=True, exist_ok=True)
-        save_file({"embeddings": self.embeddings.contiguous()}, str(target / "corpus.safetensors"))
-        with open(target / "corpus.jsonl", "w", encoding="utf-8") as handle:
-            handle.write(json.dumps({"format": _FORMAT, "size": len(self)}) + "\n")
-            for caption, parse in zip(self.captions, self.parses, strict=True):
-                row = {"caption": caption, "parse": parse.to_dict() if parse is not None else None}
-                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+        from fortekit.safe_write import atomic_write, create_output_directory
+
+        target = create_output_directory(directory)
+        rows = self.embeddings.contiguous()
+        # Each file is written beside itself and renamed into place (fortekit.safe_write): a
+        # crash leaves the old corpus or the new one, and a planted symlink is refused (E741).
+        atomic_write(target / "corpus.safetensors", lambda path: save_file({"embeddings": rows}, str(path)))
+
+        def write_rows(path: Path) -> None:
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(json.dumps({"format": _FORMAT, "size": len(self)}) + "\n")
+                for caption, parse in zip(self.captions, self.parses, strict=True):
+                    row = {"caption": caption, "parse": parse.to_dict() if parse is not None else None}
+                    handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+        atomic_write(target / "corpus.jsonl", write_rows)
         return target
 
     @classmethod
@@ -206,22 +228,55 @@ class CaptionCorpus:
         Raises:
             SearchError: missing or inconsistent files (E412).
         """
-        from safetensors.torch import load_file
+        from fortekit.search.stage1.rows import read_rows, unit_rows
 
         source = Path(directory)
         try:
-            tensors = load_file(str(source / "corpus.safetensors"))
-            with open(source / "corpus.jsonl", encoding="utf-8") as handle:
-                header = json.loads(handle.readline())
-                if header.get("format") != _FORMAT:
-                    raise ValueError(f"format {header.get('format')!r}, expected {_FORMAT}")
-                rows = [json.loads(line) for line in handle if line.strip()]
-            captions = [str(row["caption"]) for row in rows]
-            parses = [parse_from_dict(row["parse"]) if row["parse"] else None for row in rows]
-        # FortekitError: the FOL parser's own error on a damaged formula.
-        except (OSError, ValueError, KeyError, TypeError, AttributeError, FortekitError) as exc:
-            raise SearchError(Errors.E412.format(path=source, problem=exc)) from exc
-        return cls(tensors["embeddings"], captions, parses, normalised=True)
+            embeddings = read_rows(source / "corpus.safetensors")
+            captions, parses = _read_captions(source / "corpus.jsonl")
+        # FortekitError: the FOL parser's own error on a damaged formula. RecursionError: a
+        # parse nested deeper than Python's stack (json_value stops JSON nesting earlier).
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError,
+                FortekitError) as exc:
+            raise SearchError(Errors.E412.format(path=source, problem=_reason(exc))) from exc
+        # Rows of unit norm are kept bit-exact; rows that are not (a hand-made file) are normalised.
+        return cls(embeddings, captions, parses, normalised=unit_rows(embeddings))
+
+
+def _reason(exc: BaseException) -> str:
+    """A short reason for a message (a KeyError's repr alone says little)."""
+    if isinstance(exc, KeyError):
+        return f"a row lacks the field {exc}"
+    if isinstance(exc, RecursionError):
+        return "a parse is nested too deeply"
+    return str(exc) or type(exc).__name__
+
+
+def _read_captions(path: Path) -> tuple[list[str], list[ParseResult | None]]:
+    """The captions and parses of a ``corpus.jsonl`` (ValueError, KeyError, TypeError if damaged)."""
+    from fortekit.textio import BadLine, json_value
+
+    captions: list[str] = []
+    parses: list[ParseResult | None] = []
+    with open(path, encoding="utf-8") as handle:
+        header = json_value(1, handle.readline())
+        if not isinstance(header, dict) or header.get("format") != _FORMAT:
+            found = header.get("format") if isinstance(header, dict) else header
+            raise ValueError(f"line 1: format {found!r}, expected {{\"format\": {_FORMAT}}}")
+        for number, line in enumerate(handle, start=2):
+            if not line.strip():
+                continue
+            row = json_value(number, line)
+            if isinstance(row, BadLine):
+                raise ValueError(f"line {number} is not JSON ({row.reason})")
+            if not isinstance(row, dict) or not isinstance(row.get("caption"), str):
+                raise ValueError(f"line {number} is not an object with a \"caption\" string")
+            parse = row.get("parse")
+            if parse is not None and not isinstance(parse, dict):
+                raise ValueError(f"line {number}: \"parse\" is not an object")
+            captions.append(row["caption"])
+            parses.append(parse_from_dict(parse) if parse else None)
+    return captions, parses
 
 
 def parse_captions_once(

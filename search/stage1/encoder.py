@@ -3,7 +3,10 @@
 The beam search verbalises many candidates that differ in one word, and the same
 queries come back day after day; every text is encoded once. The cache lives in
 memory (least recently used entries go first) and, optionally, on disk in an
-SQLite file of raw float32 rows (no pickle), keyed by the exact text.
+SQLite file of raw float32 rows (no pickle), keyed by the backbone's identity and the exact
+text. The identity (:func:`backbone_identity`) is the plug-in's name and class, its options
+and the size and modification time of its model files, so two models that share a
+``cache_dir`` (two hf-clap checkpoints, one retrained in place) never serve each other's rows.
 
 Example:
     >>> from fortekit.plugins import get_backbone
@@ -16,6 +19,8 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import sqlite3
 import time
@@ -23,7 +28,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fortekit.errors import Errors, SearchError
 
@@ -32,7 +37,100 @@ if TYPE_CHECKING:
 
     from fortekit.plugins.protocols import Backbone
 
-__all__ = ["CachedTextEncoder", "EncoderStats", "TextEmbeddingCache"]
+__all__ = ["CachedTextEncoder", "EncoderStats", "TextEmbeddingCache", "backbone_identity"]
+
+#: Attributes that change where or how fast a backbone runs, not the vectors it gives.
+_RUNTIME_ATTRIBUTES = frozenset({"device", "batch_size"})
+#: The most files of a model folder whose size and time enter the identity.
+_MAX_FILES = 64
+
+
+def _describe_path(path: Path) -> Any:
+    """A model path's name, size and time (a folder: those of its files), or None if it is no file."""
+    try:
+        resolved = path.expanduser().resolve()
+        if resolved.is_file():
+            info = resolved.stat()
+            return [str(resolved), info.st_size, info.st_mtime_ns]
+        if resolved.is_dir():
+            files = sorted(entry for entry in resolved.iterdir() if entry.is_file())[:_MAX_FILES]
+            return [str(resolved), [[f.name, f.stat().st_size, f.stat().st_mtime_ns] for f in files]]
+    except (OSError, ValueError, RuntimeError):  # unreadable, or not a path at all
+        return None
+    return None
+
+
+def _describe(value: Any, depth: int = 0) -> Any:
+    """A JSON-able description of one attribute value (None for what says nothing about the model)."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, Path):
+        return _describe_path(value) or str(value)
+    if isinstance(value, str):
+        if os.sep in value or value.startswith((".", "~")):
+            return _describe_path(Path(value)) or value
+        return value
+    if depth < 2 and callable(getattr(value, "encode_text", None)):  # a tower that is itself a backbone
+        return _attributes(value, depth + 1)
+    return None  # a torch module, a processor, a tokenizer: their files are described by path
+
+
+def _attributes(backbone: Any, depth: int = 0) -> dict[str, Any]:
+    try:
+        fields = dict(vars(backbone))
+    except TypeError:  # __slots__
+        fields = {name: getattr(backbone, name, None) for name in getattr(backbone, "__slots__", ())}
+    described = {
+        name: _describe(value, depth) for name, value in sorted(fields.items())
+        if name not in _RUNTIME_ATTRIBUTES
+    }
+    return {
+        "class": f"{type(backbone).__module__}.{type(backbone).__qualname__}",
+        "name": str(getattr(backbone, "name", "")), "dim": getattr(backbone, "dim", None),
+        **{name: value for name, value in described.items() if value is not None},
+    }
+
+
+def backbone_identity(backbone: Any) -> str:
+    """The identity of a backbone's vectors: ``NAME@HASH`` of its class, options and model files.
+
+    A plug-in that names its model fully gives a ``cache_identity`` string (name, options,
+    weights path, size and modification time; see :mod:`fortekit.plugins.protocols`): it is
+    used, with the class and dimension. For any other backbone the identity is derived from
+    what every plug-in keeps: its name, class and dimension; its scalar and path attributes,
+    private ones and a nested text tower's included (model folder, checkpoint, seed, token
+    limit, fusion, ...; not the device or the batch size); and, for each path, the size and
+    modification time of the file or of the files in the folder. Two backbones with the same
+    identity give the same vectors.
+
+    Args:
+        backbone: any backbone object.
+
+    Returns:
+        ``"<name>@<16 hex digits>"``.
+
+    Example:
+        >>> class Demo:
+        ...     name, dim, device = "demo", 2, "cpu"
+        ...     def __init__(self, model): self.model = model
+        ...     def encode_text(self, texts): ...
+        >>> backbone_identity(Demo("a")) == backbone_identity(Demo("a")), backbone_identity(Demo("a"))[:5]
+        (True, 'demo@')
+        >>> backbone_identity(Demo("a")) == backbone_identity(Demo("b"))
+        False
+    """
+    own = getattr(backbone, "cache_identity", None)
+    if isinstance(own, str) and own:  # the plug-in's own account of its model
+        description: dict[str, Any] = {
+            "class": f"{type(backbone).__module__}.{type(backbone).__qualname__}",
+            "name": str(getattr(backbone, "name", "")), "dim": getattr(backbone, "dim", None),
+            "cache_identity": own,
+        }
+    else:
+        description = _attributes(backbone)
+    text = json.dumps(description, sort_keys=True, default=str)
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    return f"{description['name']}@{digest}"
 
 
 @dataclass(slots=True)
@@ -59,6 +157,9 @@ class TextEmbeddingCache:
             encoders never mix.
         dim: the embedding dimension, recorded likewise.
         max_entries: the most rows kept in memory.
+        identity: the backbone's full identity (:func:`backbone_identity`), part of every
+            row's key. None: the name alone, until :class:`CachedTextEncoder` binds the
+            identity of the backbone it encodes with (:meth:`bind`).
 
     Raises:
         SearchError: the file is unreadable or was written for another backbone.
@@ -78,11 +179,14 @@ class TextEmbeddingCache:
         backbone: str = "",
         dim: int = 0,
         max_entries: int = 200_000,
+        identity: str | None = None,
     ) -> None:
         self.backbone = backbone
         self.dim = dim
         self.max_entries = max_entries
-        self._memory: OrderedDict[str, torch.Tensor] = OrderedDict()
+        self.identity = identity or backbone
+        self.bound = identity is not None
+        self._memory: OrderedDict[tuple[str, str], torch.Tensor] = OrderedDict()
         self._db: sqlite3.Connection | None = None
         self.path: Path | None = None
         if path is not None:
@@ -96,9 +200,15 @@ class TextEmbeddingCache:
         assert self.path is not None
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(self.path)
+            # Two runs may share a cache folder: wait for the other's write instead of failing.
+            db = sqlite3.connect(self.path, timeout=60)
             db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
-            db.execute("CREATE TABLE IF NOT EXISTS rows (text TEXT PRIMARY KEY, vector BLOB)")
+            # Rows are keyed by the backbone's identity as well as the text. (The "rows" table
+            # of earlier versions, keyed by the text alone, is never read: its model is unknown.)
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS vectors (model TEXT, text TEXT, vector BLOB, "
+                "PRIMARY KEY (model, text))"
+            )
             found = dict(db.execute("SELECT key, value FROM meta").fetchall())
         except (sqlite3.Error, OSError) as exc:
             raise SearchError(Errors.E404.format(path=self.path, problem=exc)) from exc
@@ -115,15 +225,32 @@ class TextEmbeddingCache:
             ))
         self._db = db
 
+    def bind(self, identity: str) -> None:
+        """Key the rows by ``identity`` from now on (a cache made with the backbone's name alone).
+
+        Example:
+            >>> cache = TextEmbeddingCache(backbone="demo", dim=2)
+            >>> cache.bind("demo@0123"); cache.identity, cache.bound
+            ('demo@0123', True)
+        """
+        self.identity = identity
+        self.bound = True
+
     def get(self, text: str) -> torch.Tensor | None:
         """The cached embedding of ``text`` (a CPU float32 row), or None."""
-        row = self._memory.get(text)
+        key = (self.identity, text)
+        row = self._memory.get(key)
         if row is not None:
-            self._memory.move_to_end(text)
+            self._memory.move_to_end(key)
             return row
         if self._db is None:
             return None
-        found = self._db.execute("SELECT vector FROM rows WHERE text = ?", (text,)).fetchone()
+        try:
+            found = self._db.execute(
+                "SELECT vector FROM vectors WHERE model = ? AND text = ?", key
+            ).fetchone()
+        except sqlite3.Error as exc:
+            raise SearchError(Errors.E404.format(path=self.path, problem=exc)) from exc
         if found is None:
             return None
         import torch
@@ -132,6 +259,8 @@ class TextEmbeddingCache:
         if len(blob) != 4 * self.dim:
             raise SearchError(Errors.E404.format(path=self.path, problem=f"a row of {len(blob)} bytes"))
         vector = torch.frombuffer(bytearray(blob), dtype=torch.float32)
+        if not bool(torch.isfinite(vector).all()):
+            raise SearchError(Errors.E404.format(path=self.path, problem="a row holds NaN or inf"))
         self._remember(text, vector)
         return vector
 
@@ -141,15 +270,20 @@ class TextEmbeddingCache:
         for text, row in zip(texts, rows, strict=True):
             self._remember(text, row.clone())
         if self._db is not None:
-            self._db.executemany(
-                "INSERT OR REPLACE INTO rows VALUES (?, ?)",
-                [(text, row.numpy().tobytes()) for text, row in zip(texts, rows, strict=True)],
-            )
-            self._db.commit()
+            try:
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
+                    [(self.identity, text, row.numpy().tobytes())
+                     for text, row in zip(texts, rows, strict=True)],
+                )
+                self._db.commit()
+            except sqlite3.Error as exc:  # a full disk, a file removed under us: coded, names the file
+                raise SearchError(Errors.E404.format(path=self.path, problem=exc)) from exc
 
     def _remember(self, text: str, row: torch.Tensor) -> None:
-        self._memory[text] = row
-        self._memory.move_to_end(text)
+        key = (self.identity, text)
+        self._memory[key] = row
+        self._memory.move_to_end(key)
         while len(self._memory) > self.max_entries:
             self._memory.popitem(last=False)
 
@@ -179,6 +313,8 @@ class CachedTextEncoder:
         self.cache = cache if cache is not None else TextEmbeddingCache(
             backbone=backbone.name, dim=int(backbone.dim)
         )
+        if not self.cache.bound:  # made with the name alone: key its rows by this backbone's identity
+            self.cache.bind(backbone_identity(backbone))
         self.stats = EncoderStats()
 
     @property
