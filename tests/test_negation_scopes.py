@@ -135,6 +135,17 @@ def test_the_rules_found_on_the_held_out_wordings(text: str, excluded: set[str],
     assert excluded_and_asserted(text) == (excluded, asserted)
 
 
+def test_constituent_negation_silence_exceptives_and_no_one() -> None:
+    """Rules found on real Clotho development captions (docs/negation.md)."""
+    result = parser().parse("A not too busy road has a few trucks and cars go by.")
+    assert {r.symbol for r in result.predicates if r.negated} == {"Busy"}
+    assert "Road" in {r.symbol for r in result.predicates if not r.negated and not r.excluded}
+    assert excluded_and_asserted("a silent room except for a clock ticking")[0] == set()
+    assert excluded_and_asserted("the room is quiet except for the alarm")[0] == set()
+    assert excluded_and_asserted("a dog barking except for a cat meowing")[0] == {"Cat", "Meowing"}
+    assert excluded_and_asserted("a dog barks and no one speaks")[0] == {"Someone", "Speaking"}
+
+
 # --- denial: the source stays -----------------------------------------------------------------
 @pytest.mark.parametrize(
     ("text", "denied", "asserted"),

@@ -115,6 +115,13 @@ def _construction(ctx: ScopeContext, match: Match) -> str:
 def exceptive(ctx: ScopeContext, match: Match) -> Verdict | None:
     """'nothing but rain', 'no sound except rain': the exceptive's object is asserted."""
     cue = match.entry
+    if isinstance(cue, Cue) and cue.cls == "preposition" and _after_absence(ctx, match):
+        # "quiet except for the alarm": an exception to an absence is what is heard
+        nxt = ctx.first_after(match.last)
+        if nxt is not None and ctx.nominal(nxt, match.last):
+            noun = _noun_after_modifiers(ctx, nxt) or nxt
+            return Verdict("assert", "exceptive", noun.i, cue_tokens=list(range(match.first, match.last + 1)))
+        return None
     if not isinstance(cue, Cue) or cue.cls not in ("determiner", "pronoun"):
         return None
     view, exceptives = ctx.view, ctx.words("exceptives")
@@ -164,6 +171,28 @@ def exceptive(ctx: ScopeContext, match: Match) -> Verdict | None:
                         reattach(view, participle.i, after.i, "acl")
             return Verdict("assert", "exceptive", after.i, cue_tokens=tokens)
     return None
+
+
+def _after_absence(ctx: ScopeContext, match: Match) -> bool:
+    """Whether an exceptive cue ("except for", "but") follows an adjective of silence.
+
+    "The room is quiet except for the alarm", "a silent room except for a clock": the
+    exceptive's head, the word before it or an adjective of its head noun is one of
+    ``exception_bases`` (*quiet*, *silent*, *empty*, ...).
+    """
+    if " ".join(ctx.view[k].lower for k in range(match.first, match.last + 1)) not in ctx.words(
+        "exceptives"
+    ) and ctx.view[match.first].lower not in ctx.words("exceptives"):
+        return False
+    absence = ctx.words("exception_bases")
+    head = ctx.view[ctx.view[match.first].head]
+    previous = ctx.view[match.first - 1] if match.first > 0 else None
+    # "a silent room except for a clock": the exceptive hangs on the noun the adjective modifies
+    modifiers = [child for child in ctx.view.children(head.i) if child.dep == "amod"]
+    return any(
+        tok is not None and (tok.lower in absence or tok.lemma in absence) and tok.pos == "ADJ"
+        for tok in (head, previous, *modifiers)
+    )
 
 
 def own_phrase(ctx: ScopeContext, match: Match) -> Verdict | None:
@@ -218,6 +247,8 @@ def own_phrase(ctx: ScopeContext, match: Match) -> Verdict | None:
         return _exclusion(ctx, match, nxt, "pre-nominal", [match.last + 1])  # "nothing like speech"
     # the pronoun stands for the entity: "someone" (lemma_overrides), kept as the target;
     # "nothing is heard": the verb of perception says nothing more
+    if tok.lower == "one" and len(match.tokens) > 1:
+        tok.lemma = "someone"  # "no one answers": the pronoun "no one" is "nobody", not a number
     cue_tokens = [t for t in match.tokens if t != match.last]
     head = view[tok.head]
     perceived = next(
@@ -251,6 +282,9 @@ def following_phrase(ctx: ScopeContext, match: Match) -> Verdict | None:
     ):
         return None  # another cue follows: "not without music" is double negation
     noun = _noun_after_modifiers(ctx, nxt)
+    modified = _constituent_negation(ctx, match, noun)
+    if modified is not None:  # "a not too busy road": the adjective is denied, the road stays
+        return Verdict("deny", "pre-nominal", modified.i, noun.i if noun is not None else None)
     if noun is not None:  # "no clear signal", "no other audible noises": the adjectives modify the noun
         nxt = noun
     if _after_auxiliary(ctx, match):
@@ -295,6 +329,24 @@ def following_phrase(ctx: ScopeContext, match: Match) -> Verdict | None:
             rehead=holder is not None,
         )
     return None
+
+
+def _constituent_negation(ctx: ScopeContext, match: Match, noun: Tok | None) -> Tok | None:
+    """The adjective a particle negates inside a noun phrase ("a not too busy road"), or None.
+
+    Clausal negation follows the finite verb or its auxiliary; a particle between a noun's
+    determiner and the noun negates the modifier it precedes, never the noun's existence.
+    """
+    cue = match.entry
+    if noun is None or not isinstance(cue, Cue) or cue.cls != "particle" or match.first == 0:
+        return None
+    view = ctx.view
+    before = view[match.first - 1]
+    if before.pos != "DET" or before.head != noun.i:
+        return None
+    head = view[view[match.first].head]
+    modifier = head if head.pos == "ADJ" and head.head == noun.i and noun.i > head.i > match.first else None
+    return modifier
 
 
 def _heads_finite_clause(ctx: ScopeContext, noun: Tok) -> bool:
