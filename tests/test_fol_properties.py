@@ -95,9 +95,13 @@ def test_random_formulas_round_trip_through_unicode_and_ascii(phi: Formula) -> N
         assert parse_quietly(format_formula(phi, style)) == phi
 
 
-# NLTK refuses predicate names that look like its variables (a, x1, e2, P, F3), and
-# quantifies only names of its variable forms (x, y1; not y').
-NLTK_PREDICATES = NAMES.filter(lambda name: re.fullmatch(r"[a-zA-Z]\d*", name) is None)
+# NLTK refuses predicate names that look like its variables (a, x1, e2, P, F3), reads its
+# own keywords (not, and, some, iota, ...) as operators, and quantifies only names of its
+# variable forms (x, y1; not y').
+_NLTK_KEYWORDS = frozenset(token for token in nltk_logic.Tokens.TOKENS if token.isalpha())
+NLTK_PREDICATES = NAMES.filter(
+    lambda name: re.fullmatch(r"[a-zA-Z]\d*", name) is None and name.split(" ")[0] not in _NLTK_KEYWORDS
+)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
