@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -172,12 +173,27 @@ def read_caption_column(path: str | Path, column: str) -> list[str]:
 
 
 def _cmd_build(args: argparse.Namespace, out: TextIO) -> int:
+    from fortekit.errors import FortekitError
+    from fortekit.safe_write import atomic_write, check_not_input
+
+    specs = [spec.partition(":") for spec in args.captions]
+    try:  # the table must not replace a caption file it is mined from
+        check_not_input(args.out, [("caption file", path) for path, _, _ in specs])
+    except FortekitError as exc:
+        print(f"fortekit: {exc}", file=sys.stderr)
+        return 2
     captions: list[str] = []
-    for spec in args.captions:
-        path, _, column = spec.partition(":")
+    for path, _, column in specs:
         captions.extend(read_caption_column(path, column or "caption"))
     table = mine_relations(captions, min_count=args.min_count)
-    Path(args.out).write_text(format_relations(table), encoding="utf-8", newline="\n")
+    text = format_relations(table)
+    try:
+        atomic_write(
+            Path(args.out), lambda temporary: temporary.write_text(text, encoding="utf-8", newline="\n")
+        )
+    except FortekitError as exc:
+        print(f"fortekit: {exc}", file=sys.stderr)
+        return 1
     print(f"{len(captions)} captions -> {len(table.by_event)} events, {args.out}", file=out)
     return 0
 
