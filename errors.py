@@ -478,6 +478,12 @@ class Errors(metaclass=_Messages):
         "The Stage 1 cache {path} cannot be read ({problem}). Delete it (or the whole --out "
         "directory's stage1/ folder) to recompute Stage 1."
     )
+    E526 = (
+        "The --out folder {path} holds files that no fortekit evaluation wrote{holding}. An "
+        "evaluation writes results.md, metrics.json, config.json, per_query/ and more into --out and "
+        "would replace files of yours with those names. Choose a new or empty folder, or the folder "
+        "of an earlier `fortekit eval` run (it is reused, with its caches)."
+    )
 
     # --- E550-E569: search/eval/soundgen: the generated sound collection, `fortekit bench generate` ---
     E550 = "The sound generator's setting {name} must be {expected}, not {value!r}; see docs/soundgen.md."
@@ -827,6 +833,10 @@ class Errors(metaclass=_Messages):
     )
     E746 = (
         "{path} already exists. Pass --overwrite (overwrite=True) to replace it, or choose another path."
+    )
+    E747 = (
+        "The folder {path} was not created by fortekit and already holds {names}, which this run "
+        "writes: they would be replaced. Choose a new or empty folder, or move those files away."
     )
 
     # --- warnings (W001-W099 the formula language, W200-W299 plug-ins) ---

@@ -61,6 +61,7 @@ __all__ = [
     "atomic_write",
     "atomic_write_bytes",
     "atomic_write_text",
+    "check_no_foreign_files",
     "check_not_input",
     "check_not_symlink",
     "create_output_directory",
@@ -423,6 +424,37 @@ def _describe_contents(folder: Path) -> str:
         return ""
     shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
     return f" ({shown})"
+
+
+def check_no_foreign_files(path: _PATH, names: Iterable[str]) -> None:
+    """Refuse (E747) a folder of the user's that already holds a file this run writes.
+
+    A folder fortekit created (it holds the marker) may be written again; a folder of the
+    user's may be written into only where no file of the same name is there, since the
+    safe writer replaces a file whole.
+
+    Args:
+        path: the output folder (it need not exist).
+        names: the file and folder names the run writes directly inside it.
+
+    Raises:
+        OutputError: E747, naming the files that would be replaced.
+
+    Example:
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> _ = (folder / "result.json").write_text("{}")
+        >>> check_no_foreign_files(folder, ["model.json"])
+        >>> check_no_foreign_files(folder, ["model.json", "result.json"])
+        Traceback (most recent call last):
+        ...
+        fortekit.errors.OutputError: [E747] The folder ... already holds result.json, which ...
+    """
+    folder = Path(path)
+    if not folder.is_dir() or is_fortekit_directory(folder):
+        return
+    taken = sorted(name for name in set(names) if (folder / name).exists() or (folder / name).is_symlink())
+    if taken:
+        raise OutputError(Errors.E747.format(path=folder, names=", ".join(taken)))
 
 
 def remove_output_directory(path: _PATH) -> None:

@@ -200,3 +200,29 @@ def test_locks_in_one_process_exclude_each_other_and_release(tmp_path: Path) -> 
         OutputLock(target).acquire()
     with OutputLock(target):
         pass
+
+
+def test_a_users_folder_is_written_into_but_none_of_its_files_replaced(tmp_path: Path) -> None:
+    from fortekit.safe_write import check_no_foreign_files
+
+    (tmp_path / "result.json").write_text("mine")
+    check_no_foreign_files(tmp_path, ["small_clap.json"])
+    with pytest.raises(OutputError, match=r"\[E747\].*result.json"):
+        check_no_foreign_files(tmp_path, ["small_clap.json", "result.json"])
+    ours = create_output_directory(tmp_path / "run")
+    (ours / "result.json").write_text("an earlier run's")
+    check_no_foreign_files(ours, ["result.json"])  # fortekit's own folder: written again
+
+
+def test_an_evaluation_never_replaces_a_users_results(tmp_path: Path) -> None:
+    from fortekit.errors import EvaluationError
+    from fortekit.search.eval.report import open_output_folder
+
+    (tmp_path / "results.md").write_text("mine")
+    with pytest.raises(EvaluationError, match=r"\[E526\].*results.md"):
+        open_output_folder(tmp_path)
+    assert (tmp_path / "results.md").read_text() == "mine"
+    earlier = tmp_path / "earlier"
+    (earlier / "stage1").mkdir(parents=True)  # an earlier run's cache, copied to be reused
+    open_output_folder(earlier).release()
+    assert is_fortekit_directory(earlier)

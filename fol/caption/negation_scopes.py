@@ -117,9 +117,9 @@ def exceptive(ctx: ScopeContext, match: Match) -> Verdict | None:
     cue = match.entry
     if isinstance(cue, Cue) and cue.cls == "preposition" and _after_absence(ctx, match):
         # "quiet except for the alarm": an exception to an absence is what is heard
-        nxt = ctx.first_after(match.last)
-        if nxt is not None and ctx.nominal(nxt, match.last):
-            noun = _noun_after_modifiers(ctx, nxt) or nxt
+        following = ctx.first_after(match.last)
+        if following is not None and ctx.nominal(following, match.last):
+            noun = _noun_after_modifiers(ctx, following) or following
             return Verdict("assert", "exceptive", noun.i, cue_tokens=list(range(match.first, match.last + 1)))
         return None
     if not isinstance(cue, Cue) or cue.cls not in ("determiner", "pronoun"):

@@ -34,13 +34,15 @@ METRIC_NAMES = ("R@1", "R@5", "R@10", "R@50", f"mAP@{MAP_CUTOFF}")
 def open_output_folder(out: Path) -> OutputLock:
     """Create (and mark) an evaluation's ``--out`` folder and lock it for the run.
 
-    A new or empty folder gets fortekit's marker file; a folder of the user's is written
-    into (the fixed file names of docs/evaluation.md, each atomically) but never deleted.
+    A new or empty folder gets fortekit's marker file, and so does the folder of an earlier
+    run (which re-runs reuse); a folder holding anything else is refused (E526), since the
+    run's fixed file names (docs/evaluation.md) would replace the user's files.
     The lock (``.NAME.lock`` beside it) makes a second run on the same folder fail with
     E742 instead of mixing two runs' files; release it with ``.release()``.
 
     Raises:
-        EvaluationError: the folder cannot be created (E524).
+        EvaluationError: the folder cannot be created (E524); it holds files no evaluation
+            wrote (E526: its results.md, config.json, ... would be replaced).
         OutputError: ``out`` is a file (E745), a link (E741), or locked by another run (E742).
 
     Example:
@@ -49,16 +51,52 @@ def open_output_folder(out: Path) -> OutputLock:
         >>> sorted(p.name for p in lock.target.iterdir()); lock.release()
         ['.fortekit-output']
     """
-    from fortekit.safe_write import OutputLock, create_output_directory
+    from fortekit.safe_write import (
+        MARKER_FILE,
+        OutputLock,
+        atomic_write_text,
+        create_output_directory,
+        is_fortekit_directory,
+    )
 
+    folder = Path(out)
+    if folder.is_dir() and not folder.is_symlink() and not is_fortekit_directory(folder):
+        _check_earlier_run(folder)
     try:
-        Path(out).absolute().parent.mkdir(parents=True, exist_ok=True)
+        folder.absolute().parent.mkdir(parents=True, exist_ok=True)
         create_output_directory(out)
+        if folder.is_dir() and not is_fortekit_directory(folder):  # an earlier run's: ours
+            atomic_write_text(folder / MARKER_FILE, json.dumps({"created_by": "fortekit"}) + "\n")
     except OutputError:
         raise
     except OSError as exc:
         raise EvaluationError(Errors.E524.format(path=out, problem=exc)) from None
     return OutputLock(Path(out).absolute()).acquire()
+
+
+def _check_earlier_run(folder: Path) -> None:
+    """Refuse (E526) a non-empty folder that no evaluation wrote: its files would be replaced.
+
+    An earlier run's folder, from before runs were marked, holds a ``config.json`` with the
+    run's ``settings`` and ``counts``; a folder with nothing in it, or only an earlier run's
+    caches (``stage1/``, ``cache/``), is the user's to fill.
+    """
+    try:
+        entries = sorted(p.name for p in folder.iterdir())
+    except OSError:
+        return  # unreadable: creating the run's files gives the coded error
+    if not entries:
+        return
+    try:
+        config = json.loads((folder / "config.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        config = None
+    if isinstance(config, dict) and "settings" in config and "counts" in config:
+        return
+    if set(entries) <= {"stage1", "cache"}:  # an earlier run's caches, copied to be reused
+        return
+    shown = ", ".join(entries[:5]) + (f" and {len(entries) - 5} more" if len(entries) > 5 else "")
+    raise EvaluationError(Errors.E526.format(path=folder, holding=f" ({shown})"))
 
 
 def write_text(path: Path, text: str) -> Path:

@@ -155,9 +155,13 @@ def train_projection(
                 name="dim", expected=f"the {name} data's dimension {data.dim}", value=config.dim,
             ))
     from fortekit.errors import OutputError
-    from fortekit.safe_write import create_output_directory
+    from fortekit.safe_write import check_no_foreign_files, create_output_directory
 
     out = Path(out_dir)
+    # a folder of the user's may be written into, but none of its files replaced (a resumed
+    # run reads its own checkpoint, so only a fresh run claims those names)
+    checkpoints = [] if resume else [f"{CHECKPOINT_NAME}.json", f"{CHECKPOINT_NAME}.safetensors"]
+    check_no_foreign_files(out, [WEIGHTS_NAME, CONFIG_NAME, *checkpoints])
     try:
         create_output_directory(out)  # marked as fortekit's when new or empty
     except OutputError:

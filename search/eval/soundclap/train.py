@@ -47,6 +47,13 @@ __all__ = ["TrainClapResult", "recall_at", "train_small_clap"]
 KS = (1, 5, 10)
 
 
+
+#: The files and folders a training run writes directly in its ``out_dir``.
+OUTPUT_NAMES = (
+    "small_clap.json", "small_clap.safetensors", "tagger.json", "tagger.safetensors", "result.json",
+)
+
+
 @dataclass
 class TrainClapResult:
     """What a training run did and measured.
@@ -178,9 +185,11 @@ def train_small_clap(
     if config.threads is not None:
         torch.set_num_threads(config.threads)
     from fortekit.errors import OutputError
-    from fortekit.safe_write import create_output_directory
+    from fortekit.safe_write import check_no_foreign_files, create_output_directory
 
     out = Path(out_dir).expanduser()
+    # a folder of the user's may be written into, but none of its files replaced
+    check_no_foreign_files(out, [*OUTPUT_NAMES, *([] if cache_dir is not None else ["cache"])])
     try:
         create_output_directory(out)  # marked as fortekit's when new or empty
     except OutputError:
