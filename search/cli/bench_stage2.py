@@ -61,11 +61,19 @@ def run_stage2_data(args: argparse.Namespace, out: TextIO) -> int:
     """Handler of ``bench stage2-data``: exit code 0, 1 on bad input (a coded message on stderr)."""
     from fortekit.errors import FortekitError
     from fortekit.plugins import get_backbone
+    from fortekit.safe_write import check_not_input
+    from fortekit.search.cli.options import option_paths
     from fortekit.search.eval.soundclap.stage2_data import stage2_data
     from fortekit.search.projection.data import save_projection_data
 
+    options = dict(args.backbone_option or [])
+    # inputs: the collection's existing files and any model file or folder an option names
+    inputs: list[tuple[str, Path]] = list(option_paths(options.items()).items())
+    if Path(args.out).exists() and not str(args.out).endswith(".safetensors"):
+        inputs.append(("generated collection", Path(args.data)))  # a file of it, not an earlier output
     try:
-        backbone = get_backbone(args.backbone, **{"device": args.device, **dict(args.backbone_option or [])})
+        check_not_input(args.out, inputs)
+        backbone = get_backbone(args.backbone, **{"device": args.device, **options})
         data = stage2_data(args.data, backbone, split=args.split, captions_per_clip=args.captions_per_clip)
         path = save_projection_data(args.out, data, metadata={
             "backbone": args.backbone, "collection": str(args.data), "split": args.split,

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import re
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 from fortekit.errors import Errors, QueryFileError
@@ -105,3 +106,21 @@ def option_type(option: str = "--backbone-option") -> Callable[[str], tuple[str,
 
     parse.__name__ = option.lstrip("-").replace("-", "_")  # argparse names it in some messages
     return parse
+
+
+def option_paths(options: Iterable[tuple[str, Any]] | None) -> dict[str, Path]:
+    """The options whose value names an existing file or folder (a model): inputs of the run.
+
+    An output may not replace them (``fortekit.safe_write.check_not_input``).
+
+    Example:
+        >>> import tempfile
+        >>> folder = tempfile.mkdtemp()
+        >>> list(option_paths([("model", folder), ("fusion", True), ("layer", "nowhere")]))
+        ['backbone option model']
+    """
+    found: dict[str, Path] = {}
+    for key, value in options or ():
+        if isinstance(value, str) and value and Path(value).expanduser().exists():
+            found[f"backbone option {key}"] = Path(value).expanduser()
+    return found

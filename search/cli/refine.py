@@ -203,10 +203,13 @@ def _inputs(args: argparse.Namespace) -> dict[str, Path | None]:
     def given(value: str | None) -> Path | None:
         return None if value is None else Path(value).expanduser()
 
+    from fortekit.search.cli.options import option_paths
+
     cache = given(args.cache_dir)
     return {
         "corpus": given(args.corpus), "anchor bank": given(args.anchor_bank), "index": given(args.index),
         "text-embedding cache": None if cache is None else cache / "text_cache.sqlite",
+        **option_paths(args.backbone_option),
     }
 
 
