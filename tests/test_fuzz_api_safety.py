@@ -378,7 +378,7 @@ def test_eval_reports_never_write_through_a_link(tmp_path: Path) -> None:
 
 
 def test_an_eval_out_folder_is_marked_and_locked(tmp_path: Path) -> None:
-    from fortekit.errors import OutputLockedError
+    from fortekit.errors import EvaluationError, OutputLockedError
     from fortekit.safe_write import MARKER_FILE
     from fortekit.search.eval.report import open_output_folder
 
@@ -392,8 +392,9 @@ def test_an_eval_out_folder_is_marked_and_locked(tmp_path: Path) -> None:
     users = tmp_path / "users"
     users.mkdir()
     (users / "notes.txt").write_text("mine")
-    open_output_folder(users).release()
-    assert not (users / MARKER_FILE).exists()  # a folder of the user's never becomes fortekit's
+    with pytest.raises(EvaluationError, match=r"\[E526\].*notes.txt"):  # its files could be replaced
+        open_output_folder(users)
+    assert sorted(p.name for p in users.iterdir()) == ["notes.txt"]  # never becomes fortekit's
 
 
 def test_report_and_vocabulary_outputs_never_replace_their_inputs(
