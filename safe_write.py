@@ -58,6 +58,7 @@ from fortekit.errors import (
 __all__ = [
     "MARKER_FILE",
     "OutputLock",
+    "adopt_directory",
     "atomic_write",
     "atomic_write_bytes",
     "atomic_write_text",
@@ -380,7 +381,33 @@ def is_fortekit_directory(path: _PATH) -> bool:
 
 
 def _write_marker(folder: Path) -> None:
-    (folder / MARKER_FILE).write_text(
+    _write_marker_file(folder / MARKER_FILE)
+
+
+def adopt_directory(path: _PATH) -> Path:
+    """Mark an existing folder as fortekit's: one a caller recognised as an older fortekit's output.
+
+    Only for folders a caller has checked holds nothing but fortekit's own files (an index,
+    a generated collection or an evaluation run from before folders were marked): once
+    marked, ``--overwrite`` may replace it.
+
+    Raises:
+        OutputError: the folder is a link (E741).
+        OutputWriteError: the marker cannot be written (E743).
+
+    Example:
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> is_fortekit_directory(adopt_directory(folder))
+        True
+    """
+    folder = Path(path)
+    check_not_symlink(folder)
+    atomic_write(folder / MARKER_FILE, _write_marker_file)
+    return folder
+
+
+def _write_marker_file(target: Path) -> None:
+    target.write_text(
         json.dumps({"created_by": "fortekit", "note": "fortekit may replace this folder"}) + "\n",
         encoding="utf-8",
     )

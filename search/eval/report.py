@@ -52,9 +52,8 @@ def open_output_folder(out: Path) -> OutputLock:
         ['.fortekit-output']
     """
     from fortekit.safe_write import (
-        MARKER_FILE,
         OutputLock,
-        atomic_write_text,
+        adopt_directory,
         create_output_directory,
         is_fortekit_directory,
     )
@@ -66,7 +65,7 @@ def open_output_folder(out: Path) -> OutputLock:
         folder.absolute().parent.mkdir(parents=True, exist_ok=True)
         create_output_directory(out)
         if folder.is_dir() and not is_fortekit_directory(folder):  # an earlier run's: ours
-            atomic_write_text(folder / MARKER_FILE, json.dumps({"created_by": "fortekit"}) + "\n")
+            adopt_directory(folder)
     except OutputError:
         raise
     except OSError as exc:

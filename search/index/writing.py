@@ -51,6 +51,7 @@ from fortekit.errors import AudioIndexError, Errors, OutputError, OutputWriteErr
 from fortekit.safe_write import (
     MARKER_FILE,
     OutputLock,
+    adopt_directory,
     check_not_input,
     check_not_symlink,
     is_fortekit_directory,
@@ -301,12 +302,7 @@ def write_index_files(
     with index_output_lock(root):
         state = check_index_output(root, overwrite=overwrite)  # as it is now that we hold the lock
         if state == "legacy":  # an older fortekit's index: ours, so mark it (replace_directory asks)
-            try:
-                (root / MARKER_FILE).write_text(
-                    json.dumps({"created_by": "fortekit", "note": "an audio index"}) + "\n", encoding="utf-8",
-                )
-            except OSError as exc:
-                raise write_error(root / MARKER_FILE, exc) from exc
+            adopt_directory(root)
         try:
             _remove_stale(root, ".tmp")
             replace_directory(root, build, overwrite=True)  # the state was checked above, under the lock

@@ -157,11 +157,9 @@ def is_legacy_collection(out: Path) -> bool:
 
 def _mark_legacy(out: Path) -> None:
     """Mark a recognised older collection as fortekit's (the marker file alone, atomically)."""
-    from fortekit.safe_write import atomic_write_text
+    from fortekit.safe_write import adopt_directory
 
-    atomic_write_text(out / MARKER_FILE, json.dumps(
-        {"created_by": "fortekit", "note": "fortekit may replace this folder",
-         "recognised": "a collection of fortekit bench generate from before the marker file"}) + "\n")
+    adopt_directory(out)
 
 
 def _prepare(out: Path, config: GeneratorConfig, overwrite: bool) -> str:
