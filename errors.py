@@ -461,6 +461,10 @@ class Errors(metaclass=_Messages):
         "are relative to the BEIR folder; fix the path, or leave out \"audio\" to index the item by its "
         "captions or text."
     )
+    E511 = (
+        "Cannot read the wording benchmark report {path}: {problem}. Pass the wording_bench.json "
+        "that `python scripts/wording_bench.py FOLDERS --out DIR` writes in DIR."
+    )
 
     # --- E520-E549: search/eval, `fortekit eval`: the caption benchmark's options and outputs ---
     E520 = "fortekit eval: {problem}. {fix} See docs/evaluation.md, 'The benchmark command'."

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
+
+from fortekit.errors import Errors
 
 
 def _cell(row: dict[str, Any]) -> str:
@@ -40,8 +43,14 @@ def main() -> None:
     args = parser.parse_args()
     sets: dict[str, dict[str, Any]] = {}
     for path in args.reports:
-        for name, fields in json.loads(path.read_text("utf-8")).items():
-            sets[name] = fields[args.field]
+        try:
+            report = json.loads(path.read_text("utf-8"))
+            for name, fields in report.items():
+                sets[name] = fields[args.field]
+        except (OSError, UnicodeDecodeError, ValueError, AttributeError, KeyError, TypeError) as exc:
+            named = isinstance(exc, OSError) and exc.strerror
+            problem = exc.strerror if named else f"{type(exc).__name__}: {exc}"
+            sys.exit(f"wording_summary: {Errors.E511.format(path=path, problem=problem)}")
     keys = sorted({k for table in sets.values() for k in table}, key=lambda k: (k.endswith("(and)"), k))
     print(f"| {args.field} | " + " | ".join(sets) + " |")
     print("|---" * (len(sets) + 1) + "|")
