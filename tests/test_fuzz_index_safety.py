@@ -31,7 +31,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +43,6 @@ from hypothesis import strategies as st
 
 from fortekit import safe_write
 from fortekit.errors import AudioIndexError, OutputLockedError, OutputWriteError
-from fortekit.plugins import register_backbone, unregister_backbone
 from fortekit.safe_write import MARKER_FILE, OutputLock
 from fortekit.search.cli.main import main
 from fortekit.search.index import AudioIndex, writing
@@ -83,29 +82,6 @@ def version_of(directory: Path) -> int:
     np.testing.assert_allclose(index.embeddings, rows_of(version, len(index)), atol=1e-6,
                                err_msg="embeddings of another build")
     return version
-
-
-class FakeBackbone:
-    """A text encoder that needs no model: a fixed vector per text."""
-
-    name, dim, sample_rate = FAKE, DIM, None
-
-    def __init__(self, device: str = "auto", **options: Any) -> None:
-        self.device = "cpu" if device == "auto" else device
-        self.options = options
-
-    def encode_text(self, texts: list[str]) -> torch.Tensor:
-        return torch.stack([torch.from_numpy(rows_of(len(text) % 5, 1)[0]) for text in texts])
-
-    def encode_audio(self, items: list[Any]) -> torch.Tensor:
-        return self.encode_text([str(getattr(item, "text", "")) for item in items])
-
-
-@pytest.fixture
-def fake_backbone() -> Iterator[type[FakeBackbone]]:
-    register_backbone(FAKE, FakeBackbone, override=True)
-    yield FakeBackbone
-    unregister_backbone(FAKE)
 
 
 @pytest.fixture
@@ -350,36 +326,32 @@ def test_an_unnormalised_index_loads_and_zero_rows_are_refused_when_built(tmp_pa
 
 
 # --- 8: normalise=False ranks by cosine on every path ---------------------------------------------
-def test_an_unnormalised_index_ranks_by_cosine_on_every_path(tmp_path: Path, fake_backbone: Any) -> None:
+def test_an_unnormalised_index_ranks_by_cosine_on_every_path(tmp_path: Path, minilm: Any) -> None:
     from fortekit.search.formula_scoring import FormulaScoringConfig
     from fortekit.search.retriever import Retriever
 
-    rows = np.array([[10.0, 0.0], [0.6, 0.8], [0.0, 0.1], [3.0, 3.0]], dtype=np.float32)
-    raw = AudioIndex.from_captions(["a", "b", "c", "d"], [None] * 4, FAKE, embeddings=rows,
+    captions = ["rain on a tin roof", "a dog barking", "birds chirping at dawn", "a car passing by"]
+    unit_rows = minilm.encode_text(captions).numpy()
+    rows = unit_rows * np.array([[0.1], [0.5], [3.0], [10.0]], dtype=np.float32)  # lengths far from 1
+    raw = AudioIndex.from_captions(["a", "b", "c", "d"], captions, "minilm", embeddings=rows,
                                    parse_captions=False, normalise=False)
-    unit = AudioIndex.from_captions(["a", "b", "c", "d"], [None] * 4, FAKE, embeddings=rows,
+    unit = AudioIndex.from_captions(["a", "b", "c", "d"], captions, "minilm", embeddings=unit_rows,
                                     parse_captions=False)
     loaded = AudioIndex.load(raw.save(tmp_path / "raw.index"))
     np.testing.assert_array_equal(loaded.embeddings, rows)  # stored as given
-    query = torch.tensor([[0.0, 1.0]])
+    query = minilm.encode_text(["heavy rain falling"])
     want_scores, want_rows = unit.search(query, k=4, device="cpu")
-    assert want_rows.tolist() == [[2, 1, 3, 0]]
+    assert want_rows[0, 0].item() == 0  # the rain caption, by cosine
+    assert int(np.argmax(rows @ query.numpy()[0])) != 0  # a dot product would rank another first
     for index in (raw, loaded):
         scores, found = index.search(query, k=4, device="cpu")
-        assert torch.equal(found, want_rows) and torch.allclose(scores, want_scores)
+        assert torch.equal(found, want_rows) and torch.allclose(scores, want_scores, atol=1e-6)
         torch.testing.assert_close(index.embedding_tensor("cpu"), unit.embedding_tensor("cpu"))
-
-        class Query(FakeBackbone):
-            dim = 2
-
-            def encode_text(self, texts: list[str]) -> torch.Tensor:
-                return query.repeat(len(texts), 1)
-
         for formula in (None, FormulaScoringConfig()):  # the first pass alone, and formula scoring's
-            retriever = Retriever(index, Query(), formula=formula, rerank=None, device="cpu")
+            retriever = Retriever(index, minilm, formula=formula, rerank=None, device="cpu")
             scores, found = retriever.rank(query, [None], k=4)
             assert torch.equal(found, want_rows), f"Retriever ranks by dot product ({formula})"
-            assert torch.allclose(scores, want_scores)
+            assert torch.allclose(scores, want_scores, atol=1e-6)
 
 
 # --- 13: every index.json field is type-checked; a recorded device is no TypeError -----------------
@@ -469,16 +441,21 @@ def test_options_that_cannot_be_recorded_are_refused_when_building() -> None:
             make_index(1, backbone_options=options)
 
 
-def test_a_recorded_device_is_no_type_error(tmp_path: Path, fake_backbone: Any) -> None:
+def test_a_recorded_device_is_no_type_error(tmp_path: Path, minilm: Any) -> None:
     """The Python API records what it was given, {"device": "cpu"} included."""
     from fortekit.search.retriever import Retriever
 
-    directory = make_index(1, backbone_options={"device": "cpu", "width": 3}).save(tmp_path / "clips.index")
+    captions = ["rain on a tin roof", "a dog barking"]
+    directory = AudioIndex.from_captions(
+        ["rain", "dog"], captions, "minilm", embeddings=minilm.encode_text(captions),
+        parse_captions=False, backbone_options={"device": "cpu"},
+    ).save(tmp_path / "clips.index")
     retriever = Retriever(directory, formula=None, rerank=None, device="cpu")
-    assert retriever.backbone.device == "cpu" and retriever.backbone.options == {"width": 3}
-    query = fortekit("index", "query", str(directory), "rain", "-k", "2", "--formula-scoring", "off")
+    assert retriever.backbone.name == "minilm"
+    assert retriever.search("rain falling on a roof", k=1)[0].hits[0].item_id == "rain"
+    query = fortekit("index", "query", str(directory), "a dog", "-k", "1", "--formula-scoring", "off")
     assert_clean(query, [0], "index query of an index that recorded a device")
-    assert "v1-" in query.out
+    assert "dog" in query.out
     unknown = fortekit("index", "query", str(directory), "rain", "--formula-scoring", "off",
                        "--backbone-option", "device=cuda:99")
     assert_clean(unknown, [0, 1], "--backbone-option device=cuda:99")
