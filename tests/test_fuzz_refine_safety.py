@@ -361,49 +361,58 @@ def test_the_caps_hold_in_python() -> None:
 # --- case 9: the text cache keys rows by the model's identity ---------------------------------------
 
 
-class _Clap:
-    """A backbone whose vectors are set by the 'weights' file in its model folder."""
+def _perturb(folder: Path, seed: int) -> None:
+    """Retrain a saved model in place, as far as its files can tell: new weights, same names."""
+    from safetensors.torch import load_file, save_file
 
-    name, dim, device, sample_rate = "fake-clap", 4, "cpu", None
-
-    def __init__(self, model: Path, batch_size: int = 8) -> None:
-        self.model = model
-        self.batch_size = batch_size
-        self.scale = float((model / "weights.txt").read_text())
-
-    def encode_text(self, texts: list[str]) -> torch.Tensor:
-        rows = torch.tensor([[self.scale, float(len(text)), 1.0, -self.scale] for text in texts])
-        return torch.nn.functional.normalize(rows, dim=-1)
+    generator = torch.Generator().manual_seed(seed)
+    for path in folder.glob("*.safetensors"):
+        tensors = {
+            key: value + 0.5 * torch.randn(value.shape, generator=generator)
+            if value.is_floating_point() else value
+            for key, value in load_file(path).items()
+        }
+        save_file(tensors, str(path), metadata={"format": "pt"})
 
 
 def test_two_models_sharing_a_cache_dir_never_get_each_others_vectors(tmp_path: Path) -> None:
+    """Two Hugging Face CLAP folders (tiny, randomly initialised, the real classes) share --cache-dir."""
+    pytest.importorskip("transformers")
+    from plugin_fixtures import save_tiny_clap
+
+    from fortekit.plugins import get_backbone
     from fortekit.search.stage1.encoder import CachedTextEncoder, TextEmbeddingCache, backbone_identity
 
     cache = tmp_path / "cache"
-    for name, weights in (("a", "1"), ("b", "7")):
-        (tmp_path / name).mkdir()
-        (tmp_path / name / "weights.txt").write_text(weights)
+    save_tiny_clap(tmp_path / "a")
+    shutil.copytree(tmp_path / "a", tmp_path / "b")
+    _perturb(tmp_path / "b", seed=7)
+    texts = ["rain on a roof", "a dog barks"]
 
-    def encode(model: Path) -> tuple[torch.Tensor, int, torch.Tensor]:
-        backbone = _Clap(model, batch_size=99)  # the batch size is not part of the identity
-        encoder = CachedTextEncoder(backbone, TextEmbeddingCache(cache, backbone="fake-clap", dim=4))
-        rows = encoder.encode(["rain on a roof", "a dog barks"])
+    def encode(model: Path, batch_size: int = 99) -> tuple[torch.Tensor, int, torch.Tensor]:
+        # the batch size is not part of the identity
+        backbone = get_backbone("hf-clap", model=str(model), device="cpu", batch_size=batch_size)
+        encoder = CachedTextEncoder(backbone, TextEmbeddingCache(cache, backbone="hf-clap", dim=backbone.dim))
+        rows = encoder.encode(texts)
         encoder.cache.close()
-        return rows, encoder.stats.calls, backbone.encode_text(["rain on a roof", "a dog barks"])
+        return rows, encoder.stats.calls, backbone.encode_text(texts)
 
     first, calls, own = encode(tmp_path / "a")
     assert calls == 1 and torch.allclose(first, own)
     second, calls, own = encode(tmp_path / "b")  # the second model: its own vectors, not a's
     assert calls == 1 and torch.allclose(second, own) and not torch.allclose(second, first)
-    again, calls, _ = encode(tmp_path / "a")  # each model's rows are still served to it
+    again, calls, _ = encode(tmp_path / "a", batch_size=3)  # each model's rows are still served to it
     assert calls == 0 and torch.equal(again, first)
-    (tmp_path / "a" / "weights.txt").write_text("3")  # retrained in place: a new identity
+    _perturb(tmp_path / "a", seed=3)  # retrained in place: a new identity
     later = time.time() + 5
-    os.utime(tmp_path / "a" / "weights.txt", (later, later))
+    for path in (tmp_path / "a").glob("*.safetensors"):
+        os.utime(path, (later, later))
     retrained, calls, own = encode(tmp_path / "a")
     assert calls == 1 and torch.allclose(retrained, own) and not torch.allclose(retrained, first)
-    assert backbone_identity(_Clap(tmp_path / "a")) != backbone_identity(_Clap(tmp_path / "b"))
-    assert backbone_identity(_Clap(tmp_path / "a")) == backbone_identity(_Clap(tmp_path / "a", 1))
+    a, b = (get_backbone("hf-clap", model=str(tmp_path / n), device="cpu") for n in ("a", "b"))
+    small_batches = get_backbone("hf-clap", model=str(tmp_path / "a"), device="cpu", batch_size=1)
+    assert backbone_identity(a) != backbone_identity(b)  # the key the cache uses
+    assert backbone_identity(a) == backbone_identity(small_batches)
 
 
 # --- case 15: hostile corpus and anchor-bank folders ------------------------------------------------
