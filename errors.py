@@ -649,7 +649,7 @@ class Errors(metaclass=_Messages):
     )
     E622 = (
         "The captioner {name!r} gave unusable label evidence: {problem}. label_evidence(items) must "
-        "return one fortekit.search.evidence.LabelEvidence row per item, with the same labels for "
+        "return one fortekit.search.formula.evidence.LabelEvidence row per item, with the same labels for "
         "every call; check the plug-in, or pass a captioner without label_evidence() to store "
         "captions only."
     )
@@ -843,7 +843,7 @@ class Errors(metaclass=_Messages):
         "writes: they would be replaced. Choose a new or empty folder, or move those files away."
     )
 
-    # --- warnings (W001-W099 the formula language, W200-W299 plug-ins) ---
+    # --- warnings (W001-W099 the formula language, W200-W299 plug-ins, W800-W849 deprecations) ---
     W001 = (
         "The formula {formula!r} leaves {names} free although a quantifier binds the "
         "same name elsewhere: a quantifier without brackets or a dot scopes only over "
@@ -853,6 +853,10 @@ class Errors(metaclass=_Messages):
     W200 = (
         "The {kind} plug-in {name!r} of the package {dist} (entry point {value!r}) is ignored: "
         "the name is already taken by {source}."
+    )
+    W800 = (
+        "{old} is deprecated and will be removed in the next release: it moved to {new}. "
+        "Import or call {new} instead; until then {old} still works."
     )
 
 
@@ -894,6 +898,14 @@ class FormulaTypeError(FortekitError, TypeError):
 
 class FortekitWarning(UserWarning):
     """Base class of fortekit's warnings."""
+
+
+class FortekitDeprecationWarning(FortekitWarning, FutureWarning):
+    """A name, module or command-line spelling that moved; it works for one more release (W800).
+
+    A :class:`FutureWarning`, so Python shows it to the people who use the name, not only
+    to the package's own tests.
+    """
 
 
 class FreeVariableWarning(FortekitWarning):
@@ -1090,7 +1102,7 @@ class NeuralModelLoadError(NeuralParserError, RuntimeError):
 # --- search: Stages 1-3, the index, the query-file commands and the evaluation, codes E400-E699 ---
 
 
-class SearchError(FortekitError, ValueError):
+class RefineError(FortekitError, ValueError):
     """Stage 1 cannot run as configured: a bad hyperparameter, anchor or query (E400-E419)."""
 
 
@@ -1145,3 +1157,15 @@ class SpeechSynthMissingError(SoundGenError, FileNotFoundError):
 class SoundClapError(FortekitError, ValueError):
     """The small CLAP or its tagger cannot be trained as asked: a bad setting, collection or output
     (E573-E576), or Stage 2's training data cannot be drawn from it (E591)."""
+
+
+_RENAMED = {"SearchError": "RefineError"}
+
+
+def __getattr__(name: str) -> object:
+    # Old names kept one release (W800); imported lazily, since _deprecated imports this module.
+    if name not in _RENAMED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from fortekit._deprecated import renamed_names
+
+    return renamed_names(__name__, _RENAMED, stacklevel=4)(name)

@@ -160,14 +160,14 @@ class LabelTagger(Protocol):
     """A captioner that also says how likely each of its sound labels is in each item.
 
     Formula scoring reads the probabilities as label evidence
-    (:class:`~fortekit.search.evidence.LabelEvidence`) for the clauses a label grounds;
+    (:class:`~fortekit.plugins.evidence.LabelEvidence`) for the clauses a label grounds;
     the ``tagger`` captioner is one.
     """
 
     name: str
 
     def label_evidence(self, items: Sequence[AudioInput]) -> Any:
-        """A :class:`~fortekit.search.evidence.LabelEvidence` with one row per item, in order."""
+        """A :class:`~fortekit.plugins.evidence.LabelEvidence` with one row per item, in order."""
         ...
 
 

@@ -16,7 +16,7 @@ import time
 import torch
 
 from fortekit.plugins import get_backbone
-from fortekit.search import Refiner, SearchConfig
+from fortekit.search import RefineConfig, Refiner
 
 
 def main() -> None:
@@ -61,7 +61,7 @@ def main() -> None:
     for weight, output in grid:
         if output == "residual+bank":
             refiner.anchors = AnchorBank(bank_items, sets)
-        refiner.config = SearchConfig.online(complexity_weight=weight, output=output.split("+")[0])
+        refiner.config = RefineConfig.online(complexity_weight=weight, output=output.split("+")[0])
         started = time.perf_counter()
         results = refiner.refine_many(queries, batch_size=64)
         refined = sum(r.phi_star != r.phi0 for r in results) / len(results)

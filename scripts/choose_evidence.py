@@ -27,8 +27,8 @@ from fortekit.search.eval import beir_systems
 from fortekit.search.eval.beir import load_beir
 from fortekit.search.eval.beir_data import BeirData
 from fortekit.search.eval.beir_eval import _rankings, _records
-from fortekit.search.formula_scoring import FormulaScoringConfig
-from fortekit.search.stage1.config import SearchConfig
+from fortekit.search.formula.scoring import FormulaScoringConfig
+from fortekit.search.stage1.config import RefineConfig
 
 KINDS = ("without", "and", "order", "attribute", "plain")
 
@@ -41,7 +41,7 @@ def main() -> None:
     collection = load_beir(args.run / "gen" / "test")
     backbone = get_backbone("small-clap", model=str(args.run / "clap"), device="cpu")
     tagger = get_captioner("tagger", model=str(args.run / "clap"), device="cpu")
-    data = BeirData(collection, backbone, search=SearchConfig(), captioner=tagger, top_n=50)
+    data = BeirData(collection, backbone, search=RefineConfig(), captioner=tagger, top_n=50)
     kinds = [query.metadata.get("kind") for query in collection.queries]
 
     def evaluate(name: str, rank: Callable[[BeirData], beir_systems.SystemRanking],

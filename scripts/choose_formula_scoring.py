@@ -29,8 +29,8 @@ from fortekit.fol.caption import parse_captions
 from fortekit.plugins import get_backbone
 from fortekit.search.eval.data import item_embeddings
 from fortekit.search.eval.metrics import ranks_from_indices
-from fortekit.search.formula_scoring import FormulaScorer, FormulaScoringConfig
-from fortekit.search.item_captions import item_predicates_from_captions, predicate_sets
+from fortekit.search.formula.scoring import FormulaScorer, FormulaScoringConfig
+from fortekit.search.index.item_captions import item_predicates_from_captions, predicate_sets
 from fortekit.search.rerank import Reranker
 from fortekit.search.stage1.encoder import CachedTextEncoder
 

@@ -24,7 +24,7 @@ import torch
 from scipy import stats
 
 from fortekit.plugins import get_backbone
-from fortekit.search import Refiner, SearchConfig
+from fortekit.search import RefineConfig, Refiner
 from fortekit.search.eval.datasets import load_collection
 from fortekit.search.stage1.corpus import CaptionCorpus
 from fortekit.search.stage1.corpus_elaborator import CorpusElaborator
@@ -76,7 +76,7 @@ def main() -> None:
                 source = FeedbackAnchors(corpus, k=k, coverage=coverage, weight=rho)
             chosen = CorpusElaborator(corpus, coverage=coverage) if elaborator == "corpus" else elaborator
             refiner = Refiner(backbone, chosen, anchors=source,
-                              config=SearchConfig.online(complexity_weight=weight, output=output, tau=tau))
+                              config=RefineConfig.online(complexity_weight=weight, output=output, tau=tau))
             started = time.perf_counter()
             results = refiner.refine_many(queries, batch_size=64)
             seconds = (time.perf_counter() - started) / len(queries)

@@ -72,7 +72,7 @@ def main() -> int:
     from fortekit.search.projection.training import train_projection
     from fortekit.search.rerank import Reranker, item_predicates_from_captions
     from fortekit.search.stage1.beam import Refiner
-    from fortekit.search.stage1.config import SearchConfig
+    from fortekit.search.stage1.config import RefineConfig
 
     args.out.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp())
@@ -100,7 +100,7 @@ def main() -> int:
           device=str(auto.device), max_abs_diff=float((e_auto.cpu() - e_cpu).abs().max()))
 
     # Stage 1, batched, on both devices.
-    config = SearchConfig.online()
+    config = RefineConfig.online()
     results = {}
     for label, backbone in (("cpu", cpu), ("cuda", auto)):
         refiner = Refiner(backbone, "lexical", config=config)

@@ -26,11 +26,11 @@ from typing import Any
 def _one(
     captions: Path, column: str, queries: int, preset: str, mode: str, batch_size: int,
 ) -> dict[str, Any]:
-    from fortekit.search import Refiner, SearchConfig
+    from fortekit.search import RefineConfig, Refiner
     from fortekit.search.stage1.relations import read_caption_column
 
     texts = list(dict.fromkeys(read_caption_column(captions, column)))[:queries]
-    refiner = Refiner("minilm", "lexical", config=getattr(SearchConfig, preset)(), device="cpu")
+    refiner = Refiner("minilm", "lexical", config=getattr(RefineConfig, preset)(), device="cpu")
     refiner.refine("a dog barks")  # loads what the first query loads, as fol-refine's first batch
     if mode == "frozen":
         gc.collect()

@@ -17,7 +17,7 @@ import random
 import torch
 
 from fortekit.plugins import get_backbone
-from fortekit.search import Refiner, SearchConfig
+from fortekit.search import RefineConfig, Refiner
 from fortekit.search.eval.datasets import load_collection
 from fortekit.search.stage1.corpus import CaptionCorpus, parse_captions_once
 from fortekit.search.stage1.corpus_elaborator import CorpusElaborator
@@ -40,7 +40,7 @@ def main() -> None:
     corpus = CaptionCorpus(items, captions, parse_captions_once(captions), normalised=True)
     chosen = random.Random(args.seed).sample(range(len(clips)), args.n)
     queries = [clips[i].captions[0] for i in chosen]
-    config = SearchConfig.online()
+    config = RefineConfig.online()
     before = Refiner(backbone, "lexical", config=config).refine_many(queries)
     after = Refiner(backbone, CorpusElaborator(corpus), anchors=FeedbackAnchors(corpus),
                     config=config).refine_many(queries)

@@ -3,10 +3,10 @@
 Importing this package is light: each name loads its module (and torch) on first use.
 
 Example:
-    >>> from fortekit.search import Refiner, SearchConfig
-    >>> SearchConfig.offline().beam_width
+    >>> from fortekit.search import Refiner, RefineConfig
+    >>> RefineConfig.offline().beam_width
     5
-    >>> refiner = Refiner("minilm", "lexical", config=SearchConfig.online())  # doctest: +SKIP
+    >>> refiner = Refiner("minilm", "lexical", config=RefineConfig.online())  # doctest: +SKIP
     >>> refiner.refine("a person talking").refined_text  # doctest: +SKIP
     'a person talking loudly'
 """
@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from fortekit._deprecated import renamed_names
 from fortekit._lazy import lazy_exports
 
 if TYPE_CHECKING:  # pragma: no cover
-    from fortekit.search.clauses import split_clauses
-    from fortekit.search.formula_scoring import FormulaScorer, FormulaScoringConfig, search_index
+    from fortekit.search.formula.clauses import split_clauses
+    from fortekit.search.formula.scoring import FormulaScorer, FormulaScoringConfig, search_index
     from fortekit.search.hits import explain_predicates
     from fortekit.search.index.audio_index import AudioIndex
     from fortekit.search.projection import (
@@ -37,7 +38,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from fortekit.search.stage1.anchor_sources import ANCHOR_SOURCES, make_anchor_source, make_elaborator
     from fortekit.search.stage1.anchors import AnchorBank, NoAnchors, OracleAnchors, ProxyAnchors
     from fortekit.search.stage1.beam import Refiner
-    from fortekit.search.stage1.config import SearchConfig
+    from fortekit.search.stage1.config import RefineConfig
     from fortekit.search.stage1.corpus import CaptionCorpus
     from fortekit.search.stage1.corpus_elaborator import CorpusElaborator
     from fortekit.search.stage1.encoder import CachedTextEncoder, EncoderStats, TextEmbeddingCache
@@ -46,7 +47,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 _LAZY = {
     "Refiner": "fortekit.search.stage1.beam",
-    "SearchConfig": "fortekit.search.stage1.config",
+    "RefineConfig": "fortekit.search.stage1.config",
     "RefinementResult": "fortekit.search.stage1.result",
     "SearchNode": "fortekit.search.stage1.result",
     "ObjectiveTerms": "fortekit.search.stage1.result",
@@ -58,9 +59,9 @@ _LAZY = {
     "OracleAnchors": "fortekit.search.stage1.anchors",
     "ProxyAnchors": "fortekit.search.stage1.anchors",
     "AudioIndex": "fortekit.search.index.audio_index",
-    "FormulaScorer": "fortekit.search.formula_scoring",
-    "FormulaScoringConfig": "fortekit.search.formula_scoring",
-    "search_index": "fortekit.search.formula_scoring",
+    "FormulaScorer": "fortekit.search.formula.scoring",
+    "FormulaScoringConfig": "fortekit.search.formula.config",
+    "search_index": "fortekit.search.formula.scoring",
     "Retriever": "fortekit.search.retriever",
     "SearchResult": "fortekit.search.retriever",
     "Hit": "fortekit.search.retriever",
@@ -72,7 +73,7 @@ _LAZY = {
     "CaptionCorpus": "fortekit.search.stage1.corpus",
     "CorpusElaborator": "fortekit.search.stage1.corpus_elaborator",
     "FeedbackAnchors": "fortekit.search.stage1.feedback",
-    "split_clauses": "fortekit.search.clauses",
+    "split_clauses": "fortekit.search.formula.clauses",
     "ProjectionHead": "fortekit.search.projection",
     "ProjectionConfig": "fortekit.search.projection",
     "ProjectionData": "fortekit.search.projection",
@@ -107,12 +108,12 @@ __all__ = [
     "ProjectionData",
     "ProjectionHead",
     "ProxyAnchors",
+    "RefineConfig",
     "RefinementLookup",
     "RefinementResult",
     "Refiner",
     "Reranker",
     "Retriever",
-    "SearchConfig",
     "SearchNode",
     "SearchResult",
     "TextEmbeddingCache",
@@ -131,4 +132,5 @@ __all__ = [
 ]
 
 
-__getattr__, __dir__ = lazy_exports(__name__, _LAZY, names=globals())
+_lazy_getattr, __dir__ = lazy_exports(__name__, _LAZY, names=globals())
+__getattr__ = renamed_names(__name__, {"SearchConfig": "RefineConfig"}, _lazy_getattr)

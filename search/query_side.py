@@ -84,7 +84,7 @@ def prepare_queries(
     """
     import torch
 
-    from fortekit.search.item_captions import item_formulas_from_captions
+    from fortekit.search.index.item_captions import item_formulas_from_captions
 
     n = len(texts)
     side = QuerySide(n)

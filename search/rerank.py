@@ -38,7 +38,7 @@ from fortekit.errors import Errors, EvaluationError
 from fortekit.fol.predicates import PredicateSymbol
 
 # Parsing item captions lives in item_captions; these names stay importable from here.
-from fortekit.search.item_captions import (
+from fortekit.search.index.item_captions import (
     captions_from_captioner,
     item_formulas_from_captions,
     item_predicates_from_captions,

@@ -2,13 +2,13 @@
 
 The pipeline, in order, each part optional:
 
-1. Stage 1 (a :class:`~fortekit.search.stage1.config.SearchConfig`): each query is refined to
+1. Stage 1 (a :class:`~fortekit.search.stage1.config.RefineConfig`): each query is refined to
    q* and phi*; without it the query is encoded as it is and parsed to phi0 = Π(q).
 2. Stage 2 (a trained projection file): the items are projected once, h(e_a).
 3. The first pass: the exact top ``candidates`` items by cosine (the index's rows at unit
    length, :meth:`~fortekit.search.index.audio_index.AudioIndex.embedding_tensor`, also for an
    index saved with ``normalise=False``: every path ranks as ``fortekit index query`` does).
-4. Formula scoring (:mod:`fortekit.search.formula_scoring`, on by default): the
+4. Formula scoring (:mod:`fortekit.search.formula.scoring`, on by default): the
    candidates are re-scored by the query's formula.
 5. Stage 3 (:class:`~fortekit.search.rerank.Reranker`, its default on): the top 50 are
    re-ranked with the items' caption predicates, where the index holds captions.
@@ -40,15 +40,15 @@ if TYPE_CHECKING:
 
     from fortekit.fol.ast import Formula
     from fortekit.plugins.protocols import Backbone
-    from fortekit.search.evidence import LabelEvidence
-    from fortekit.search.formula_config import QueryPlan
-    from fortekit.search.formula_scoring import FormulaScorer
+    from fortekit.search.formula.config import QueryPlan
+    from fortekit.search.formula.evidence import LabelEvidence
+    from fortekit.search.formula.order_check import OrderCheck
+    from fortekit.search.formula.scoring import FormulaScorer
     from fortekit.search.index.audio_index import AudioIndex
-    from fortekit.search.order_check import OrderCheck
     from fortekit.search.rerank import Reranker
     from fortekit.search.stage1.anchors import AnchorSource
     from fortekit.search.stage1.beam import Refiner
-    from fortekit.search.stage1.config import SearchConfig
+    from fortekit.search.stage1.config import RefineConfig
     from fortekit.search.stage1.encoder import CachedTextEncoder
 
 __all__ = ["Hit", "RefinementLookup", "Retriever", "SearchResult", "explain_predicates"]
@@ -65,7 +65,7 @@ class Retriever:
         backbone: the text encoder: an instance, a registered name, or None for the one
             the index was built with (its recorded options are reused, except a recorded
             ``device``: `device` decides).
-        stage1: a :class:`~fortekit.search.stage1.config.SearchConfig` to refine each query first
+        stage1: a :class:`~fortekit.search.stage1.config.RefineConfig` to refine each query first
             (Stage 1), or None (default) to search with the query as it is.
         elaborator: Stage 1's elaborator: "auto" (default: "corpus" when the index holds item
             captions, else "lexical"), "corpus" (the nearest item captions of this index,
@@ -77,7 +77,7 @@ class Retriever:
             a query it holds is searched with its stored refinement, without a search; the others
             go through Stage 1 when ``stage1`` is given, else as they are.
         projection: a trained Stage 2 head (a ``.safetensors`` file or its directory), or None.
-        formula: a :class:`~fortekit.search.formula_scoring.FormulaScoringConfig`; the
+        formula: a :class:`~fortekit.search.formula.scoring.FormulaScoringConfig`; the
             default config when left out; None switches formula scoring off.
         rerank: a :class:`~fortekit.search.rerank.Reranker`; Stage 3's default when left
             out; None switches Stage 3 off (it is also off when the index has no captions).
@@ -87,9 +87,9 @@ class Retriever:
         encoder: a :class:`~fortekit.search.stage1.encoder.CachedTextEncoder` to share (its text
             cache) with a caller's Stage 1 refiner; None to make one.
         order_check: sort each ranking's best 50 items by whether their caption states the
-            query's event order ("a dog barks, then a bell rings"; :mod:`fortekit.search.order_check`),
+            query's event order ("a dog barks, then a bell rings"; :mod:`~.formula.order_check`),
             after Stage 3; off by default (measured on generated audio only: docs/results.md).
-        evidence: a tagger's :class:`~fortekit.search.evidence.LabelEvidence` for the index's
+        evidence: a tagger's :class:`~fortekit.search.formula.evidence.LabelEvidence` for the index's
             items (one row per item): formula scoring judges the clauses it grounds by it too;
             None (default): the evidence the index stores, if any.
 
@@ -99,7 +99,7 @@ class Retriever:
         FortekitError: from the backbone, Stage 1 or the projection file, with their codes.
 
     Example:
-        >>> retriever = Retriever("clips.index", stage1=SearchConfig.online())  # doctest: +SKIP
+        >>> retriever = Retriever("clips.index", stage1=RefineConfig.online())  # doctest: +SKIP
         >>> retriever.search(["rain on a roof", "a dog without people talking"], k=3)  # doctest: +SKIP
     """
 
@@ -108,7 +108,7 @@ class Retriever:
         index: AudioIndex | str | os.PathLike[str],
         backbone: Backbone | str | None = None,
         *,
-        stage1: SearchConfig | None = None,
+        stage1: RefineConfig | None = None,
         elaborator: Any = "auto",
         anchors: AnchorSource | str | None = "auto",
         lookup: RefinementLookup | None = None,
@@ -123,7 +123,7 @@ class Retriever:
         order_check: bool = False,
     ) -> None:
         from fortekit.plugins import get_backbone
-        from fortekit.search.formula_scoring import FormulaScorer, FormulaScoringConfig
+        from fortekit.search.formula.scoring import FormulaScorer, FormulaScoringConfig
         from fortekit.search.index.audio_index import AudioIndex
         from fortekit.search.rerank import Reranker
         from fortekit.search.stage1.encoder import CachedTextEncoder, TextEmbeddingCache
@@ -178,7 +178,7 @@ class Retriever:
         self._items: torch.Tensor | None = None
         self.order_check: OrderCheck | None = None
         if order_check:
-            from fortekit.search.order_check import OrderCheck
+            from fortekit.search.formula.order_check import OrderCheck
 
             self.order_check = OrderCheck(self.index.captions)
         self.evidence = _check_evidence(
@@ -219,7 +219,7 @@ class Retriever:
         Example:
             >>> plain = retriever.with_stages(formula=None, rerank=None)  # doctest: +SKIP
         """
-        from fortekit.search.formula_scoring import FormulaScorer
+        from fortekit.search.formula.scoring import FormulaScorer
 
         other = object.__new__(Retriever)
         other.__dict__.update(self.__dict__)
@@ -417,7 +417,7 @@ def _check_count(value: object, name: str) -> int:
 
 
 def _check_evidence(evidence: object, items: int) -> LabelEvidence | None:
-    from fortekit.search.evidence import LabelEvidence
+    from fortekit.search.formula.evidence import LabelEvidence
 
     if evidence is None:
         return None

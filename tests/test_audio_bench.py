@@ -131,7 +131,7 @@ def test_stage2_data_refuses_a_bad_split_or_caption_count(trained_clap: Trained)
 
 def test_the_order_check_reads_asserted_orders_between_two_events() -> None:
     from fortekit.fol import parse_formula
-    from fortekit.search.order_check import event_orders, order_agreement
+    from fortekit.search.formula.order_check import event_orders, order_agreement
 
     query = parse_formula("∃x ∃y [Dog(x) ∧ Barking(x) ∧ Before(x, y) ∧ Bell(y) ∧ Ringing(y)]")
     assert event_orders(parse_formula("∃x [Water(x) ∧ Before(x, x)]")) == []  # the parser's slip

@@ -84,10 +84,10 @@ def tiny_data(tmp_path_factory: pytest.TempPathFactory) -> Any:
     from fortekit.plugins import get_backbone
     from fortekit.search.eval.beir import load_beir
     from fortekit.search.eval.beir_data import BeirData
-    from fortekit.search.stage1.config import SearchConfig
+    from fortekit.search.stage1.config import RefineConfig
 
     folder = make_beir(tmp_path_factory.mktemp("a2t") / "tiny")
-    return BeirData(load_beir(folder), get_backbone("minilm", device="cpu"), search=SearchConfig.online(),
+    return BeirData(load_beir(folder), get_backbone("minilm", device="cpu"), search=RefineConfig.online(),
                     top_n=3, device="cpu")
 
 

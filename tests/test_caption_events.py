@@ -12,7 +12,7 @@ from fortekit.fol import Atom, is_event_variable, parse_formula, predicates
 from fortekit.fol.ast import children
 from fortekit.fol.caption import parse_captions
 from fortekit.fol.caption.scoring import Scorer
-from fortekit.search.clauses import split_clauses
+from fortekit.search.formula.clauses import split_clauses
 from fortekit.verbalise import verbalise
 
 _ORDERS = frozenset({"Before", "While", "After"})

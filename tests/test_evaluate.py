@@ -199,7 +199,7 @@ def _retriever(items: torch.Tensor, item_sets=None, **stages):  # type: ignore[n
 
 def test_rank_through_with_formula_scoring_changes_only_what_the_formula_scores() -> None:
     from fortekit.fol import parse_formula
-    from fortekit.search.formula_scoring import FormulaScoringConfig
+    from fortekit.search.formula.scoring import FormulaScoringConfig
 
     rows = [[0.8, 0.6, 0.0], [0.9, 0.0, 0.44], [0.0, 0.0, 1.0]]
     items = torch.nn.functional.normalize(torch.tensor(rows), dim=1)

@@ -1,4 +1,4 @@
-"""Label evidence (search/evidence.py): a tagger's probabilities judge the clauses they ground.
+"""Label evidence (search/formula/evidence.py): a tagger's probabilities judge the clauses they ground.
 
 Unit behaviour on hand-made vectors, then the real path on the 200-clip generated collection:
 the tagger trained by ``fortekit bench train-clap`` (tests/soundclap_fixtures.py) gives the
@@ -17,8 +17,8 @@ torch = pytest.importorskip("torch")
 
 from fortekit.errors import EvaluationError  # noqa: E402
 from fortekit.fol import parse_formula  # noqa: E402
-from fortekit.search.evidence import LabelEvidence, ground_clauses  # noqa: E402
-from fortekit.search.formula_scoring import FormulaScorer, FormulaScoringConfig  # noqa: E402
+from fortekit.search.formula.evidence import LabelEvidence, ground_clauses  # noqa: E402
+from fortekit.search.formula.scoring import FormulaScorer, FormulaScoringConfig  # noqa: E402
 
 Trained = tuple[Path, Path, dict[str, Any], str]
 

@@ -13,7 +13,7 @@ from conftest import SHARED_DATA, require
 from fortekit.errors import EvaluationError
 from fortekit.fol import parse_formula
 from fortekit.fol.caption import parse_caption, parse_captions
-from fortekit.search.clauses import (
+from fortekit.search.formula.clauses import (
     Clause,
     ClauseAnd,
     ClauseNot,
@@ -21,7 +21,7 @@ from fortekit.search.clauses import (
     leaves,
     split_clauses,
 )
-from fortekit.search.formula_scoring import FormulaScorer, FormulaScoringConfig
+from fortekit.search.formula.scoring import FormulaScorer, FormulaScoringConfig
 
 NEGATION = SHARED_DATA / "negation"
 
@@ -261,7 +261,7 @@ def test_candidates_score_as_the_same_items_of_the_full_matrix() -> None:
 @pytest.mark.parametrize("options", [{}, {"negated_scope": 10, "saturation": 0.5}, {"tnorm": "min"}])
 def test_queries_scored_in_blocks_score_as_in_one(monkeypatch, options: dict[str, object]) -> None:  # type: ignore[no-untyped-def]
     # A large batch is scored in blocks of queries (bounded memory): the same scores as in one.
-    import fortekit.search.formula_scoring as formula_scoring
+    import fortekit.search.formula.scoring as formula_scoring
 
     queries = ["a dog barking without people talking", "rain falling and thunder rumbling", "rain on a roof",
                "a baby crying without music", "birds chirping, excluding traffic"]
@@ -418,7 +418,7 @@ CAFE = ["a dog barks while people are talking", "a dog barks loudly in a quiet y
 
 def test_index_query_ranks_by_the_formula(minilm, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     from fortekit.search.cli import main
-    from fortekit.search.formula_scoring import search_index
+    from fortekit.search.formula.scoring import search_index
     from fortekit.search.index import AudioIndex
 
     index = AudioIndex.from_captions([f"clip{i}" for i in range(len(CAFE))], CAFE, minilm)

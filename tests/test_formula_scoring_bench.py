@@ -29,7 +29,7 @@ import torch
 from conftest import SHARED_DATA, require
 
 from fortekit.fol.caption import parse_caption, parse_captions
-from fortekit.search.formula_scoring import FormulaScorer
+from fortekit.search.formula.scoring import FormulaScorer
 from fortekit.search.index.search import exact_top_k
 
 pytest.importorskip("pytest_benchmark")

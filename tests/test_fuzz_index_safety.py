@@ -327,7 +327,7 @@ def test_an_unnormalised_index_loads_and_zero_rows_are_refused_when_built(tmp_pa
 
 # --- 8: normalise=False ranks by cosine on every path ---------------------------------------------
 def test_an_unnormalised_index_ranks_by_cosine_on_every_path(tmp_path: Path, minilm: Any) -> None:
-    from fortekit.search.formula_scoring import FormulaScoringConfig
+    from fortekit.search.formula.scoring import FormulaScoringConfig
     from fortekit.search.retriever import Retriever
 
     captions = ["rain on a tin roof", "a dog barking", "birds chirping at dawn", "a car passing by"]

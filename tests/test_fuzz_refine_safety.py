@@ -35,7 +35,7 @@ from fuzz_fixtures import (
     snapshot,
 )
 
-from fortekit.errors import OutputError, SearchError
+from fortekit.errors import OutputError, RefineError
 from fortekit.safe_write import OutputLock
 from fortekit.search.cli import fol_refine_main, main
 from fortekit.search.refine.output import ResultWriter, result_record
@@ -348,14 +348,14 @@ def test_the_batch_size_of_search_is_capped(work: Path, cafe: Path) -> None:
 
 
 def test_the_caps_hold_in_python() -> None:
-    from fortekit.search.stage1.config import LIMITS, MAX_SCORED_PER_QUERY, SearchConfig
+    from fortekit.search.stage1.config import LIMITS, MAX_SCORED_PER_QUERY, RefineConfig
 
     for name, (cap, _) in LIMITS.items():
-        with pytest.raises(SearchError, match=rf"\[E400\] Search option {name} must be at most {cap}, "):
-            SearchConfig(**{name: cap + 1})
-    with pytest.raises(SearchError, match=r"\[E400\] Search option beam_width x max_depth"):
-        SearchConfig(beam_width=64, max_depth=16, max_attributes=256)
-    assert SearchConfig.offline().beam_width * SearchConfig.offline().max_depth * 20 <= MAX_SCORED_PER_QUERY
+        with pytest.raises(RefineError, match=rf"\[E400\] Search option {name} must be at most {cap}, "):
+            RefineConfig(**{name: cap + 1})
+    with pytest.raises(RefineError, match=r"\[E400\] Search option beam_width x max_depth"):
+        RefineConfig(beam_width=64, max_depth=16, max_attributes=256)
+    assert RefineConfig.offline().beam_width * RefineConfig.offline().max_depth * 20 <= MAX_SCORED_PER_QUERY
 
 
 # --- case 9: the text cache keys rows by the model's identity ---------------------------------------
@@ -490,7 +490,7 @@ def test_a_hostile_corpus_folder_is_a_coded_error(name: str, tmp_path: Path, par
     folder = _save_corpus(tmp_path / "corpus", parses)
     spoil, code = CORPUS_CASES[name]
     spoil(folder)
-    with pytest.raises(SearchError) as caught:
+    with pytest.raises(RefineError) as caught:
         CaptionCorpus.load(folder)
     assert str(caught.value).startswith(code), str(caught.value)
 
@@ -499,7 +499,7 @@ def test_a_corpus_of_another_width_is_e407(tmp_path: Path, parses: list[Any]) ->
     from fortekit.search.stage1.corpus import CaptionCorpus
 
     corpus = CaptionCorpus.load(_save_corpus(tmp_path / "corpus", parses))
-    with pytest.raises(SearchError, match=r"\[E407\] The caption corpus has dimension 4.* have 384"):
+    with pytest.raises(RefineError, match=r"\[E407\] The caption corpus has dimension 4.* have 384"):
         corpus.neighbours(torch.ones(1, 384), k=1)
     unnormalised = CaptionCorpus.load(_save_corpus(tmp_path / "big", parses, rows=torch.eye(2, 4) * 100))
     assert torch.allclose(unnormalised.embeddings.norm(dim=-1), torch.ones(2))  # hand-made rows normalised
@@ -530,7 +530,7 @@ def test_a_hostile_anchor_bank_is_a_coded_error(name: str, tmp_path: Path) -> No
     folder = _save_bank(tmp_path / "bank")
     spoil, code = BANK_CASES[name]
     spoil(folder)
-    with pytest.raises(SearchError) as caught:
+    with pytest.raises(RefineError) as caught:
         AnchorBank.load(folder)
     assert str(caught.value).startswith(code), str(caught.value)
 

@@ -21,7 +21,7 @@ torch = pytest.importorskip("torch")
 from fortekit.errors import AudioIndexError  # noqa: E402
 from fortekit.plugins import AudioItem  # noqa: E402
 from fortekit.search.cli import main  # noqa: E402
-from fortekit.search.evidence import LabelEvidence  # noqa: E402
+from fortekit.search.formula.evidence import LabelEvidence  # noqa: E402
 from fortekit.search.index import AudioIndex  # noqa: E402
 from fortekit.search.index.captioning import caption_audio  # noqa: E402
 from fortekit.search.index.evidence_file import EVIDENCE_FILE  # noqa: E402
@@ -69,7 +69,7 @@ def _tagger(model: Path) -> Any:
 
 
 def test_the_captions_are_the_taggers_and_are_parsed(captioned: tuple[Path, Path, str]) -> None:
-    from fortekit.search.item_captions import item_predicates_from_captions
+    from fortekit.search.index.item_captions import item_predicates_from_captions
 
     directory, model, printed = captioned
     index = AudioIndex.load(directory)
@@ -140,7 +140,7 @@ def test_search_runs_over_it_with_captions_and_evidence(captioned: tuple[Path, P
     assert scores[0] != scores[2]  # the exclusion "without rain" reads the tagger's rain probability
     assert scores[1] == scores[3]  # a plain query has no negated clause: the evidence is not read
     # `fortekit index query` (search_index) reads the index's evidence too.
-    from fortekit.search.formula_scoring import search_index
+    from fortekit.search.formula.scoring import search_index
 
     query = ["a dog barking without rain"]
     with_evidence = search_index(index, query, retriever.backbone, k=10, device="cpu")[0]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from fortekit._checks import check_int, int_range, is_int
-from fortekit.errors import AudioIndexError, Errors, EvaluationError, ProjectionError, SearchError
+from fortekit.errors import AudioIndexError, Errors, EvaluationError, ProjectionError, RefineError
 
 
 @pytest.mark.parametrize(("value", "low", "high", "ok"), [
@@ -30,8 +30,8 @@ def test_numpy_integers_only_when_asked() -> None:
 def test_check_int_says_the_range_in_the_caller_s_code() -> None:
     with pytest.raises(AudioIndexError, match=r"^\[E613\] nprobe must be an int from 1 to 4, not 9\.$"):
         check_int(9, name="nprobe", high=4, error=AudioIndexError, message=Errors.E613)
-    with pytest.raises(SearchError, match=r"\[E400\].*batch_size.*an int >= 1.*True"):
-        check_int(True, name="batch_size", error=SearchError, message=Errors.E400)
+    with pytest.raises(RefineError, match=r"\[E400\].*batch_size.*an int >= 1.*True"):
+        check_int(True, name="batch_size", error=RefineError, message=Errors.E400)
     with pytest.raises(EvaluationError, match=r"\[E480\] The split setting n_train must be an int >= 0"):
         check_int(-1, name="n_train", low=0, error=EvaluationError, message=Errors.E480, what="split")
     assert int_range(2, None) == "an int >= 2"
@@ -40,11 +40,11 @@ def test_check_int_says_the_range_in_the_caller_s_code() -> None:
 def test_the_search_settings_refuse_bools() -> None:
     from fortekit.search.eval.metrics import retrieval_metrics
     from fortekit.search.eval.tasks import split_by_clip
-    from fortekit.search.formula_config import FormulaScoringConfig
+    from fortekit.search.formula.config import FormulaScoringConfig
     from fortekit.search.index.search import check_k
     from fortekit.search.projection.head import ProjectionConfig
     from fortekit.search.rerank import Reranker
-    from fortekit.search.stage1.config import SearchConfig
+    from fortekit.search.stage1.config import RefineConfig
 
     with pytest.raises(AudioIndexError, match=r"\[E613\] k must be an int >= 1, not True"):
         check_k(True)
@@ -57,8 +57,8 @@ def test_the_search_settings_refuse_bools() -> None:
         split_by_clip([], 1)
     with pytest.raises(ProjectionError, match=r"\[E460\].*epochs must be an int >= 1"):
         ProjectionConfig(dim=4, epochs=True)
-    with pytest.raises(SearchError, match=r"\[E400\]"):
-        SearchConfig(beam_width=True)
+    with pytest.raises(RefineError, match=r"\[E400\]"):
+        RefineConfig(beam_width=True)
     with pytest.raises(EvaluationError, match=r"\[E480\].*calibration_sample"):  # True passed before
         FormulaScoringConfig(calibration_sample=True)
     with pytest.raises(EvaluationError, match=r"\[E480\].*max_clauses"):

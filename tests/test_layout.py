@@ -51,19 +51,61 @@ def test_the_logic_core_imports_no_retrieval_code(path: Path) -> None:
     assert not wrong, f"{path.relative_to(REPO)} imports {wrong}"
 
 
+#: Modules that moved: their old path is a file that aliases the new module (W800), kept one release.
+MOVED = {
+    "clauses.py": "fortekit.search.formula.clauses",
+    "evidence.py": "fortekit.search.formula.evidence",
+    "formula_config.py": "fortekit.search.formula.config",
+    "formula_scoring.py": "fortekit.search.formula.scoring",
+    "fuzzy.py": "fortekit.search.formula.fuzzy",
+    "item_captions.py": "fortekit.search.index.item_captions",
+    "order_check.py": "fortekit.search.formula.order_check",
+}
+
+
 def test_search_is_organised_by_stage() -> None:
     packages = sorted(p.name for p in (REPO / "search").iterdir() if (p / "__init__.py").is_file())
-    assert packages == ["cli", "eval", "index", "projection", "refine", "stage1"]
-    flat = sorted(p.name for p in (REPO / "search").glob("*.py"))
-    assert flat == ["__init__.py", "clauses.py", "evidence.py", "formula_config.py", "formula_scoring.py",
-                    "fuzzy.py", "hits.py", "item_captions.py", "order_check.py", "query_side.py", "rerank.py",
-                    "retriever.py"]
+    assert packages == ["cli", "eval", "formula", "index", "projection", "refine", "stage1"]
+    flat = sorted(p.name for p in (REPO / "search").glob("*.py") if p.name not in MOVED)
+    assert flat == ["__init__.py", "hits.py", "query_side.py", "rerank.py", "retriever.py"]
+
+
+@pytest.mark.parametrize("name", sorted(MOVED))
+def test_a_moved_module_is_only_an_alias_that_warns(name: str) -> None:
+    import importlib
+    import sys
+
+    from fortekit.errors import FortekitDeprecationWarning
+
+    source = (REPO / "search" / name).read_text("utf-8")
+    assert f'alias_module(__name__, "{MOVED[name]}")' in source and source.count("\n") <= 6
+    old = f"fortekit.search.{name[:-3]}"
+    sys.modules.pop(old, None)
+    with pytest.warns(FortekitDeprecationWarning, match=r"\[W800\]"):
+        module = importlib.import_module(old)
+    assert module is importlib.import_module(MOVED[name])
+
+
+@pytest.mark.parametrize("path", _files("plugins"), ids=lambda path: str(path.relative_to(REPO)))
+def test_plugins_do_not_import_the_retrieval_code(path: Path) -> None:
+    """A plug-in implements the protocols of plugins/; what it returns (LabelEvidence) lives there too."""
+    wrong = sorted(m for m in imported_modules(path) if m.startswith("fortekit.search"))
+    assert not wrong, f"{path.relative_to(REPO)} imports {wrong}"
+
+
+@pytest.mark.parametrize("path", _files("search/index"), ids=lambda path: str(path.relative_to(REPO)))
+def test_the_index_does_not_import_the_flat_search_modules(path: Path) -> None:
+    """The index is read by the Retriever, never the other way round; formula scoring is a stage too."""
+    allowed = ("fortekit.search.index", "fortekit.search.stage1")
+    wrong = sorted(m for m in imported_modules(path)
+                   if m.startswith("fortekit.search") and not m.startswith(allowed))
+    assert not wrong, f"{path.relative_to(REPO)} imports {wrong}"
 
 
 def test_every_public_name_of_the_stages_is_reachable_from_fortekit_search() -> None:
     import fortekit.search
 
-    wanted = {"Refiner", "SearchConfig", "make_anchor_source", "AnchorBank", "ProjectionHead",
+    wanted = {"Refiner", "RefineConfig", "make_anchor_source", "AnchorBank", "ProjectionHead",
               "train_projection", "load_projection", "FormulaScorer", "FormulaScoringConfig",
               "split_clauses", "Reranker", "Retriever", "SearchResult", "Hit", "AudioIndex",
               "CaptionCorpus", "CorpusElaborator", "FeedbackAnchors", "make_elaborator"}

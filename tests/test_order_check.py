@@ -1,4 +1,4 @@
-"""The formula-level order check (search/order_check.py): pure logic, the Retriever's
+"""The formula-level order check (search/formula/order_check.py): pure logic, the Retriever's
 ``order_check`` and ``fortekit search --order-check``, on real captions parsed by Π."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from fortekit.fol import parse_formula  # noqa: E402
-from fortekit.search.order_check import OrderCheck, event_orders, order_agreement  # noqa: E402
+from fortekit.search.formula.order_check import OrderCheck, event_orders, order_agreement  # noqa: E402
 
 DOG_THEN_BELL = "∃x ∃y [Dog(x) ∧ Barking(x) ∧ Before(x, y) ∧ Bell(y) ∧ Ringing(y)]"
 CAPTIONS = ["a bell rings and then a dog barks", "rain falls on a roof", "a dog barks and then a bell rings"]

@@ -48,7 +48,7 @@ def test_a_batch_is_one_encoder_call_for_queries_and_one_for_clauses(cafe: Path,
 def test_stages_can_be_switched_off_and_on(cafe: Path, minilm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from fortekit.search.projection import ProjectionHead
     from fortekit.search.projection.files import save_projection
-    from fortekit.search.stage1.config import SearchConfig
+    from fortekit.search.stage1.config import RefineConfig
 
     off = Retriever(cafe, minilm, formula=None, rerank=None)
     assert "stages=[]" in repr(off)
@@ -57,7 +57,7 @@ def test_stages_can_be_switched_off_and_on(cafe: Path, minilm, tmp_path: Path) -
     torch.manual_seed(0)
     head = ProjectionHead(384)
     weights = save_projection(head, tmp_path / "head")
-    staged = Retriever(cafe, minilm, stage1=SearchConfig.online(), projection=weights)
+    staged = Retriever(cafe, minilm, stage1=RefineConfig.online(), projection=weights)
     result = staged.search("a dog barking", k=4)[0]
     assert result.refined_text is not None and len(result.hits) == 4
     assert staged.items.shape == (len(CAFE), 384)
@@ -142,7 +142,7 @@ def test_eval_and_search_give_the_same_ranking(minilm, tmp_path: Path) -> None: 
 
 def test_fol_refine_ranks_through_the_same_retriever(cafe: Path, minilm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from fortekit.search.cli import fol_refine_main
-    from fortekit.search.stage1.config import SearchConfig
+    from fortekit.search.stage1.config import RefineConfig
 
     queries = ["a dog barking without people talking", "rain falling on a roof"]
     source = tmp_path / "queries.txt"
@@ -151,6 +151,6 @@ def test_fol_refine_ranks_through_the_same_retriever(cafe: Path, minilm, tmp_pat
     assert fol_refine_main([str(source), "--index", str(cafe), "-k", "3", "-o", str(output), "--quiet",
                             "--no-progress", "--device", "cpu"]) == 0
     written = [json.loads(line) for line in output.read_text("utf-8").splitlines()]
-    results = Retriever(cafe, minilm, stage1=SearchConfig.online()).search(queries, k=3)
+    results = Retriever(cafe, minilm, stage1=RefineConfig.online()).search(queries, k=3)
     for record, result in zip(written, results, strict=True):
         assert [item["id"] for item in record["ranking"]] == [hit.item_id for hit in result.hits]

@@ -10,10 +10,10 @@ import pytest
 import torch
 from conftest import SHARED_DATA, require
 
-from fortekit.errors import CaptionTypeError, EmptyCaptionError, SearchError
+from fortekit.errors import CaptionTypeError, EmptyCaptionError, RefineError
 from fortekit.fol import PredicateSymbol, predicates
 from fortekit.fol.caption import parse_caption
-from fortekit.search import AnchorBank, NoAnchors, OracleAnchors, Refiner, SearchConfig
+from fortekit.search import AnchorBank, NoAnchors, OracleAnchors, RefineConfig, Refiner
 from fortekit.search.stage1.anchors import AnchorRequest, parse_symbol
 from fortekit.search.stage1.encoder import CachedTextEncoder, TextEmbeddingCache
 from fortekit.search.stage1.pools import candidate_pools
@@ -38,19 +38,19 @@ def val_queries() -> list[str]:
 
 
 def test_config_defaults_presets_and_validation() -> None:
-    online, offline = SearchConfig.online(), SearchConfig.offline()
+    online, offline = RefineConfig.online(), RefineConfig.offline()
     assert (online.beam_width, online.max_depth) == (3, 2)
     assert (offline.beam_width, offline.max_depth) == (5, 4)
     assert (online.tau, online.lam, online.beta) == (0.2, 1.0, 0.5)
     assert online.schedule == {1: ("attr",), 2: ("rel",), 3: ("neg",), 4: ("neg",)}
-    with pytest.raises(SearchError, match="E400"):
-        SearchConfig(beam_width=0)
-    with pytest.raises(SearchError, match="E400"):
-        SearchConfig(tau=float("nan"))
-    with pytest.raises(SearchError, match=r"E402.*beam_width"):
+    with pytest.raises(RefineError, match="E400"):
+        RefineConfig(beam_width=0)
+    with pytest.raises(RefineError, match="E400"):
+        RefineConfig(tau=float("nan"))
+    with pytest.raises(RefineError, match=r"E402.*beam_width"):
         online.replace(beam=3)
-    with pytest.raises(SearchError, match="E401"):
-        SearchConfig(schedule={1: ("swap",)})
+    with pytest.raises(RefineError, match="E401"):
+        RefineConfig(schedule={1: ("swap",)})
 
 
 def test_cache_counts_calls_and_persists(backbone, tmp_path: Path) -> None:
@@ -64,18 +64,18 @@ def test_cache_counts_calls_and_persists(backbone, tmp_path: Path) -> None:
     second = again.encode(["rain", "a dog barks"])
     assert again.stats.calls == 0 and torch.equal(second[0], first[1])
     again.cache.close()
-    with pytest.raises(SearchError, match="E405"):
+    with pytest.raises(RefineError, match="E405"):
         TextEmbeddingCache(tmp_path, backbone="hf-clap", dim=512)
     (tmp_path / "broken").mkdir()
     (tmp_path / "broken" / "text_cache.sqlite").write_bytes(b"not a database at all" * 10)
-    with pytest.raises(SearchError, match="E404"):
+    with pytest.raises(RefineError, match="E404"):
         TextEmbeddingCache(tmp_path / "broken", backbone="minilm", dim=384)
     assert sqlite3.sqlite_version  # the cache is plain SQLite: no pickle involved
 
 
 @pytest.fixture(scope="module")
 def refiner(backbone) -> Refiner:
-    return Refiner(backbone, "lexical", config=SearchConfig.online())
+    return Refiner(backbone, "lexical", config=RefineConfig.online())
 
 
 @pytest.fixture(scope="module")
@@ -112,7 +112,7 @@ def test_q_star_is_the_query_moved_by_the_refinement(val_results, backbone) -> N
         )
     ]
     assert torch.allclose(stacked, torch.stack(residual), atol=1e-5)
-    paper = Refiner(backbone, "lexical", config=SearchConfig.online(output="verbalised"))
+    paper = Refiner(backbone, "lexical", config=RefineConfig.online(output="verbalised"))
     verbalised = paper.refine_many([r.query for r in results[:3]])
     assert torch.allclose(
         torch.stack([r.q_star for r in verbalised]),
@@ -139,34 +139,34 @@ def test_batched_equals_one_by_one_and_is_deterministic(backbone, val_queries, v
 
 def test_complexity_weight_of_the_paper_always_returns_phi0(backbone, val_queries, val_results) -> None:
     """With c in whole predicates (w = 1) and u a few hundredths, phi0 always wins (DESIGN.md)."""
-    paper = Refiner(backbone, "lexical", config=SearchConfig.online(complexity_weight=1.0))
+    paper = Refiner(backbone, "lexical", config=RefineConfig.online(complexity_weight=1.0))
     outcomes = [(r.phi_star == r.phi0, r.tree[0].feasible) for r in paper.refine_many(val_queries)]
     # phi0 loses only where the threshold rules it out
     assert all(kept for kept, feasible in outcomes if feasible)
     assert sum(feasible for _, feasible in outcomes) >= len(outcomes) // 2
-    free = Refiner(backbone, "lexical", config=SearchConfig.online(complexity_weight=0.0))
+    free = Refiner(backbone, "lexical", config=RefineConfig.online(complexity_weight=0.0))
     refined = [sum(r.phi_star != r.phi0 for r in each.refine_many(val_queries)) for each in (free, paper)]
     assert refined[0] > refined[1] and refined[0] >= len(val_queries) // 2
 
 
 def test_thresholds(backbone, val_queries) -> None:
     queries = val_queries[:4]
-    everything = Refiner(backbone, "lexical", config=SearchConfig(threshold="absolute", tau=-2.0))
+    everything = Refiner(backbone, "lexical", config=RefineConfig(threshold="absolute", tau=-2.0))
     assert all(node.feasible for r in everything.refine_many(queries) for node in r.tree)
-    nothing = Refiner(backbone, "lexical", config=SearchConfig(threshold="absolute", tau=2.0))
+    nothing = Refiner(backbone, "lexical", config=RefineConfig(threshold="absolute", tau=2.0))
     for result in nothing.refine_many(queries):
         assert not result.feasible and result.phi_star == result.phi0 and result.depth == 0
         assert len({node.depth for node in result.tree}) == 2  # early exit after depth 1
-    auto = Refiner(backbone, "lexical", config=SearchConfig(tau=2.0))
+    auto = Refiner(backbone, "lexical", config=RefineConfig(tau=2.0))
     assert {r.threshold for r in auto.refine_many(queries)} == {"relative"}
-    relative = Refiner(backbone, "lexical", config=SearchConfig(threshold="relative"))
+    relative = Refiner(backbone, "lexical", config=RefineConfig(threshold="relative"))
     for result in relative.refine_many(queries):
         root = result.tree[0]
         assert all(node.terms.pivot >= root.terms.pivot for node in result.tree if node.feasible)
 
 
 def test_offline_regime_searches_deeper(backbone) -> None:
-    deep = Refiner(backbone, "lexical", config=SearchConfig.offline(complexity_weight=0.0))
+    deep = Refiner(backbone, "lexical", config=RefineConfig.offline(complexity_weight=0.0))
     result = deep.refine("a dog barking")
     assert max(node.depth for node in result.tree) == 4
     assert any(node.edit and node.edit[0] == "neg" for node in result.tree)
@@ -177,11 +177,11 @@ def test_bad_queries_get_typed_errors(refiner: Refiner) -> None:
         refiner.refine("   ")
     with pytest.raises(CaptionTypeError):
         refiner.check_query(b"bytes")
-    with pytest.raises(SearchError, match="E410"):
+    with pytest.raises(RefineError, match="E410"):
         refiner.refine_many("a dog barking")  # type: ignore[arg-type]
-    with pytest.raises(SearchError, match="E400"):
+    with pytest.raises(RefineError, match="E400"):
         refiner.refine_many(["rain"], batch_size=0)
-    with pytest.raises(SearchError, match="E410"):
+    with pytest.raises(RefineError, match="E410"):
         Refiner(refiner.backbone, config={"beam_width": 3})  # type: ignore[arg-type]
 
 
@@ -229,7 +229,7 @@ def test_anchor_bank_is_predicate_stratified(backbone, tmp_path: Path) -> None:
     bank.save(tmp_path / "bank")
     loaded = AnchorBank.load(tmp_path / "bank")
     assert torch.equal(loaded.embeddings, bank.embeddings) and loaded.predicate_sets == bank.predicate_sets
-    with pytest.raises(SearchError, match="E408"):
+    with pytest.raises(RefineError, match="E408"):
         AnchorBank.load(tmp_path / "missing")
     request = AnchorRequest("a dog", backbone.encode_text(["a dog"])[0], frozenset(dog), (frozenset(dog),))
     [anchors] = bank.anchor_batch([request])
@@ -244,7 +244,7 @@ def test_oracle_and_no_anchors(backbone) -> None:
     oracle = Refiner(backbone, "lexical", anchors=OracleAnchors({"a dog barking": (target, None)}))
     result = oracle.refine("a dog barking")
     assert result.anchor_source == "oracle" and result.terms.sim_neg == 0.0
-    with pytest.raises(SearchError, match="E409"):
+    with pytest.raises(RefineError, match="E409"):
         oracle.refine("rain")
     assert NoAnchors().anchor_batch([]) == []
     assert str(parse_symbol("¬Rain/1")) == "¬Rain/1"

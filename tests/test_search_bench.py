@@ -10,7 +10,7 @@ import os
 import pytest
 from conftest import SHARED_DATA, require
 
-from fortekit.search import Refiner, SearchConfig
+from fortekit.search import RefineConfig, Refiner
 from fortekit.search.stage1.encoder import TextEmbeddingCache
 from fortekit.search.stage1.relations import read_caption_column
 
@@ -57,7 +57,7 @@ def _report(benchmark, refiner: Refiner, count: int) -> None:
 
 @pytest.mark.benchmark(group="online (B=3, D=2), one query at a time")
 def test_bench_online_latency(benchmark, backbone, queries) -> None:
-    refiner = Refiner(backbone, "lexical", config=SearchConfig.online())
+    refiner = Refiner(backbone, "lexical", config=RefineConfig.online())
     refiner.refine(queries[0])  # spaCy and the tables load once, not in the figure
 
     def run() -> None:
@@ -76,7 +76,7 @@ def test_bench_encoder_floor_query_only(benchmark, backbone, queries) -> None:
 
 @pytest.mark.benchmark(group="offline (B=5, D=4), batches of 20")
 def test_bench_offline_throughput(benchmark, backbone, queries) -> None:
-    refiner = Refiner(backbone, "lexical", config=SearchConfig.offline())
+    refiner = Refiner(backbone, "lexical", config=RefineConfig.offline())
     refiner.refine(queries[0])
     benchmark.pedantic(
         lambda: refiner.refine_many(queries, batch_size=len(queries)),
@@ -89,7 +89,7 @@ def test_bench_offline_throughput(benchmark, backbone, queries) -> None:
 @pytest.mark.benchmark(group="offline (B=5, D=4), batches of 20")
 def test_bench_encoder_floor_same_texts(benchmark, backbone, queries) -> None:
     """The encoder alone on exactly the texts the offline search encodes, in one call."""
-    refiner = Refiner(backbone, "lexical", config=SearchConfig.offline())
+    refiner = Refiner(backbone, "lexical", config=RefineConfig.offline())
     results = refiner.refine_many(queries, batch_size=len(queries))
     texts = list(dict.fromkeys(
         [r.query for r in results]
@@ -127,7 +127,7 @@ def _corpus_refiner(backbone, corpus):  # type: ignore[no-untyped-def]
     from fortekit.search.stage1.feedback import FeedbackAnchors
 
     return Refiner(backbone, CorpusElaborator(corpus), anchors=FeedbackAnchors(corpus),
-                   config=SearchConfig.online())
+                   config=RefineConfig.online())
 
 
 @pytest.mark.benchmark(group="online with a corpus and feedback anchors (the defaults with an index)")

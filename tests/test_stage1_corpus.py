@@ -12,10 +12,10 @@ import pytest
 import torch
 from conftest import SHARED_DATA, require, run_fol_refine
 
-from fortekit.errors import SearchError
+from fortekit.errors import RefineError
 from fortekit.fol import predicates
 from fortekit.fol.caption import default_parser, parse_caption
-from fortekit.search import Retriever, SearchConfig
+from fortekit.search import RefineConfig, Retriever
 from fortekit.search.eval.datasets import load_collection
 from fortekit.search.stage1.anchors import AnchorRequest
 from fortekit.search.stage1.beam import Refiner
@@ -121,7 +121,7 @@ def test_feedback_anchors_never_count_an_excluded_sound_as_positive(corpus: Capt
 
 def test_the_feedback_weight_moves_q_star_and_zero_does_not(corpus: CaptionCorpus, queries: list[str],
                                                            minilm) -> None:  # type: ignore[no-untyped-def]
-    config = SearchConfig.online()
+    config = RefineConfig.online()
     still = Refiner(minilm, "lexical", config=config, anchors=FeedbackAnchors(corpus, weight=0.0))
     moved = Refiner(minilm, "lexical", config=config, anchors=FeedbackAnchors(corpus, weight=0.2))
     a, b = still.refine_many(queries[:8]), moved.refine_many(queries[:8])
@@ -137,7 +137,7 @@ def test_the_feedback_weight_moves_q_star_and_zero_does_not(corpus: CaptionCorpu
     (lambda: CorpusElaborator("not a corpus"), "E410"),  # type: ignore[arg-type]
 ])
 def test_bad_corpora_get_coded_errors(make, code: str) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(SearchError, match=code):
+    with pytest.raises(RefineError, match=code):
         make()
 
 
@@ -146,12 +146,12 @@ def test_a_damaged_saved_corpus_is_e412(corpus: CaptionCorpus, tmp_path: Path) -
     lines = (tmp_path / "c" / "corpus.jsonl").read_text(encoding="utf-8").splitlines()
     lines[1] = lines[1].replace("∃", "∃∃(")
     (tmp_path / "c" / "corpus.jsonl").write_text("\n".join(lines), encoding="utf-8")
-    with pytest.raises(SearchError, match="E412"):
+    with pytest.raises(RefineError, match="E412"):
         CaptionCorpus.load(tmp_path / "c")
 
 
 def test_elaborate_alone_needs_a_backbone(corpus: CaptionCorpus, minilm) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(SearchError, match="E413"):
+    with pytest.raises(RefineError, match="E413"):
         CorpusElaborator(corpus).elaborate("a dog barking")
     elaboration = CorpusElaborator(corpus, backbone=minilm).elaborate("a man speaking")
     assert set(elaboration.positives) <= set(corpus.captions)
@@ -179,7 +179,7 @@ def test_fol_refine_with_a_corpus_file_and_with_an_index(cafe: Path, tmp_path: P
 
 
 def test_the_retriever_takes_the_corpus_elaborator_and_feedback_by_name(cafe: Path) -> None:
-    retriever = Retriever(cafe, stage1=SearchConfig.online(), elaborator="corpus", anchors="feedback",
+    retriever = Retriever(cafe, stage1=RefineConfig.online(), elaborator="corpus", anchors="feedback",
                           formula=None, rerank=None, device="cpu")
     result = retriever.search(["a dog barking"], k=3)[0]
     assert result.source == "search"
@@ -222,7 +222,7 @@ def test_auto_falls_back_to_lexical_and_no_anchors_without_captions(minilm) -> N
     texts = ["a dog barks", "rain falls on a roof", "a bell rings"]
     bare = AudioIndex.from_captions(["a", "b", "c"], [None, None, None], minilm.name,
                                     embeddings=minilm.encode_text(texts).numpy(), parse_captions=False)
-    retriever = Retriever(bare, minilm, stage1=SearchConfig.online(), formula=None, rerank=None, device="cpu")
+    retriever = Retriever(bare, minilm, stage1=RefineConfig.online(), formula=None, rerank=None, device="cpu")
     assert retriever.refiner is not None
     assert retriever.refiner.elaborator.name == "lexical" and retriever.refiner.anchors.name == "none"
     assert retriever.search("a dog barking", k=1)[0].hits[0].item_id == "a"

@@ -26,7 +26,7 @@ from typing import Any, get_args
 from fortekit.errors import Errors, FormulaTypeError
 from fortekit.fol.ast import And, Atom, Formula, Quant, Quantifier, Var
 from fortekit.verbalise.lexicon import Lexicon, Role, Word, indefinite, templates_data
-from fortekit.verbalise.reading import (  # re-exported: search/clauses.py uses _word
+from fortekit.verbalise.reading import (  # re-exported: search/formula/clauses.py uses _word
     _add_atom,
     _denied_phrase,
     _Entity,

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     import torch
 
     from fortekit.plugins.backbones._small_clap_nets import Tagger
-    from fortekit.search.evidence import LabelEvidence
+    from fortekit.plugins.evidence import LabelEvidence
 
 __all__ = ["PHRASES", "STRUCTURES", "TAGGER_FORMAT", "Tag", "TagLayout", "TaggerCaptioner", "compose_caption"]
 
@@ -275,7 +275,7 @@ class TaggerCaptioner:
         """How likely each class is present in each clip, for formula scoring.
 
         Returns:
-            A :class:`~fortekit.search.evidence.LabelEvidence`: :attr:`label_phrases` and the
+            A :class:`~fortekit.plugins.evidence.LabelEvidence`: :attr:`label_phrases` and the
             (clips, classes) presence probabilities.
 
         Raises:
@@ -283,7 +283,7 @@ class TaggerCaptioner:
         """
         import torch
 
-        from fortekit.search.evidence import LabelEvidence
+        from fortekit.plugins.evidence import LabelEvidence
 
         logits = self._logits(items, "label_evidence")
         n = len(self.layout.classes)

@@ -132,7 +132,7 @@ def run_eval(args: argparse.Namespace, out: TextIO) -> int:
             return _run_beir(args, log)
         from fortekit.search.eval.evaluate import EvalSettings, parse_sweep, run_evaluation
         from fortekit.search.eval.stage1 import parse_anchors
-        from fortekit.search.stage1.config import SearchConfig
+        from fortekit.search.stage1.config import RefineConfig
 
         for name in ("n_train", "limit_test", "limit_train", "threads", "epochs", "batch_size", "top_n"):
             value = getattr(args, name)
@@ -151,7 +151,7 @@ def run_eval(args: argparse.Namespace, out: TextIO) -> int:
             device=args.device, epochs=args.epochs, batch_size=args.batch_size,
             anchors=tuple(parse_anchors(args.anchors or "bank,none,proxy,oracle")),
             elaborator=args.elaborator,
-            search=SearchConfig.online(beam_width=args.beam_width, max_depth=args.max_depth, lam=args.lam,
+            search=RefineConfig.online(beam_width=args.beam_width, max_depth=args.max_depth, lam=args.lam,
                                        beta=args.beta, tau=args.tau),
             alpha=args.alpha, top_n=args.top_n,
             directions=("t2a", "a2t") if args.direction == "both" else (args.direction,),
@@ -203,8 +203,8 @@ def _run_beir(args: argparse.Namespace, log: Callable[[str], None]) -> int:
     """``fortekit eval --beir``: build the settings, run, print the overall table's headline."""
     from fortekit.errors import Errors, EvaluationError
     from fortekit.search.eval.beir_eval import BeirSettings, run_beir_evaluation
-    from fortekit.search.formula_scoring import FormulaScoringConfig
-    from fortekit.search.stage1.config import SearchConfig
+    from fortekit.search.formula.scoring import FormulaScoringConfig
+    from fortekit.search.stage1.config import RefineConfig
 
     for name in ("limit_queries", "threads", "top_n"):
         value = getattr(args, name)
@@ -227,7 +227,7 @@ def _run_beir(args: argparse.Namespace, log: Callable[[str], None]) -> int:
         device=args.device, anchors=(args.anchors or "none").strip().lower(),
         elaborator=args.elaborator,
         projection=args.projection, formula=FormulaScoringConfig(**formula),
-        search=SearchConfig.online(beam_width=args.beam_width, max_depth=args.max_depth, lam=args.lam,
+        search=RefineConfig.online(beam_width=args.beam_width, max_depth=args.max_depth, lam=args.lam,
                                    beta=args.beta, tau=args.tau),
         alpha=args.alpha, top_n=args.top_n, limit_queries=args.limit_queries, umap=not args.no_umap,
         directions=("t2a", "a2t") if args.direction == "both" else (args.direction,),

@@ -276,7 +276,7 @@ def run_query(args: argparse.Namespace, out: TextIO) -> int:
     options = _backbone_options(args, recorded)
     backbone = get_backbone(index.backbone_name, **options)
     if args.formula_scoring == "on":
-        from fortekit.search.formula_scoring import search_index
+        from fortekit.search.formula.scoring import search_index
 
         scores, rows = search_index(index, args.texts, backbone, args.k, use_faiss=args.faiss)
     else:

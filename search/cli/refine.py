@@ -33,29 +33,29 @@ from fortekit.search.refine.query_io import (
 )
 
 if TYPE_CHECKING:
-    from fortekit.search.formula_scoring import FormulaScoringConfig
+    from fortekit.search.formula.scoring import FormulaScoringConfig
     from fortekit.search.index.audio_index import AudioIndex
     from fortekit.search.refine.output import OutputFormat, ResultWriter
     from fortekit.search.refine.run import RunReport, TargetAnchors
     from fortekit.search.retriever import Retriever
     from fortekit.search.stage1.anchors import AnchorSource
     from fortekit.search.stage1.beam import Refiner
-    from fortekit.search.stage1.config import SearchConfig
+    from fortekit.search.stage1.config import RefineConfig
     from fortekit.search.stage1.encoder import EncoderStats
 
 __all__ = ["build_refine_parser", "main"]
 
-#: Command-line flag -> SearchConfig field, for the hyperparameters given explicitly.
+#: Command-line flag -> RefineConfig field, for the hyperparameters given explicitly.
 _CONFIG_FLAGS = {
     "beam_width": "beam_width", "depth": "max_depth", "tau": "tau", "threshold": "threshold",
     "lam": "lam", "beta": "beta", "complexity_weight": "complexity_weight", "query_vector": "output",
 }
 
 
-def _config(args: argparse.Namespace) -> SearchConfig:
-    from fortekit.search.stage1.config import SearchConfig
+def _config(args: argparse.Namespace) -> RefineConfig:
+    from fortekit.search.stage1.config import RefineConfig
 
-    base = SearchConfig.offline() if args.offline else SearchConfig.online()
+    base = RefineConfig.offline() if args.offline else RefineConfig.online()
     given = {field: getattr(args, flag) for flag, field in _CONFIG_FLAGS.items()}
     return base.replace(**{field: value for field, value in given.items() if value is not None})
 
@@ -215,7 +215,7 @@ def _inputs(args: argparse.Namespace) -> dict[str, Path | None]:
 
 def _formula_config(args: argparse.Namespace) -> FormulaScoringConfig:
     """Formula scoring's settings: the defaults, with ``--gamma`` when given."""
-    from fortekit.search.formula_scoring import FormulaScoringConfig
+    from fortekit.search.formula.scoring import FormulaScoringConfig
 
     if args.gamma is None:
         return FormulaScoringConfig()

@@ -96,13 +96,13 @@ def make_retriever(args: argparse.Namespace) -> Any:
     Raises:
         FortekitError: an index, lookup table, backbone or projection that cannot be used.
     """
-    from fortekit.search.formula_scoring import FormulaScoringConfig
+    from fortekit.search.formula.scoring import FormulaScoringConfig
     from fortekit.search.refine.lookup import LookupTable
     from fortekit.search.rerank import Reranker
     from fortekit.search.retriever import Retriever
-    from fortekit.search.stage1.config import SearchConfig
+    from fortekit.search.stage1.config import RefineConfig
 
-    stage1 = {"online": SearchConfig.online, "offline": SearchConfig.offline}.get(args.stage1)
+    stage1 = {"online": RefineConfig.online, "offline": RefineConfig.offline}.get(args.stage1)
     return Retriever(
         args.index, stage1=stage1() if stage1 is not None else None, projection=args.projection,
         lookup=LookupTable.load(args.lookup) if args.lookup is not None else None,

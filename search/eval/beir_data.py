@@ -7,7 +7,7 @@ first use and kept: a run of ``baseline`` alone never parses a caption or search
 
 Example:
     >>> data = BeirData(load_beir("negation/audiocaps_val"), get_backbone("minilm"),
-    ...                 search=SearchConfig.online())  # doctest: +SKIP
+    ...                 search=RefineConfig.online())  # doctest: +SKIP
     >>> data.retriever(formula=True, rerank=None)  # doctest: +SKIP
     Retriever(1000 items, backbone='minilm', stages=[formula])
 """
@@ -29,12 +29,12 @@ if TYPE_CHECKING:
     from fortekit.fol.ast import Formula
     from fortekit.plugins.protocols import Backbone, Captioner
     from fortekit.search.eval.stage1 import Stage1Output
-    from fortekit.search.evidence import LabelEvidence
-    from fortekit.search.formula_scoring import FormulaScoringConfig
+    from fortekit.search.formula.evidence import LabelEvidence
+    from fortekit.search.formula.scoring import FormulaScoringConfig
     from fortekit.search.index.audio_index import AudioIndex
     from fortekit.search.rerank import Reranker
     from fortekit.search.retriever import Retriever
-    from fortekit.search.stage1.config import SearchConfig
+    from fortekit.search.stage1.config import RefineConfig
     from fortekit.search.stage1.corpus import CaptionCorpus
 
 __all__ = ["BeirData"]
@@ -79,7 +79,7 @@ class BeirData:
     """
 
     def __init__(
-        self, collection: BeirCollection, backbone: Backbone, *, search: SearchConfig, anchors: str = "none",
+        self, collection: BeirCollection, backbone: Backbone, *, search: RefineConfig, anchors: str = "none",
         elaborator: str = "lexical",
         formula: FormulaScoringConfig | None = None, alpha: float = 0.3, top_n: int = 50,
         projection: Path | None = None, stage1_dir: Path | None = None,
@@ -177,14 +177,14 @@ class BeirData:
     @cached_property
     def item_predicates(self) -> list[frozenset[PredicateSymbol]]:
         """Pred(Π(text)) per item: its own caption, parsed once (:attr:`item_formulas`)."""
-        from fortekit.search.item_captions import predicate_sets
+        from fortekit.search.index.item_captions import predicate_sets
 
         return predicate_sets(self.item_formulas)
 
     @cached_property
     def item_formulas(self) -> list[Formula | None]:
         """Π(text) per item (the captioner's caption with ``captioner``): Stage 3 and the order check."""
-        from fortekit.search.item_captions import item_formulas_from_captions
+        from fortekit.search.index.item_captions import item_formulas_from_captions
 
         texts = self.item_texts
         tick = time.perf_counter()
@@ -203,7 +203,7 @@ class BeirData:
         if self.captioner is None:
             return [item.text or "" for item in items]
         from fortekit.errors import Errors, EvaluationError
-        from fortekit.search.item_captions import captions_from_captioner
+        from fortekit.search.index.item_captions import captions_from_captioner
 
         missing = [item.id for item in items if item.audio is None]
         if missing:
@@ -256,7 +256,7 @@ class BeirData:
         The items' predicate sets are parsed only for a system with Stage 3; the captioner's
         label evidence is computed only for a system that asks for it (``evidence``).
         """
-        from fortekit.search.formula_scoring import FormulaScoringConfig
+        from fortekit.search.formula.scoring import FormulaScoringConfig
 
         base = self._parsed_retriever if rerank is not None else self._plain_retriever
         if projected and self.projection is not None:
@@ -274,7 +274,7 @@ class BeirData:
         """
         from fortekit.errors import Errors, EvaluationError
         from fortekit.plugins.protocols import LabelTagger
-        from fortekit.search.evidence import LabelEvidence
+        from fortekit.search.formula.evidence import LabelEvidence
 
         if self.captioner is None or not isinstance(self.captioner, LabelTagger):
             raise EvaluationError(Errors.E494.format(

@@ -42,8 +42,8 @@ from fortekit.search.eval.beir_metrics import (
 from fortekit.search.eval.beir_report import results_markdown
 from fortekit.search.eval.beir_systems import SYSTEMS, BeirData, parse_systems
 from fortekit.search.eval.evaluate import EvalResult
-from fortekit.search.formula_scoring import FormulaScoringConfig
-from fortekit.search.stage1.config import SearchConfig
+from fortekit.search.formula.scoring import FormulaScoringConfig
+from fortekit.search.stage1.config import RefineConfig
 
 __all__ = ["ANCHORS", "DIRECTIONS", "BeirSettings", "results_markdown", "run_beir_evaluation"]
 
@@ -108,7 +108,7 @@ class BeirSettings:
     elaborator: str = "lexical"
     projection: Path | None = None
     formula: FormulaScoringConfig = field(default_factory=FormulaScoringConfig)
-    search: SearchConfig = field(default_factory=SearchConfig.online)
+    search: RefineConfig = field(default_factory=RefineConfig.online)
     alpha: float = 0.3
     top_n: int = 50
     limit_queries: int | None = None

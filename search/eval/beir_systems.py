@@ -19,10 +19,10 @@ Three systems run only when named in ``--systems``: ``S1`` (Stage 1's q* against
 nothing else) and ``S2`` (f_T(q) against the items through the Stage 2 head of
 ``--projection``, which it requires), the ablation of one stage at a time; and
 ``default+order``, ``default`` whose top 50 are then sorted by a formula-level order check
-(:mod:`fortekit.search.order_check`: the query's ``Before(x, y)`` against the item caption's),
+(:mod:`fortekit.search.formula.order_check`: the query's ``Before(x, y)`` against the item caption's),
 what ``fortekit search --order-check`` (off by default) adds. ``formula+evidence`` and
 ``default+evidence`` (only with a captioner that gives label evidence, such as ``tagger``) add
-the captioner's label probabilities to formula scoring (:mod:`fortekit.search.evidence`).
+the captioner's label probabilities to formula scoring (:mod:`fortekit.search.formula.evidence`).
 
 Every system also keeps the score it gave each (query, item) pair (``SystemRanking.scores``),
 from which the audio-to-text direction ranks the query texts for each item
@@ -232,7 +232,7 @@ def _default_order(data: BeirData) -> SystemRanking:
     """
     import torch
 
-    from fortekit.search.order_check import OrderCheck
+    from fortekit.search.formula.order_check import OrderCheck
 
     base = _default(data)
     check = OrderCheck(data.item_texts, data.top_n, formulas=data.item_formulas)
@@ -294,12 +294,12 @@ for _spec in (
                by_default=False),
     SystemSpec("default+order", _default_order,
                "default, then its top 50 sorted by the order check of Before(x, y) against the item "
-               "caption's formula (search/order_check.py; fortekit search --order-check)",
+               "caption's formula (search/formula/order_check.py; fortekit search --order-check)",
                ("encode_queries", "parse_queries"), ("caption_items", "encode_items", "parse_items"),
                by_default=False),
     SystemSpec("formula+evidence", _formula_evidence,
                "formula scoring of Π(q), the clauses a label grounds judged by the captioner's label "
-               "evidence too (--captioner tagger; search/evidence.py)",
+               "evidence too (--captioner tagger; search/formula/evidence.py)",
                ("encode_queries", "parse_queries"), ("tag_items", "encode_items"), by_default=False),
     SystemSpec("default+evidence", _default_evidence,
                "default with the captioner's label evidence in formula scoring (--captioner tagger)",

@@ -24,7 +24,7 @@ from fortekit.search.eval.data import EmbeddedCollection, ItemText, load_split
 from fortekit.search.eval.report import system_row, write_per_query_file
 from fortekit.search.eval.stage1 import Stage1Cache, Stage1Output, anchor_source, cache_key
 from fortekit.search.eval.systems import Direction, RankedRun, System, rank_through
-from fortekit.search.stage1.config import SearchConfig
+from fortekit.search.stage1.config import RefineConfig
 
 if TYPE_CHECKING:
     import torch
@@ -105,7 +105,7 @@ class CaptionBenchmark:
             }),
         }
 
-    def stage1_for(self, part: str, anchors: str, config: SearchConfig | None = None) -> Stage1Output:
+    def stage1_for(self, part: str, anchors: str, config: RefineConfig | None = None) -> Stage1Output:
         """Stage 1 of the test or training queries with one anchor setting (cached)."""
         collection = self.test if part == "test" else self.train
         config = config or self.settings.search
@@ -185,7 +185,7 @@ class CaptionBenchmark:
             A :class:`~fortekit.search.retriever.Retriever` sharing the index, the text cache and
             the projected items with every other system.
         """
-        from fortekit.search.formula_scoring import FormulaScoringConfig
+        from fortekit.search.formula.scoring import FormulaScoringConfig
 
         base = self._projected_retriever() if system.s2 else self._plain_retriever()
         return base.with_stages(

@@ -258,7 +258,7 @@ def embed_collection(
         torch.Size([40, 384])
     """
     from fortekit.search.index.audio_index import AudioIndex
-    from fortekit.search.item_captions import (
+    from fortekit.search.index.item_captions import (
         item_formulas_from_captions,
         item_predicates_from_captions,
         predicate_sets,

@@ -33,7 +33,7 @@ from fortekit.search.eval.benchmark import CaptionBenchmark
 from fortekit.search.eval.data import file_sha256
 from fortekit.search.eval.sweep import SWEEPABLE, parse_sweep
 from fortekit.search.eval.systems import ablation_systems
-from fortekit.search.stage1.config import SearchConfig
+from fortekit.search.stage1.config import RefineConfig
 
 __all__ = ["SWEEPABLE", "EvalResult", "EvalSettings", "environment", "parse_sweep", "run_evaluation"]
 
@@ -80,7 +80,7 @@ class EvalSettings:
     batch_size: int = 128
     anchors: tuple[str, ...] = ("bank", "none", "proxy", "oracle")
     elaborator: str = "lexical"
-    search: SearchConfig = field(default_factory=SearchConfig.online)
+    search: RefineConfig = field(default_factory=RefineConfig.online)
     alpha: float = 0.3
     top_n: int = 50
     directions: tuple[str, ...] = ("t2a", "a2t")

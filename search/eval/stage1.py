@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from fortekit.search.eval.data import EmbeddedCollection
     from fortekit.search.stage1.anchors import AnchorBank, AnchorSource
     from fortekit.search.stage1.beam import Refiner
-    from fortekit.search.stage1.config import SearchConfig
+    from fortekit.search.stage1.config import RefineConfig
     from fortekit.search.stage1.corpus import CaptionCorpus
     from fortekit.search.stage1.result import RefinementResult
 
@@ -197,7 +197,7 @@ class Stage1Cache:
         self.log = log or (lambda line: None)
 
     def run(
-        self, label: str, queries: Sequence[str], anchors: AnchorSource, config: SearchConfig,
+        self, label: str, queries: Sequence[str], anchors: AnchorSource, config: RefineConfig,
         key: Mapping[str, Any], elaborator: Any = None,
     ) -> Stage1Output:
         """Stage 1 of ``queries`` with ``anchors`` and ``config``, read from the cache where it can be.

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SWEEPABLE", "alpha_systems", "parse_sweep", "run_sweep", "stage1_systems"]
 
-#: --sweep name -> the setting it changes (S3's alpha, or a SearchConfig field of Stage 1).
+#: --sweep name -> the setting it changes (S3's alpha, or a RefineConfig field of Stage 1).
 SWEEPABLE = {"alpha": "alpha", "lambda": "lam", "beta": "beta", "tau": "tau"}
 
 

@@ -7,7 +7,7 @@ A system switches three stages on or off over the frozen baseline ``f_T(q) · e_
 * S3: each query's top 50 are re-ranked with ``(1 - alpha) sim + alpha s_pred``, the
   paper's s_pred or the polarity-aware one, with Pred(phi*) (S1 on) or Pred(Pi(q));
 * formula: each query's similarities are re-scored by its formula (phi* with S1, else
-  Pi(q)) before Stage 3 (:mod:`fortekit.search.formula_scoring`; text-to-audio only).
+  Pi(q)) before Stage 3 (:mod:`fortekit.search.formula.scoring`; text-to-audio only).
 
 ``default`` is the pipeline a user gets: formula scoring and Stage 3 with its default
 (polarity-aware, alpha 0.03), no Stage 1 (which adds nothing with realistic anchors).

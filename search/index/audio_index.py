@@ -65,7 +65,7 @@ from fortekit.search.index.writing import write_index_files
 if TYPE_CHECKING:
     import torch
 
-    from fortekit.search.evidence import LabelEvidence
+    from fortekit.plugins.evidence import LabelEvidence
 
 __all__ = ["AudioIndex"]
 
@@ -317,7 +317,7 @@ class AudioIndex(IndexSearchMixin):
             AudioIndexError: evidence with another number of rows than items (E610).
 
         Example:
-            >>> from fortekit.search.evidence import LabelEvidence
+            >>> from fortekit.plugins.evidence import LabelEvidence
             >>> index = AudioIndex.from_captions(["a"], ["rain"], "enc", embeddings=[[1.0]],
             ...                                  parse_captions=False)
             >>> index.with_evidence(LabelEvidence(("rain falling",), [[0.9]])).meta.evidence_labels

@@ -28,7 +28,7 @@ from fortekit.errors import AudioIndexError, Errors, FortekitError
 from fortekit.plugins.protocols import AudioInput, AudioItem, Captioner, LabelTagger
 
 if TYPE_CHECKING:
-    from fortekit.search.evidence import LabelEvidence
+    from fortekit.plugins.evidence import LabelEvidence
 
 __all__ = ["CAPTION_CHUNK", "caption_audio", "captioner_name"]
 
@@ -69,7 +69,7 @@ def caption_audio(
 
     Returns:
         (captions, evidence): the captions in item order ("" where the captioner had
-        nothing), and a :class:`~fortekit.search.evidence.LabelEvidence` with one row per
+        nothing), and a :class:`~fortekit.search.formula.evidence.LabelEvidence` with one row per
         item, or None for a captioner without ``label_evidence()``.
 
     Raises:
@@ -84,7 +84,7 @@ def caption_audio(
     """
     from tqdm import tqdm
 
-    from fortekit.search.item_captions import captions_from_captioner
+    from fortekit.search.index.item_captions import captions_from_captioner
 
     check_int(chunk_size, name="chunk_size", error=AudioIndexError, message=Errors.E613)
     if isinstance(captioner, str):
@@ -110,7 +110,7 @@ def caption_audio(
 def _chunk_evidence(
     captioner: Any, name: str, chunk: list[AudioInput], labels: tuple[str, ...] | None,
 ) -> LabelEvidence:
-    from fortekit.search.evidence import LabelEvidence
+    from fortekit.plugins.evidence import LabelEvidence
 
     try:
         evidence = captioner.label_evidence(chunk)
@@ -134,7 +134,7 @@ def _chunk_evidence(
 def _joined(parts: list[LabelEvidence]) -> LabelEvidence:
     import torch
 
-    from fortekit.search.evidence import LabelEvidence
+    from fortekit.plugins.evidence import LabelEvidence
 
     if len(parts) == 1:
         return parts[0]

@@ -3,7 +3,7 @@
 An index whose captions a captioner plug-in wrote (``fortekit index build --audio DIR
 --captioner tagger ...``) records the captioner in ``index.json`` (``captioner``,
 ``captioner_options``); when the captioner is a :class:`~fortekit.plugins.LabelTagger`, its
-:class:`~fortekit.search.evidence.LabelEvidence` is saved too:
+:class:`~fortekit.search.formula.evidence.LabelEvidence` is saved too:
 
 * ``evidence.safetensors``: one float32 tensor ``probabilities`` of shape (count, labels),
   values in [0, 1], row i for item i (safetensors, never pickle);
@@ -33,7 +33,7 @@ from fortekit.errors import AudioIndexError, Errors
 from fortekit.search.index.format import IndexMeta, check_options
 
 if TYPE_CHECKING:
-    from fortekit.search.evidence import LabelEvidence
+    from fortekit.plugins.evidence import LabelEvidence
 
 __all__ = ["EVIDENCE_FILE", "captioning_fields", "evidence_writer", "read_evidence"]
 
@@ -90,7 +90,7 @@ def evidence_writer(evidence: LabelEvidence) -> Any:
 
     Example:
         >>> import tempfile
-        >>> from fortekit.search.evidence import LabelEvidence
+        >>> from fortekit.plugins.evidence import LabelEvidence
         >>> folder = Path(tempfile.mkdtemp())
         >>> evidence_writer(LabelEvidence(("rain falling",), [[0.5]]))(folder / EVIDENCE_FILE)
         >>> sorted(p.name for p in folder.iterdir())
@@ -114,7 +114,7 @@ def read_evidence(directory: str | os.PathLike[str], meta: IndexMeta) -> LabelEv
         meta: what ``index.json`` says (count and ``evidence_labels``).
 
     Returns:
-        The :class:`~fortekit.search.evidence.LabelEvidence`, or None for an index without one.
+        The :class:`~fortekit.search.formula.evidence.LabelEvidence`, or None for an index without one.
 
     Raises:
         AudioIndexError: a missing or unreadable file, a tensor of another name, dtype or
@@ -153,6 +153,6 @@ def read_evidence(directory: str | os.PathLike[str], meta: IndexMeta) -> LabelEv
         raise fail(f"it has {matrix.shape[1]} columns, but index.json lists {len(labels)} labels")
     if matrix.size and (not np.isfinite(matrix).all() or matrix.min() < 0.0 or matrix.max() > 1.0):
         raise fail("a probability is outside [0, 1] or not finite")
-    from fortekit.search.evidence import LabelEvidence
+    from fortekit.plugins.evidence import LabelEvidence
 
     return LabelEvidence(labels, matrix)

@@ -2,7 +2,7 @@
 anchors, candidate pools, the text-embedding cache, results and explanations.
 
 Example:
-    >>> from fortekit.search.stage1.config import SearchConfig
-    >>> SearchConfig.online().max_depth
+    >>> from fortekit.search.stage1.config import RefineConfig
+    >>> RefineConfig.online().max_depth
     2
 """

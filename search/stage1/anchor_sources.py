@@ -7,7 +7,7 @@ Example:
     >>> make_anchor_source("psychic")
     Traceback (most recent call last):
     ...
-    fortekit.errors.SearchError: [E406] Unknown anchor source 'psychic'. Valid sources: none, ...
+    fortekit.errors.RefineError: [E406] Unknown anchor source 'psychic'. Valid sources: none, ...
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from fortekit.errors import Errors, SearchError
+from fortekit.errors import Errors, RefineError
 from fortekit.search.stage1.anchors import ANCHOR_SOURCES, AnchorBank, AnchorSource
 
 if TYPE_CHECKING:
@@ -60,13 +60,13 @@ def make_anchor_source(
         An object with ``anchor_batch`` (see :class:`~fortekit.search.stage1.anchors.AnchorSource`).
 
     Raises:
-        SearchError: an unknown name, or one without what it needs (E406); a bank that cannot
+        RefineError: an unknown name, or one without what it needs (E406); a bank that cannot
             be read, with its own code.
     """
     from fortekit.search.stage1.anchors import NoAnchors, OracleAnchors, ProxyAnchors
 
-    def unusable(why: str) -> SearchError:
-        return SearchError(Errors.E406.format(name=f"{name} ({why})", options=", ".join(ANCHOR_SOURCES)))
+    def unusable(why: str) -> RefineError:
+        return RefineError(Errors.E406.format(name=f"{name} ({why})", options=", ".join(ANCHOR_SOURCES)))
 
     key = name.strip().lower() if isinstance(name, str) else name
     if key == "none":
@@ -92,7 +92,7 @@ def make_anchor_source(
         if oracle is None:
             raise unusable("no ground truth was given")
         return OracleAnchors(oracle)
-    raise SearchError(Errors.E406.format(name=name, options=", ".join(ANCHOR_SOURCES)))
+    raise RefineError(Errors.E406.format(name=name, options=", ".join(ANCHOR_SOURCES)))
 
 
 def make_elaborator(
@@ -110,7 +110,7 @@ def make_elaborator(
         otherwise ``elaborator`` itself (the Refiner resolves a registered name).
 
     Raises:
-        SearchError: "corpus" with neither a corpus nor an index (E414), or an index
+        RefineError: "corpus" with neither a corpus nor an index (E414), or an index
             whose captions do not parse (E411).
 
     Example:
@@ -119,7 +119,7 @@ def make_elaborator(
         >>> make_elaborator("corpus")
         Traceback (most recent call last):
         ...
-        fortekit.errors.SearchError: [E414] The corpus elaborator needs a caption corpus...
+        fortekit.errors.RefineError: [E414] The corpus elaborator needs a caption corpus...
     """
     if not (isinstance(elaborator, str) and elaborator.strip().lower() == "corpus"):
         return elaborator
@@ -128,7 +128,7 @@ def make_elaborator(
 
     if corpus is None:
         if index is None:
-            raise SearchError(Errors.E414)
+            raise RefineError(Errors.E414)
         corpus = CaptionCorpus.from_index(index)
     return CorpusElaborator(corpus)
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from fortekit._checks import check_int
-from fortekit.errors import Errors, SearchError
+from fortekit.errors import Errors, RefineError
 from fortekit.fol import PredicateSymbol
 from fortekit.fol.predicates import Polarity
 
@@ -122,7 +122,7 @@ class ProxyAnchors:
     name = "proxy"
 
     def __init__(self, index: AudioIndex, k: int = 10) -> None:
-        check_int(k, name="proxy k", error=SearchError, message=Errors.E400)
+        check_int(k, name="proxy k", error=RefineError, message=Errors.E400)
         self.index = index
         self.k = k
 
@@ -147,7 +147,7 @@ class OracleAnchors:
         anchors: the positive (and optionally negative) embedding per query.
 
     Raises:
-        SearchError: at lookup, a query without an entry.
+        RefineError: at lookup, a query without an entry.
     """
 
     name = "oracle"
@@ -160,7 +160,7 @@ class OracleAnchors:
         for request in requests:
             entry = self.anchors.get(request.query)
             if entry is None:
-                raise SearchError(Errors.E409.format(query=request.query))
+                raise RefineError(Errors.E409.format(query=request.query))
             device = request.query_embedding.device
             negative = entry[1].to(device) if entry[1] is not None else None
             found.append(Anchors(positive=entry[0].to(device), negative=negative))
@@ -178,7 +178,7 @@ class AnchorBank:
         normalised: the rows are already of unit norm (skip normalising them).
 
     Raises:
-        SearchError: no item has a predicate, the shapes disagree, or a row holds NaN or an
+        RefineError: no item has a predicate, the shapes disagree, or a row holds NaN or an
             infinity (E408); ``per_lookup`` is not an int >= 1 (E400).
     """
 
@@ -198,13 +198,13 @@ class AnchorBank:
 
         vectors = torch.as_tensor(embeddings, dtype=torch.float32)
         if vectors.ndim != 2 or vectors.shape[0] != len(predicate_sets):
-            raise SearchError(Errors.E408.format(
+            raise RefineError(Errors.E408.format(
                 problem=f"{tuple(vectors.shape)} embeddings for {len(predicate_sets)} predicate sets"
             ))
         bad = first_bad_row(vectors)
         if bad is not None:  # a NaN row would make every anchor it enters NaN
-            raise SearchError(Errors.E408.format(problem=f"row {bad} holds NaN or an infinity"))
-        check_int(per_lookup, name="per_lookup", error=SearchError, message=Errors.E400,
+            raise RefineError(Errors.E408.format(problem=f"row {bad} holds NaN or an infinity"))
+        check_int(per_lookup, name="per_lookup", error=RefineError, message=Errors.E400,
                   expected="an int >= 1")
         # Normalising twice is not bit-exact: a saved bank is loaded as it was written.
         self.embeddings = vectors if normalised else torch.nn.functional.normalize(vectors, dim=-1)
@@ -216,7 +216,7 @@ class AnchorBank:
                 if not symbol.negated:
                     postings.setdefault(symbol.name, []).append(row)
         if not postings:
-            raise SearchError(Errors.E408.format(problem="no item has an asserted predicate"))
+            raise RefineError(Errors.E408.format(problem="no item has an asserted predicate"))
         self._postings = {name: torch.tensor(rows) for name, rows in postings.items()}
         count = len(self.predicate_sets)
         self._idf = {name: math.log(1 + count / len(rows)) for name, rows in postings.items()}
@@ -262,13 +262,13 @@ class AnchorBank:
         """e+ (and e- from the negatives' predicates) of each request.
 
         Raises:
-            SearchError: the queries' width is not the bank's (E407): a bank built with
+            RefineError: the queries' width is not the bank's (E407): a bank built with
                 another backbone.
         """
         found: list[Anchors] = []
         for request in requests:
             if request.query_embedding.shape[-1] != self.dim:
-                raise SearchError(Errors.E407.format(
+                raise RefineError(Errors.E407.format(
                     what="The anchor bank", got=self.dim, expected=int(request.query_embedding.shape[-1]),
                 ) + " Build the bank with this run's backbone.")
             device = request.query_embedding.device
@@ -306,7 +306,7 @@ class AnchorBank:
         """Read a bank written by :meth:`save`, or build one from an index directory.
 
         Raises:
-            SearchError: the files are missing or inconsistent.
+            RefineError: the files are missing or inconsistent.
         """
         source = Path(directory)
         if (source / "index.json").is_file() and not (source / "anchor_bank.json").is_file():
@@ -332,7 +332,7 @@ class AnchorBank:
                 raise ValueError(f"per_lookup is {per_lookup!r}, not an int >= 1")
         # UnicodeDecodeError is a ValueError; read_rows turns safetensors' own errors into one.
         except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
-            raise SearchError(Errors.E408.format(problem=f"cannot read {source} ({exc})")) from exc
+            raise RefineError(Errors.E408.format(problem=f"cannot read {source} ({exc})")) from exc
         return cls(embeddings, sets, per_lookup=per_lookup, normalised=unit_rows(embeddings))
 
 

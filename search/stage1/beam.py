@@ -26,12 +26,12 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from fortekit._checks import check_int
-from fortekit.errors import Errors, SearchError
+from fortekit.errors import Errors, RefineError
 from fortekit.fol import Formula, invariant_predicates, predicates, successors
 from fortekit.fol.caption import CaptionParser
 from fortekit.search.stage1.anchors import AnchorRequest, Anchors, AnchorSource, NoAnchors
 from fortekit.search.stage1.beam_state import Node, QueryState, StageTimes, anchor_tensors, formula_complexity
-from fortekit.search.stage1.config import SearchConfig
+from fortekit.search.stage1.config import RefineConfig
 from fortekit.search.stage1.encoder import CachedTextEncoder, TextEmbeddingCache
 from fortekit.search.stage1.pools import PoolSources, candidate_pools, confidences
 from fortekit.search.stage1.result import RefinementResult
@@ -52,7 +52,7 @@ class Refiner:
         backbone: a registered backbone name (default "minilm", the embedded default)
             or a :class:`fortekit.plugins.Backbone` object.
         elaborator: a registered elaborator name (default "lexical") or an object.
-        config: the hyperparameters (default :meth:`SearchConfig.online`).
+        config: the hyperparameters (default :meth:`RefineConfig.online`).
         anchors: where e+ and e- come from (default none: the pivot only).
         device: for a backbone given by name: "auto", "cpu", "cuda", ...
         cache_dir: a directory for an on-disk text-embedding cache.
@@ -61,10 +61,10 @@ class Refiner:
 
     Raises:
         UnknownPluginError: no such backbone or elaborator.
-        SearchError: a bad configuration or cache.
+        RefineError: a bad configuration or cache.
 
     Example:
-        >>> refiner = Refiner("minilm", "lexical", config=SearchConfig.offline())  # doctest: +SKIP
+        >>> refiner = Refiner("minilm", "lexical", config=RefineConfig.offline())  # doctest: +SKIP
         >>> results = refiner.refine_many(["rain on a roof", "a person talking"])  # doctest: +SKIP
         >>> [r.refined_text for r in results]  # doctest: +SKIP
         ['rain on a roof, steady', 'person talking, loud']
@@ -75,7 +75,7 @@ class Refiner:
         backbone: str | Backbone = "minilm",
         elaborator: str | Elaborator = "lexical",
         *,
-        config: SearchConfig | None = None,
+        config: RefineConfig | None = None,
         anchors: AnchorSource | None = None,
         device: str = "auto",
         cache_dir: str | os.PathLike[str] | None = None,
@@ -89,13 +89,13 @@ class Refiner:
             backbone = get_backbone(backbone, **with_device(backbone_options or {}, device))
         if isinstance(elaborator, str):
             elaborator = get_elaborator(elaborator)
-        if config is not None and not isinstance(config, SearchConfig):
-            raise SearchError(Errors.E410.format(
-                what="config", expected="fortekit.search.SearchConfig", type_name=type(config).__name__
+        if config is not None and not isinstance(config, RefineConfig):
+            raise RefineError(Errors.E410.format(
+                what="config", expected="fortekit.search.RefineConfig", type_name=type(config).__name__
             ))
         self.backbone = backbone
         self.elaborator = elaborator
-        self.config = config or SearchConfig.online()
+        self.config = config or RefineConfig.online()
         self.anchors: AnchorSource = anchors if anchors is not None else NoAnchors()
         cache = TextEmbeddingCache(cache_dir, backbone=backbone.name, dim=int(backbone.dim))
         self.encoder = CachedTextEncoder(backbone, cache)
@@ -140,14 +140,14 @@ class Refiner:
         ``anchors`` or ``elaborator`` afterwards.
 
         Raises:
-            SearchError: E407, naming the part and both widths.
+            RefineError: E407, naming the part and both widths.
         """
         expected = int(self.backbone.dim)
         corpus = getattr(self.elaborator, "corpus", None)
         for what, part in (("The anchor bank", self.anchors), ("The caption corpus", corpus)):
             got = getattr(part, "dim", None) if part is not None else None
             if isinstance(got, int) and not isinstance(got, bool) and got != expected:
-                raise SearchError(Errors.E407.format(what=what, got=got, expected=expected)
+                raise RefineError(Errors.E407.format(what=what, got=got, expected=expected)
                                   + " Build it with this run's backbone.")
 
     def encode_texts(self, texts: Sequence[str]) -> torch.Tensor:
@@ -180,9 +180,9 @@ class Refiner:
                 (check them first with :meth:`check_query` to skip bad ones).
             ElaborationError: the elaborator cannot elaborate a query.
         """
-        check_int(batch_size, name="batch_size", error=SearchError, message=Errors.E400)
+        check_int(batch_size, name="batch_size", error=RefineError, message=Errors.E400)
         if isinstance(queries, str):
-            raise SearchError(Errors.E410.format(
+            raise RefineError(Errors.E410.format(
                 what="queries", expected="list of str (wrap one query in a list)", type_name="str"
             ))
         for query in queries:

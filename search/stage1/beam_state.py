@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from fortekit.errors import Errors, SearchError
+from fortekit.errors import Errors, RefineError
 from fortekit.fol import Formula, PredicateSymbol, predicates
 from fortekit.fol.caption import ParseResult
 from fortekit.search.stage1.anchors import Anchors
@@ -114,7 +114,7 @@ def anchor_tensors(
     """Stack e+ and e- (zeros where absent) and the 0/1 masks that switch their terms off.
 
     Raises:
-        SearchError: an anchor's width is not the embeddings' (E407).
+        RefineError: an anchor's width is not the embeddings' (E407).
     """
     import torch
 
@@ -129,7 +129,7 @@ def anchor_tensors(
             if vector is None:
                 continue
             if vector.shape[-1] != dim:
-                raise SearchError(Errors.E407.format(what="An anchor", got=vector.shape[-1], expected=dim))
+                raise RefineError(Errors.E407.format(what="An anchor", got=vector.shape[-1], expected=dim))
             target[i] = torch.nn.functional.normalize(vector.to(like.device, like.dtype), dim=-1)
             mask[i] = 1.0
     return positive, negative, has_positive, has_negative

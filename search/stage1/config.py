@@ -1,10 +1,10 @@
 """The hyperparameters of Stage 1, with the paper's defaults and the two regimes.
 
 Example:
-    >>> config = SearchConfig.online()
+    >>> config = RefineConfig.online()
     >>> (config.beam_width, config.max_depth, config.tau, config.lam, config.beta)
     (3, 2, 0.2, 1.0, 0.5)
-    >>> SearchConfig.offline().replace(tau=0.1).tau
+    >>> RefineConfig.offline().replace(tau=0.1).tau
     0.1
 """
 
@@ -17,11 +17,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from fortekit._checks import check_int
-from fortekit.errors import Errors, SearchError
+from fortekit._deprecated import renamed_names
+from fortekit.errors import Errors, RefineError
 from fortekit.fol.operators import DEPTH_SCHEDULE, OPERATORS
 
 __all__ = [
-    "LIMITS", "MAX_SCORED_PER_QUERY", "QUERY_OUTPUTS", "THRESHOLD_MODES", "QueryOutput", "SearchConfig",
+    "LIMITS", "MAX_SCORED_PER_QUERY", "QUERY_OUTPUTS", "THRESHOLD_MODES", "QueryOutput", "RefineConfig",
     "ThresholdMode",
 ]
 
@@ -51,7 +52,7 @@ MAX_SCORED_PER_QUERY = 4096
 
 
 @dataclass(frozen=True, slots=True)
-class SearchConfig:
+class RefineConfig:
     """Everything Stage 1 can be told; the defaults are the paper's online regime.
 
     Attributes:
@@ -81,19 +82,19 @@ class SearchConfig:
             the templates drop from the query is not lost (docs/search.md).
 
     Raises:
-        SearchError: a value out of range or an unknown operator or threshold mode (E400,
+        RefineError: a value out of range or an unknown operator or threshold mode (E400,
             E401); a value above its cap in :data:`LIMITS`, or a beam width, depth and
             candidates per node whose product exceeds :data:`MAX_SCORED_PER_QUERY` (E400).
 
     Example:
-        >>> SearchConfig(max_depth=1_000_000)
+        >>> RefineConfig(max_depth=1_000_000)
         Traceback (most recent call last):
         ...
-        fortekit.errors.SearchError: [E400] Search option max_depth must be at most 16, the cap ...
-        >>> SearchConfig(beam_width=64, max_depth=16)
+        fortekit.errors.RefineError: [E400] Search option max_depth must be at most 16, the cap ...
+        >>> RefineConfig(beam_width=64, max_depth=16)
         Traceback (most recent call last):
         ...
-        fortekit.errors.SearchError: [E400] Search option beam_width x max_depth x candidates per node ...
+        fortekit.errors.RefineError: [E400] Search option beam_width x max_depth x candidates per node ...
     """
 
     beam_width: int = 3
@@ -121,14 +122,14 @@ class SearchConfig:
             _check_int(name, getattr(self, name), minimum=0)
         for name, (cap, why) in LIMITS.items():
             if getattr(self, name) > cap:
-                raise SearchError(Errors.E400.format(
+                raise RefineError(Errors.E400.format(
                     name=name, value=getattr(self, name),
                     expected=f"at most {cap}, the cap ({why}; docs/search.md, 'Limits')",
                 ))
         candidates = max(1, self.max_attributes + self.max_relations + self.max_negations)
         product = self.beam_width * self.max_depth * candidates
         if product > MAX_SCORED_PER_QUERY:
-            raise SearchError(Errors.E400.format(
+            raise RefineError(Errors.E400.format(
                 name=f"beam_width x max_depth x candidates per node ({self.beam_width} x {self.max_depth} "
                 f"x {candidates})", value=product,
                 expected=f"at most {MAX_SCORED_PER_QUERY}, the most formulas one query may make the search "
@@ -138,42 +139,42 @@ class SearchConfig:
         for name in ("tau", "relative_margin", "lam", "beta", "complexity_weight"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                raise SearchError(Errors.E400.format(name=name, value=value, expected="a finite number"))
+                raise RefineError(Errors.E400.format(name=name, value=value, expected="a finite number"))
         if self.threshold not in THRESHOLD_MODES:
-            raise SearchError(Errors.E400.format(
+            raise RefineError(Errors.E400.format(
                 name="threshold", value=self.threshold, expected=" or ".join(map(repr, THRESHOLD_MODES))
             ))
         if self.output not in QUERY_OUTPUTS:
-            raise SearchError(Errors.E400.format(
+            raise RefineError(Errors.E400.format(
                 name="output", value=self.output, expected=" or ".join(map(repr, QUERY_OUTPUTS))
             ))
         schedule = {int(depth): tuple(ops) for depth, ops in dict(self.schedule).items()}
         for ops in schedule.values():
             unknown = [op for op in ops if op not in OPERATORS]
             if unknown:
-                raise SearchError(Errors.E401.format(name=unknown[0], options=", ".join(OPERATORS)))
+                raise RefineError(Errors.E401.format(name=unknown[0], options=", ".join(OPERATORS)))
         object.__setattr__(self, "schedule", schedule)
 
     @classmethod
-    def online(cls, **overrides: Any) -> SearchConfig:
+    def online(cls, **overrides: Any) -> RefineConfig:
         """The online regime, (B, D) = (3, 2): one query at a time, low latency."""
         return cls(**{"beam_width": 3, "max_depth": 2, **overrides})
 
     @classmethod
-    def offline(cls, **overrides: Any) -> SearchConfig:
+    def offline(cls, **overrides: Any) -> RefineConfig:
         """The offline regime, (B, D) = (5, 4): refine a query log once, look it up later."""
         return cls(**{"beam_width": 5, "max_depth": 4, **overrides})
 
-    def replace(self, **overrides: Any) -> SearchConfig:
+    def replace(self, **overrides: Any) -> RefineConfig:
         """A copy with some values changed (validated again).
 
         Raises:
-            SearchError: an unknown name or a bad value.
+            RefineError: an unknown name or a bad value.
         """
         names = {f.name for f in dataclasses.fields(self)}
         unknown = sorted(set(overrides) - names)
         if unknown:
-            raise SearchError(Errors.E402.format(name=unknown[0], options=", ".join(sorted(names))))
+            raise RefineError(Errors.E402.format(name=unknown[0], options=", ".join(sorted(names))))
         return dataclasses.replace(self, **overrides)
 
     def to_dict(self) -> dict[str, Any]:
@@ -184,4 +185,7 @@ class SearchConfig:
 
 
 def _check_int(name: str, value: object, *, minimum: int) -> None:
-    check_int(value, name=name, low=minimum, error=SearchError, message=Errors.E400)
+    check_int(value, name=name, low=minimum, error=RefineError, message=Errors.E400)
+
+
+__getattr__ = renamed_names(__name__, {"SearchConfig": "RefineConfig"})

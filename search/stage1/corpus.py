@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fortekit.errors import Errors, FortekitError, SearchError
+from fortekit.errors import Errors, FortekitError, RefineError
 from fortekit.fol.caption.result import ParseResult, PredicateRecord
 
 if TYPE_CHECKING:
@@ -88,7 +88,7 @@ class CaptionCorpus:
             not bit-exact).
 
     Raises:
-        SearchError: the lengths disagree, or the corpus has no parsed caption (E411).
+        RefineError: the lengths disagree, or the corpus has no parsed caption (E411).
     """
 
     def __init__(
@@ -99,16 +99,16 @@ class CaptionCorpus:
 
         vectors = torch.as_tensor(embeddings, dtype=torch.float32)
         if vectors.ndim != 2 or vectors.shape[0] != len(captions) or len(captions) != len(parses):
-            raise SearchError(Errors.E411.format(problem=(
+            raise RefineError(Errors.E411.format(problem=(
                 f"{tuple(vectors.shape)} embeddings, {len(captions)} captions and {len(parses)} parses"
             )))
         if not any(parse is not None and parse.predicates for parse in parses):
-            raise SearchError(Errors.E411.format(problem="no caption parses to a predicate"))
+            raise RefineError(Errors.E411.format(problem="no caption parses to a predicate"))
         from fortekit.search.stage1.rows import first_bad_row
 
         bad = first_bad_row(vectors)
         if bad is not None:  # a NaN row would rank first or poison every similarity
-            raise SearchError(Errors.E411.format(problem=f"row {bad} holds NaN or an infinity"))
+            raise RefineError(Errors.E411.format(problem=f"row {bad} holds NaN or an infinity"))
         self.embeddings = vectors if normalised else torch.nn.functional.normalize(vectors, dim=-1)
         self.captions = list(captions)
         self.parses = list(parses)
@@ -160,7 +160,7 @@ class CaptionCorpus:
         """The index's item captions, with the items' own rows: the first pass's neighbours.
 
         Raises:
-            SearchError: the index holds no caption that parses (E411).
+            RefineError: the index holds no caption that parses (E411).
         """
         import numpy as np
 
@@ -180,13 +180,13 @@ class CaptionCorpus:
         """The ``k`` rows most similar to each query: (scores (q, k), rows (q, k)), best first.
 
         Raises:
-            SearchError: the queries' width is not the corpus's (E407): a corpus embedded by
+            RefineError: the queries' width is not the corpus's (E407): a corpus embedded by
                 another backbone.
         """
         import torch
 
         if queries.shape[-1] != self.dim:
-            raise SearchError(Errors.E407.format(
+            raise RefineError(Errors.E407.format(
                 what="The caption corpus", got=self.dim, expected=int(queries.shape[-1]),
             ) + " Build the corpus with this run's backbone.")
         rows = self.rows(str(queries.device))
@@ -226,7 +226,7 @@ class CaptionCorpus:
         """Read a corpus written by :meth:`save` (no spaCy, no pickle).
 
         Raises:
-            SearchError: missing or inconsistent files (E412).
+            RefineError: missing or inconsistent files (E412).
         """
         from fortekit.search.stage1.rows import read_rows, unit_rows
 
@@ -238,7 +238,7 @@ class CaptionCorpus:
         # parse nested deeper than Python's stack (json_value stops JSON nesting earlier).
         except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError,
                 FortekitError) as exc:
-            raise SearchError(Errors.E412.format(path=source, problem=_reason(exc))) from exc
+            raise RefineError(Errors.E412.format(path=source, problem=_reason(exc))) from exc
         # Rows of unit norm are kept bit-exact; rows that are not (a hand-made file) are normalised.
         return cls(embeddings, captions, parses, normalised=unit_rows(embeddings))
 

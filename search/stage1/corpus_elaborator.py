@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from fortekit._checks import check_int
-from fortekit.errors import Errors, SearchError
+from fortekit.errors import Errors, RefineError
 from fortekit.fol import CandidatePools
 from fortekit.fol.caption.result import ParseResult, PredicateRecord
 from fortekit.plugins.protocols import Elaboration
@@ -181,7 +181,7 @@ class CorpusElaborator:
         backbone: f_T for :meth:`elaborate` on its own (the Refiner passes f_T(q) itself).
 
     Raises:
-        SearchError: a bad count or share (E400), or a corpus that is not one (E410).
+        RefineError: a bad count or share (E400), or a corpus that is not one (E410).
     """
 
     name = "corpus"
@@ -195,12 +195,12 @@ class CorpusElaborator:
         backbone: Backbone | None = None,
     ) -> None:
         if not isinstance(corpus, CaptionCorpus):
-            raise SearchError(Errors.E410.format(
+            raise RefineError(Errors.E410.format(
                 what="corpus", expected="fortekit.search.CaptionCorpus", type_name=type(corpus).__name__
             ))
-        check_int(neighbours, name="neighbours", error=SearchError, message=Errors.E400)
+        check_int(neighbours, name="neighbours", error=RefineError, message=Errors.E400)
         if isinstance(coverage, bool) or not isinstance(coverage, (int, float)) or not 0.0 < coverage <= 1.0:
-            raise SearchError(Errors.E400.format(
+            raise RefineError(Errors.E400.format(
                 name="coverage", value=coverage, expected="a number in (0, 1]"
             ))
         self.corpus = corpus
@@ -253,12 +253,12 @@ class CorpusElaborator:
         """The texts of phi+ and phi- for one query (the Elaborator protocol).
 
         Raises:
-            SearchError: no backbone was given to embed the query (E413).
+            RefineError: no backbone was given to embed the query (E413).
         """
         from fortekit.fol.caption import default_parser
 
         if self.backbone is None:
-            raise SearchError(Errors.E413)
+            raise RefineError(Errors.E413)
         embedding = self.backbone.encode_text([query])
         found = self.elaborate_parsed([default_parser().parse(query)], embedding)[0]
         positives = tuple(p.text for p in found.positives)

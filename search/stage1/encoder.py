@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fortekit.errors import Errors, SearchError
+from fortekit.errors import Errors, RefineError
 
 if TYPE_CHECKING:
     import torch
@@ -162,7 +162,7 @@ class TextEmbeddingCache:
             identity of the backbone it encodes with (:meth:`bind`).
 
     Raises:
-        SearchError: the file is unreadable or was written for another backbone.
+        RefineError: the file is unreadable or was written for another backbone.
 
     Example:
         >>> import torch
@@ -211,7 +211,7 @@ class TextEmbeddingCache:
             )
             found = dict(db.execute("SELECT key, value FROM meta").fetchall())
         except (sqlite3.Error, OSError) as exc:
-            raise SearchError(Errors.E404.format(path=self.path, problem=exc)) from exc
+            raise RefineError(Errors.E404.format(path=self.path, problem=exc)) from exc
         if not found:
             db.executemany(
                 "INSERT INTO meta VALUES (?, ?)", [("backbone", self.backbone), ("dim", str(self.dim))]
@@ -219,7 +219,7 @@ class TextEmbeddingCache:
             db.commit()
         elif found.get("backbone") != self.backbone or found.get("dim") != str(self.dim):
             db.close()
-            raise SearchError(Errors.E405.format(
+            raise RefineError(Errors.E405.format(
                 path=self.path, found=found.get("backbone"), found_dim=found.get("dim"),
                 expected=self.backbone, expected_dim=self.dim,
             ))
@@ -250,17 +250,17 @@ class TextEmbeddingCache:
                 "SELECT vector FROM vectors WHERE model = ? AND text = ?", key
             ).fetchone()
         except sqlite3.Error as exc:
-            raise SearchError(Errors.E404.format(path=self.path, problem=exc)) from exc
+            raise RefineError(Errors.E404.format(path=self.path, problem=exc)) from exc
         if found is None:
             return None
         import torch
 
         blob = bytes(found[0])
         if len(blob) != 4 * self.dim:
-            raise SearchError(Errors.E404.format(path=self.path, problem=f"a row of {len(blob)} bytes"))
+            raise RefineError(Errors.E404.format(path=self.path, problem=f"a row of {len(blob)} bytes"))
         vector = torch.frombuffer(bytearray(blob), dtype=torch.float32)
         if not bool(torch.isfinite(vector).all()):
-            raise SearchError(Errors.E404.format(path=self.path, problem="a row holds NaN or inf"))
+            raise RefineError(Errors.E404.format(path=self.path, problem="a row holds NaN or inf"))
         self._remember(text, vector)
         return vector
 
@@ -278,7 +278,7 @@ class TextEmbeddingCache:
                 )
                 self._db.commit()
             except sqlite3.Error as exc:  # a full disk, a file removed under us: coded, names the file
-                raise SearchError(Errors.E404.format(path=self.path, problem=exc)) from exc
+                raise RefineError(Errors.E404.format(path=self.path, problem=exc)) from exc
 
     def _remember(self, text: str, row: torch.Tensor) -> None:
         key = (self.identity, text)
@@ -329,7 +329,7 @@ class CachedTextEncoder:
         """Embeddings of ``texts`` (duplicates allowed), shape (len(texts), dim), on the backbone's device.
 
         Raises:
-            SearchError: the backbone returned a tensor of the wrong shape.
+            RefineError: the backbone returned a tensor of the wrong shape.
         """
         import torch
 
@@ -351,7 +351,7 @@ class CachedTextEncoder:
             self.stats.texts_encoded += len(missing)
             if not isinstance(fresh, torch.Tensor) or tuple(fresh.shape) != (len(missing), self.dim):
                 got = tuple(fresh.shape) if isinstance(fresh, torch.Tensor) else type(fresh).__name__
-                raise SearchError(Errors.E403.format(got=got, count=len(missing), dim=self.dim))
+                raise RefineError(Errors.E403.format(got=got, count=len(missing), dim=self.dim))
             self.cache.put(missing, fresh)
             for text, row in zip(missing, fresh.detach().float().cpu(), strict=True):
                 rows[text] = row

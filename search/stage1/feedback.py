@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from fortekit._checks import check_int
-from fortekit.errors import Errors, SearchError
+from fortekit.errors import Errors, RefineError
 from fortekit.search.stage1.anchors import AnchorRequest, Anchors
 from fortekit.search.stage1.corpus import CaptionCorpus
 
@@ -86,7 +86,7 @@ class FeedbackAnchors:
         weight: how far q* moves along e+ - e- (0: the anchors only steer the search).
 
     Raises:
-        SearchError: a bad setting (E400) or a corpus that is not one (E410).
+        RefineError: a bad setting (E400) or a corpus that is not one (E410).
     """
 
     name = "feedback"
@@ -100,13 +100,13 @@ class FeedbackAnchors:
         weight: float = DEFAULT_FEEDBACK["weight"],
     ) -> None:
         if not isinstance(corpus, CaptionCorpus):
-            raise SearchError(Errors.E410.format(
+            raise RefineError(Errors.E410.format(
                 what="corpus", expected="fortekit.search.CaptionCorpus", type_name=type(corpus).__name__
             ))
-        check_int(k, name="feedback k", error=SearchError, message=Errors.E400)
+        check_int(k, name="feedback k", error=RefineError, message=Errors.E400)
         for name, value, low in (("coverage", coverage, 0.0), ("weight", weight, -1.0)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= 1.0:
-                raise SearchError(Errors.E400.format(name=f"feedback {name}", value=value,
+                raise RefineError(Errors.E400.format(name=f"feedback {name}", value=value,
                                                      expected=f"a number in [{low:g}, 1]"))
         self.corpus = corpus
         self.k = k

@@ -8,9 +8,9 @@ operations, :func:`passes` and :func:`decide` apply the pivot threshold ("absolu
 :class:`~fortekit.search.stage1.result.RefinementResult`.
 
 Example:
-    >>> from fortekit.search.stage1.config import SearchConfig
+    >>> from fortekit.search.stage1.config import RefineConfig
     >>> state = QueryState("rain", None, [], [], frozenset(), None, {}, pivot0=0.1)
-    >>> passes(SearchConfig.online(), state, 0.1, "relative")
+    >>> passes(RefineConfig.online(), state, 0.1, "relative")
     True
 """
 
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from fortekit.search.stage1.anchors import Anchors
 from fortekit.search.stage1.beam_state import Node, QueryState, objective_of, pivot_of
-from fortekit.search.stage1.config import SearchConfig
+from fortekit.search.stage1.config import RefineConfig
 from fortekit.search.stage1.result import ObjectiveTerms, RefinementResult, SearchNode
 
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ __all__ = ["build_result", "decide", "passes", "score_nodes", "select_beam"]
 
 
 def score_nodes(
-    config: SearchConfig,
+    config: RefineConfig,
     nodes: list[Node],
     rows: torch.Tensor,
     scoring: tuple[torch.Tensor, ...],
@@ -52,7 +52,7 @@ def score_nodes(
         >>> state = QueryState("rain", None, [], [], frozenset(), None, {})
         >>> node = Node(0, None, 0, parse_formula("∃x Rain(x)"), (), 1.0)
         >>> pivots, anchors, masks = torch.tensor([[1.0, 0.0]]), torch.zeros(1, 2), torch.zeros(1)
-        >>> score_nodes(SearchConfig.online(), [node], torch.tensor([[0.6, 0.8]]),
+        >>> score_nodes(RefineConfig.online(), [node], torch.tensor([[0.6, 0.8]]),
         ...             (pivots, anchors, anchors, masks, masks), [state])
         >>> round(node.terms.pivot, 2)
         0.6
@@ -72,12 +72,12 @@ def score_nodes(
         node.terms = ObjectiveTerms(*(float(column[position]) for column in values))
 
 
-def passes(config: SearchConfig, state: QueryState, pivot: float, mode: str) -> bool:
+def passes(config: RefineConfig, state: QueryState, pivot: float, mode: str) -> bool:
     """Whether a pivot projection passes the threshold ``mode`` ("relative" or "absolute").
 
     Example:
         >>> state = QueryState("rain", None, [], [], frozenset(), None, {})
-        >>> passes(SearchConfig.online(), state, -1.0, "absolute")
+        >>> passes(RefineConfig.online(), state, -1.0, "absolute")
         False
     """
     if mode == "relative":
@@ -85,14 +85,14 @@ def passes(config: SearchConfig, state: QueryState, pivot: float, mode: str) -> 
     return pivot >= config.tau
 
 
-def decide(config: SearchConfig, state: QueryState, mode: str) -> None:
+def decide(config: RefineConfig, state: QueryState, mode: str) -> None:
     """Fix the query's threshold mode; phi0's feasibility follows from it.
 
     Example:
         >>> from fortekit.fol import parse_formula
         >>> state = QueryState("rain", None, [], [], frozenset(), None, {})
         >>> state.nodes.append(Node(0, None, 0, parse_formula("∃x Rain(x)"), (), 1.0))
-        >>> decide(SearchConfig.online(), state, "relative")
+        >>> decide(RefineConfig.online(), state, "relative")
         >>> state.threshold, state.nodes[0].feasible
         ('relative', True)
     """
@@ -102,7 +102,7 @@ def decide(config: SearchConfig, state: QueryState, mode: str) -> None:
 
 
 def select_beam(
-    config: SearchConfig, states: list[QueryState], frontier: list[tuple[QueryState, Node]],
+    config: RefineConfig, states: list[QueryState], frontier: list[tuple[QueryState, Node]],
 ) -> None:
     """Mark the scored children feasible or not and keep each query's best B as its new beam.
 
@@ -110,7 +110,7 @@ def select_beam(
     beam is its B feasible children of lowest F(phi) (all children when none is feasible).
 
     Example:
-        >>> select_beam(SearchConfig.online(), [], [])  # no query has children: nothing changes
+        >>> select_beam(RefineConfig.online(), [], [])  # no query has children: nothing changes
     """
     by_state: dict[int, list[Node]] = {}
     for state, child in frontier:
@@ -137,7 +137,7 @@ def select_beam(
 
 
 def build_result(
-    config: SearchConfig,
+    config: RefineConfig,
     state: QueryState,
     anchors: Anchors,
     anchor_source: str,
