@@ -30,6 +30,7 @@ _LAZY = {
     "format_formula": "fortekit.fol",
     "predicates": "fortekit.fol",
     "Retriever": "fortekit.search.retriever",
+    "Collection": "fortekit.search.index.collection",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, names=globals())

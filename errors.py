@@ -434,7 +434,8 @@ class Errors(metaclass=_Messages):
     E503 = (
         "{path}, line {line}: {problem}. qrels/test.tsv holds an optional header "
         "'query-id<TAB>corpus-id<TAB>score', then one judgement a line: a query id, a corpus id and "
-        "an integer score (1 or more relevant, 0 not), each pair once."
+        "an integer score (1 or more relevant, 0 not), each pair once; TREC qrels "
+        "('query-id iteration doc-id score') are read too."
     )
     E504 = (
         "{path} names {count} {what} id(s) that {source} lacks (first on line {line}: {example!r}). "
@@ -465,6 +466,14 @@ class Errors(metaclass=_Messages):
         "Cannot read the wording benchmark report {path}: {problem}. Pass the wording_bench.json "
         "that `python scripts/wording_bench.py FOLDERS --out DIR` writes in DIR."
     )
+    E512 = (
+        "{path}, line {line}: {problem}. A TREC run file holds one ranked document a line, 6 fields "
+        "separated by spaces or tabs: 'query-id Q0 doc-id rank score tag' (rank an integer, score a "
+        "finite number, higher first; each (query, document) once); fix or remove that line."
+    )
+    E513 = (
+        "fortekit eval: {problem}. {fix} See docs/evaluation.md, 'Runs and qrels: scoring any system'."
+    )
 
     # --- E520-E549: search/eval, `fortekit eval`: the caption benchmark's options and outputs ---
     E520 = "fortekit eval: {problem}. {fix} See docs/evaluation.md, 'The benchmark command'."
@@ -477,14 +486,14 @@ class Errors(metaclass=_Messages):
         "The evaluation needs at least {needed} {what}, but {found} are left after the split and "
         "limits. Use a larger collection, a larger --limit-test/--limit-train or another --n-train."
     )
-    E524 = "Cannot write the evaluation output to {path}: {problem}. Pass a writable --out directory."
+    E524 = "Cannot write the evaluation output to {path}: {problem}. Pass a writable -o/--output directory."
     E525 = (
-        "The Stage 1 cache {path} cannot be read ({problem}). Delete it (or the whole --out "
+        "The Stage 1 cache {path} cannot be read ({problem}). Delete it (or the whole -o "
         "directory's stage1/ folder) to recompute Stage 1."
     )
     E526 = (
-        "The --out folder {path} holds files that no fortekit evaluation wrote{holding}. An "
-        "evaluation writes results.md, metrics.json, config.json, per_query/ and more into --out and "
+        "The -o/--output folder {path} holds files that no fortekit evaluation wrote{holding}. An "
+        "evaluation writes results.md, metrics.json, config.json, per_query/ and more into -o/--output and "
         "would replace files of yours with those names. Choose a new or empty folder, or the folder "
         "of an earlier `fortekit eval` run (it is reused, with its caches)."
     )
@@ -504,7 +513,7 @@ class Errors(metaclass=_Messages):
         "The output folder {path} {problem}. Pass --overwrite to replace the generated files there, "
         "or name an empty or new folder."
     )
-    E554 = "Cannot write the sound collection to {path}: {problem}. Pass a writable --out folder."
+    E554 = "Cannot write the sound collection to {path}: {problem}. Pass a writable -o/--output folder."
     E555 = "The generator's data file {path} is invalid: {problem}."
     E556 = (
         "Generation stopped after {done} of {total} clips ({reason}). The finished clips are kept in "
@@ -522,7 +531,7 @@ class Errors(metaclass=_Messages):
         "`fortekit bench train-clap` writes beside the weights; train again, or restore the file."
     )
     E571 = (
-        "No {what} at {path}: {missing} missing. Pass the folder that `fortekit bench train-clap --out DIR` "
+        "No {what} at {path}: {missing} missing. Pass the folder that `fortekit bench train-clap -o DIR` "
         "wrote (it holds {files}), or the path of its .json config."
     )
     E572 = (
@@ -532,13 +541,13 @@ class Errors(metaclass=_Messages):
     E573 = "The train-clap setting {name} must be {expected}, not {value!r}; see docs/soundclap.md."
     E574 = (
         "{path} is not a generated sound collection: {problem}. Generate one with "
-        "`fortekit bench generate --n 2000 --out DIR` and pass that folder as --data."
+        "`fortekit bench generate --n 2000 -o DIR` and pass that folder as --data."
     )
     E575 = (
         "The collection {path} has {found} {what}, fewer than the {needed} that training needs. "
         "Generate a larger collection (--n), or lower --batch-size."
     )
-    E576 = "Cannot write the trained model to {path}: {problem}. Pass a writable --out folder."
+    E576 = "Cannot write the trained model to {path}: {problem}. Pass a writable -o/--output folder."
 
     # --- E590-E599: FORTE on the generated audio collection: `eval --beir --captioner`, Stage 2 data, a2t ---
     E590 = (
@@ -564,7 +573,7 @@ class Errors(metaclass=_Messages):
     E601 = (
         "The audio index at {directory} lacks {missing}. An index directory holds index.json, "
         "embeddings.npy and items.jsonl, as AudioIndex.save() and `fortekit index build` write them; "
-        "check the path, or rebuild the index with `fortekit index build ... --out {directory}`."
+        "check the path, or rebuild the index with `fortekit index build ... -o {directory}`."
     )
     E602 = (
         "The audio index {path} has format version {found}, newer than the {supported} this fortekit "
@@ -675,13 +684,13 @@ class Errors(metaclass=_Messages):
     E626 = (
         "The output folder {path} holds {holding}, which is not an audio index that fortekit wrote"
         "{why}. `fortekit index build` and AudioIndex.save() never replace or delete such files, with "
-        "or without --overwrite. Choose a new or empty folder (--out), or move those files away "
+        "or without --overwrite. Choose a new or empty folder (-o), or move those files away "
         "yourself."
     )
     E627 = (
         "The audio index at {directory} is missing, but an interrupted save left the previous index "
         "at {previous}. Move it back (mv {previous} {directory}), or rebuild the index with "
-        "`fortekit index build ... --out {directory}`."
+        "`fortekit index build ... -o {directory}`."
     )
     E628 = (
         "The FAISS index {path} was replaced (by another save) after the index was loaded: it may "
@@ -693,7 +702,7 @@ class Errors(metaclass=_Messages):
     E650 = (
         "Cannot read the query file {path}: {problem}. Query files are .txt (one query per line), "
         ".jsonl (one JSON object per line with a \"query\" field) and .csv/.tsv files (a header row; "
-        "name the query column with --column); see docs/refine.md."
+        "name the query column with --text-column); see docs/refine.md."
     )
     E651 = (
         "Cannot tell the format of the query file {path} from its extension {suffix!r}. Known "
@@ -701,7 +710,7 @@ class Errors(metaclass=_Messages):
     )
     E652 = (
         "The query file {path} has no column {column!r}; its header names {columns}. Name the query "
-        "column with --column (Clotho's captions file: --column caption_1)."
+        "column with --text-column (Clotho's captions file: --text-column caption_1)."
     )
     E653 = (
         "The query file {path} has no header row (it is empty). A {file_format} query file starts "
@@ -718,7 +727,7 @@ class Errors(metaclass=_Messages):
         "sentence or two (raise the limit with --max-chars, up to {parser_limit})"
     )
     E658 = "not a JSON object ({problem})"
-    E659 = "the field {field!r} {detail}; name the query field with --column"
+    E659 = "the field {field!r} {detail}; name the query field with --text-column"
     E660 = "the search failed for this query: {error}"
     E661 = "Cannot write the results to {path}: {problem}."
     E662 = (
@@ -812,7 +821,7 @@ class Errors(metaclass=_Messages):
     # --- E740-E759: safe_write: outputs that are inputs, locks, markers, atomic writes ---
     E740 = (
         "The output {output} is {relation} the {what} {path} that this run reads: writing it would "
-        "destroy its own input before it is read. Choose another output path (-o/--out)."
+        "destroy its own input before it is read. Choose another output path (-o/--output)."
     )
     E741 = (
         "{path} is a symbolic link (to {target}). fortekit never writes through a link, since the "
@@ -841,6 +850,18 @@ class Errors(metaclass=_Messages):
     E747 = (
         "The folder {path} was not created by fortekit and already holds {names}, which this run "
         "writes: they would be replaced. Choose a new or empty folder, or move those files away."
+    )
+
+    # --- E760-E789: the command line: shared options, query files, exit codes ---
+    E760 = (
+        "{command}: the query {query!r} names an existing file; a query file is given with --queries. "
+        "Write `{command} --queries {query} ...` to search the queries in the file, or reword the query "
+        "if you meant to search for the text itself."
+    )
+    E761 = (
+        "{text!r} reads like English, not a first-order formula: `fortekit parse` reads formulas "
+        "(e.g. all x.(Dog(x) -> Bark(x))). To parse a caption or query into a formula, run "
+        "`fortekit caption {quoted}`."
     )
 
     # --- warnings (W001-W099 the formula language, W200-W299 plug-ins, W800-W849 deprecations) ---

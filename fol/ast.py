@@ -120,7 +120,13 @@ Term: TypeAlias = Var | Const | Func
 
 
 class _Printable:
-    """Mixin: ``str()`` of a formula is its Unicode notation."""
+    """Mixin: ``str()`` of a formula is its Unicode notation, and ``repr()`` names the node too.
+
+    Example:
+        >>> phi = And((Atom("Dog", (Var("x"),)), Not(Atom("Loud", (Var("x"),)))))
+        >>> phi, phi.operands[1]
+        (<And Dog(x) ∧ ¬Loud(x)>, <Not ¬Loud(x)>)
+    """
 
     __slots__ = ()
 
@@ -129,8 +135,12 @@ class _Printable:
 
         return format_formula(self, "unicode")  # type: ignore[arg-type]
 
+    def __repr__(self) -> str:
+        # The formula as it reads, not its nested fields: a caption's AST is hundreds of characters.
+        return f"<{type(self).__name__} {self}>"
 
-@dataclass(frozen=True, slots=True)
+
+@dataclass(frozen=True, slots=True, repr=False)
 class Atom(_Printable):
     """A predicate applied to terms: ``Bird(x)``, ``On(x, y)``; arity 0 is a proposition."""
 
@@ -145,7 +155,7 @@ class Atom(_Printable):
         return len(self.args)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class Eq(_Printable):
     """Term equality ``a = b``; ``a ≠ b`` is ``Not(Eq(a, b))``."""
 
@@ -153,7 +163,7 @@ class Eq(_Printable):
     right: Term
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class Not(_Printable):
     """Negation ``¬φ``."""
 
@@ -170,7 +180,7 @@ def _flatten(cls: type[And] | type[Or], operands: tuple[Formula, ...]) -> tuple[
     return tuple(flat)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class And(_Printable):
     """n-ary conjunction; nested conjunctions are flattened on construction."""
 
@@ -182,7 +192,7 @@ class And(_Printable):
             raise ValueError("And needs at least two operands; use conjoin()")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class Or(_Printable):
     """n-ary disjunction; nested disjunctions are flattened on construction."""
 
@@ -194,7 +204,7 @@ class Or(_Printable):
             raise ValueError("Or needs at least two operands; use disjoin()")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class Implies(_Printable):
     """Material implication ``φ → ψ``."""
 
@@ -202,7 +212,7 @@ class Implies(_Printable):
     consequent: Formula
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class Iff(_Printable):
     """Biconditional ``φ ↔ ψ``."""
 
@@ -210,7 +220,7 @@ class Iff(_Printable):
     right: Formula
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class Xor(_Printable):
     """Exclusive or ``φ ⊕ ψ`` (FOLIO's "either ... or")."""
 
@@ -225,7 +235,7 @@ class Quantifier(StrEnum):
     EXISTS = "∃"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class Quant(_Printable):
     """``∀x φ`` / ``∃x φ``, or the restricted form ``∀x∈X φ`` when ``domain`` is set."""
 

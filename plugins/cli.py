@@ -1,29 +1,23 @@
-"""The ``plugins`` sub-command: what is installed, and where each plug-in came from.
+"""The table of installed plug-ins that ``fortekit plugins`` and ``fol-refine --list-plugins`` print.
 
-:func:`add_plugin_commands` adds it to any argparse sub-parsers object; its handler
-follows the CLI convention ``handler(args, out) -> exit code``.
+The ``plugins`` command itself lives in :mod:`fortekit.search.cli.plugins`; its old names here
+(``add_plugin_commands``, ``run_plugins``) keep working for one release with a warning (W800).
 
 Example:
-    >>> import argparse, io
-    >>> parser = argparse.ArgumentParser(prog="fortekit")
-    >>> _ = add_plugin_commands(parser.add_subparsers(dest="command"))
-    >>> args = parser.parse_args(["plugins", "--kind", "captioner"])
-    >>> out = io.StringIO()
-    >>> args.handler(args, out)
-    0
-    >>> "stored" in out.getvalue()
+    >>> "captioners (" in format_plugins("captioner")
     True
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-from typing import Any, TextIO
+import importlib
+from typing import Any
 
 from fortekit.plugins import KINDS, list_plugins
 
-__all__ = ["add_plugin_commands", "format_plugins", "run_plugins"]
+__all__ = ["format_plugins"]
+
+_MOVED = {"add_plugin_commands": "fortekit.search.cli.plugins", "run_plugins": "fortekit.search.cli.plugins"}
 
 
 def format_plugins(kind: str | None = None) -> str:
@@ -55,50 +49,12 @@ def format_plugins(kind: str | None = None) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def run_plugins(args: argparse.Namespace, out: TextIO) -> int:
-    """Handler of ``plugins``: print the table (or JSON with --json); exit code 0."""
-    if getattr(args, "json", False):
-        rows: list[dict[str, Any]] = [
-            {
-                "kind": row.kind, "name": row.name, "source": row.source, "target": row.target,
-                "distribution": row.distribution, "summary": row.summary, "available": row.available,
-                "missing": list(row.missing),
-            }
-            for row in list_plugins(args.kind)
-        ]
-        for row in rows:
-            print(json.dumps(row, ensure_ascii=False), file=out)
-        return 0
-    out.write(format_plugins(args.kind))
-    return 0
+def __getattr__(name: str) -> Any:
+    """The command's old names, answered from their new module with a warning (W800)."""
+    module = _MOVED.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from fortekit._deprecated import warn_moved
 
-
-def add_plugin_commands(subparsers: Any) -> argparse.ArgumentParser:
-    """Add the ``plugins`` sub-command to an ``add_subparsers()`` object.
-
-    Args:
-        subparsers: what ``ArgumentParser.add_subparsers()`` returned.
-
-    Returns:
-        The new sub-parser (its defaults set ``handler=run_plugins``).
-
-    Example:
-        >>> import argparse
-        >>> parser = argparse.ArgumentParser()
-        >>> _ = add_plugin_commands(parser.add_subparsers(dest="command"))
-        >>> parser.parse_args(["plugins", "--json"]).json
-        True
-    """
-    parser: argparse.ArgumentParser = subparsers.add_parser(
-        "plugins",
-        help="list the installed backbones, elaborators and captioners, and where each came from",
-        description=(
-            "List the plug-ins fortekit can use: built-ins, those registered in code, and those "
-            "that installed packages provide through the entry-point groups fortekit.backbones, "
-            "fortekit.elaborators and fortekit.captioners."
-        ),
-    )
-    parser.add_argument("--kind", choices=KINDS, help="list one kind only")
-    parser.add_argument("--json", action="store_true", help="one JSON object per plug-in")
-    parser.set_defaults(handler=run_plugins)
-    return parser
+    warn_moved(f"{__name__}.{name}", f"{module}.{name}")
+    return getattr(importlib.import_module(module), name)

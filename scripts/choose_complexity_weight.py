@@ -1,6 +1,6 @@
 """Choose Stage 1's complexity weight on TRAINING data (Clotho development, clips 1..N).
 
-Caption-indexed setting of docs/search.md: caption 1 of a clip is the query, the mean
+Caption-indexed setting of docs/refine.md: caption 1 of a clip is the query, the mean
 embedding of captions 2-5 is the item; R@1 of q* = f_T(G(phi*)) against the items,
 for each weight w in F = w c - u. Usage:
 

@@ -49,7 +49,7 @@ for query, row in refined.items():
     print(f"    first hit without feedback: {before}")
     print(f"    first hit with feedback:    {after}{'' if before != after else '   (the same)'}")
 print(f"\n{moved} of {len(refined)} first hits changed; G(φ*) differs from the query for "
-      f"{sum(r['phi_star'] != r['phi0'] for r in refined.values())}: docs/search.md says why most formulas stay.")
+      f"{sum(r['phi_star'] != r['phi0'] for r in refined.values())}: docs/refine.md says why most formulas stay.")
 EOF
 echo
 .venv/bin/fol-refine --explain "a person talking" --index "$index"

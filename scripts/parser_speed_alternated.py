@@ -1,9 +1,9 @@
-"""``parse_many`` against bare spaCy ``nlp.pipe``, alternated in one process (docs/parser_speed.md).
+"""``parse_many`` against bare spaCy ``nlp.pipe``, alternated in one process (docs/dev/parser_speed.md).
 
 The benchmark command (tests/test_caption_bench.py) runs each benchmark's rounds in a block,
 so on a shared machine the sides meet different loads. This script alternates them N times
 over the same 600 Clotho development captions (every 24th) and prints the minimum and mean
-of each, and the ratios of minimums, the measure docs/parser_speed.md calls "alternated":
+of each, and the ratios of minimums, the measure docs/dev/parser_speed.md calls "alternated":
 
 - ``stock``: bare ``nlp.pipe`` of the stock pipeline as ``spacy.load`` gives it (NER
   excluded, as the parser excludes it): the baseline of issue 17's goal.

@@ -21,11 +21,14 @@ plain str/number/bool or a tuple/list of those, is written where the block shows
 comment lines (``# ...``) right after it, or its trailing comment (after two spaces: a note,
 kept). ``-slow`` marks blocks that run Stage 1 (``--skip-slow``, ``--only-slow``).
 
-Not covered (no output shown, or it needs data outside the repo): the command lists of
-README.md, docs/retriever.md and docs/refine.md's offline regime; docs/index.md's ``index
+Not covered here (no output shown, or it needs data outside the repo): docs/retriever.md's
+command list and docs/refine.md's offline regime; docs/audio_index.md's ``index
 build/query``, every ``parse-report``, ``vocab``, ``eval`` and benchmark output and
 docs/refine.md's "Measured" table (../shared/data); docs/plugins.md's ``pip install``;
-docs/retriever.md's Python block (it needs an index).
+docs/retriever.md's Python block (it needs an index). The command lists of README.md and
+docs/README.md are parsed, and docs/README.md's quick start is run, by
+tests/test_readme_commands.py (with :func:`shell_commands`); docs/dev/README.md says which
+test re-runs what.
 
 Usage::
 
@@ -107,6 +110,57 @@ def find_blocks(path: Path, lines: list[str]) -> list[Block]:
             raise SystemExit(f"{path}:{i + 1}: the fenced block after the marker is not closed")
         blocks.append(Block(path, match["body"], bool(match["slow"]), i + 2, end))
     return blocks
+
+
+COMMAND_PREFIXES = (".venv/bin/fortekit ", ".venv/bin/fol-refine ", "fortekit ", "fol-refine ")
+
+
+def shell_commands(text: str, prefixes: tuple[str, ...] = COMMAND_PREFIXES) -> list[tuple[int, str]]:
+    """The commands of a Markdown text's ```bash blocks that start with one of PREFIXES.
+
+    Lines ending in a backslash are joined with the next; a comment (`` #`` after a space) is
+    dropped. Each command comes with the 1-based line it starts on.
+
+    >>> page = "```bash\\nfortekit plugins   # list\\nfortekit parse x \\\\\\n    --style ascii\\nls\\n```"
+    >>> shell_commands(page)
+    [(2, 'fortekit plugins'), (3, 'fortekit parse x --style ascii')]
+    """
+    commands: list[tuple[int, str]] = []
+    inside, pending, start = False, "", 0
+    for number, line in enumerate(text.split("\n"), 1):
+        if line.startswith("```"):
+            inside, pending = line.strip() == "```bash", ""
+            continue
+        if not inside:
+            continue
+        if not pending:
+            start = number
+        line = _strip_comment(line)
+        if line.endswith("\\"):
+            pending += line[:-1].strip() + " "
+            continue
+        command = (pending + line.strip()).strip()
+        pending = ""
+        if command.startswith(prefixes):
+            commands.append((start, command))
+    return commands
+
+
+def _strip_comment(line: str) -> str:
+    """LINE without its shell comment (a ``#`` that starts a word, outside quotes).
+
+    >>> _strip_comment('fortekit search "a #1 hit" -k 3   # three')
+    'fortekit search "a #1 hit" -k 3'
+    """
+    quote = ""
+    for i, char in enumerate(line):
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and (i == 0 or line[i - 1].isspace()):
+            return line[:i].rstrip()
+    return line.rstrip()
 
 
 def normalise(text: str, tmp: str) -> list[str]:

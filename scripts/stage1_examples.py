@@ -1,4 +1,4 @@
-"""Print Stage 1 before and after for random development queries (docs/search.md, "Examples").
+"""Print Stage 1 before and after for random development queries (docs/refine.md, "Examples").
 
 Caption-indexed Clotho development clips 1..N (the benchmark's training part): caption 1
 of a clip is the query, the mean embedding of captions 2-5 the item, caption 2 the item's

@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from fortekit.search.formula.scoring import FormulaScorer, FormulaScoringConfig, search_index
     from fortekit.search.hits import explain_predicates
     from fortekit.search.index.audio_index import AudioIndex
+    from fortekit.search.index.collection import Collection
     from fortekit.search.projection import (
         ProjectionConfig,
         ProjectionData,
@@ -34,7 +35,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from fortekit.search.projection.training import TrainingReport, train_projection
     from fortekit.search.query_side import RefinementLookup
     from fortekit.search.rerank import DEFAULT_ALPHA, Reranker, polarity_overlap, predicate_overlap
-    from fortekit.search.retriever import Hit, Retriever, SearchResult
+    from fortekit.search.retriever import Hit, Retriever, SearchResult, build_retriever
     from fortekit.search.stage1.anchor_sources import ANCHOR_SOURCES, make_anchor_source, make_elaborator
     from fortekit.search.stage1.anchors import AnchorBank, NoAnchors, OracleAnchors, ProxyAnchors
     from fortekit.search.stage1.beam import Refiner
@@ -59,10 +60,12 @@ _LAZY = {
     "OracleAnchors": "fortekit.search.stage1.anchors",
     "ProxyAnchors": "fortekit.search.stage1.anchors",
     "AudioIndex": "fortekit.search.index.audio_index",
+    "Collection": "fortekit.search.index.collection",
     "FormulaScorer": "fortekit.search.formula.scoring",
     "FormulaScoringConfig": "fortekit.search.formula.config",
     "search_index": "fortekit.search.formula.scoring",
     "Retriever": "fortekit.search.retriever",
+    "build_retriever": "fortekit.search.retriever",
     "SearchResult": "fortekit.search.retriever",
     "Hit": "fortekit.search.retriever",
     "explain_predicates": "fortekit.search.hits",
@@ -95,6 +98,7 @@ __all__ = [
     "AudioIndex",
     "CachedTextEncoder",
     "CaptionCorpus",
+    "Collection",
     "CorpusElaborator",
     "EncoderStats",
     "FeedbackAnchors",
@@ -118,6 +122,7 @@ __all__ = [
     "SearchResult",
     "TextEmbeddingCache",
     "TrainingReport",
+    "build_retriever",
     "explain_predicates",
     "load_projection",
     "make_anchor_source",

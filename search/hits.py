@@ -1,14 +1,19 @@
 """What :meth:`~fortekit.search.retriever.Retriever.search` returns: ranked hits and their explanations.
 
+Both print short (``repr``) and, in Jupyter, as an HTML table (``_repr_html_``).
+
 Example:
     >>> hit = Hit(1, "clip7", 0.61, caption="a dog barks")
     >>> hit.to_dict()["id"], hit.to_dict()["score"]
     ('clip7', 0.61)
+    >>> hit
+    Hit(1, 'clip7', 0.61, 'a dog barks')
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from html import escape
 from typing import Any
 
 from fortekit.fol.predicates import PredicateSymbol
@@ -50,6 +55,17 @@ class Hit:
             "violated": list(self.violated),
             "clause_similarities": [round(value, 6) for value in self.clause_similarities],
         }
+
+    def __repr__(self) -> str:
+        """Rank, id, score (4 decimals) and the caption's first 60 characters; the violated predicates.
+
+        Example:
+            >>> Hit(2, "clip3", 0.812345, "a dog barks while a man talks", violated=("¬Talking/1",))
+            Hit(2, 'clip3', 0.8123, 'a dog barks while a man talks', violated=('¬Talking/1',))
+        """
+        caption = "" if self.caption is None else f", {_shorten(self.caption, 60)!r}"
+        violated = f", violated={self.violated!r}" if self.violated else ""
+        return f"Hit({self.rank}, {self.item_id!r}, {round(self.score, 4)!r}{caption}{violated})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +110,62 @@ class SearchResult:
             "hits": [hit.to_dict() for hit in self.hits],
         }
 
+    def __repr__(self) -> str:
+        """The query, its formula and the first hits (as many as keep it under 200 characters).
+
+        Example:
+            >>> SearchResult("rain", (Hit(1, "a", 0.9), Hit(2, "b", 0.5)), phi_star="∃x Rain(x)")
+            SearchResult('rain', ∃x Rain(x), 2 hits: 'a' 0.9, 'b' 0.5)
+        """
+        formula = f", {self.phi_star}" if self.phi_star is not None else ""
+        head = f"SearchResult({_shorten(self.query, 50)!r}{formula}, {len(self.hits)} hit"
+        head += "" if len(self.hits) == 1 else "s"
+        shown: list[str] = []
+        for hit in self.hits:
+            item = f"{_shorten(hit.item_id, 24)!r} {round(hit.score, 4)!r}" + (" ✗" if hit.violated else "")
+            if shown and len(head) + len(", ".join([*shown, item])) > 180:
+                break
+            shown.append(item)
+        more = ", …" if len(shown) < len(self.hits) else ""
+        return f"{head}{': ' if shown else ''}{', '.join(shown)}{more})"
+
+    def _repr_html_(self) -> str:
+        """For Jupyter: the query and formula, then a table of the hits; a hit whose caption
+        contradicts the query (violated predicates) is marked ✗ and shaded. Every text is escaped.
+
+        Example:
+            >>> hit = Hit(1, "a", 0.9, "<i>x</i>", violated=("¬Talking/1",))
+            >>> html = SearchResult("q", (hit,))._repr_html_()
+            >>> "&lt;i&gt;" in html, "fortekit-violated" in html
+            (True, True)
+        """
+        rows = []
+        for hit in self.hits:
+            marked = ' class="fortekit-violated" style="background-color:rgba(255,0,0,0.12)"' \
+                if hit.violated else ""
+            cells = [
+                f"{hit.rank}{' ✗' if hit.violated else ''}", hit.item_id, f"{hit.score:.4f}",
+                hit.caption or "", " ".join(hit.matched), " ".join(hit.missed), " ".join(hit.violated),
+            ]
+            rows.append(f"<tr{marked}>" + "".join(f"<td>{escape(cell)}</td>" for cell in cells) + "</tr>")
+        lines = [f"<b>{escape(self.query)}</b>"]
+        if self.phi_star is not None:
+            lines.append(f"<code>{escape(self.phi_star)}</code>")
+        if self.refined_text:
+            lines.append(f"refined: {escape(self.refined_text)}")
+        if self.clauses:
+            lines.append("clauses: " + "; ".join(
+                escape(("not: " if negated else "") + text) for text, negated in self.clauses))
+        elif self.fallback:
+            lines.append(f"formula scoring: {escape(self.fallback)}")
+        lines.extend(f"unsure: {escape(line)}" for line in self.unsure)
+        header = "".join(f"<th>{name}</th>" for name in
+                         ("rank", "id", "score", "caption", "matched", "missed", "violated"))
+        return (
+            f'<div class="fortekit-result"><p>{"<br>".join(lines)}</p>'
+            f"<table><thead><tr>{header}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+        )
+
 
 def explain_predicates(
     query: frozenset[PredicateSymbol], item: frozenset[PredicateSymbol],
@@ -125,3 +197,8 @@ def explain_predicates(
         elif not symbol.negated:
             missed.append(str(symbol))
     return tuple(matched), tuple(missed), tuple(violated)
+
+
+def _shorten(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, ending in an ellipsis where it was cut."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from fortekit.fol.ast import Formula
     from fortekit.search.stage1.beam import Refiner
     from fortekit.search.stage1.encoder import CachedTextEncoder
+    from fortekit.search.stage1.result import RefinementResult
 
 __all__ = ["QuerySide", "RefinementLookup", "prepare_queries", "stored_formula"]
 
@@ -59,11 +60,12 @@ class QuerySide:
 
 def prepare_queries(
     texts: Sequence[str], encoder: CachedTextEncoder, *, refiner: Refiner | None = None,
-    lookup: RefinementLookup | None = None,
+    lookup: RefinementLookup | None = None, refined: Mapping[str, RefinementResult] | None = None,
 ) -> QuerySide:
     """The query side of a search: each query's vector, formula and refinement, by where it comes from.
 
-    A query the lookup table holds gets its stored refinement (q* = f_T of the stored refined
+    A query ``refined`` holds keeps that Stage 1 result (fol-refine's batch, refined before it
+    is ranked); a query the lookup table holds gets its stored refinement (q* = f_T of the stored refined
     text, phi* read back from its stored text); the others go through Stage 1 when there is a
     refiner, else they are encoded as they are (f_T(q), phi0 = Π(q)). The looked-up refined texts
     and the plain queries share one encoder call; Stage 1 makes its own (one per depth).
@@ -73,6 +75,7 @@ def prepare_queries(
         encoder: the cached text encoder.
         refiner: Stage 1, or None.
         lookup: stored Stage 1 results, or None.
+        refined: Stage 1 results already made, by query text, or None.
 
     Returns:
         The :class:`QuerySide`.
@@ -88,10 +91,13 @@ def prepare_queries(
 
     n = len(texts)
     side = QuerySide(n)
-    stored = [lookup.get(text) if lookup is not None else None for text in texts]
+    done = refined or {}
+    stored = [lookup.get(text) if lookup is not None and text not in done else None for text in texts]
+    given = [q for q in range(n) if texts[q] in done]
     known = [q for q in range(n) if stored[q] is not None]
-    searched = [q for q in range(n) if stored[q] is None and refiner is not None]
-    plain = [q for q in range(n) if stored[q] is None and refiner is None]
+    rest = [q for q in range(n) if stored[q] is None and texts[q] not in done]
+    searched = rest if refiner is not None else []
+    plain = rest if refiner is None else []
     vectors: list[torch.Tensor | None] = [None] * n
     # the refined texts of looked-up queries and the plain queries: one encoder call
     to_encode = [str((stored[q] or {}).get("refined_text") or texts[q]) for q in known] + \
@@ -107,15 +113,16 @@ def prepare_queries(
         side.phi0[q] = None if record.get("phi0") is None else str(record["phi0"])
         side.refined[q] = None if record.get("refined_text") is None else str(record["refined_text"])
         side.sources[q] = "lookup"
+    results = [done[texts[q]] for q in given]
     if searched and refiner is not None:
-        results = refiner.refine_many([texts[q] for q in searched], batch_size=len(searched))
-        for q, result in zip(searched, results, strict=True):
-            vectors[q] = result.q_star.detach().float().cpu()
-            side.formulas[q] = result.phi_star
-            side.logic[q] = result.phi0
-            side.phi0[q] = str(result.phi0)
-            side.refined[q] = result.refined_text
-            side.sources[q] = "search"
+        results += refiner.refine_many([texts[q] for q in searched], batch_size=len(searched))
+    for q, result in zip(given + searched, results, strict=True):
+        vectors[q] = result.q_star.detach().float().cpu()
+        side.formulas[q] = result.phi_star
+        side.logic[q] = result.phi0
+        side.phi0[q] = str(result.phi0)
+        side.refined[q] = result.refined_text
+        side.sources[q] = "search"
     if plain:
         for q, phi in zip(plain, item_formulas_from_captions([texts[q] for q in plain]), strict=True):
             side.formulas[q] = side.logic[q] = phi

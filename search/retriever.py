@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable, MutableMapping, Sequence
+from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,18 +43,32 @@ if TYPE_CHECKING:
     from fortekit.search.formula.config import QueryPlan
     from fortekit.search.formula.evidence import LabelEvidence
     from fortekit.search.formula.order_check import OrderCheck
-    from fortekit.search.formula.scoring import FormulaScorer
+    from fortekit.search.formula.scoring import FormulaScorer, FormulaScoringConfig
     from fortekit.search.index.audio_index import AudioIndex
     from fortekit.search.rerank import Reranker
     from fortekit.search.stage1.anchors import AnchorSource
     from fortekit.search.stage1.beam import Refiner
     from fortekit.search.stage1.config import RefineConfig
     from fortekit.search.stage1.encoder import CachedTextEncoder
+    from fortekit.search.stage1.result import RefinementResult
 
-__all__ = ["Hit", "RefinementLookup", "Retriever", "SearchResult", "explain_predicates"]
+__all__ = ["Hit", "RefinementLookup", "Retriever", "SearchResult", "build_retriever", "explain_predicates"]
 
-_DEFAULT = object()  # "the default component", as distinct from None ("switched off")
-_KEEP = object()  # with_stages: "as this retriever has it"
+class _Sentinel:
+    """A default that ``help()`` shows by its meaning, not as ``<object object at 0x...>``."""
+
+    __slots__ = ("_text",)
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+
+    def __repr__(self) -> str:
+        return f"<{self._text}>"
+
+
+# Typed Any, so that a parameter keeps its real type in help(); `is` tells the sentinel apart.
+_DEFAULT: Any = _Sentinel("the default")  # "the default component", as distinct from None ("off")
+_KEEP: Any = _Sentinel("as this retriever has it")  # with_stages
 
 
 class Retriever:
@@ -69,7 +83,7 @@ class Retriever:
             (Stage 1), or None (default) to search with the query as it is.
         elaborator: Stage 1's elaborator: "auto" (default: "corpus" when the index holds item
             captions, else "lexical"), "corpus" (the nearest item captions of this index,
-            parsed once: see docs/search.md), a registered name or an instance.
+            parsed once: see docs/refine.md), a registered name or an instance.
         anchors: Stage 1's anchor source: "auto" (default: "feedback" when the index holds
             item captions, else none), a name ("feedback": the first pass over this index
             judged by the formula; "proxy"), an instance, or None (the pivot alone).
@@ -92,6 +106,11 @@ class Retriever:
         evidence: a tagger's :class:`~fortekit.search.formula.evidence.LabelEvidence` for the index's
             items (one row per item): formula scoring judges the clauses it grounds by it too;
             None (default): the evidence the index stores, if any.
+        refiner: a Stage 1 :class:`~fortekit.search.stage1.beam.Refiner` already built (fol-refine's,
+            with its own elaborator and anchors), instead of ``stage1``: its backbone and text
+            cache are shared; None (default) builds one from ``stage1`` when given.
+        use_faiss: the first pass searches the index's saved FAISS index instead of exactly
+            (``fortekit index query --faiss``); not with a projection.
 
     Raises:
         AudioIndexError: an index that cannot be read (E42x) or another backbone (E609).
@@ -113,14 +132,16 @@ class Retriever:
         anchors: AnchorSource | str | None = "auto",
         lookup: RefinementLookup | None = None,
         projection: str | os.PathLike[str] | None = None,
-        formula: Any = _DEFAULT,
-        rerank: Any = _DEFAULT,
+        formula: FormulaScoringConfig | None = _DEFAULT,
+        rerank: Reranker | None = _DEFAULT,
         candidates: int = 1000,
         device: str = "auto",
         cache_dir: str | os.PathLike[str] | None = None,
         encoder: CachedTextEncoder | None = None,
         evidence: LabelEvidence | None = None,
         order_check: bool = False,
+        refiner: Refiner | None = None,
+        use_faiss: bool = False,
     ) -> None:
         from fortekit.plugins import get_backbone
         from fortekit.search.formula.scoring import FormulaScorer, FormulaScoringConfig
@@ -130,6 +151,14 @@ class Retriever:
 
         _check_count(candidates, "candidates")
         self.index = index if isinstance(index, AudioIndex) else AudioIndex.load(index)
+        if refiner is not None and stage1 is not None:
+            raise EvaluationError(Errors.E480.format(what="retriever", name="refiner",
+                                                     expected="None when stage1 is given", value=refiner))
+        if use_faiss and projection is not None:
+            raise EvaluationError(Errors.E480.format(what="retriever", name="use_faiss",
+                                                     expected="False with a projection", value=use_faiss))
+        if backbone is None and refiner is not None:
+            backbone = refiner.backbone
         if backbone is None or isinstance(backbone, str):
             # A recorded "device" (the Python API records what it was given) is where the index was
             # built; `device` says where to run now (two values for one keyword were a TypeError).
@@ -141,8 +170,11 @@ class Retriever:
         self.device = device
         self.candidates = candidates
         self.lookup = lookup
-        self.refiner: Refiner | None = None
-        if stage1 is not None:
+        self.use_faiss = bool(use_faiss)
+        self.refiner: Refiner | None = refiner
+        if refiner is not None:
+            self.encoder: CachedTextEncoder = refiner.encoder
+        elif stage1 is not None:
             from fortekit.search.stage1.anchor_sources import (
                 make_anchor_source,
                 make_elaborator,
@@ -162,7 +194,7 @@ class Retriever:
                 anchors = make_anchor_source(anchors, index=self.index, corpus=corpus)
             self.refiner = Refiner(backbone, make_elaborator(elaborator, corpus=corpus), config=stage1,
                                    anchors=anchors, device=device, cache_dir=cache_dir)
-            self.encoder: CachedTextEncoder = self.refiner.encoder
+            self.encoder = self.refiner.encoder
         elif encoder is not None:
             self.encoder = encoder
         else:
@@ -197,8 +229,9 @@ class Retriever:
                 f"stages=[{', '.join(s for s in stages if s)}])")
 
     def with_stages(
-        self, *, formula: Any = _KEEP, rerank: Any = _KEEP, projection: Any = _KEEP, candidates: Any = _KEEP,
-        evidence: Any = _KEEP,
+        self, *, formula: FormulaScoringConfig | None = _KEEP, rerank: Reranker | None = _KEEP,
+        projection: str | os.PathLike[str] | None = _KEEP, candidates: int = _KEEP,
+        evidence: LabelEvidence | None = _KEEP,
     ) -> Retriever:
         """A retriever over the same index, backbone, text cache and query side, other ranking stages.
 
@@ -256,14 +289,22 @@ class Retriever:
 
     def search(
         self, queries: str | Sequence[str], k: int = 10, *, explain: bool = False,
+        refinements: Mapping[str, RefinementResult] | None = None,
     ) -> list[SearchResult]:
         """Rank the index for each query: one encoder call per batch (and per Stage 1 depth).
+
+        Every command that ranks (``fortekit search``, ``fortekit index query``, ``fol-refine
+        --index``) and the benchmark's loop (:meth:`rank`) go through here, so one query gets
+        one ranking and one score, whichever of them asked.
 
         Args:
             queries: one query (a str) or several (a list, a tuple, a NumPy array of strings;
                 NumPy strings are read as the str they hold).
             k: hits per query.
             explain: fill each hit's matched/missed/violated predicates and clause similarities.
+            refinements: Stage 1 results already made for some of the queries, by query text
+                (fol-refine ranks the batch it has just refined): they are used as they are,
+                not searched again.
 
         Returns:
             One :class:`SearchResult` per query, in order.
@@ -288,7 +329,8 @@ class Retriever:
         texts = [check_text(text, function="Retriever.search") for text in given]
         if not texts:
             return []
-        side = prepare_queries(texts, self.encoder, refiner=self.refiner, lookup=self.lookup)
+        side = prepare_queries(texts, self.encoder, refiner=self.refiner, lookup=self.lookup,
+                               refined=refinements)
         formulas = side.formulas
         # Formula scoring judges the query's own formula (side.logic); Stage 3 and the hits'
         # explanations read phi*. Planned once: the ranking and the result's clauses agree.
@@ -308,7 +350,9 @@ class Retriever:
                 else {}
             )
             hits = []
-            for rank, (score, row) in enumerate(zip(scores[q].tolist(), rows[q].tolist(), strict=True), 1):
+            found = [(score, row) for score, row in zip(scores[q].tolist(), rows[q].tolist(), strict=True)
+                     if row >= 0]  # a FAISS IVF search may find fewer than k
+            for rank, (score, row) in enumerate(found, 1):
                 hits.append(self._hit(rank, row, score, query_sets[q], clause_vectors, clauses, explain))
             out.append(SearchResult(
                 text, tuple(hits), side.phi0[q], None if formulas[q] is None else str(formulas[q]),
@@ -352,7 +396,10 @@ class Retriever:
         items = self.items
         tick = time.perf_counter()
         pool = min(max(k, self.candidates), len(self.index))
-        scores, rows = exact_top_k(items, vectors.detach().float().cpu(), pool)
+        if self.use_faiss:
+            scores, rows = self.index.search(vectors.detach().float().cpu(), pool, use_faiss=True)
+        else:
+            scores, rows = exact_top_k(items, vectors.detach().float().cpu(), pool)
         tick = _lap(clock, "first_pass", tick)
         if self.formula_scorer is not None:
             scores, rows = self.formula_scorer.rerank(formulas, scores, rows, items, plans=plans,
@@ -389,6 +436,90 @@ class Retriever:
             matched = missed = ()
         return Hit(rank, index.ids[row], float(score), index.captions[row], index.paths[row],
                    matched, missed, violated, sims)
+
+
+def build_retriever(
+    index: AudioIndex | str | os.PathLike[str],
+    *,
+    backbone: Backbone | str | None = None,
+    backbone_options: Mapping[str, Any] | None = None,
+    stage1: RefineConfig | str | None = None,
+    refiner: Refiner | None = None,
+    lookup: RefinementLookup | None = None,
+    projection: str | os.PathLike[str] | None = None,
+    formula_scoring: bool = True,
+    gamma: float | None = None,
+    stage3: bool = True,
+    order_check: bool = False,
+    use_faiss: bool = False,
+    device: str = "auto",
+) -> Retriever:
+    """The one factory of the commands that rank: their settings in, the :class:`Retriever` out.
+
+    ``fortekit search``, ``fortekit index query`` and ``fol-refine --index`` build their Retriever
+    here, so the same settings give the same ranking and the same scores in each.
+
+    Args:
+        index: the index, or its directory.
+        backbone: the text encoder (an instance or a registered name); None: the index's own
+            (with its recorded options), or the refiner's when ``refiner`` is given.
+        backbone_options: options of the backbone plug-in over the recorded ones (a ``device``
+            among them decides where it runs; ``device`` otherwise).
+        stage1: "off" (or None), "online", "offline", or a
+            :class:`~fortekit.search.stage1.config.RefineConfig`.
+        refiner: a Stage 1 refiner already built (fol-refine's), instead of ``stage1``.
+        lookup: stored refinements; the queries it holds skip Stage 1.
+        projection: a Stage 2 head file, or None.
+        formula_scoring: re-score the candidates by each query's formula.
+        gamma: formula scoring's weight of the logic (None: the default).
+        stage3: Stage 3's default re-ranking.
+        order_check: sort each ranking's best 50 by the event order (``--order-check``).
+        use_faiss: the first pass through the index's saved FAISS index.
+        device: "auto", "cpu", "cuda", ...
+
+    Returns:
+        The :class:`Retriever`.
+
+    Raises:
+        EvaluationError: an unknown ``stage1`` or a bad option (E480).
+        FortekitError: an index, backbone, lookup table, gamma or projection that cannot be used.
+
+    Example:
+        >>> retriever = build_retriever("clips.index", stage3=False)  # doctest: +SKIP
+        >>> retriever  # doctest: +SKIP
+        Retriever(200 items, backbone='minilm', stages=[formula])
+    """
+    from fortekit.search.formula.scoring import FormulaScoringConfig
+    from fortekit.search.index.audio_index import AudioIndex
+    from fortekit.search.rerank import Reranker
+    from fortekit.search.stage1.config import RefineConfig
+
+    if isinstance(stage1, str) or stage1 is None:
+        modes = {"off": None, "online": RefineConfig.online, "offline": RefineConfig.offline}
+        mode = "off" if stage1 is None else stage1
+        if mode not in modes:
+            raise EvaluationError(Errors.E480.format(what="retriever", name="stage1",
+                                                     expected="'off', 'online' or 'offline'", value=stage1))
+        make = modes[mode]
+        stage1 = make() if make is not None else None
+    if backbone_options and (backbone is None or isinstance(backbone, str)):
+        from fortekit.plugins import get_backbone
+
+        index = index if isinstance(index, AudioIndex) else AudioIndex.load(index)
+        # A recorded "device" is where the index was built: the given options and `device` decide.
+        options = {key: value for key, value in index.meta.backbone_options.items()
+                   if key != "device"} if backbone is None else {}
+        options.update(backbone_options)
+        options.setdefault("device", device)
+        backbone = get_backbone(backbone or index.backbone_name, **options)
+    formula = None
+    if formula_scoring:
+        formula = FormulaScoringConfig() if gamma is None else FormulaScoringConfig(gamma=gamma)
+    return Retriever(
+        index, backbone, stage1=stage1, refiner=refiner, lookup=lookup, projection=projection,
+        formula=formula, rerank=Reranker() if stage3 else None, device=device,
+        order_check=order_check, use_faiss=use_faiss,
+    )
 
 
 def unresolved_scopes(texts: Sequence[str]) -> list[tuple[str, ...]]:

@@ -29,7 +29,7 @@ def trained_clap(tmp_path_factory: pytest.TempPathFactory) -> Trained:
     generate(GeneratorConfig(seed=0, n=200, speech=False), root / "gen")
     parser = argparse.ArgumentParser(prog="fortekit bench")
     add_train_clap_action(parser.add_subparsers(dest="action"))
-    args = parser.parse_args(["train-clap", "--data", str(root / "gen"), "--out", str(root / "clap"),
+    args = parser.parse_args(["train-clap", "--data", str(root / "gen"), "-o", str(root / "clap"),
                               "--epochs", "10", "--batch-size", "32", "--device", "cpu", "--threads", "2"])
     out = io.StringIO()
     assert args.handler(args, out) == 0, out.getvalue()

@@ -26,8 +26,8 @@ def audio_run(trained_clap: Trained, tmp_path_factory: pytest.TempPathFactory) -
     root = tmp_path_factory.mktemp("audio-bench")
     data = root / "stage2" / "train.safetensors"
     assert main(["bench", "stage2-data", "--data", str(collection), "--backbone-option", f"model={model}",
-                 "--out", str(data), "--device", "cpu", "--captions-per-clip", "1"]) == 0
-    assert main(["train-projection", "--train", str(data), "--out", str(root / "stage2"), "--epochs", "3",
+                 "-o", str(data), "--device", "cpu", "--captions-per-clip", "1"]) == 0
+    assert main(["train-projection", "--train", str(data), "-o", str(root / "stage2"), "--epochs", "3",
                  "--batch-size", "32", "--device", "cpu", "--quiet"]) == 0
     out = root / "eval"
     assert main(["eval", "--beir", str(collection / "test"), "--backbone", "small-clap",
@@ -35,7 +35,7 @@ def audio_run(trained_clap: Trained, tmp_path_factory: pytest.TempPathFactory) -
                  "--captioner-option", f"model={model}", "--captioner-option", "device=cpu",
                  "--projection", str(root / "stage2"),
                  "--systems", "baseline,S2,S3-polarity,formula,default,default+order,full",
-                 "--by", "kind", "--device", "cpu", "--beam-width", "2", "--no-umap", "--out", str(out)]) == 0
+                 "--by", "kind", "--device", "cpu", "--beam-width", "2", "--no-umap", "-o", str(out)]) == 0
     return out, json.loads((out / "metrics.json").read_text(encoding="utf-8"))
 
 
@@ -106,10 +106,10 @@ def test_a_captioner_on_items_without_audio_is_a_coded_error(tmp_path: Path,
     from beir_fixtures import make_beir
 
     folder = make_beir(tmp_path / "text-only")
-    code = main(["eval", "--beir", str(folder), "--out", str(tmp_path / "out"), "--device", "cpu",
+    code = main(["eval", "--beir", str(folder), "-o", str(tmp_path / "out"), "--device", "cpu",
                  "--systems", "S3-polarity", "--captioner", "stored"])
     assert code == 1 and "[E590]" in capsys.readouterr().err
-    code = main(["eval", "--beir", str(folder), "--out", str(tmp_path / "out"), "--device", "cpu",
+    code = main(["eval", "--beir", str(folder), "-o", str(tmp_path / "out"), "--device", "cpu",
                  "--systems", "S2"])
     assert code == 1 and "[E508]" in capsys.readouterr().err  # S2 needs --projection
 

@@ -118,7 +118,7 @@ def a2t_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, A
     try:
         root = tmp_path_factory.mktemp("a2t-run")
         out = root / "out"
-        assert main(["eval", "--beir", str(make_beir(root / "tiny")), "--out", str(out), "--device", "cpu",
+        assert main(["eval", "--beir", str(make_beir(root / "tiny")), "-o", str(out), "--device", "cpu",
                      "--systems", "copy,S3-paper,default,default+order", "--by", "kind", "--no-umap"]) == 0
     finally:
         del SYSTEMS["copy"]
@@ -159,7 +159,7 @@ def test_one_direction_writes_only_its_own(tmp_path: Path) -> None:
     from fortekit.search.cli import main
 
     out = tmp_path / "out"
-    assert main(["eval", "--beir", str(make_beir(tmp_path / "tiny")), "--out", str(out), "--device", "cpu",
+    assert main(["eval", "--beir", str(make_beir(tmp_path / "tiny")), "-o", str(out), "--device", "cpu",
                  "--direction", "a2t", "--no-umap"]) == 0
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     assert metrics["directions"] == ["a2t"] and "t2a" not in metrics and "systems" not in metrics
@@ -175,6 +175,6 @@ def test_bad_directions_are_coded_errors(tmp_path: Path, capsys: pytest.CaptureF
         with pytest.raises(EvaluationError, match=r"\[E592\]"):
             BeirSettings(beir=tmp_path, out=tmp_path, directions=directions)
     folder = make_beir(tmp_path / "tiny")
-    status = main(["eval", "--beir", str(folder), "--out", str(tmp_path / "o"), "--limit-queries", "1"])
+    status = main(["eval", "--beir", str(folder), "-o", str(tmp_path / "o"), "--limit-queries", "1"])
     err = capsys.readouterr().err
     assert status == 1 and "[E593]" in err and "--limit-queries 1" in err and "Traceback" not in err

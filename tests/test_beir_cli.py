@@ -22,7 +22,7 @@ def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict
     root = tmp_path_factory.mktemp("beir")
     folder = make_beir(root / "tiny")
     out = root / "out"
-    code = main(["eval", "--beir", str(folder), "--out", str(out), "--device", "cpu", "--beam-width", "2"])
+    code = main(["eval", "--beir", str(folder), "-o", str(out), "--device", "cpu", "--beam-width", "2"])
     assert code == 0
     return folder, out, json.loads((out / "metrics.json").read_text(encoding="utf-8"))
 
@@ -66,7 +66,7 @@ def test_ranking_is_the_same_without_item_concepts(
     shutil.copytree(folder, bare)
     (bare / "item_concepts.jsonl").unlink()
     shutil.copytree(out / "stage1", tmp_path / "out" / "stage1")  # same queries: Stage 1 from the cache
-    assert main(["eval", "--beir", str(bare), "--out", str(tmp_path / "out"), "--device", "cpu",
+    assert main(["eval", "--beir", str(bare), "-o", str(tmp_path / "out"), "--device", "cpu",
                  "--beam-width", "2"]) == 0
     again = json.loads((tmp_path / "out" / "metrics.json").read_text(encoding="utf-8"))
     assert again["stage1"]["from_cache"] == 4
@@ -87,7 +87,7 @@ def test_full_with_a_projection_head_proxy_anchors_and_a_query_limit(
     head = tmp_path / "head"
     save_projection(ProjectionHead(384), head)
     out = tmp_path / "out"
-    assert main(["eval", "--beir", str(folder), "--out", str(out), "--device", "cpu", "--beam-width", "2",
+    assert main(["eval", "--beir", str(folder), "-o", str(out), "--device", "cpu", "--beam-width", "2",
                  "--systems", "full", "--anchors", "proxy", "--projection", str(head),
                  "--limit-queries", "2", "--tnorm", "min"]) == 0
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
@@ -109,13 +109,13 @@ def test_bad_arguments_give_a_coded_error(
 ) -> None:
     folder = make_beir(tmp_path / "b")
     beir = [] if arguments == [] else ["--beir", str(folder)]
-    status = main(["eval", *beir, *arguments, "--out", str(tmp_path / "out")])
+    status = main(["eval", *beir, *arguments, "-o", str(tmp_path / "out")])
     err = capsys.readouterr().err
     assert status == 1 and code in err and "Traceback" not in err
 
 
 def test_beir_options_are_refused_with_test(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    status = main(["eval", "--test", "x.csv", "--gamma", "0.3", "--out", str(tmp_path)])
+    status = main(["eval", "--test", "x.csv", "--gamma", "0.3", "-o", str(tmp_path)])
     assert status == 1 and "[E508]" in capsys.readouterr().err
 
 
@@ -127,7 +127,7 @@ def test_audiocaps_val_baseline_and_polarity_reranking(tmp_path: Path) -> None:
     if not (folder / "corpus.jsonl").is_file():
         pytest.skip(f"real data not available: {folder} (the ../shared/data/negation checkout is absent)")
     out = tmp_path / "val"
-    assert main(["eval", "--beir", str(folder), "--out", str(out), "--device", "cpu",
+    assert main(["eval", "--beir", str(folder), "-o", str(out), "--device", "cpu",
                  "--systems", "baseline,S3-polarity"]) == 0
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     assert (metrics["items"], metrics["queries"]) == (495, 134)

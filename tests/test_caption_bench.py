@@ -5,7 +5,7 @@ second = captions / mean. The baseline is bare ``nlp.pipe`` of the stock pipelin
 ``spacy.load`` gives it, NER excluded as the parser excludes it. The parser's own
 pipeline is that one with the attribute ruler compiled into a table (same Doc,
 fol/caption/attribute_table.py); its bare ``nlp.pipe`` is measured too, so the passes'
-own share can be read off. Figures: docs/parser_speed.md.
+own share can be read off. Figures: docs/dev/parser_speed.md.
 """
 
 from __future__ import annotations

@@ -11,7 +11,8 @@ import pytest
 from caption_fixtures import AUDIOCAPS_VAL, CLOTHO_DEV, GOLD, require
 
 from fortekit.errors import DataFileError, GoldFileError
-from fortekit.fol.caption.report import add_parse_report_command, read_clotho, read_gold, run_report
+from fortekit.fol.caption.report import read_clotho, read_gold, run_report
+from fortekit.search.cli.parse_report import add_parse_report_command
 
 
 def _cli() -> argparse.ArgumentParser:
@@ -44,7 +45,7 @@ def _small_files(tmp_path: Path) -> tuple[Path, Path, Path]:
 
 
 def test_the_command_is_registered_with_a_handler() -> None:
-    args = _cli().parse_args(["parse-report", "--clotho", "c.csv", "--gold", "g.jsonl", "--out", "o.md"])
+    args = _cli().parse_args(["parse-report", "--clotho", "c.csv", "--gold", "g.jsonl", "-o", "o.md"])
     assert args.handler is run_report
     assert (args.clotho, args.audiocaps_val, args.gold, args.out) == (
         Path("c.csv"),
@@ -66,7 +67,7 @@ def test_a_report_over_small_files(tmp_path: Path) -> None:
             str(audiocaps),
             "--gold",
             str(gold),
-            "--out",
+            "-o",
             str(out_file),
         ]
     )

@@ -41,7 +41,7 @@ def test_parse_needs_input(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_missing_file_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["parse", "--file", str(tmp_path / "nope.txt")]) == 1
+    assert main(["parse", "--file", str(tmp_path / "nope.txt")]) == 2  # unreadable input
     assert "No such file" in capsys.readouterr().err
 
 

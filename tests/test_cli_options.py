@@ -44,7 +44,7 @@ def test_malformed_pairs_are_e458(bad: str) -> None:
 def _index_build_options(argv: list[str]) -> dict[str, object]:
     parser = argparse.ArgumentParser(prog="fortekit")
     index_cli.add_index_commands(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["index", "build", "--captions", "x.csv", "--out", "o", *argv])
+    args = parser.parse_args(["index", "build", "--captions", "x.csv", "-o", "o", *argv])
     return index_cli._backbone_options(args)
 
 
@@ -61,7 +61,8 @@ def test_fol_refine_and_index_build_read_options_alike() -> None:
 def test_index_query_options_override_the_recorded_ones() -> None:
     parser = argparse.ArgumentParser(prog="fortekit")
     index_cli.add_index_commands(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["index", "query", "idx", "rain", "--backbone-option", "batch_size=4"])
+    args = parser.parse_args(["index", "query", "--index", "idx", "rain",
+                              "--backbone-option", "batch_size=4"])
     assert index_cli._backbone_options(args, {"batch_size": 16, "model": "/m"}) == {
         "batch_size": 4, "model": "/m",
     }

@@ -36,7 +36,7 @@ def clotho() -> Path:
 def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     """One small run of every system, both directions, an alpha sweep and the UMAP plot."""
     out = tmp_path_factory.mktemp("eval") / "run"
-    code = main(["eval", "--test", str(clotho()), *QUICK, "--sweep", "alpha=0,0.5", "--out", str(out)])
+    code = main(["eval", "--test", str(clotho()), *QUICK, "--sweep", "alpha=0,0.5", "-o", str(out)])
     assert code == 0
     return out, json.loads((out / "metrics.json").read_text(encoding="utf-8"))
 
@@ -107,7 +107,7 @@ def test_a_rerun_reads_stage1_from_the_cache(
         handle.write('{"i": 3, "query": "torn')  # an interrupted write: ignored
     capsys.readouterr()
     code = main(["eval", "--test", str(clotho()), *QUICK, "--anchors", "bank", "--direction", "t2a",
-                 "--no-umap", "--out", str(rerun)])
+                 "--no-umap", "-o", str(rerun)])
     log = capsys.readouterr().out
     assert code == 0
     assert f"stage 1 [test-bank]: {N_TEST} queries, {N_TEST} from the cache" in log
@@ -135,7 +135,7 @@ def test_bad_arguments_give_a_coded_error_without_traceback(
     arguments: list[str], code: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
 ) -> None:
     test = [] if "--test" in arguments else ["--test", str(clotho())]
-    status = main(["eval", *test, *arguments, "--out", str(tmp_path / "out")])
+    status = main(["eval", *test, *arguments, "-o", str(tmp_path / "out")])
     captured = capsys.readouterr()
     assert status == 1
     assert code in captured.err and "Traceback" not in captured.err
@@ -144,7 +144,7 @@ def test_bad_arguments_give_a_coded_error_without_traceback(
 def test_the_same_file_as_train_and_test_needs_a_split(
     tmp_path: Path, capsys: pytest.CaptureFixture[str],
 ) -> None:
-    status = main(["eval", "--test", str(clotho()), "--train", str(clotho()), "--out", str(tmp_path)])
+    status = main(["eval", "--test", str(clotho()), "--train", str(clotho()), "-o", str(tmp_path)])
     assert status == 1 and "[E520]" in capsys.readouterr().err
 
 

@@ -142,7 +142,7 @@ def test_formula_with_evidence_runs_in_the_benchmark(trained_clap: Trained, tmp_
                  "--backbone-option", f"model={model}", "--captioner", "tagger",
                  "--captioner-option", f"model={model}", "--captioner-option", "device=cpu",
                  "--systems", "formula,formula+evidence,default+evidence", "--by", "kind",
-                 "--device", "cpu", "--no-umap", "--out", str(out)]) == 0
+                 "--device", "cpu", "--no-umap", "-o", str(out)]) == 0
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     kinds = metrics["breakdown"]["kind"]
     assert metrics["preparation_seconds"]["tag_items"] > 0
@@ -162,7 +162,7 @@ def test_evidence_systems_without_a_tagger_are_a_coded_error(tmp_path: Path) -> 
     (beir / "queries.jsonl").write_text('{"_id": "q", "text": "a dog without rain"}\n', encoding="utf-8")
     (beir / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq\ta\t1\n", encoding="utf-8")
     assert main(["eval", "--beir", str(beir), "--systems", "formula+evidence", "--no-umap",
-                 "--out", str(tmp_path / "out")]) != 0
+                 "-o", str(tmp_path / "out")]) != 0
 
 
 @pytest.mark.parametrize("evidence", [[[0.5]], LabelEvidence(("rain falling",), [[0.5]] * 3)])

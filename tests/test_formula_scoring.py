@@ -417,6 +417,7 @@ CAFE = ["a dog barks while people are talking", "a dog barks loudly in a quiet y
 
 
 def test_index_query_ranks_by_the_formula(minilm, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from fortekit.errors import FortekitDeprecationWarning
     from fortekit.search.cli import main
     from fortekit.search.formula.scoring import search_index
     from fortekit.search.index import AudioIndex
@@ -425,7 +426,8 @@ def test_index_query_ranks_by_the_formula(minilm, tmp_path: Path, capsys) -> Non
     index.save(tmp_path / "idx")
     query = "a dog barking without people talking"
     _, plain = index.search_text([query], minilm, k=3, device="cpu")
-    _, scored = search_index(index, [query, "", "rain"], minilm, k=3, device="cpu")
+    with pytest.warns(FortekitDeprecationWarning, match=r"\[W800\]"):  # the Retriever, under its old name
+        _, scored = search_index(index, [query, "", "rain"], minilm, k=3, device="cpu")
     assert plain[0, 0].item() == 0 and scored[0, 0].item() == 1
     assert scored[2].tolist() == index.search_text(["rain"], minilm, k=3, device="cpu")[1][0].tolist()
     assert main(["index", "query", str(tmp_path / "idx"), query, "-k", "2", "--json"]) == 0

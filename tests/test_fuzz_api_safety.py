@@ -130,7 +130,7 @@ def test_an_absurd_relevance_from_the_command_is_one_coded_line(tmp_path: Path,
     from fortekit.search.cli.main import main
 
     folder = _beir(tmp_path / "beir", "1e300")
-    status = main(["eval", "--beir", str(folder), "--out", str(tmp_path / "out")])
+    status = main(["eval", "--beir", str(folder), "-o", str(tmp_path / "out")])
     err = capsys.readouterr().err
     assert status == 1 and "[E503]" in err and "Traceback" not in err and "OverflowError" not in err
 
@@ -268,7 +268,7 @@ def test_overwrite_never_removes_a_users_folder(tmp_path: Path, capsys: pytest.C
     (user / "audio" / "take1.wav").write_bytes(b"RIFF mine")
     (user / "train" / "notes.txt").write_text("mine")
     before = _tree(user)
-    argv = ["bench", "generate", "--n", "2", "--out", str(user), "--no-speech", "--quiet", "--overwrite"]
+    argv = ["bench", "generate", "--n", "2", "-o", str(user), "--no-speech", "--quiet", "--overwrite"]
     assert main(argv) == 1
     err = capsys.readouterr().err
     assert "[E744]" in err and "Traceback" not in err
@@ -330,7 +330,7 @@ def test_an_interrupted_overwrite_leaves_the_old_collection(tmp_path: Path,
         raise GenerationReplaced(out)
 
     monkeypatch.setattr(module, "generate", interrupted)
-    assert main(["bench", "generate", "--n", "4", "--out", str(out), "--no-speech", "--overwrite"]) == 130
+    assert main(["bench", "generate", "--n", "4", "-o", str(out), "--no-speech", "--overwrite"]) == 130
     err = capsys.readouterr().err
     assert "[E557]" in err and "unchanged" in err and "Traceback" not in err
 
@@ -407,10 +407,10 @@ def test_report_and_vocabulary_outputs_never_replace_their_inputs(
     csv = tmp_path / "clotho.csv"
     csv.write_text("file_name,caption_1\na.wav,a dog barks\n")
     before = {gold: gold.read_bytes(), csv: csv.read_bytes()}
-    assert main(["parse-report", "--gold", str(gold), "--out", str(gold)]) == 2
+    assert main(["parse-report", "--gold", str(gold), "-o", str(gold)]) == 2
     assert "[E740]" in capsys.readouterr().err
     assert main(["vocab", "build", "--clotho", str(csv), "--audiocaps", str(csv), "--ontology",
-                 str(tmp_path / "o.json"), "--out", str(csv)]) == 1
+                 str(tmp_path / "o.json"), "-o", str(csv)]) == 1
     assert "[E740]" in capsys.readouterr().err
     assert {path: path.read_bytes() for path in before} == before
 

@@ -2,7 +2,7 @@
 
 The committed corpus is tests/data/hostile/ (see its README.md); big inputs are generated
 here. Each case asserts the documented exit status (docs/refine.md, docs/retriever.md,
-docs/index.md, docs/parser.md, docs/evaluation.md), that no Python traceback is printed,
+docs/audio_index.md, docs/parser.md, docs/evaluation.md), that no Python traceback is printed,
 that files which were not to be written are byte-identical afterwards (an input, an `-o`
 that is not an output), and that an index which `fortekit index build` reports as built
 loads (`fortekit index info`) and answers a query (`fortekit index query`).
@@ -155,20 +155,20 @@ def run_file(cli: str, queries: Path, out: str, lookup: Path, index_dir: Path, *
     if cli == "fol-refine":
         return refine(str(queries), "-o", out, "--lookup", str(lookup), "-B", "1", "-D", "1",
                       "--device", "cpu", "--no-progress", *extra)
-    return fortekit("search", "--index", str(index_dir), str(queries), "-o", out, "-k", "2",
+    return fortekit("search", "--index", str(index_dir), "--queries", str(queries), "-o", out, "-k", "2",
                     "--device", "cpu", "--no-progress", *extra)
 
 
 def unusable(cli: str) -> int:
-    """Exit status of an unusable input or output: 2 for fol-refine, 1 for fortekit search."""
-    return 2 if cli == "fol-refine" else 1
+    """Exit status of an unusable input or output: 2, as for every command (README, "Exit codes")."""
+    return 2
 
 
 def check_built(directory: Path, what: str) -> None:
     """An index that `fortekit index build` reported as built loads and answers a query."""
-    info = fortekit("index", "info", str(directory))
+    info = fortekit("index", "info", "--index", str(directory))
     assert_clean(info, [0], f"{what}: index info")
-    query = fortekit("index", "query", str(directory), "a dog barks", "-k", "2", "--device", "cpu")
+    query = fortekit("index", "query", "--index", str(directory), "a dog barks", "-k", "2", "--device", "cpu")
     assert_clean(query, [0], f"{what}: index query")
     assert "query:" in query.out, query.show()
 
@@ -362,7 +362,7 @@ def test_hostile_caption_files_build_an_index_that_answers(name: str, tmp_path: 
     captions = make(tmp_path)
     out = tmp_path / "built.index"
     before = snapshot(captions)
-    result = fortekit("index", "build", "--captions", str(captions), "--out", str(out), "--quiet",
+    result = fortekit("index", "build", "--captions", str(captions), "-o", str(out), "--quiet",
                       "--device", "cpu")
     assert_clean(result, allowed, f"index build {name}")
     assert_unchanged(before, f"index build {name}")
@@ -410,7 +410,7 @@ BROKEN_INDEXES: dict[str, Callable[[Path], None]] = {
 
 
 def _index_commands(directory: Path) -> list[list[str]]:
-    return [["index", "info", str(directory)],
+    return [["index", "info", "--index", str(directory)],
             ["index", "query", "-k", "2", "--device", "cpu", str(directory), "a dog barks"],
             ["search", "--index", str(directory), "-k", "2", "--device", "cpu", "a dog barks"]]
 
@@ -425,7 +425,8 @@ def test_a_damaged_index_is_a_coded_error_and_is_not_touched(
     before = snapshot(*sorted(directory.iterdir()))
     for argv in _index_commands(directory):
         result = fortekit(*argv)
-        assert_clean(result, [1], f"{name}: {' '.join(argv[:2])}")
+        # fortekit search: an unusable index is bad input (2); the index commands still exit with 1
+        assert_clean(result, [2] if argv[0] == "search" else [1], f"{name}: {' '.join(argv[:2])}")
         assert "[E6" in result.err, f"no coded error\n{result.show()}"
     assert_unchanged(before, name)
 
@@ -476,7 +477,7 @@ def test_audio_files_are_read_or_refused_with_a_code(
     copies = [hostile(wav, folder) for wav in wavs]
     before = snapshot(*copies)
     out = tmp_path / "audio.index"
-    result = fortekit("index", "build", "--audio", str(folder), "--out", str(out), "--backbone", "hf-clap",
+    result = fortekit("index", "build", "--audio", str(folder), "-o", str(out), "--backbone", "hf-clap",
                       "--backbone-option", f"model={tiny_clap}", "--device", "cpu", "--quiet")
     assert_clean(result, [status], f"index build --audio {name}")
     assert_unchanged(before, f"index build --audio {name}")
@@ -598,7 +599,7 @@ def test_eval_beir_with_hostile_text(
     inputs = sorted(p for p in folder.rglob("*") if p.is_file())
     before = snapshot(*inputs)
     out = tmp_path / "out"
-    result = fortekit("eval", "--beir", str(folder), "--out", str(out), "--device", "cpu", "--systems",
+    result = fortekit("eval", "--beir", str(folder), "-o", str(out), "--device", "cpu", "--systems",
                       "baseline", "--no-umap")
     assert_clean(result, allowed, f"eval --beir {name}")
     assert_unchanged(before, f"eval --beir {name}")
@@ -621,11 +622,11 @@ OPTION_CASES = cases("hostile_options", [
     ("fol-refine", ["--anchors", "proxy"], (2,)),
     ("fol-refine", ["--cache-dir", "/dev/full/x"], (2,)),
     ("fol-refine", ["--lookup", "picture.png"], (2,)),
-    ("search", ["-k", "0"], (1,)),
-    ("search", ["--device", "bogus"], (1,)),
-    ("search", ["--projection", "/nonexistent/head"], (1,)),
-    ("search", ["--lookup", "picture.png"], (1,)),
-    ("search", ["--column", "nope"], (1,)),
+    ("search", ["-k", "0"], (2,)),
+    ("search", ["--device", "bogus"], (2,)),
+    ("search", ["--projection", "/nonexistent/head"], (1,)),  # loaded with the first query: it fails
+    ("search", ["--lookup", "picture.png"], (2,)),
+    ("search", ["--text-column", "nope"], (2,)),
     ("search", ["--input-format", "xml"], (2,)),
     ("index build", ["--batch-size", "0"], (2,)),
     ("index build", ["--backbone-option", "model"], (2,)),
@@ -653,14 +654,14 @@ def test_hostile_option_values_are_coded_errors(
         result = refine(str(queries), "-o", str(out), "-B", "1", "-D", "1", "--no-progress",
                         *common, *options)
     elif command == "search":
-        result = fortekit("search", "--index", str(index_dir), str(queries), "-o", str(out), "--no-progress",
-                          *common, *options)
+        result = fortekit("search", "--index", str(index_dir), "--queries", str(queries), "-o", str(out),
+                          "--no-progress", *common, *options)
     elif command == "index build":
         out = tmp_path / "built.index"
-        result = fortekit("index", "build", "--captions", str(captions), "--out", str(out), "--quiet",
+        result = fortekit("index", "build", "--captions", str(captions), "-o", str(out), "--quiet",
                           *common, *options)
     else:
-        result = fortekit("index", "query", str(index_dir), "a dog barks", *common, *options)
+        result = fortekit("index", "query", "--index", str(index_dir), "a dog barks", *common, *options)
     assert_clean(result, allowed, f"{command} {options}")
     if result.status:
         assert "[E" in result.err or "usage:" in result.err, f"no coded error\n{result.show()}"
@@ -720,14 +721,14 @@ def _sub_index_deep(folder: Path) -> SubRun:
     path = folder / "deep.jsonl"
     path.write_text('{"id": "a", "caption": ' + "[" * DEEP_JSON + "]" * DEEP_JSON + "}\n", encoding="utf-8")
     before = snapshot(path)
-    argv = ["index", "build", "--captions", str(path), "--out", str(folder / "x.index"), "--quiet"]
+    argv = ["index", "build", "--captions", str(path), "-o", str(folder / "x.index"), "--quiet"]
     return run_subprocess("fortekit", argv, cwd=folder), before, 1, "[E"
 
 
 def _sub_search_file(folder: Path, index_dir: Path) -> SubRun:
     queries = hostile("queries_undecodable.txt", folder)
     before = snapshot(queries)
-    argv = ["search", "--index", str(index_dir), str(queries), "-o", str(folder / "out.jsonl"),
+    argv = ["search", "--index", str(index_dir), "--queries", str(queries), "-o", str(folder / "out.jsonl"),
             "--device", "cpu"]
     return run_subprocess("fortekit", argv, cwd=folder), before, 1, "[E656]"
 
@@ -853,7 +854,7 @@ def test_index_build_random_files_are_built_whole_or_refused(
     path = folder / f"captions.{kind}"
     path.write_bytes(content)
     out = folder / "random.index"
-    result = fortekit("index", "build", "--captions", str(path), "--out", str(out), "--quiet",
+    result = fortekit("index", "build", "--captions", str(path), "-o", str(out), "--quiet",
                       "--device", "cpu")
     assert_clean(result, [0, 1], f"index build random .{kind}")
     assert path.read_bytes() == content
@@ -872,7 +873,7 @@ def test_fortekit_search_random_query_files(
     path = folder / f"q.{kind}"
     path.write_bytes(content)
     out = folder / "out.jsonl"
-    result = fortekit("search", "--index", str(index_dir), str(path), "-o", str(out), "-k", "2",
+    result = fortekit("search", "--index", str(index_dir), "--queries", str(path), "-o", str(out), "-k", "2",
                       "--device", "cpu", "--no-progress")
     assert_clean(result, [0, 1], f"search -o, random .{kind}")
     assert path.read_bytes() == content

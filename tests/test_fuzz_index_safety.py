@@ -1,6 +1,6 @@
 """Indexes that cannot lose a user's files, cannot lie, and cannot be mixed by two writers.
 
-The index part of "Nothing lost, part two" (docs/index.md, "Saving" and "Checked rows"):
+The index part of "Nothing lost, part two" (docs/audio_index.md, "Saving" and "Checked rows"):
 
 * an output that is or holds an input, a folder of the user's own files (with index file
   names or not), a file, or an index without ``--overwrite`` is refused before any encoding
@@ -115,7 +115,7 @@ def test_an_output_folder_holding_the_captions_file_is_refused(
     before = tree(tmp_path)
     monkeypatch.chdir(tmp_path)
     for extra in ([], ["--overwrite"]):
-        result = fortekit("index", "build", "--captions", "items.jsonl", "--out", ".", "--quiet", *extra)
+        result = fortekit("index", "build", "--captions", "items.jsonl", "-o", ".", "--quiet", *extra)
         assert_clean(result, [1], "--out . holding --captions")
         assert "[E740]" in result.err and "captions file" in result.err, result.show()
     assert tree(tmp_path) == before and captions.exists()
@@ -124,7 +124,7 @@ def test_an_output_folder_holding_the_captions_file_is_refused(
 def test_an_index_whose_items_file_is_the_captions_file_is_refused(tmp_path: Path, no_encoding: None) -> None:
     directory = make_index(1).save(tmp_path / "clips.index")
     before = tree(tmp_path)
-    result = fortekit("index", "build", "--captions", str(directory / "items.jsonl"), "--out", str(directory),
+    result = fortekit("index", "build", "--captions", str(directory / "items.jsonl"), "-o", str(directory),
                       "--overwrite", "--quiet")
     assert_clean(result, [1], "--captions inside --out")
     assert "[E740]" in result.err, result.show()
@@ -148,7 +148,7 @@ def test_a_folder_of_the_users_files_is_never_replaced(name: str, tmp_path: Path
     captions = captions_file(tmp_path, "captions.jsonl")
     before = tree(tmp_path)
     for extra in ([], ["--overwrite"]):
-        result = fortekit("index", "build", "--captions", str(captions), "--out", str(folder), "--quiet",
+        result = fortekit("index", "build", "--captions", str(captions), "-o", str(folder), "--quiet",
                           *extra)
         assert_clean(result, [1], f"{name} {extra}")
         assert "[E626]" in result.err and name in result.err, result.show()
@@ -208,7 +208,7 @@ def test_an_output_that_is_a_file_or_a_link_is_refused_before_encoding(
     link.symlink_to(tmp_path / "elsewhere")
     before = tree(tmp_path)
     for out, code in ((target, "[E745]"), (link, "[E741]")):
-        result = fortekit("index", "build", "--captions", str(captions), "--out", str(out), "--overwrite",
+        result = fortekit("index", "build", "--captions", str(captions), "-o", str(out), "--overwrite",
                           "--quiet")
         assert_clean(result, [1], str(out))
         assert code in result.err, result.show()
@@ -302,11 +302,12 @@ def test_rows_that_would_lie_are_refused_on_load(name: str, tmp_path: Path) -> N
     before = snapshot(*sorted(directory.iterdir()))
     with pytest.raises(AudioIndexError, match=rf"\[{code}\].*{item}"):
         AudioIndex.load(directory)
-    for argv in (["index", "info", str(directory)],
-                 ["index", "query", str(directory), "a dog", "--device", "cpu"],
+    for argv in (["index", "info", "--index", str(directory)],
+                 ["index", "query", "--index", str(directory), "a dog", "--device", "cpu"],
                  ["search", "--index", str(directory), "a dog", "--device", "cpu"]):
         result = fortekit(*argv)
-        assert_clean(result, [1], f"{name}: {argv[:2]}")
+        # an unusable index: fortekit search exits with 2 (bad input); the index commands still with 1
+        assert_clean(result, [2] if argv[0] == "search" else [1], f"{name}: {argv[:2]}")
         assert f"[{code}]" in result.err, result.show()
     assert snapshot(*sorted(directory.iterdir())) == before
 
@@ -386,11 +387,12 @@ def test_every_index_json_field_is_type_checked(name: str, tmp_path: Path) -> No
     (directory / "index.json").write_text(json.dumps({**meta, **BAD_FIELDS[name]}), encoding="utf-8")
     with pytest.raises(AudioIndexError, match=r"\[E6(00|21)\]"):
         AudioIndex.load(directory)
-    for argv in (["index", "info", str(directory)],
-                 ["index", "query", str(directory), "rain", "--device", "cpu"],
+    for argv in (["index", "info", "--index", str(directory)],
+                 ["index", "query", "--index", str(directory), "rain", "--device", "cpu"],
                  ["search", "--index", str(directory), "rain", "--device", "cpu"]):
         result = fortekit(*argv)
-        assert_clean(result, [1], f"{name}: {argv[:2]}")
+        # an unusable index: fortekit search exits with 2 (bad input); the index commands still with 1
+        assert_clean(result, [2] if argv[0] == "search" else [1], f"{name}: {argv[:2]}")
         assert "[E600]" in result.err or "[E621]" in result.err, result.show()
 
 
@@ -431,7 +433,7 @@ def test_any_json_in_any_index_json_field_loads_or_is_a_coded_error(
         return
     assert len(index) == 6 and isinstance(index.meta.unparsed, int)
     assert all(isinstance(key, str) for key in index.meta.backbone_options)
-    result = fortekit("index", "info", str(directory))
+    result = fortekit("index", "info", "--index", str(directory))
     assert_clean(result, [0], f"{field}={value!r}")
 
 
@@ -453,10 +455,11 @@ def test_a_recorded_device_is_no_type_error(tmp_path: Path, minilm: Any) -> None
     retriever = Retriever(directory, formula=None, rerank=None, device="cpu")
     assert retriever.backbone.name == "minilm"
     assert retriever.search("rain falling on a roof", k=1)[0].hits[0].item_id == "rain"
-    query = fortekit("index", "query", str(directory), "a dog", "-k", "1", "--formula-scoring", "off")
+    query = fortekit("index", "query", "--index", str(directory), "a dog", "-k", "1",
+                     "--formula-scoring", "off")
     assert_clean(query, [0], "index query of an index that recorded a device")
     assert "dog" in query.out
-    unknown = fortekit("index", "query", str(directory), "rain", "--formula-scoring", "off",
+    unknown = fortekit("index", "query", "--index", str(directory), "rain", "--formula-scoring", "off",
                        "--backbone-option", "device=cuda:99")
     assert_clean(unknown, [0, 1], "--backbone-option device=cuda:99")
 
@@ -466,7 +469,7 @@ def test_a_second_build_of_a_locked_folder_fails_at_once(tmp_path: Path, no_enco
     captions = captions_file(tmp_path, "captions.jsonl")
     out = tmp_path / "clips.index"
     with OutputLock(out):  # another run (its own lock file descriptor)
-        result = fortekit("index", "build", "--captions", str(captions), "--out", str(out), "--quiet")
+        result = fortekit("index", "build", "--captions", str(captions), "-o", str(out), "--quiet")
         assert_clean(result, [1], "build of a locked folder")
         assert "[E742]" in result.err and f"pid {os.getpid()}" in result.err, result.show()
         with pytest.raises(OutputLockedError, match=r"\[E742\]"):

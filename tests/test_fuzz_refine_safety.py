@@ -91,8 +91,8 @@ def refine_lookup(work: Path, out: str, *extra: str) -> Result:
 
 
 def search_file(work: Path, index: Path, out: str, *extra: str) -> Result:
-    return search("--index", str(index), str(work / "q.txt"), "-o", out, "-k", "2", "--device", "cpu",
-                  "--batch-size", "1", "-q", *extra)
+    return search("--index", str(index), "--queries", str(work / "q.txt"), "-o", out, "-k", "2",
+                  "--device", "cpu", "--batch-size", "1", "-q", *extra)
 
 
 def tree(*folders: Path) -> list[Path]:
@@ -163,7 +163,7 @@ def test_search_refuses_an_output_inside_the_index(target: str, work: Path, cafe
            "the index folder": cafe}[target]
     before = snapshot(*tree(work, cafe), cafe / "items.jsonl")
     result = search_file(work, cafe, str(out), "--overwrite")
-    assert_clean(result, [1], target)
+    assert_clean(result, [2], target)
     assert "[E740]" in result.err and "index" in result.err, result.show()
     assert_unchanged(before, target)
 
@@ -173,7 +173,7 @@ def test_search_refuses_an_output_that_is_the_projection(work: Path, cafe: Path)
     head.write_bytes(b"not really a head")
     before = snapshot(*tree(work))
     result = search_file(work, cafe, str(head), "--projection", str(head), "--overwrite")
-    assert_clean(result, [1], "-o the projection")
+    assert_clean(result, [2], "-o the projection")
     assert "[E740]" in result.err and "Stage 2 head" in result.err, result.show()
     assert_unchanged(before, "-o the projection")
 
@@ -194,7 +194,7 @@ def test_a_planted_link_never_redirects_a_write(cli: str, link: str, work: Path,
     extra = ["--overwrite"] if link == "output --overwrite" else []
     result = refine_lookup(work, str(out), *extra) if cli == "fol-refine" else \
         search_file(work, cafe, str(out), *extra)
-    assert_clean(result, [2 if cli == "fol-refine" else 1], f"{cli}: {link}")
+    assert_clean(result, [2], f"{cli}: {link}")
     assert "[E741]" in result.err, result.show()
     assert_unchanged(before, f"{cli}: {link}")
     assert planted.is_symlink() and victim.read_text() == "precious\n"
@@ -255,7 +255,7 @@ def test_a_second_run_on_a_locked_output_stops_with_the_pid(
     with OutputLock(out if locked == "output" else settings_path(out)):
         result = refine_lookup(work, str(out), "--overwrite") if cli == "fol-refine" else \
             search_file(work, cafe, str(out), "--overwrite")
-    assert_clean(result, [2 if cli == "fol-refine" else 1], f"{cli}: {locked} locked")
+    assert_clean(result, [2], f"{cli}: {locked} locked")
     assert "[E742]" in result.err and f"pid {os.getpid()}" in result.err, result.show()
     assert_unchanged(before, f"{cli}: {locked} locked")
 
@@ -269,7 +269,7 @@ def test_a_file_two_runs_wrote_is_not_resumed(
     out.write_text("".join(lines[:5] + lines[:5] + lines[5:]), encoding="utf-8")  # two writers, mixed
     before = snapshot(*tree(work))
     again = refine_lookup(work, str(out)) if cli == "fol-refine" else search_file(work, cafe, str(out))
-    assert_clean(again, [2 if cli == "fol-refine" else 1], f"{cli}: duplicates")
+    assert_clean(again, [2], f"{cli}: duplicates")
     assert "[E670]" in again.err and "--overwrite" in again.err, again.show()
     assert_unchanged(before, f"{cli}: duplicates")
     with pytest.raises(Exception, match=r"\[E670\] .* line 6 holds a second record of the query of line 1"):
@@ -343,7 +343,7 @@ def test_the_work_of_fol_refine_is_capped(name: str, work: Path) -> None:
 
 def test_the_batch_size_of_search_is_capped(work: Path, cafe: Path) -> None:
     result = search_file(work, cafe, str(work / "out.jsonl"), "--batch-size", "1000000000")
-    assert_clean(result, [1], "search --batch-size")
+    assert_clean(result, [2], "search --batch-size")
     assert "[E668]" in result.err and not (work / "out.jsonl").exists()
 
 
@@ -657,8 +657,8 @@ def test_crash_points_with_a_real_search(work: Path, cafe: Path, monkeypatch: py
     _crash_points(monkeypatch, lambda: searched(out), out, reference, [("write", 2, True)])
 
     def ranked(target: Path) -> Result:
-        return search("--index", str(cafe), str(work / "few.txt"), "-o", str(target), "-k", "2", "--device",
-                      "cpu", "--batch-size", "1", "-q")
+        return search("--index", str(cafe), "--queries", str(work / "few.txt"), "-o", str(target), "-k", "2",
+                      "--device", "cpu", "--batch-size", "1", "-q")
 
     assert_clean(ranked(work / "ranked_reference.jsonl"), [0], "search reference")
     reference = (work / "ranked_reference.jsonl").read_bytes()

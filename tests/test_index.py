@@ -3,7 +3,7 @@
 Real data (200 Clotho development clips, caption_1) and the real bundled MiniLM; the audio
 path runs a tiny, randomly initialised transformers ClapModel over WAV files written here.
 Speed: ``pytest tests/test_index.py -k bench --benchmark-group-by=group`` (figures in
-docs/index.md).
+docs/audio_index.md).
 """
 
 from __future__ import annotations
@@ -438,34 +438,35 @@ def test_cli_build_info_query_from_a_clotho_csv(clotho_rows, tmp_path: Path, cap
         writer.writeheader()
         writer.writerows(clotho_rows[:20])
     out_dir = tmp_path / "idx"
-    code, out, _ = run_cli(["index", "build", "--captions", str(path), "--out", str(out_dir), "--quiet",
+    code, out, _ = run_cli(["index", "build", "--captions", str(path), "-o", str(out_dir), "--quiet",
                             "--device", "cpu"], capsys)
     assert code == 0 and "indexed 20 items (384-d, backbone minilm)" in out
-    code, out, _ = run_cli(["index", "info", str(out_dir)], capsys)
+    code, out, _ = run_cli(["index", "info", "--index", str(out_dir)], capsys)
     assert code == 0 and "items       20" in out and "dim         384" in out and "100.0%" in out
-    code, out, _ = run_cli(["index", "info", str(out_dir), "--json"], capsys)
+    code, out, _ = run_cli(["index", "info", "--index", str(out_dir), "--json"], capsys)
     facts = json.loads(out)
     assert (facts["count"], facts["backbone"], facts["predicate_share"]) == (20, "minilm", 1.0)
     target = clotho_rows[7]
-    code, out, _ = run_cli(["index", "query", str(out_dir), target["caption_1"], "rain", "-k", "2"], capsys)
+    argv = ["index", "query", "--index", str(out_dir), target["caption_1"], "rain", "-k", "2"]
+    code, out, _ = run_cli(argv, capsys)
     lines = out.splitlines()
     assert code == 0 and len(lines) == 6 and lines[3] == "query: rain"
     assert lines[0] == f"query: {target['caption_1']}"
     assert lines[1].startswith("    1. 1.0000  ") and target["file_name"] in lines[1]
-    code, _, err = run_cli(["index", "build", "--captions", str(path), "--out", str(out_dir)], capsys)
+    code, _, err = run_cli(["index", "build", "--captions", str(path), "-o", str(out_dir)], capsys)
     assert code == 1 and "[E614]" in err
 
 
 def test_cli_errors_are_messages_with_exit_codes(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
-    code, _, err = run_cli(["index", "build", "--captions", str(tmp_path / "none.csv"), "--out",
+    code, _, err = run_cli(["index", "build", "--captions", str(tmp_path / "none.csv"), "-o",
                             str(tmp_path / "o")], capsys)
     assert code == 1 and "[E615]" in err and "none.csv" in err
-    code, _, err = run_cli(["index", "info", str(tmp_path)], capsys)
+    code, _, err = run_cli(["index", "info", "--index", str(tmp_path)], capsys)
     assert code == 1 and "[E601]" in err
     with pytest.raises(SystemExit) as usage:  # argparse's usage error, as in fol-refine
-        run_cli(["index", "build", "--captions", "x.csv", "--out", "o", "--backbone-option", "model"], capsys)
+        run_cli(["index", "build", "--captions", "x.csv", "-o", "o", "--backbone-option", "model"], capsys)
     assert usage.value.code == 2 and "[E668]" in capsys.readouterr().err
-    code, _, err = run_cli(["index", "build", "--audio", str(tmp_path), "--out", str(tmp_path / "o")], capsys)
+    code, _, err = run_cli(["index", "build", "--audio", str(tmp_path), "-o", str(tmp_path / "o")], capsys)
     assert code == 1 and "[E606]" in err
 
 
@@ -481,11 +482,11 @@ def test_cli_merges_repeated_audiocaps_ids(tmp_path: Path, capsys) -> None:  # t
         writer = csv.DictWriter(handle, fieldnames=list(chosen[0]))
         writer.writeheader()
         writer.writerows(chosen)
-    common = ["index", "build", "--captions", str(path), "--id-column", "youtube_id", "--caption-column",
+    common = ["index", "build", "--captions", str(path), "--id-column", "youtube_id", "--text-column",
               "caption", "--quiet", "--device", "cpu", "--no-parse"]
-    code, _, err = run_cli([*common, "--out", str(tmp_path / "dup")], capsys)
+    code, _, err = run_cli([*common, "-o", str(tmp_path / "dup")], capsys)
     assert code == 1 and "[E605]" in err and "--merge-duplicates" in err
-    code, _, _ = run_cli([*common, "--out", str(tmp_path / "merged"), "--merge-duplicates"], capsys)
+    code, _, _ = run_cli([*common, "-o", str(tmp_path / "merged"), "--merge-duplicates"], capsys)
     index = AudioIndex.load(tmp_path / "merged")
     assert code == 0 and index.ids == list(dict.fromkeys(row["youtube_id"] for row in chosen))
     assert index.captions[0] == chosen[0]["caption"] and not index.meta.parsed
@@ -518,7 +519,7 @@ def test_cli_indexes_audio_files_with_a_clap_backbone(
     audio_folder: Path, clap_dir: Path, tiny_clap, tmp_path: Path, capsys  # type: ignore[no-untyped-def]
 ) -> None:
     out_dir = tmp_path / "audio.index"
-    code, out, _ = run_cli(["index", "build", "--audio", str(audio_folder), "--out", str(out_dir),
+    code, out, _ = run_cli(["index", "build", "--audio", str(audio_folder), "-o", str(out_dir),
                             "--backbone", "hf-clap", "--backbone-option", f"model={clap_dir}",
                             "--device", "cpu", "--batch-size", "2"], capsys)
     assert code == 0 and "indexed 3 items (8-d, backbone hf-clap)" in out
@@ -529,8 +530,8 @@ def test_cli_indexes_audio_files_with_a_clap_backbone(
     assert index.meta.backbone_options == {"model": str(clap_dir.resolve())}
     paths = [str(audio_folder / name) for name in index.ids]
     np.testing.assert_allclose(index.embeddings, tiny_clap.encode_audio(paths).numpy(), atol=1e-5)
-    code, out, _ = run_cli(["index", "query", str(out_dir), "a dog barks", "-k", "5", "--device", "cpu",
-                            "--json"], capsys)
+    code, out, _ = run_cli(["index", "query", "--index", str(out_dir), "a dog barks", "-k", "5",
+                            "--device", "cpu", "--json"], capsys)
     results = json.loads(out)["results"]
     assert code == 0 and sorted(hit["id"] for hit in results) == sorted(index.ids)
     assert {hit["caption"] for hit in results} == {"a dog barks twice", None}

@@ -54,7 +54,7 @@ def captioned(trained_clap: Trained, tmp_path_factory: pytest.TempPathFactory) -
 
     buffer = io.StringIO()
     with redirect_stdout(buffer):
-        code = main(["index", "build", "--audio", str(folder), "--out", str(out), "--backbone", "small-clap",
+        code = main(["index", "build", "--audio", str(folder), "-o", str(out), "--backbone", "small-clap",
                      "--backbone-option", f"model={model}", "--captioner", "tagger",
                      "--captioner-option", f"model={model}", "--captioner-option", "device=cpu",
                      "--device", "cpu", "--quiet"])
@@ -102,12 +102,12 @@ def test_the_evidence_is_saved_and_loaded_back_equal(captioned: tuple[Path, Path
 def test_index_info_reports_the_captioner_and_the_evidence(captioned: tuple[Path, Path, str],
                                                            capsys: pytest.CaptureFixture[str]) -> None:
     directory, model, _ = captioned
-    code, out, _ = run(["index", "info", str(directory)], capsys)
+    code, out, _ = run(["index", "info", "--index", str(directory)], capsys)
     assert code == 0
     rows = {line.split(None, 1)[0]: line.split(None, 1)[1] for line in out.splitlines()}
     assert rows["captioner"] == f"tagger (model={model.resolve()})"
     assert rows["evidence"].startswith("15 labels (a person speaking, a dog barking")
-    code, out, _ = run(["index", "info", str(directory), "--json"], capsys)
+    code, out, _ = run(["index", "info", "--index", str(directory), "--json"], capsys)
     facts = json.loads(out)
     assert facts["captioner"] == "tagger" and len(facts["evidence_labels"]) == 15
 
@@ -139,12 +139,14 @@ def test_search_runs_over_it_with_captions_and_evidence(captioned: tuple[Path, P
               for r in (retriever, plain) for i in (0, 1)]
     assert scores[0] != scores[2]  # the exclusion "without rain" reads the tagger's rain probability
     assert scores[1] == scores[3]  # a plain query has no negated clause: the evidence is not read
-    # `fortekit index query` (search_index) reads the index's evidence too.
+    # The deprecated search_index (a Retriever under its old name, W800) reads the index's evidence too.
+    from fortekit.errors import FortekitDeprecationWarning
     from fortekit.search.formula.scoring import search_index
 
     query = ["a dog barking without rain"]
-    with_evidence = search_index(index, query, retriever.backbone, k=10, device="cpu")[0]
-    without = search_index(index.with_evidence(None), query, retriever.backbone, k=10, device="cpu")[0]
+    with pytest.warns(FortekitDeprecationWarning, match=r"\[W800\]"):
+        with_evidence = search_index(index, query, retriever.backbone, k=10, device="cpu")[0]
+        without = search_index(index.with_evidence(None), query, retriever.backbone, k=10, device="cpu")[0]
     assert not torch.equal(with_evidence, without)
 
 
@@ -177,7 +179,7 @@ def test_a_damaged_evidence_file_is_a_coded_error(captioned: tuple[Path, Path, s
     with pytest.raises(AudioIndexError, match=r"^\[E621\] .*Rebuild the index with `fortekit index build"):
         AudioIndex.load(directory)
     code, _, err = run(["search", "--index", str(directory), "a dog barking", "--device", "cpu"], capsys)
-    assert code == 1 and "[E621]" in err and "evidence.safetensors" in err
+    assert code == 2 and "[E621]" in err and "evidence.safetensors" in err
 
 
 # -- no model needed --------------------------------------------------------------------------------
@@ -277,7 +279,7 @@ def test_bad_combinations_are_e620(extra: list[str], problem: str, tmp_path: Pat
     captions = tmp_path / "c.txt"
     captions.write_text("a dog barks\n", encoding="utf-8")
     argv = [str(captions) if a == "CAPTIONS" else str(tmp_path) if a == "AUDIO" else a for a in extra]
-    code, _, err = run(["index", "build", *argv, "--out", str(tmp_path / "o")], capsys)
+    code, _, err = run(["index", "build", *argv, "-o", str(tmp_path / "o")], capsys)
     assert code == 2 and err.startswith("fortekit index build: [E620] ") and problem in err, err
     assert "--captioner NAME" in err and not (tmp_path / "o").exists()
 
@@ -286,10 +288,10 @@ def test_an_unknown_captioner_or_a_malformed_option_is_a_coded_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str],
 ) -> None:
     (tmp_path / "a.wav").write_bytes(b"")
-    code, _, err = run(["index", "build", "--audio", str(tmp_path), "--out", str(tmp_path / "o"),
+    code, _, err = run(["index", "build", "--audio", str(tmp_path), "-o", str(tmp_path / "o"),
                         "--captioner", "no-such-captioner"], capsys)
     assert code == 1 and err.startswith("fortekit index build: [E") and "no-such-captioner" in err
     with pytest.raises(SystemExit) as stop:
-        main(["index", "build", "--audio", str(tmp_path), "--out", str(tmp_path / "o"),
+        main(["index", "build", "--audio", str(tmp_path), "-o", str(tmp_path / "o"),
               "--captioner", "tagger", "--captioner-option", "model"])
     assert stop.value.code == 2 and "[E668] --captioner-option takes KEY=VALUE" in capsys.readouterr().err

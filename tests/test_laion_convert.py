@@ -321,6 +321,7 @@ def test_reading_keeps_tensors_and_strips_the_prefix(tmp_path: Path) -> None:
         "fortekit.plugins.backbones.laion_keys",
         "fortekit.plugins.backbones.laion_convert",
         "fortekit.plugins.convert_cli",
+        "fortekit.search.cli.convert",
     ],
 )
 def test_docstring_examples(name: str) -> None:

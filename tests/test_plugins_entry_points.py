@@ -27,7 +27,7 @@ import torch
 
 import fortekit.plugins as plugins
 from fortekit.errors import UnknownPluginError
-from fortekit.plugins.cli import add_plugin_commands
+from fortekit.search.cli.plugins import add_plugin_commands
 
 EXAMPLE = Path(__file__).parent / "example_plugin"
 DIST = "fortekit-example-plugin"

@@ -21,7 +21,7 @@ from fortekit.errors import (
     UnknownPluginError,
 )
 from fortekit.plugins import Elaboration, list_plugins
-from fortekit.plugins.cli import add_plugin_commands
+from fortekit.search.cli.plugins import add_plugin_commands
 
 
 class EchoElaborator:

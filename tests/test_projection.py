@@ -304,7 +304,7 @@ def test_cli_trains_resumes_and_reports_errors(
     save_projection_data(tmp_path / "train.safetensors", train)
     save_projection_data(tmp_path / "validation.safetensors", validation)
     argv = ["train-projection", "--train", str(tmp_path / "train.safetensors"), "--validation",
-            str(tmp_path / "validation.safetensors"), "--out", str(tmp_path / "run"), "--epochs", "2",
+            str(tmp_path / "validation.safetensors"), "-o", str(tmp_path / "run"), "--epochs", "2",
             "--batch-size", "64", "--lr", "1e-3", "--device", "cpu", "--quiet"]
     assert main(argv) == 0
     printed = capsys.readouterr().out

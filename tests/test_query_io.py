@@ -91,7 +91,7 @@ def test_jsonl_fields_and_bad_records(tmp_path: Path) -> None:
 
 def test_clotho_csv_by_named_column() -> None:
     path = require(CLOTHO)
-    with pytest.raises(QueryFileError, match=r"\[E652\].*'caption_1'.*--column caption_1"):
+    with pytest.raises(QueryFileError, match=r"\[E652\].*'caption_1'.*--text-column caption_1"):
         read_queries(path)
     lines = list(read_queries(path, column="caption_1", target="file_name"))
     with path.open(encoding="utf-8", newline="") as handle:

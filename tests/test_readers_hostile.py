@@ -163,12 +163,12 @@ def test_index_build_info_query_round_trip_with_separators(
             writer.writerow(["id", "caption"])
             writer.writerows(zip(ids, captions, strict=True))
     out = tmp_path / "index"
-    assert main(["index", "build", "--captions", str(path), "--out", str(out), "--quiet", "--no-parse",
+    assert main(["index", "build", "--captions", str(path), "-o", str(out), "--quiet", "--no-parse",
                  "--device", "cpu"]) == 0
     assert "indexed 3 items" in capsys.readouterr().out
-    assert main(["index", "info", str(out), "--json"]) == 0
+    assert main(["index", "info", "--index", str(out), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["count"] == 3
-    assert main(["index", "query", str(out), "a dog barks", "-k", "1"]) == 0
+    assert main(["index", "query", "--index", str(out), "a dog barks", "-k", "1"]) == 0
     captured = capsys.readouterr()
     assert "Traceback" not in captured.err and ids[1] in captured.out
 

@@ -132,14 +132,14 @@ def test_csv_and_jsonl_inputs_tsv_and_stdout_outputs(workdir: Path, captions: li
         writer.writerow(["audiocap_id", "caption"])
         writer.writerows([["1", captions[13]], ["2", ""], ["3", captions[14]]])
     output = workdir / "csv.tsv"
-    status, _, err = run(str(table), "--column", "caption", "-o", str(output), *SMALL, "-q")
+    status, _, err = run(str(table), "--text-column", "caption", "-o", str(output), *SMALL, "-q")
     assert status == 1 and f"{table}:3: skipped: [E655]" in err and "refined" not in err  # --quiet
     header, *rows = output.read_text(encoding="utf-8").splitlines()
     assert header.split("\t")[:4] == ["line", "query", "refined_text", "phi_star"]
     assert [row.split("\t")[:2] for row in rows] == [["2", captions[13]], ["4", captions[14]]]
     jsonl = workdir / "queries.jsonl"
     jsonl.write_text(json.dumps({"text": captions[13]}) + "\n", encoding="utf-8")
-    status, out, _ = run(str(jsonl), "--column", "text", "-o", "-", *SMALL, "--progress")
+    status, out, _ = run(str(jsonl), "--text-column", "text", "-o", "-", *SMALL, "--progress")
     assert status == 0
     assert json.loads(out)["query"] == captions[13]
     assert json.loads(out)["refined_text"] == rows[0].split("\t")[2]  # same settings, same refinement
@@ -221,7 +221,8 @@ def test_index_ranking_with_proxy_anchors(clotho_index: ClothoIndex, workdir: Pa
         writer.writerows([[row["file_name"], row["caption_2"]] for row in rows[:3]])
     output = workdir / "ranked.jsonl"
     status, _, err = run(
-        str(queries), "--column", "caption_2", "--index", str(directory), "-k", "5", "--anchors", "proxy",
+        str(queries), "--text-column", "caption_2", "--index", str(directory), "-k", "5",
+        "--anchors", "proxy",
         "--query-vector", "verbalised", "--formula-scoring", "off", "--stage3", "off",
         "-o", str(output), *SMALL,
     )
@@ -292,7 +293,7 @@ def test_an_index_of_another_backbone_is_refused(workdir: Path) -> None:
     ("argv", "expected"),
     [
         ([], "give a query file"),
-        (["q.txt", "--online", "--offline"], "not allowed with argument"),
+        (["q.txt", "--stage1", "bogus"], "invalid choice"),  # --online/--offline: old spellings of it
         (["q.txt", "--anchors", "proxy"], "[E667] --anchors proxy needs --index DIR"),
         (["q.txt", "--anchors", "oracle", "--index", "i"], "[E667] --anchors oracle needs --target-column"),
         (["q.txt", "--backbone-option", "novalue"], "[E668] --backbone-option takes KEY=VALUE"),
@@ -324,7 +325,8 @@ def test_unusable_inputs_exit_2_without_a_traceback(tmp_path: Path) -> None:
 
 def test_parser_presets_and_list_plugins() -> None:
     parser = refine_cli.build_refine_parser()
-    args = parser.parse_args(["q.txt", "--offline", "-D", "3", "--lambda", "0.5", "--backbone-option", "x=2"])
+    args = parser.parse_args(["q.txt", "--stage1", "offline", "-D", "3", "--lambda", "0.5",
+                              "--backbone-option", "x=2"])
     config = refine_cli._config(args)
     assert (config.beam_width, config.max_depth, config.lam) == (5, 3, 0.5)
     assert args.backbone_option == [("x", 2)]

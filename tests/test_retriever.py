@@ -113,10 +113,10 @@ def test_fortekit_search_echoes_a_hostile_query_cut_and_escaped(cafe: Path, caps
     assert "\x1b" not in first and "\\x1b[2J" in first and len(first) < 300
 
 
-def test_fortekit_search_bad_input_exits_1_with_a_code(cafe: Path, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
-    assert main(["search", "--index", str(cafe), "  "]) == 1
+def test_fortekit_search_bad_input_exits_with_a_code(cafe: Path, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    assert main(["search", "--index", str(cafe), "  "]) == 1  # the query failed
     assert "[E300]" in capsys.readouterr().err
-    assert main(["search", "--index", str(tmp_path / "missing"), "rain"]) == 1
+    assert main(["search", "--index", str(tmp_path / "missing"), "rain"]) == 2  # an unusable index
     err = capsys.readouterr().err
     assert err.startswith("fortekit search: [E6") and "Traceback" not in err
 
@@ -126,7 +126,7 @@ def test_eval_and_search_give_the_same_ranking(minilm, tmp_path: Path) -> None: 
     from fortekit.search.eval.data import item_embeddings
 
     folder = make_beir(tmp_path / "beir")
-    assert main(["eval", "--beir", str(folder), "--systems", "default", "--out", str(tmp_path / "out"),
+    assert main(["eval", "--beir", str(folder), "--systems", "default", "-o", str(tmp_path / "out"),
                  "--device", "cpu"]) == 0
     evaluated = {
         json.loads(line)["query_id"]: json.loads(line)["top"]

@@ -1,6 +1,6 @@
 """Stage 1 speed (pytest-benchmark): online latency, offline throughput, the encoder-only floor.
 
-Run: pytest tests/test_search_bench.py --benchmark-group-by=group -s   (figures in docs/search.md)
+Run: pytest tests/test_search_bench.py --benchmark-group-by=group -s   (figures in docs/refine.md)
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from fortekit.search.stage1.relations import read_caption_column
 
 pytest.importorskip("pytest_benchmark")
 
-# Three rounds for the figures in docs/search.md; one on CI, where the suite's time matters
+# Three rounds for the figures in docs/refine.md; one on CI, where the suite's time matters
 # more than the spread (the runs still assert the encoder-call budget).
 ROUNDS = 1 if os.environ.get("CI") else 3
 

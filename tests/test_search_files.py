@@ -1,4 +1,4 @@
-"""`fortekit search QUERIES -o OUT` (fol-refine's file handling through the Retriever), stored
+"""`fortekit search --queries FILE -o OUT` (fol-refine's file handling through the Retriever), stored
 refinements in the Retriever, and `fortekit eval` ranking as `fortekit search` does."""
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ def test_a_query_file_is_searched_into_jsonl_bad_lines_numbered(cafe: Path, tmp_
     queries = tmp_path / "q.txt"
     queries.write_bytes(b"a dog barking without people talking\n\nrain on a roof\n\xff\xfe bad\n")
     out = tmp_path / "ranked.jsonl"
-    code = main(["search", "--index", str(cafe), str(queries), "-o", str(out), "-k", "3", "--device", "cpu"])
+    code = main(["search", "--index", str(cafe), "--queries", str(queries), "-o", str(out), "-k", "3",
+                 "--device", "cpu"])
     err = capsys.readouterr().err
     assert code == 1  # two bad lines
     assert f"{queries}:2: skipped" in err and f"{queries}:4: skipped" in err and "E656" in err
@@ -39,12 +40,13 @@ def test_a_rerun_resumes_and_other_settings_are_refused(cafe: Path, tmp_path: Pa
     queries = tmp_path / "q.csv"
     queries.write_text("id,text\n1,rain on a roof\n2,a bell ringing\n", encoding="utf-8")
     out = tmp_path / "ranked.jsonl"
-    argv = ["search", "--index", str(cafe), str(queries), "--column", "text", "-o", str(out), "-k", "2"]
+    argv = ["search", "--index", str(cafe), "--queries", str(queries), "--text-column", "text",
+            "-o", str(out), "-k", "2"]
     assert main(argv) == 0
     before = out.read_bytes()
     assert main(argv) == 0
     assert out.read_bytes() == before and "2 already done" in capsys.readouterr().err
-    assert main([*argv[:-1], "5"]) == 1
+    assert main([*argv[:-1], "5"]) == 2  # an output of other settings: bad input
     assert "E663" in capsys.readouterr().err and out.read_bytes() == before
     assert main([*argv[:-1], "5", "--overwrite"]) == 0
     assert len(_records(out)[0]["hits"]) == 5
@@ -53,16 +55,16 @@ def test_a_rerun_resumes_and_other_settings_are_refused(cafe: Path, tmp_path: Pa
 def test_standard_output_and_usage_errors(cafe: Path, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     queries = tmp_path / "q.txt"
     queries.write_text("rain on a roof\n", encoding="utf-8")
-    assert main(["search", "--index", str(cafe), str(queries), "-o", "-", "-k", "1", "-q"]) == 0
+    assert main(["search", "--index", str(cafe), "--queries", str(queries), "-o", "-", "-k", "1", "-q"]) == 0
     captured = capsys.readouterr()
     assert json.loads(captured.out)["hits"][0]["id"] == "clip3" and captured.err == ""
-    assert main(["search", "--index", str(cafe), str(queries), "other", "-o", "x.jsonl"]) == 1
+    assert main(["search", "--index", str(cafe), "--queries", str(queries), "other", "-o", "x.jsonl"]) == 2
     assert "E667" in capsys.readouterr().err
-    assert main(["search", "--index", str(cafe), str(queries), "-o", str(queries)]) == 1
+    assert main(["search", "--index", str(cafe), "--queries", str(queries), "-o", str(queries)]) == 2
     assert "E664" in capsys.readouterr().err and queries.read_text("utf-8") == "rain on a roof\n"
     link = tmp_path / "hard.txt"
     link.hardlink_to(queries)
-    assert main(["search", "--index", str(cafe), str(queries), "-o", str(link)]) == 1
+    assert main(["search", "--index", str(cafe), "--queries", str(queries), "-o", str(link)]) == 2
     assert "E664" in capsys.readouterr().err and queries.read_text("utf-8") == "rain on a roof\n"
 
 
@@ -101,7 +103,7 @@ def test_fortekit_eval_and_fortekit_search_rank_alike(minilm, tmp_path: Path, ca
     from fortekit.search.eval.data import item_embeddings
 
     folder = make_beir(tmp_path / "beir")
-    assert main(["eval", "--beir", str(folder), "--systems", "default", "--out", str(tmp_path / "out"),
+    assert main(["eval", "--beir", str(folder), "--systems", "default", "-o", str(tmp_path / "out"),
                  "--device", "cpu"]) == 0
     evaluated = {
         json.loads(line)["query_id"]: json.loads(line)["top"]
@@ -127,5 +129,6 @@ def test_the_output_may_not_be_the_lookup_table(cafe: Path, tmp_path: Path, caps
     table.write_text(json.dumps({"line": 1, "query": "rain", "refined_text": "rain falling"}) + "\n",
                      encoding="utf-8")
     before = table.read_bytes()
-    assert main(["search", "--index", str(cafe), str(queries), "--lookup", str(table), "-o", str(table)]) == 1
+    assert main(["search", "--index", str(cafe), "--queries", str(queries), "--lookup", str(table),
+                 "-o", str(table)]) == 2
     assert "E664" in capsys.readouterr().err and table.read_bytes() == before

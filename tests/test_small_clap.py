@@ -206,7 +206,7 @@ def test_the_cli_reports_a_folder_that_is_no_collection(
 
     parser = argparse.ArgumentParser(prog="fortekit bench")
     add_train_clap_action(parser.add_subparsers(dest="action"))
-    args = parser.parse_args(["train-clap", "--data", str(tmp_path), "--out", str(tmp_path / "out")])
+    args = parser.parse_args(["train-clap", "--data", str(tmp_path), "-o", str(tmp_path / "out")])
     assert args.handler(args, io.StringIO()) == 1
     assert "[E574]" in capsys.readouterr().err
 

@@ -202,12 +202,12 @@ def test_an_interrupted_run_resumes_to_the_same_collection(tmp_path: Path) -> No
 
 def test_the_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "cli"
-    assert main(["bench", "generate", "--n", "6", "--out", str(out), "--seed", "1", "--no-speech",
+    assert main(["bench", "generate", "--n", "6", "-o", str(out), "--seed", "1", "--no-speech",
                  "--quiet"]) == 0
     printed = capsys.readouterr().out
     assert "generated 6 clips" in printed and "clips/s" in printed
     assert len(list((out / "audio").glob("*.wav"))) == 6
-    assert main(["bench", "generate", "--n", "6", "--out", str(out), "--seed", "1", "--no-speech",
+    assert main(["bench", "generate", "--n", "6", "-o", str(out), "--seed", "1", "--no-speech",
                  "--quiet"]) == 0
     assert "nothing to do" in capsys.readouterr().out
 
@@ -223,7 +223,7 @@ def test_the_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
 def test_bad_settings_are_coded_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                        arguments: list[str], code: str) -> None:
     out = tmp_path / "bad"
-    assert main(["bench", "generate", "--out", str(out), "--no-speech", "--quiet", *arguments]) == 1
+    assert main(["bench", "generate", "-o", str(out), "--no-speech", "--quiet", *arguments]) == 1
     err = capsys.readouterr().err
     assert f"[{code}]" in err and "Traceback" not in err
     assert not out.exists()
@@ -236,21 +236,21 @@ def test_bad_output_folders_are_coded_errors(tmp_path: Path, capsys: pytest.Capt
     a_file = tmp_path / "file"
     a_file.write_text("x")
     for out, code in ((busy, "E553"), (a_file, "E554"), (a_file / "below", "E554")):
-        assert main(["bench", "generate", "--n", "2", "--out", str(out), "--no-speech", "--quiet"]) == 1
+        assert main(["bench", "generate", "--n", "2", "-o", str(out), "--no-speech", "--quiet"]) == 1
         err = capsys.readouterr().err
         assert f"[{code}]" in err and "Traceback" not in err, err
     assert (busy / "notes.txt").read_text() == "mine"
     # --overwrite replaces only a folder the generator made: the user's folder is refused, untouched
-    assert main(["bench", "generate", "--n", "2", "--out", str(busy), "--no-speech", "--quiet",
+    assert main(["bench", "generate", "--n", "2", "-o", str(busy), "--no-speech", "--quiet",
                  "--overwrite"]) == 1
     assert "[E744]" in capsys.readouterr().err
     assert sorted(p.name for p in busy.iterdir()) == ["notes.txt"]
     ours = tmp_path / "ours"
-    assert main(["bench", "generate", "--n", "2", "--out", str(ours), "--no-speech", "--quiet"]) == 0
+    assert main(["bench", "generate", "--n", "2", "-o", str(ours), "--no-speech", "--quiet"]) == 0
     # other settings in a finished folder: E553 again, never a silent mix
-    assert main(["bench", "generate", "--n", "3", "--out", str(ours), "--no-speech", "--quiet"]) == 1
+    assert main(["bench", "generate", "--n", "3", "-o", str(ours), "--no-speech", "--quiet"]) == 1
     assert "[E553]" in capsys.readouterr().err
-    assert main(["bench", "generate", "--n", "3", "--out", str(ours), "--no-speech", "--quiet",
+    assert main(["bench", "generate", "--n", "3", "-o", str(ours), "--no-speech", "--quiet",
                  "--overwrite"]) == 0
     assert len(list((ours / "audio").glob("*.wav"))) == 3
 
@@ -261,11 +261,11 @@ def test_missing_espeak_is_e551_and_no_speech_is_the_way_round(
     monkeypatch.setenv("FORTEKIT_ESPEAK", str(tmp_path / "no-such-espeak"))
     with pytest.raises(SpeechSynthMissingError, match=r"\[E551\].*--no-speech"):
         generate(GeneratorConfig(n=2), tmp_path / "speech")
-    assert main(["bench", "generate", "--n", "2", "--out", str(tmp_path / "cli")]) == 1
+    assert main(["bench", "generate", "--n", "2", "-o", str(tmp_path / "cli")]) == 1
     err = capsys.readouterr().err
     assert "[E551]" in err and "--no-speech" in err and "Traceback" not in err
     assert not (tmp_path / "cli").exists()
-    arguments = ["bench", "generate", "--n", "2", "--out", str(tmp_path / "cli"), "--no-speech", "--quiet"]
+    arguments = ["bench", "generate", "--n", "2", "-o", str(tmp_path / "cli"), "--no-speech", "--quiet"]
     assert main(arguments) == 0
 
 
@@ -299,7 +299,7 @@ def test_an_interrupted_command_says_how_to_resume(tmp_path: Path, capsys: pytes
         raise KeyboardInterrupt
 
     monkeypatch.setattr(module, "generate", interrupted)
-    assert main(["bench", "generate", "--n", "4", "--out", str(tmp_path / "x"), "--no-speech"]) == 130
+    assert main(["bench", "generate", "--n", "4", "-o", str(tmp_path / "x"), "--no-speech"]) == 130
     err = capsys.readouterr().err
     assert "[E556]" in err and "run the same command again" in err and "Traceback" not in err
 

@@ -194,7 +194,7 @@ def test_fortekit_eval_runs_stage1_with_the_corpus_and_feedback(tmp_path: Path) 
     out = tmp_path / "run"
     assert main(["eval", "--test", str(clotho), "--n-train", "60", "--limit-test", "40", "--epochs", "1",
                  "--anchors", "feedback,none", "--elaborator", "corpus", "--direction", "t2a", "--no-umap",
-                 "--device", "cpu", "--out", str(out)]) == 0
+                 "--device", "cpu", "-o", str(out)]) == 0
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     config = json.loads((out / "config.json").read_text(encoding="utf-8"))
     assert config["settings"]["elaborator"] == "corpus" and config["settings"]["anchors"][0] == "feedback"
@@ -209,7 +209,7 @@ def test_fortekit_eval_beir_runs_stage1_with_the_corpus_and_feedback(tmp_path: P
 
     folder = make_beir(tmp_path / "tiny")
     out = tmp_path / "out"
-    assert main(["eval", "--beir", str(folder), "--out", str(out), "--device", "cpu", "--systems",
+    assert main(["eval", "--beir", str(folder), "-o", str(out), "--device", "cpu", "--systems",
                  "formula,S1+formula", "--anchors", "feedback", "--elaborator", "corpus"]) == 0
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     assert metrics["stage1"]["anchors"] == "feedback" and metrics["stage1"]["elaborator"] == "corpus"

@@ -19,9 +19,9 @@ from vocab_fixtures import (
 )
 
 from fortekit.errors import DataFileError
+from fortekit.search.cli.vocab import add_vocab_commands
 from fortekit.vocab import Category, Origin
 from fortekit.vocab.builder import compile_vocabulary, phrases_to_count
-from fortekit.vocab.cli import add_vocab_commands
 from fortekit.vocab.corpus import class_names, read_captions, read_ontology
 from fortekit.vocab.tables import load_tables
 from fortekit.vocab.terms import count_terms, gerund, normalise_phrase, resolve_terms
@@ -63,7 +63,7 @@ def test_rebuilding_reproduces_the_shipped_file(tmp_path: Path, vocab_cache: Pat
             str(require(AUDIOCAPS_TRAIN, "AudioCaps train captions")),
             "--ontology",
             str(require(ONTOLOGY, "AudioSet ontology")),
-            "--out",
+            "-o",
             str(out),
             "--min-freq",
             "5",
@@ -162,7 +162,7 @@ def test_cli_reports_a_missing_file(tmp_path: Path, capsys: pytest.CaptureFixtur
             str(tmp_path / "y.csv"),
             "--ontology",
             str(tmp_path / "o.json"),
-            "--out",
+            "-o",
             str(tmp_path / "v.tsv"),
         ]
     )

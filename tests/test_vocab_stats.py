@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from vocab_fixtures import AUDIOCAPS_VAL, CLOTHO_DEV, analysed, require, vocab_cache
 
+from fortekit.search.cli.vocab import add_vocab_commands
 from fortekit.vocab import Category, load_vocabulary
-from fortekit.vocab.cli import add_vocab_commands
 from fortekit.vocab.stats import CoverageTable, coverage_table, paper_table, write_bar_chart
 
 __all__ = ["vocab_cache"]  # the fixture, imported for pytest

@@ -63,6 +63,17 @@ SYSTEM_DIRS: tuple[str, ...] = (
 _WN_POS = {"NOUN": "n", "PROPN": "n", "VERB": "v", "AUX": "v", "ADJ": "a", "ADV": "r"}
 _WN_POS.update({letter: letter for letter in "nvar"})
 _WN_POS["s"] = "a"
+_FILE_OF_POS = {"n": "noun", "v": "verb", "a": "adj", "r": "adv"}
+#: NLTK's ``WordNetCorpusReader.MORPHOLOGICAL_SUBSTITUTIONS`` (WordNet's morphy rules), per POS
+#: letter; tests/test_vocab_wordnet.py checks they are NLTK's.
+_MORPHY_SUBSTITUTIONS: dict[str, tuple[tuple[str, str], ...]] = {
+    "n": (("s", ""), ("ses", "s"), ("ves", "f"), ("xes", "x"), ("zes", "z"), ("ches", "ch"),
+          ("shes", "sh"), ("men", "man"), ("ies", "y")),
+    "v": (("s", ""), ("ies", "y"), ("es", "e"), ("es", ""), ("ed", "e"), ("ed", ""), ("ing", "e"),
+          ("ing", "")),
+    "a": (("er", ""), ("est", ""), ("er", "e"), ("est", "e")),
+    "r": (),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +111,28 @@ def _candidates(path: str | os.PathLike[str] | None, nltk_data: bool) -> list[tu
     return found
 
 
+def _nltk_data_dirs_absent() -> bool:
+    """True when NLTK's data path, as ``nltk.data`` would build it, has no directory at all.
+
+    Then ``nltk.data.find`` cannot find WordNet, and importing NLTK (about 1.5 s: it
+    imports scipy.stats and scikit-learn) only to be told so is skipped. Once NLTK is
+    imported (its path may have been changed) or on Windows, NLTK is always asked.
+    """
+    import sys
+
+    if "nltk" in sys.modules or sys.platform.startswith(("win", "cygwin")):
+        return False
+    dirs = [os.path.expanduser(d) for d in os.environ.get("NLTK_DATA", "").split(os.pathsep) if d]
+    dirs.append(os.path.expanduser("~/nltk_data"))
+    dirs += [os.path.join(sys.prefix, *parts, "nltk_data") for parts in ((), ("share",), ("lib",))]
+    dirs += [os.path.join(root, "nltk_data") for root in ("/usr/share", "/usr/local/share", "/usr/lib",
+                                                            "/usr/local/lib")]
+    return not any(os.path.exists(d) for d in dirs)
+
+
 def _nltk_data_wordnet() -> str | None:
+    if _nltk_data_dirs_absent():
+        return None
     try:
         import nltk.data
     except ImportError:  # pragma: no cover - nltk is a dependency
@@ -190,21 +222,114 @@ class WordNet:
     Build it with :func:`load_wordnet`. POS arguments take Universal tags
     (``NOUN``, ``VERB``, ``ADJ``, ``ADV``) or WordNet letters (``n v a r``).
 
+    NLTK's reader is opened on first need (a synset question, :attr:`reader`,
+    :attr:`version`): :meth:`morphy`, the question a parse asks most, reads a WordNet
+    dict directory's index and exception files itself, one POS at a time, and answers as
+    NLTK's ``_morphy`` does (docs/cold_start.md), so a search that only lemmatises never
+    imports NLTK (about 1.5 s) nor builds its reader (about 2 s).
+
+    Args:
+        reader: NLTK's reader, or None to open it with ``opener`` when first needed.
+        location: where the data was found.
+        opener: makes the reader (required when ``reader`` is None).
+
     Attributes:
         reader: the NLTK ``WordNetCorpusReader`` (for anything else).
         location: where the data was found.
         version: the WordNet version string read from the data, e.g. ``'3.0'``.
     """
 
-    __slots__ = ("location", "reader", "version")
+    __slots__ = ("_lemmas", "_lexname_list", "_opener", "_reader", "_version", "location")
 
-    def __init__(self, reader: Any, location: WordNetLocation) -> None:
-        self.reader = reader
+    def __init__(self, reader: Any, location: WordNetLocation, *, opener: Any = None) -> None:
+        self._reader = reader
+        self._opener = opener
+        self._version: str | None = None
         self.location = location
-        self.version = str(reader.get_version())
+        #: per WordNet POS letter: (lemma -> the rest of its index line, exceptions) read
+        #: from a dict directory, for morphy, sense counts and lexicographer files
+        self._lemmas: dict[str, tuple[dict[str, str], dict[str, list[str]]]] = {}
+        self._lexname_list: list[str] | None = None
+
+    @property
+    def reader(self) -> Any:
+        """The NLTK ``WordNetCorpusReader``, opened on first use."""
+        if self._reader is None:
+            self._reader = self._opener()
+        return self._reader
+
+    @property
+    def version(self) -> str:
+        """The WordNet version string read from the data, e.g. ``'3.0'``."""
+        if self._version is None:
+            self._version = str(self.reader.get_version())
+        return self._version
 
     def __repr__(self) -> str:
         return f"<WordNet {self.version} from {self.location.root} ({self.location.source})>"
+
+    def _morphy_tables(self, wn_pos: str) -> tuple[dict[str, str], dict[str, list[str]]] | None:
+        """The lemmas (each with the rest of its index line) and exceptions of one POS as
+        NLTK's reader holds them; None for a WordNet that is not a directory (a zip)."""
+        tables = self._lemmas.get(wn_pos)
+        if tables is None:
+            if not os.path.isdir(self.location.root):
+                return None
+            suffix = _FILE_OF_POS[wn_pos]
+            lemmas: dict[str, str] = {}
+            with open(os.path.join(self.location.root, f"index.{suffix}"), encoding="utf8") as index:
+                for line in index:
+                    if not line.startswith(" "):
+                        fields = line.split(None, 2)
+                        if len(fields) == 3 and fields[1] == wn_pos:
+                            lemmas[fields[0]] = fields[2]
+            exceptions: dict[str, list[str]] = {}
+            with open(os.path.join(self.location.root, f"{suffix}.exc"), encoding="utf8") as exc:
+                for line in exc:
+                    terms = line.split()
+                    if terms:
+                        exceptions[terms[0]] = terms[1:]
+            tables = self._lemmas[wn_pos] = (lemmas, exceptions)
+        return tables
+
+    def _fast_morphy(self, key: str, wn_pos: str) -> tuple[str, ...] | None:
+        """NLTK's ``_morphy(key, wn_pos)`` from the files; None where they cannot be read here."""
+        tables = self._morphy_tables(wn_pos)
+        if tables is None:
+            return None
+        lemmas, exceptions = tables
+        if key in exceptions:  # NLTK's _morphy: the exception list, else the rules applied once
+            forms = exceptions[key]
+        else:
+            rules = _MORPHY_SUBSTITUTIONS[wn_pos]
+            forms = [key[: -len(old)] + new for old, new in rules if key.endswith(old)]
+        return tuple(dict.fromkeys(each for each in [key, *forms] if each in lemmas))
+
+    def _synset_offsets(self, key: str, wn_pos: str) -> list[int] | None:
+        """The data-file offsets of NLTK's ``synsets(key, wn_pos)``, in its order; None for a zip."""
+        forms = self._fast_morphy(key, wn_pos)
+        if forms is None:
+            return None
+        lemmas = self._lemmas[wn_pos][0]
+        offsets: list[int] = []
+        for form in forms:
+            tokens = lemmas[form].split()  # synset_cnt p_cnt [ptr]... sense_cnt tagsense_cnt offsets
+            offsets += [int(token) for token in tokens[len(tokens) - int(tokens[0]):]]
+        return offsets
+
+    def _lexname_at(self, wn_pos: str, offset: int) -> str:
+        """The lexicographer file of the synset at ``offset`` of ``data.<pos>`` (its 2nd field)."""
+        if self._lexname_list is None:
+            own = os.path.join(self.location.root, "lexnames")
+            if os.path.isfile(own):
+                with open(own, encoding="utf8") as handle:
+                    text = handle.read()
+            else:
+                text = _lexnames_text()
+            self._lexname_list = [line.split()[1] for line in text.splitlines() if line.strip()]
+        with open(os.path.join(self.location.root, f"data.{_FILE_OF_POS[wn_pos]}"), "rb") as data:
+            data.seek(offset)
+            return self._lexname_list[int(data.readline().split()[1])]
 
     def morphy(self, form: str, pos: str) -> tuple[str, ...]:
         """WordNet base forms of ``form`` in one POS (NLTK's morphy, all readings).
@@ -216,7 +341,9 @@ class WordNet:
         wn_pos = _WN_POS.get(pos)
         if wn_pos is None or not form:
             return ()
-        return tuple(self.reader._morphy(form.lower().replace(" ", "_"), wn_pos))
+        key = form.lower().replace(" ", "_")
+        found = self._fast_morphy(key, wn_pos)
+        return found if found is not None else tuple(self.reader._morphy(key, wn_pos))
 
     def has(self, lemma: str, pos: str) -> bool:
         """True if ``lemma`` itself is a WordNet lemma of that POS.
@@ -247,8 +374,55 @@ class WordNet:
         wn_pos = _WN_POS.get(pos)
         if wn_pos is None:
             return ()
-        synsets = self.reader.synsets(lemma.lower().replace(" ", "_"), wn_pos)[:limit]
+        key = lemma.lower().replace(" ", "_")
+        offsets = self._synset_offsets(key, wn_pos)
+        if offsets is not None:
+            return tuple(self._lexname_at(wn_pos, offset) for offset in offsets[:limit])
+        synsets = self.reader.synsets(key, wn_pos)[:limit]
         return tuple(str(s.lexname()) for s in synsets)
+
+    def sense_count(self, lemma: str, pos: str) -> int:
+        """How many senses NLTK's ``synsets(lemma, pos)`` lists (those of every base form).
+
+        Example:
+            >>> load_wordnet().sense_count("riding", "VERB"), load_wordnet().sense_count("xqzv", "n")
+            (15, 0)
+        """
+        wn_pos = _WN_POS.get(pos)
+        if wn_pos is None:
+            return 0
+        key = lemma.lower().replace(" ", "_")
+        offsets = self._synset_offsets(key, wn_pos)
+        return len(offsets) if offsets is not None else len(self.reader.synsets(key, wn_pos))
+
+    def first_sense_frames(self, verb: str) -> tuple[int, ...]:
+        """The verb frames of the most frequent sense of ``verb`` (NLTK's ``frame_ids()`` of its
+        first synset: the frames of the whole synset); () for a word with no verb sense.
+
+        Example:
+            >>> load_wordnet().first_sense_frames("bark"), load_wordnet().first_sense_frames("xqzv")
+            ((2, 26), ())
+        """
+        key = verb.lower().replace(" ", "_")
+        offsets = self._synset_offsets(key, "v")
+        if offsets is None:
+            synsets = self.reader.synsets(key, "v")[:1]
+            return tuple(int(frame) for frame in synsets[0].frame_ids()) if synsets else ()
+        if not offsets:
+            return ()
+        with open(os.path.join(self.location.root, "data.verb"), "rb") as data:
+            data.seek(offsets[0])
+            line = data.readline().decode("utf8")
+        # offset lex_filenum ss_type w_cnt [word lex_id]... p_cnt [ptr offset pos st]... f_cnt [+ f w]...
+        tokens = line.strip().split("|")[0].split()
+        at = 4 + 2 * int(tokens[3], 16)
+        at += 1 + 4 * int(tokens[at])
+        frames: list[int] = []
+        if at < len(tokens):
+            for start in range(at + 1, at + 1 + 3 * int(tokens[at]), 3):
+                if int(tokens[start + 2], 16) == 0:
+                    frames.append(int(tokens[start + 1]))
+        return tuple(frames)
 
     def antonyms(self, lemma: str, pos: str) -> frozenset[str]:
         """Direct antonyms of ``lemma`` over all its senses, as lemma names.
@@ -287,6 +461,11 @@ class WordNet:
 
 @cache
 def _load(root: str, source: str) -> WordNet:
+    return WordNet(None, WordNetLocation(root, source), opener=lambda: _open_reader(root, source))
+
+
+def _open_reader(root: str, source: str) -> Any:
+    """NLTK's WordNet reader over ``root`` (imports NLTK)."""
     from nltk.data import FileSystemPathPointer
 
     if source != "nltk_data":
@@ -301,8 +480,7 @@ def _load(root: str, source: str) -> WordNet:
     with warnings.catch_warnings():
         # "The multilingual functions are not available with this Wordnet version"
         warnings.simplefilter("ignore", UserWarning)
-        reader = _reader_class()(pointer, None)
-    return WordNet(reader, WordNetLocation(root, source))
+        return _reader_class()(pointer, None)
 
 
 def load_wordnet(path: str | os.PathLike[str] | None = None) -> WordNet:

@@ -119,13 +119,12 @@ class WordNetLemmas:
     def _senses_uncached(self, verb: str) -> int:
         if self.wordnet is None:
             return 0
-        return len(self.wordnet.reader.synsets(verb.replace(" ", "_"), "v"))
+        return int(self.wordnet.sense_count(verb, "v"))  # from the files: no NLTK reader needed
 
     def _transitive_uncached(self, verb: str) -> bool:
         if self.wordnet is None:
             return False
-        synsets = self.wordnet.reader.synsets(verb.replace(" ", "_"), "v")[:1]
-        return any(set(s.frame_ids()) & _TRANSITIVE_FRAMES for s in synsets)
+        return bool(set(self.wordnet.first_sense_frames(verb)) & _TRANSITIVE_FRAMES)  # from the files
 
     def is_transitive(self, verb: str) -> bool:
         """Whether WordNet's most frequent sense of ``verb`` takes an object."""

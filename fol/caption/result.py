@@ -421,6 +421,48 @@ class ParseResult:
     def __str__(self) -> str:
         return str(self.formula)
 
+    def __repr__(self) -> str:
+        """The caption (its first 60 characters) and the formula in Unicode, not the whole AST.
+
+        Example:
+            >>> rec = PredicateRecord("Rain", "rain", ("x",), False, "root", (0,), (0, 4), "rain",
+            ...                       "exact", 1.0, "sound_event", "NOUN")
+            >>> ParseResult("rain", build_formula([rec]), (rec,), False, ())
+            ParseResult('rain', ∃x Rain(x))
+        """
+        flags = "".join(f", {name}=True" for name in ("used_fallback", "truncated") if getattr(self, name))
+        backend = "" if self.backend == "rules" else f", backend={self.backend!r}"
+        return f"ParseResult({_shorten(self.text, 60)!r}, {self.formula}{flags}{backend})"
+
+    def _repr_html_(self) -> str:
+        """For Jupyter: the caption, the formula and a table of its clauses (each HTML-escaped).
+
+        Example:
+            >>> rec = PredicateRecord("Rain", "rain", ("x",), False, "root", (0,), (0, 4), "<b>",
+            ...                       "exact", 1.0, "sound_event", "NOUN")
+            >>> "&lt;b&gt;" in ParseResult("rain", build_formula([rec]), (rec,), False, ())._repr_html_()
+            True
+        """
+        from html import escape
+
+        rows = []
+        for number, group in enumerate(clauses(self.predicates), 1):
+            denied = any(record.excluded for record in group)
+            text = str(build_formula(group)) if denied else str(group[0].literal)
+            rows.append(
+                f"<tr><td>{number}</td><td>{escape(text)}</td><td>{'denied' if denied else ''}</td>"
+                f"<td>{escape(', '.join(record.source for record in group))}</td>"
+                f"<td>{escape(', '.join(record.tier for record in group))}</td></tr>"
+            )
+        notes = [note for note in ("used_fallback", "truncated") if getattr(self, note)]
+        return (
+            f"<div class=\"fortekit-parse\"><p><b>{escape(self.text)}</b><br>"
+            f"<code>{escape(str(self.formula))}</code>"
+            f"{' (' + escape(', '.join(notes)) + ')' if notes else ''}</p>"
+            "<table><thead><tr><th>#</th><th>clause</th><th></th><th>words</th><th>grounding</th></tr>"
+            f"</thead><tbody>{''.join(rows)}</tbody></table></div>"
+        )
+
     @property
     def symbols(self) -> frozenset[str]:
         """The predicate symbols of the formula."""
@@ -454,6 +496,11 @@ class ParseResult:
             "predicates": [record.to_dict() for record in self.predicates],
             "scopes": [note.to_dict() for note in self.scopes],
         }
+
+
+def _shorten(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, ending in an ellipsis where it was cut."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class _ResultDraft:

@@ -16,7 +16,7 @@ Example:
     >>> import argparse
     >>> parser = argparse.ArgumentParser(prog="fortekit")
     >>> add_bench_commands(parser.add_subparsers(dest="command"))
-    >>> args = parser.parse_args(["bench", "generate", "--n", "20", "--out", "gen"])
+    >>> args = parser.parse_args(["bench", "generate", "--n", "20", "-o", "gen"])
     >>> args.n, args.seed, args.workers, args.speech
     (20, 0, 1, True)
 """
@@ -30,6 +30,7 @@ from typing import Any, TextIO
 
 from fortekit.search.cli.bench_clap import add_train_clap_action
 from fortekit.search.cli.bench_stage2 import add_stage2_data_action
+from fortekit.search.cli.common import add_output_option, add_quiet_option
 
 __all__ = ["add_bench_commands", "run_generate"]
 
@@ -43,7 +44,7 @@ def add_bench_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
     Example:
         >>> parser = argparse.ArgumentParser(prog="fortekit")
         >>> add_bench_commands(parser.add_subparsers(dest="command"))
-        >>> parser.parse_args(["bench", "generate", "--out", "o", "--no-speech"]).speech
+        >>> parser.parse_args(["bench", "generate", "-o", "o", "--no-speech"]).speech
         False
     """
     bench = commands.add_parser(
@@ -60,7 +61,8 @@ def add_bench_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
         "--seed; an interrupted run resumes when run again. See docs/soundgen.md.",
     )
     generate.add_argument("--n", type=int, default=20_000, help="number of clips (default 20000)")
-    generate.add_argument("--out", required=True, type=Path, metavar="DIR", help="the output folder")
+    add_output_option(generate, dest="out", required=True, type=Path, metavar="DIR", old=("--out",),
+                      help="the output folder")
     generate.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     generate.add_argument("--test-every", type=int, default=5,
                           help="every N-th clip is a test clip (default 5: 20%% test)")
@@ -72,7 +74,7 @@ def add_bench_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
                           help="leave out the speech class (no espeak-ng needed)")
     generate.add_argument("--overwrite", action="store_true",
                           help="replace a collection the generator made in --out (other folders: E744)")
-    generate.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_quiet_option(generate, help="no progress bar", bars=True)
     generate.set_defaults(handler=run_generate)
     add_train_clap_action(actions)
     add_stage2_data_action(actions)

@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from fortekit.search.cli.common import add_output_option, add_quiet_option
+
 __all__ = ["add_train_clap_action", "run_train_clap"]
 
 
@@ -27,7 +29,7 @@ def add_train_clap_action(actions: argparse._SubParsersAction[argparse.ArgumentP
     Example:
         >>> parser = argparse.ArgumentParser(prog="fortekit bench")
         >>> add_train_clap_action(parser.add_subparsers(dest="action"))
-        >>> args = parser.parse_args(["train-clap", "--data", "gen", "--out", "clap"])
+        >>> args = parser.parse_args(["train-clap", "--data", "gen", "-o", "clap"])
         >>> args.epochs, args.batch_size, args.device
         (8, 128, 'auto')
     """
@@ -40,13 +42,14 @@ def add_train_clap_action(actions: argparse._SubParsersAction[argparse.ArgumentP
         "cached in --out/cache.",
     )
     train.add_argument("--data", required=True, type=Path, help="the generated collection (its folder)")
-    train.add_argument("--out", required=True, type=Path, help="output folder")
+    add_output_option(train, dest="out", required=True, type=Path, metavar="DIR", old=("--out",),
+                      help="output folder")
     train.add_argument("--epochs", type=int, default=8, help="epochs (default 8)")
     train.add_argument("--batch-size", type=int, default=128, help="clips per step (default 128)")
     train.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     train.add_argument("--device", default="auto", help="auto (CUDA when present), cpu, cuda, cuda:N")
     train.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
-    train.add_argument("--quiet", action="store_true", help="print only the final figures")
+    add_quiet_option(train, help="print only the final figures")
     train.set_defaults(handler=run_train_clap)
 
 

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from fortekit.search.cli.common import add_output_option
 from fortekit.search.cli.options import option_type
 
 __all__ = ["add_stage2_data_action", "run_stage2_data"]
@@ -32,7 +33,7 @@ def add_stage2_data_action(actions: argparse._SubParsersAction[argparse.Argument
     Example:
         >>> parser = argparse.ArgumentParser(prog="fortekit bench")
         >>> add_stage2_data_action(parser.add_subparsers(dest="action"))
-        >>> args = parser.parse_args(["stage2-data", "--data", "gen", "--out", "t.safetensors",
+        >>> args = parser.parse_args(["stage2-data", "--data", "gen", "-o", "t.safetensors",
         ...                           "--backbone-option", "model=clap"])
         >>> args.backbone, dict(args.backbone_option), args.captions_per_clip, args.split
         ('small-clap', {'model': 'clap'}, 2, 'train')
@@ -45,7 +46,8 @@ def add_stage2_data_action(actions: argparse._SubParsersAction[argparse.Argument
         "`fortekit train-projection --train FILE`.",
     )
     action.add_argument("--data", required=True, type=Path, help="the generated collection (its folder)")
-    action.add_argument("--out", required=True, type=Path, help="the .safetensors file to write")
+    add_output_option(action, dest="out", required=True, type=Path, metavar="FILE", old=("--out",),
+                      help="the .safetensors file to write")
     action.add_argument("--backbone", default="small-clap", help="audio-text backbone (default small-clap)")
     action.add_argument("--backbone-option", action="append", metavar="KEY=VALUE",
                         type=option_type("--backbone-option"),

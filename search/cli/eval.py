@@ -23,6 +23,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
+from fortekit.search.cli.common import add_depth_options, add_output_option
+from fortekit.search.cli.eval_runs import add_run_options, run_runs, wants_runs
 from fortekit.search.cli.options import option_type
 
 __all__ = ["add_eval_commands", "run_eval"]
@@ -37,10 +39,10 @@ def add_eval_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     Example:
         >>> parser = argparse.ArgumentParser(prog="fortekit")
         >>> add_eval_commands(parser.add_subparsers(dest="command"))
-        >>> args = parser.parse_args(["eval", "--test", "t.csv", "--n-train", "5", "--out", "o"])
+        >>> args = parser.parse_args(["eval", "--test", "t.csv", "--n-train", "5", "-o", "o"])
         >>> args.item_text, args.anchors, args.direction  # --anchors: bank,none,proxy,oracle for --test
         ('mean', None, 'both')
-        >>> args = parser.parse_args(["eval", "--beir", "negation/audiocaps_val", "--out", "o"])
+        >>> args = parser.parse_args(["eval", "--beir", "negation/audiocaps_val", "-o", "o"])
         >>> args.beir.name, args.systems, args.gamma
         ('audiocaps_val', None, None)
     """
@@ -66,7 +68,8 @@ def add_eval_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
                       help="item = mean of captions 2-5 (mean) or caption 2 (single); default mean")
     data.add_argument("--limit-test", type=int, help="only the first N test clips (quick runs)")
     data.add_argument("--limit-train", type=int, help="only the first N training clips (quick runs)")
-    data.add_argument("--out", required=True, type=Path, help="output directory (re-runs reuse its caches)")
+    add_output_option(data, dest="out", type=Path, metavar="DIR", old=("--out",),
+                      help="output directory (re-runs reuse its caches); required with --test and --beir")
     model = parser.add_argument_group("model and stages")
     model.add_argument("--backbone", default="minilm", help="registered text encoder (default minilm)")
     model.add_argument("--device", default="auto", help="auto (CUDA when present), cpu, cuda, cuda:N")
@@ -78,8 +81,8 @@ def add_eval_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     model.add_argument("--elaborator", choices=["lexical", "corpus"], default="lexical",
                        help="Stage 1 elaborator: lexical (vocabulary templates, default) or corpus (the "
                        "nearest item captions of the collection searched)")
-    model.add_argument("--beam-width", type=int, default=3, help="Stage 1 beam width B (default 3)")
-    model.add_argument("--max-depth", type=int, default=2, help="Stage 1 depth D (default 2)")
+    add_depth_options(model, depth_dest="max_depth", beam_default=3, depth_default=2,
+                      old_depth=("--max-depth",))
     model.add_argument("--lambda", dest="lam", type=float, default=1.0, help="Stage 1 lambda (default 1.0)")
     model.add_argument("--beta", type=float, default=0.5, help="Stage 1 beta (default 0.5)")
     model.add_argument("--tau", type=float, default=0.2, help="Stage 1 tau (default 0.2)")
@@ -116,6 +119,7 @@ def add_eval_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     beir.add_argument("--negation", choices=["complement", "subtract"], help="formula scoring: negation")
     beir.add_argument("--calibration", choices=["zscore", "minmax", "none"],
                       help="formula scoring: clause similarity to truth degree")
+    add_run_options(parser)
     parser.set_defaults(handler=run_eval)
 
 
@@ -126,6 +130,8 @@ def run_eval(args: argparse.Namespace, out: TextIO) -> int:
     def log(line: str) -> None:
         print(line, file=out, flush=True)
 
+    if wants_runs(args):  # --run/--fuse: any system's TREC run (search/cli/eval_runs.py)
+        return run_runs(args, out)
     try:
         _check_mode(args)
         if args.beir is not None:
@@ -191,6 +197,9 @@ def _check_mode(args: argparse.Namespace) -> None:
         ))
     wrong = _BEIR_ONLY if args.test is not None else _TEST_ONLY
     mode = "--test" if args.test is not None else "--beir"
+    if args.out is None:
+        raise EvaluationError(Errors.E508.format(problem=f"{mode} needs an output folder",
+                                                 fix="Pass -o/--output DIR."))
     for name in wrong:
         if getattr(args, name) not in (None, []):
             flag = "--" + name.replace("_", "-")

@@ -6,8 +6,8 @@
   --captioner-option model=PATH`` captions them (and keeps a tagger's label evidence).
 * ``fortekit index info DIR``: count, dimension, backbone, the share of items with predicates,
   the captioner and the label evidence.
-* ``fortekit index query DIR "a dog barking" -k 5``: encode with the recorded backbone and
-  print the ranked ids, scores and captions.
+* ``fortekit index query DIR "a dog barking" -k 5``: deprecated (W800), ``fortekit search --index
+  DIR`` under its old name: ranks through the same Retriever and prints the ids, scores and captions.
 
 Handlers follow the CLI convention ``handler(args, out) -> exit code``. An error prints its
 coded message to stderr and returns 1 (2 for a bad option), without a traceback. Heavy
@@ -17,7 +17,7 @@ Example:
     >>> import argparse
     >>> parser = argparse.ArgumentParser(prog="fortekit")
     >>> add_index_commands(parser.add_subparsers(dest="command"))
-    >>> args = parser.parse_args(["index", "query", "idx", "rain", "-k", "3"])
+    >>> args = parser.parse_args(["index", "query", "--index", "idx", "rain", "-k", "3"])
     >>> args.texts, args.k
     (['rain'], 3)
 """
@@ -31,6 +31,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from fortekit.search.cli.common import (
+    add_column_options,
+    add_index_option,
+    add_json_option,
+    add_output_option,
+    add_quiet_option,
+    add_top_k_option,
+)
 from fortekit.search.cli.options import option_type
 
 if TYPE_CHECKING:
@@ -261,7 +269,8 @@ def run_info(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def run_query(args: argparse.Namespace, out: TextIO) -> int:
-    """Handler of ``index query``: encode the texts with the index's backbone and rank the items."""
+    """Handler of ``index query``, deprecated (W800 on stderr): ``fortekit search``'s Retriever under its
+    old name and output, so both give the same ranking and scores (formula scoring, Stage 3)."""
     from fortekit.errors import AudioIndexError, Errors
     from fortekit.plugins import get_backbone
     from fortekit.search.cli.main import echo_text
@@ -275,17 +284,18 @@ def run_query(args: argparse.Namespace, out: TextIO) -> int:
     recorded = {key: value for key, value in index.meta.backbone_options.items() if key != "device"}
     options = _backbone_options(args, recorded)
     backbone = get_backbone(index.backbone_name, **options)
-    if args.formula_scoring == "on":
-        from fortekit.search.formula.scoring import search_index
+    # `fortekit search` under its old name: the same Retriever (formula scoring, Stage 3's default).
+    note = Errors.W800.format(old="fortekit index query DIR", new="fortekit search --index DIR")
+    print(f"fortekit index query: {note}", file=sys.stderr)
+    from fortekit.search.retriever import build_retriever
 
-        scores, rows = search_index(index, args.texts, backbone, args.k, use_faiss=args.faiss)
-    else:
-        scores, rows = index.search_text(args.texts, backbone, args.k, use_faiss=args.faiss)
-    for text, row_scores, row_items in zip(args.texts, scores.tolist(), rows.tolist(), strict=True):
+    retriever = build_retriever(index, backbone=backbone, formula_scoring=args.formula_scoring == "on",
+                                use_faiss=args.faiss, device=options.get("device", "auto"))
+    for text, result in zip(args.texts, retriever.search(args.texts, k=args.k), strict=True):
         hits = [
-            {"rank": rank, "id": index.ids[row], "score": round(score, 6), "caption": index.captions[row],
-             "path": index.paths[row]}
-            for rank, (score, row) in enumerate(zip(row_scores, row_items, strict=True), start=1) if row >= 0
+            {"rank": hit.rank, "id": hit.item_id, "score": round(hit.score, 6), "caption": hit.caption,
+             "path": hit.path}
+            for hit in result.hits
         ]
         if args.json:
             print(json.dumps({"query": text, "results": hits}, ensure_ascii=False), file=out)
@@ -301,7 +311,7 @@ def _add_backbone_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--backbone-option", action="append", metavar="KEY=VALUE", type=option_type("--backbone-option"),
         help="an option of the backbone plug-in, repeatable (e.g. model=/models/clap, batch_size=8); "
-             "values: int, float, true/false, none, else text (docs/index.md)",
+             "values: int, float, true/false, none, else text (docs/audio_index.md)",
     )
     parser.add_argument("--device", help="where the backbone runs: auto, cpu, cuda, cuda:N (default: auto)")
 
@@ -316,7 +326,7 @@ def add_index_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
         >>> import argparse
         >>> parser = argparse.ArgumentParser()
         >>> add_index_commands(parser.add_subparsers(dest="command"))
-        >>> parser.parse_args(["index", "info", "clotho.index"]).directory
+        >>> parser.parse_args(["index", "info", "--index", "clotho.index"]).directory
         'clotho.index'
     """
     index = commands.add_parser(
@@ -334,12 +344,13 @@ def add_index_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
     source.add_argument("--captions", metavar="FILE", help="a .csv/.tsv, .jsonl or .txt file of captions")
     source.add_argument("--audio", metavar="DIR_OR_LIST",
                         help="a folder of audio files (searched recursively) or a text file listing paths")
-    build.add_argument("--out", required=True, metavar="DIR", help="the index directory to write")
+    add_output_option(build, dest="out", required=True, metavar="DIR", old=("--out",),
+                      help="the index directory to write")
     build.add_argument("--backbone", default="minilm", help="the backbone plug-in (default: minilm)")
     _add_backbone_arguments(build)
-    build.add_argument("--id-column", help="the id column or key of --captions (default: file_name, else id)")
-    build.add_argument("--caption-column",
-                       help="the caption column or key of --captions (default: caption_1, else caption)")
+    add_column_options(build, text_dest="caption_column", old_text=("--caption-column",),
+                       id_help="the id column or key of --captions (default: file_name, else id)",
+                       text_help="the caption column or key of --captions (default: caption_1, else caption)")
     build.add_argument("--merge-duplicates", action="store_true",
                        help="one item per repeated id (AudioCaps): the mean of its captions' embeddings")
     build.add_argument("--captioner", metavar="NAME",
@@ -353,20 +364,21 @@ def add_index_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
     build.add_argument("--faiss", choices=("flat", "ivf"), help="also build and save a FAISS index")
     build.add_argument("--overwrite", action="store_true",
                        help="replace an index that fortekit wrote in --out (never a folder of other files)")
-    build.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_quiet_option(build, help="no progress bars", bars=True)
     build.set_defaults(handler=_guarded(run_build))
 
     info = actions.add_parser("info", help="show what an index holds")
-    info.add_argument("directory", help="the index directory")
-    info.add_argument("--json", action="store_true", help="one JSON object")
+    info.add_argument("old_index", nargs="?", metavar="DIR", help=argparse.SUPPRESS)  # before --index
+    add_index_option(info, dest="directory", required=True, positional="old_index")
+    add_json_option(info, help="one JSON object")
     info.set_defaults(handler=_guarded(run_info))
 
     query = actions.add_parser("query", help="search an index with text queries")
-    query.add_argument("directory", help="the index directory")
     query.add_argument("texts", nargs="+", metavar="TEXT", help="the queries")
-    query.add_argument("-k", type=int, default=10, help="results per query (default: 10)")
+    add_index_option(query, dest="directory", required=True, positional="texts")
+    add_top_k_option(query, dest="k", default=10, help="results per query (default: 10)")
     query.add_argument("--faiss", action="store_true", help="search the saved FAISS index instead of exactly")
-    query.add_argument("--json", action="store_true", help="one JSON object per query")
+    add_json_option(query, help="one JSON object per query")
     query.add_argument(
         "--formula-scoring", choices=["on", "off"], default="on",
         help="re-score the first 1,000 items by the query's formula "

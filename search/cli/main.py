@@ -1,172 +1,60 @@
 """The command-line tools: ``fortekit`` (sub-commands) and ``fol-refine``.
 
-Heavy modules are imported inside the sub-commands, so ``--help`` is instant.
+Every command lives in this package, one module per command, and shares its options'
+spellings (:mod:`fortekit.search.cli.common`). Heavy modules are imported inside the
+sub-commands, so ``--help`` is instant.
+
+Exit codes, the same for every command: 0 ok, 1 some inputs failed, 2 usage or bad input,
+130 interrupted, 141 standard output closed by its reader.
 
 Example:
     $ fortekit parse "all x.(Bird(x) -> -Loud(x))" --style all
     $ fortekit parse --file examples/formulas.txt
+    $ python -m fortekit --version
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator, Sequence
-from pathlib import Path
-from typing import TextIO
+from collections.abc import Sequence
 
 from fortekit import __version__
+from fortekit.search.cli.common import apply_fixups, run_cli
+from fortekit.search.cli.parse import ECHO_CHARS, echo_text
 
-
-def _cmd_parse(args: argparse.Namespace, out: TextIO) -> int:
-    from fortekit.errors import FormulaSyntaxError
-    from fortekit.fol import STYLES, format_formula, parse_formula, predicates
-
-    styles = list(STYLES) if args.style == "all" else [args.style]
-    failures = 0
-    for label, text in _lines_of(args, "formula"):
-        if text is None:  # an unreadable line of --file, already reported
-            failures += 1
-            continue
-        try:
-            phi = parse_formula(text, warn_free=False)
-        except FormulaSyntaxError as exc:
-            failures += 1
-            # errors go to stderr, the echo of the input cut and escaped (control characters)
-            print(f"{label}: {echo_text(text)}\n  error: {exc}", file=sys.stderr)
-            continue
-        print(f"{label}: {echo_text(text)}", file=out)
-        for style in styles:
-            print(f"  {style:<8} {format_formula(phi, style)}", file=out)
-        preds = ", ".join(sorted(map(str, predicates(phi))))
-        print(f"  {'Pred':<8} {{{preds}}}", file=out)
-    return 1 if failures else 0
-
-
-ECHO_CHARS = 200
-
-
-def echo_text(text: str) -> str:
-    """An input as it may be shown in a message: printable, at most 200 characters.
-
-    Example:
-        >>> echo_text("Bird(x) ∧"), echo_text("a" + chr(7) + "b"), len(echo_text("P(" * 500))
-        ('Bird(x) ∧', 'a\\\\x07b', 221)
-    """
-    shown = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text[:ECHO_CHARS])
-    return shown + (f" … ({len(text):,} characters)" if len(text) > ECHO_CHARS else "")
-
-
-def _lines_of(args: argparse.Namespace, field: str) -> Iterator[tuple[str, str | None]]:
-    """(label, text) from positional arguments and --file; text is None for a bad line.
-
-    --file is read as fol-refine reads a query file (:mod:`fortekit.textio`): strict
-    UTF-8 line by line (a BOM allowed); a line that is not UTF-8 (E656) or is too long
-    (E312) is reported on stderr with its number and the other lines still run; a UTF-16
-    file is refused whole (E311). Blank lines and ``#`` comments are skipped.
-    """
-    for index, text in enumerate(getattr(args, field), start=1):
-        yield f"arg {index}", text
-    if args.file is None:
-        return
-    from fortekit.errors import Errors
-    from fortekit.textio import BadLine, read_text_lines
-
-    path = Path(args.file)
-    with path.open("rb") as handle:
-        if handle.read(2) in (b"\xff\xfe", b"\xfe\xff"):
-            print(f"{path}: error: {Errors.E311.format(path=path, command=args.command, name=path.name)}",
-                  file=sys.stderr)
-            yield str(path), None
-            return
-    for number, line in read_text_lines(path):
-        label = f"{args.file}:{number}"
-        if isinstance(line, BadLine):
-            if line.kind == "undecodable":
-                problem = Errors.E656.format(reason=line.reason.removeprefix("not UTF-8: "))
-            else:
-                problem = Errors.E312.format(reason=line.reason, what=field)
-            print(f"{label}: error: {problem}", file=sys.stderr)
-            yield label, None
-            continue
-        text = line.strip()
-        if text and not text.startswith("#"):
-            yield label, text
-
-
-def _cmd_caption(args: argparse.Namespace, out: TextIO) -> int:
-    import json
-
-    from fortekit.errors import CaptionError
-    from fortekit.fol.caption import parse_caption
-    from fortekit.verbalise import verbalise
-
-    failures = 0
-    for label, text in _lines_of(args, "caption"):
-        if text is None:  # an unreadable line of --file, already reported
-            failures += 1
-            continue
-        try:
-            result = parse_caption(text)
-        except CaptionError as exc:
-            failures += 1
-            # errors go to stderr, the echo of the input cut and escaped (control characters)
-            print(f"{label}: {echo_text(text)}\n  error: {exc}", file=sys.stderr)
-            continue
-        if args.json:
-            print(json.dumps(result.to_dict(), ensure_ascii=False), file=out)
-            continue
-        print(f"{label}: {echo_text(text)}", file=out)
-        print(f"  FOL      {result.formula}", file=out)
-        print(f"  G(FOL)   {verbalise(result.formula)}", file=out)
-        grounding = ", ".join(f"{r.symbol}:{r.rule}/{r.tier}" for r in result.predicates)
-        print(f"  rules    {grounding}", file=out)
-        if result.used_fallback:
-            print("  (fallback rule)", file=out)
-    return 1 if failures else 0
+__all__ = ["ECHO_CHARS", "build_parser", "build_refine_parser", "echo_text", "fol_refine_main", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``fortekit`` argument parser (exposed for documentation and tests)."""
+    """The ``fortekit`` argument parser (exposed for documentation and tests).
+
+    Example:
+        >>> build_parser().parse_args(["parse", "P(a)"]).command
+        'parse'
+    """
+    from fortekit.search.cli.bench import add_bench_commands
+    from fortekit.search.cli.caption import add_caption_command
+    from fortekit.search.cli.convert import add_convert_commands
+    from fortekit.search.cli.eval import add_eval_commands
+    from fortekit.search.cli.index import add_index_commands
+    from fortekit.search.cli.parse import add_parse_command
+    from fortekit.search.cli.parse_report import add_parse_report_command
+    from fortekit.search.cli.plugins import add_plugin_commands
+    from fortekit.search.cli.projection import add_projection_commands
+    from fortekit.search.cli.relations import add_relations_commands
+    from fortekit.search.cli.search import add_search_command
+    from fortekit.search.cli.vocab import add_vocab_commands
+
     parser = argparse.ArgumentParser(
-        prog="fortekit", description="FOL-guided text-to-audio retrieval toolkit."
+        prog="fortekit", description="FOL-guided text-to-audio retrieval toolkit.",
+        epilog="Exit codes: 0 ok, 1 some inputs failed, 2 usage or bad input, 130 interrupted, "
+        "141 standard output closed.",
     )
     parser.add_argument("--version", action="version", version=f"fortekit {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    parse = commands.add_parser(
-        "parse", help="parse first-order formulas and print them in every notation"
-    )
-    parse.add_argument("formula", nargs="*", help="formulas (Unicode, ASCII/NLTK or FOLIO notation)")
-    parse.add_argument("--file", help="read one formula per line (# starts a comment)")
-    parse.add_argument(
-        "--style", default="all", choices=["all", "unicode", "ascii", "nltk", "latex"],
-        help="notation to print (default: all)",
-    )
-    parse.set_defaults(handler=_cmd_parse)
-    caption = commands.add_parser(
-        "caption", help="parse captions or queries into first-order logic (the caption parser Π)"
-    )
-    caption.add_argument("caption", nargs="*", help="captions or queries")
-    caption.add_argument("--file", help="read one caption per line (# starts a comment)")
-    caption.add_argument("--json", action="store_true", help="one JSON object per caption")
-    caption.set_defaults(handler=_cmd_caption)
-    _add_optional_commands(commands)
-    return parser
-
-
-def _add_optional_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Sub-commands that other folders own; each module is light to import."""
-    from fortekit.fol.caption import add_parse_report_command
-    from fortekit.plugins.cli import add_plugin_commands
-    from fortekit.plugins.convert_cli import add_convert_commands
-    from fortekit.search.cli.bench import add_bench_commands
-    from fortekit.search.cli.eval import add_eval_commands
-    from fortekit.search.cli.index import add_index_commands
-    from fortekit.search.cli.projection import add_projection_commands
-    from fortekit.search.cli.search import add_search_command
-    from fortekit.search.stage1.relations import add_relations_commands
-    from fortekit.vocab.cli import add_vocab_commands
-
+    add_parse_command(commands)
+    add_caption_command(commands)
     add_vocab_commands(commands)
     add_plugin_commands(commands)
     add_convert_commands(commands)
@@ -177,37 +65,74 @@ def _add_optional_commands(commands: argparse._SubParsersAction[argparse.Argumen
     add_relations_commands(commands)
     add_search_command(commands)
     add_bench_commands(commands)
+    return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``fortekit``."""
+def _run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = apply_fixups(parser.parse_args(argv))
     if getattr(args, "handler", None) is None:
         parser.print_help()
         return 2
-    texts = {"parse": "formula", "caption": "caption"}.get(args.command)
+    texts = getattr(args, "texts_field", None)
     if texts is not None and not getattr(args, texts) and args.file is None:
         parser.error(f"{args.command}: give a text or --file")
     try:
         return int(args.handler(args, sys.stdout))
-    except OSError as exc:
+    except BrokenPipeError:
+        raise
+    except OSError as exc:  # a named input that cannot be read is bad input (2); a failed write, 1
         print(f"fortekit: {exc}", file=sys.stderr)
-        return 1
+        return 2 if exc.filename is not None else 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``fortekit``.
+
+    Args:
+        argv: the arguments (default: ``sys.argv[1:]``).
+
+    Returns:
+        The exit code: 0 ok, 1 some inputs failed, 2 usage or bad input, 130 interrupted,
+        141 standard output closed by its reader.
+
+    Raises:
+        SystemExit: a usage error (code 2), ``--help`` or ``--version`` (code 0), from argparse.
+
+    Example:
+        >>> main(["parse", "P(a)", "--style", "ascii"])
+        arg 1: P(a)
+          ascii    P(a)
+          Pred     {P/1}
+        0
+    """
+    return run_cli(lambda: _run(argv), "fortekit")
 
 
 def build_refine_parser() -> argparse.ArgumentParser:
-    """The ``fol-refine`` argument parser (see :mod:`fortekit.search.cli.refine`)."""
+    """The ``fol-refine`` argument parser (see :mod:`fortekit.search.cli.refine`).
+
+    Example:
+        >>> build_refine_parser().prog
+        'fol-refine'
+    """
     from fortekit.search.cli.refine import build_refine_parser as build
 
     return build()
 
 
 def fol_refine_main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``fol-refine`` (see :mod:`fortekit.search.cli.refine`)."""
+    """Entry point of ``fol-refine`` (see :mod:`fortekit.search.cli.refine`), with every command's exit codes.
+
+    Args:
+        argv: the arguments (default: ``sys.argv[1:]``).
+
+    Returns:
+        The exit code (as :func:`main`).
+    """
     from fortekit.search.cli.refine import main as refine_main
 
-    return refine_main(argv)
+    return run_cli(lambda: refine_main(argv), "fol-refine")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -18,6 +18,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from fortekit.search.cli.common import add_output_option, add_quiet_option
+
 if TYPE_CHECKING:
     from fortekit.search.projection.checkpoint import EpochStats
 
@@ -33,7 +35,7 @@ def add_projection_commands(commands: argparse._SubParsersAction[argparse.Argume
     Example:
         >>> parser = argparse.ArgumentParser(prog="fortekit")
         >>> add_projection_commands(parser.add_subparsers(dest="command"))
-        >>> parser.parse_args(["train-projection", "--train", "t.safetensors", "--out", "o"]).epochs
+        >>> parser.parse_args(["train-projection", "--train", "t.safetensors", "-o", "o"]).epochs
         20
     """
     train = commands.add_parser(
@@ -44,7 +46,8 @@ def add_projection_commands(commands: argparse._SubParsersAction[argparse.Argume
         "and a checkpoint after every epoch; a re-run resumes from it.",
     )
     train.add_argument("--train", required=True, type=Path, help="training data (.safetensors)")
-    train.add_argument("--out", required=True, type=Path, help="output directory")
+    add_output_option(train, dest="out", required=True, type=Path, metavar="DIR", old=("--out",),
+                      help="output directory")
     train.add_argument("--validation", type=Path, help="validation data for the per-epoch R@1")
     train.add_argument("--epochs", type=int, default=20, help="epochs (default 20)")
     train.add_argument("--batch-size", type=int, default=128, help="batch size (default 128)")
@@ -54,7 +57,7 @@ def add_projection_commands(commands: argparse._SubParsersAction[argparse.Argume
     train.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     train.add_argument("--device", default="auto", help="auto (CUDA when present), cpu, cuda, cuda:N")
     train.add_argument("--no-resume", action="store_true", help="start over even if --out has a checkpoint")
-    train.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_quiet_option(train, help="no progress bar", bars=True)
     train.set_defaults(handler=run_train_projection)
 
 

@@ -265,15 +265,14 @@ def _refine_file(args: argparse.Namespace) -> int:
     anchors, targets = _anchors(args, index)
 
     def make_retriever(refiner: Refiner) -> Retriever:
-        from fortekit.search.rerank import Reranker
-        from fortekit.search.retriever import Retriever
+        from fortekit.search.retriever import build_retriever
 
         assert index is not None  # only called with an index
-        # The clauses go through Stage 1's text cache.
-        return Retriever(
-            index, refiner.backbone, encoder=refiner.encoder, device=args.device,
-            formula=_formula_config(args) if args.formula_scoring == "on" else None,
-            rerank=Reranker() if args.stage3 == "on" else None,
+        # fortekit search's factory; the clauses go through Stage 1's text cache.
+        return build_retriever(
+            index, refiner=refiner, lookup=lookup, device=args.device,
+            formula_scoring=args.formula_scoring == "on", gamma=args.gamma,
+            stage3=args.stage3 == "on",
         )
 
     def make_runner(writer: ResultWriter, resume: Any, report: Any, progress: Any) -> BatchRunner:

@@ -1,9 +1,9 @@
 """The command line of ``fol-refine``: its argument parser and the checks of option combinations.
 
 Example:
-    >>> args = build_refine_parser().parse_args(["q.txt", "--offline", "-B", "4"])
-    >>> args.offline, args.beam_width, args.depth
-    (True, 4, None)
+    >>> args = build_refine_parser().parse_args(["--queries", "q.txt", "--stage1", "offline", "-B", "4"])
+    >>> args.queries_file, args.stage1, args.beam_width, args.depth
+    ('q.txt', 'offline', 4, None)
 """
 
 from __future__ import annotations
@@ -13,6 +13,13 @@ import re
 
 from fortekit import __version__
 from fortekit.errors import Errors
+from fortekit.search.cli.common import (
+    add_column_options,
+    add_format_option,
+    add_quiet_option,
+    add_stage1_option,
+    add_top_k_option,
+)
 from fortekit.search.cli.options import option_type
 from fortekit.search.refine.query_io import DEFAULT_MAX_CHARS, QUERY_FORMATS
 
@@ -60,9 +67,9 @@ def build_refine_parser() -> argparse.ArgumentParser:
     """The ``fol-refine`` argument parser (exposed for documentation and tests).
 
     Example:
-        >>> args = build_refine_parser().parse_args(["q.txt", "--offline", "-B", "4"])
-        >>> args.offline, args.beam_width, args.depth
-        (True, 4, None)
+        >>> args = build_refine_parser().parse_args(["q.txt", "--stage1", "offline", "-B", "4"])
+        >>> args.stage1, args.beam_width, args.depth
+        ('offline', 4, None)
     """
     from fortekit.search.stage1.config import QUERY_OUTPUTS, THRESHOLD_MODES
 
@@ -77,13 +84,16 @@ def build_refine_parser() -> argparse.ArgumentParser:
         ),
         epilog="See docs/refine.md for the output fields, resuming and lookup tables.",
     )
-    parser.add_argument("queries", nargs="?", help="the query file (.txt, .jsonl, .csv or .tsv)")
+    parser.add_argument("queries", nargs="?", help="the query file (.txt, .jsonl, .csv, .tsv); or --queries")
     parser.add_argument("--version", action="version", version=f"fortekit {__version__}")
     src = parser.add_argument_group("input")
     src.add_argument(
         "--input-format", choices=QUERY_FORMATS, help="the query file's format (default: from its extension)"
     )
-    src.add_argument("--column", help="the CSV/TSV column or JSONL field of the queries (default: query)")
+    src.add_argument("--queries", dest="queries_file", metavar="FILE",
+                     help="the query file (.txt, .jsonl, .csv or .tsv), as every command names it")
+    add_column_options(src, text_dest="column", id_dest=None, old_text=("--column",),
+                       text_help="the CSV/TSV column or JSONL field of the queries (default: query)")
     src.add_argument(
         "--target-column", metavar="COLUMN",
         help="a column/field with each query's relevant item id in --index (for --anchors oracle)",
@@ -97,23 +107,19 @@ def build_refine_parser() -> argparse.ArgumentParser:
         "-o", "--output",
         help="the result file (default: QUERIES with the suffix .refined.jsonl; '-' for standard output)",
     )
-    out.add_argument(
-        "--format", choices=("jsonl", "tsv"), help="jsonl or tsv (default: from -o's extension, else jsonl)"
-    )
+    add_format_option(out, choices=("jsonl", "tsv"), default=None,
+                      help="jsonl or tsv (default: from -o's extension, else jsonl)")
     out.add_argument("--overwrite", action="store_true", help="start the output over instead of resuming it")
     out.add_argument(
         "--lookup", metavar="FILE", help="an earlier fol-refine output: known queries skip the search"
     )
     out.add_argument("--index", metavar="DIR", help="an audio index: also write each query's top-K ranking")
-    out.add_argument(
-        "-k", "--top-k", metavar="K", type=_positive_int, default=10,
-        help="ranking length with --index (default: 10)",
-    )
+    add_top_k_option(out, type=_positive_int, default=10, help="ranking length with --index (default: 10)")
     out.add_argument(
         "--formula-scoring", choices=["on", "off"], default="on",
         help="with --index: re-score each query's first-pass candidates by its own formula phi0 "
         "(negations push excluded sounds down, conjunctions need every part); default on. "
-        "See docs/evaluation.md, 'Formula scoring'",
+        "See docs/formula_scoring.md",
     )
     out.add_argument(
         "--stage3", choices=["on", "off"], default="on",
@@ -124,9 +130,8 @@ def build_refine_parser() -> argparse.ArgumentParser:
         help="weight of the formula's score against q*'s similarity (default: FormulaScoringConfig's)",
     )
     search = parser.add_argument_group("search (defaults: the online regime)")
-    regime = search.add_mutually_exclusive_group()
-    regime.add_argument("--online", action="store_true", help="(B, D) = (3, 2), the default")
-    regime.add_argument("--offline", action="store_true", help="(B, D) = (5, 4); -B/-D override it")
+    add_stage1_option(search, choices=("online", "offline"), default="online", old_flags=True,
+                      help="the regime: online (B, D) = (3, 2) or offline (5, 4); -B/-D override it")
     search.add_argument("-B", "--beam-width", metavar="B", type=_positive_int,
                         help="beam width B (at most 64; B x D x candidates per node at most 4096)")
     search.add_argument("-D", "--depth", metavar="D", type=_positive_int, help="maximum depth D (at most 16)")
@@ -145,7 +150,7 @@ def build_refine_parser() -> argparse.ArgumentParser:
     search.add_argument(
         "--query-vector", choices=QUERY_OUTPUTS,
         help="q* for --index rankings: residual, f_T(q) moved by the refinement's edit (default), "
-        "or verbalised, the paper's f_T(G(phi*)); see docs/search.md",
+        "or verbalised, the paper's f_T(G(phi*)); see docs/refine.md",
     )
     search.add_argument(
         "--anchors", choices=("auto", "none", "proxy", "bank", "feedback", "oracle"), default="auto",
@@ -187,7 +192,7 @@ def build_refine_parser() -> argparse.ArgumentParser:
     )
     runtime.add_argument("--cache-dir", metavar="DIR", help="keep text embeddings on disk here across runs")
     runtime.add_argument("--explain", metavar="QUERY", help="refine one query and print its search tree")
-    runtime.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary")
+    add_quiet_option(runtime)
     runtime.add_argument(
         "--progress", action=argparse.BooleanOptionalAction, default=None,
         help="show a progress bar on stderr (default: when stderr is a terminal)",
@@ -200,6 +205,10 @@ def check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> No
     from fortekit.fol.caption.pipeline import MAX_CHARS
     from fortekit.plugins import available_backbones, available_elaborators
 
+    if args.queries_file is not None:
+        if args.queries is not None:
+            parser.error("give the query file once: --queries FILE (or the positional QUERIES)")
+        args.queries = args.queries_file
     if args.queries is None and args.explain is None:
         parser.error("give a query file, or --explain QUERY (see --help)")
     for kind, name, installed in (

@@ -1,14 +1,16 @@
 """``fortekit search``: rank an index for text queries through the Retriever.
 
-Queries on the command line print a table (or JSON with ``--json``); a query file with
-``-o OUT`` is searched batch by batch into a JSONL file, with fol-refine's file handling
-(:mod:`fortekit.search.cli.search_file`).
+Queries on the command line print a table (or JSON with ``--json``, or ``--format``); a query
+file (``--queries FILE``, ``-`` for standard input) is searched batch by batch into ``-o OUT``, with
+fol-refine's file handling (:mod:`fortekit.search.cli.search_file`). A positional query that
+names an existing file is refused (E760): it would be searched as text.
 
 Example:
     $ fortekit search --index clips.index "a dog barking without people talking" -k 5
     $ fortekit search --index clips.index "rain on a roof" --explain
     $ fortekit search --index clips.index "rain" "birds at dawn" --json
-    $ fortekit search --index clips.index queries.csv --column text -o ranked.jsonl
+    $ fortekit search --index clips.index --queries queries.csv --text-column text -o ranked.jsonl
+    $ fortekit search --index clips.index --queries queries.txt --format trec -o run.trec
 """
 
 from __future__ import annotations
@@ -19,7 +21,18 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-__all__ = ["add_search_command", "make_retriever", "run_search"]
+from fortekit.search.cli.common import (
+    add_column_options,
+    add_format_option,
+    add_index_option,
+    add_json_option,
+    add_output_option,
+    add_quiet_option,
+    add_stage1_option,
+    add_top_k_option,
+)
+
+__all__ = ["add_search_command", "check_queries", "format_record", "make_retriever", "run_search"]
 
 _CAPTION_WIDTH = 70
 
@@ -34,7 +47,7 @@ def add_search_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
         >>> parser = argparse.ArgumentParser(prog="fortekit")
         >>> add_search_command(parser.add_subparsers(dest="command"))
         >>> args = parser.parse_args(["search", "--index", "idx", "a dog barking", "-k", "3"])
-        >>> args.queries, args.k, args.formula_scoring, args.stage3, args.output
+        >>> args.queries, args.top_k, args.formula_scoring, args.stage3, args.output
         (['a dog barking'], 3, 'on', 'on', None)
     """
     from fortekit.search.refine.query_io import DEFAULT_MAX_CHARS, QUERY_FORMATS
@@ -45,21 +58,24 @@ def add_search_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
         description="Search an index built by `fortekit index build` with the Retriever: the first pass, "
         "formula scoring of each query's formula and Stage 3's default re-ranking (optionally Stage 1, "
         "a lookup table of stored refinements and a Stage 2 head). Prints rank, id, score and caption; a "
-        "hit whose caption names a sound the query excludes is marked with '!'. With -o, the one "
-        "QUERY is a query file (.txt, .jsonl, .csv, .tsv) searched into a JSONL file, resumably. "
-        "Exit status: 0 all searched, 1 a bad line, a failed query or unusable input, 130 interrupted. "
-        "See docs/retriever.md.",
+        "hit whose caption names a sound the query excludes is marked with '!'. A query file is given "
+        "with --queries FILE ('-' for standard input; .txt, .jsonl, .csv, .tsv) and searched into -o OUT "
+        "(default: standard output), resumably. "
+        "Exit status: 0 all searched, 1 a bad line or a failed query, 2 usage or unusable input, "
+        "130 interrupted, 141 standard output closed. See docs/retriever.md.",
     )
-    parser.add_argument("queries", nargs="+", metavar="QUERY", help="the queries (with -o: one query file)")
-    parser.add_argument("--index", required=True, type=Path, help="the index directory")
-    parser.add_argument("-k", type=int, default=10, help="hits per query (default 10)")
+    parser.add_argument("queries", nargs="*", metavar="QUERY", help="the queries (a query file: --queries)")
+    add_index_option(parser, required=True, type=Path)
+    add_top_k_option(parser, default=10)
     parser.add_argument("--explain", action="store_true",
                         help="show phi0/phi*, the clauses, and per hit the predicates matched, missed and "
                         "violated")
-    parser.add_argument("--json", action="store_true", help="one JSON object per query")
+    add_json_option(parser, help="one JSON object per query (as --format jsonl)")
+    add_format_option(parser, default=None,
+                      help="jsonl, tsv (qid, query, rank, id, score) or trec (a TREC run file: qid Q0 docid "
+                      "rank score fortekit); default: a table, jsonl for --queries")
     stages = parser.add_argument_group("stages")
-    stages.add_argument("--stage1", choices=["off", "online", "offline"], default="off",
-                        help="refine each query first (Stage 1; default off)")
+    add_stage1_option(stages, default="off")
     stages.add_argument("--lookup", type=Path, metavar="FILE",
                         help="stored refinements (a fol-refine output): queries it holds skip Stage 1")
     stages.add_argument("--projection", type=Path, help="a trained Stage 2 head (.safetensors or directory)")
@@ -71,20 +87,23 @@ def add_search_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
                         help="sort each ranking's best 50 items by whether their caption states the query's "
                              "event order ('a dog barks, then a bell rings'); off by default")
     stages.add_argument("--device", default="auto", help="auto (CUDA when present), cpu, cuda, cuda:N")
-    files = parser.add_argument_group("query files (with -o)")
-    files.add_argument("-o", "--output", metavar="OUT",
-                       help="search the query file QUERY into OUT (JSONL, one record per query; '-' for "
-                       "standard output); re-running the command resumes it")
+    files = parser.add_argument_group("query files")
+    files.add_argument("--queries", dest="queries_file", metavar="FILE",
+                       help="search the queries of FILE ('-' for standard input), one record per query")
+    add_output_option(files, help="where --queries writes (one record per query; default and '-': "
+                      "standard output); re-running the command resumes a JSONL file")
     files.add_argument("--input-format", choices=QUERY_FORMATS,
-                       help="the query file's format (default: from its extension)")
-    files.add_argument("--column", help="the CSV/TSV column or JSONL field of the queries (default: query)")
+                       help="the query file's format (default: from its extension; standard input: txt)")
+    add_column_options(files, text_help="the CSV/TSV column or JSONL field of the queries (default: query)",
+                       id_help="the CSV/TSV column or JSONL field of the query ids (the qid of --format "
+                       "trec; default: the line number)", old_text=("--column",))
     files.add_argument("--max-chars", metavar="N", type=int, default=DEFAULT_MAX_CHARS,
                        help=f"skip longer queries as bad lines (default: {DEFAULT_MAX_CHARS})")
     files.add_argument("--overwrite", action="store_true",
                        help="start the output over instead of resuming it")
     files.add_argument("--batch-size", metavar="N", type=int, default=32,
                        help="queries searched together (default: 32)")
-    files.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary")
+    add_quiet_option(files)
     files.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                        help="show a progress bar on stderr (default: when stderr is a terminal)")
     parser.set_defaults(handler=run_search)
@@ -96,46 +115,125 @@ def make_retriever(args: argparse.Namespace) -> Any:
     Raises:
         FortekitError: an index, lookup table, backbone or projection that cannot be used.
     """
-    from fortekit.search.formula.scoring import FormulaScoringConfig
     from fortekit.search.refine.lookup import LookupTable
-    from fortekit.search.rerank import Reranker
-    from fortekit.search.retriever import Retriever
-    from fortekit.search.stage1.config import RefineConfig
+    from fortekit.search.retriever import build_retriever
 
-    stage1 = {"online": RefineConfig.online, "offline": RefineConfig.offline}.get(args.stage1)
-    return Retriever(
-        args.index, stage1=stage1() if stage1 is not None else None, projection=args.projection,
+    return build_retriever(
+        args.index, stage1=args.stage1, projection=args.projection,
         lookup=LookupTable.load(args.lookup) if args.lookup is not None else None,
-        formula=None if args.formula_scoring == "off" else FormulaScoringConfig(),
-        rerank=None if args.stage3 == "off" else Reranker(), device=args.device,
+        formula_scoring=args.formula_scoring != "off", stage3=args.stage3 != "off", device=args.device,
         order_check=args.order_check,
     )
 
 
+def _names_a_file(text: str) -> bool:
+    """Whether a query names an existing file (a text too long to be a path does not)."""
+    try:
+        return "\0" not in text and Path(text).expanduser().is_file()
+    except (OSError, ValueError):  # a name too long, or not encodable on this system
+        return False
+
+
+def check_queries(args: argparse.Namespace) -> str | None:
+    """Why the command's queries cannot run (a coded message), or None.
+
+    A positional query that names an existing file is refused (E760): query files are given
+    with ``--queries``.
+
+    Example:
+        >>> args = argparse.Namespace(queries=["a dog barking"], queries_file=None, output=None)
+        >>> check_queries(args) is None
+        True
+    """
+    from fortekit.errors import Errors
+
+    for query in args.queries:
+        if query != "-" and _names_a_file(query):
+            return Errors.E760.format(command="fortekit search", query=query)
+    if args.queries_file is None and args.output is not None:
+        return Errors.E667.format(option="-o", needed="--queries FILE",
+                                  why="-o writes the records of a query file (search QUERY... prints them)")
+    if args.queries_file is not None and args.queries:
+        return Errors.E667.format(option="--queries", needed="no QUERY on the command line",
+                                  why="search the file's queries, or the command line's, in one run")
+    if args.queries_file is None and not args.queries:
+        return Errors.E667.format(option="fortekit search", needed="a QUERY or --queries FILE",
+                                  why="there is nothing to search")
+    return None
+
+
 def run_search(args: argparse.Namespace, out: TextIO) -> int:
-    """Handler of ``fortekit search``: 0 on success, 1 with a coded message on stderr for bad input."""
+    """Handler of ``fortekit search``: 0 on success, 1 the queries failed, 2 usage or unusable input.
+
+    Args:
+        args: the parsed arguments.
+        out: where the rankings go.
+
+    Returns:
+        The exit code; a coded message on stderr for each problem.
+    """
     from fortekit.errors import FortekitError
 
-    if args.output is not None:
+    problem = check_queries(args)
+    if problem is not None:
+        print(f"fortekit search: {problem}", file=sys.stderr)
+        return 2
+    if args.queries_file is not None:
         from fortekit.search.cli.search_file import search_file
 
         return search_file(args, out)
     try:
-        results = make_retriever(args).search(args.queries, k=args.k, explain=args.explain)
-    except FortekitError as exc:
+        retriever = make_retriever(args)
+    except FortekitError as exc:  # an index, lookup table, backbone or head that cannot be used
+        print(f"fortekit search: {exc}", file=sys.stderr)
+        return 2
+    try:
+        results = retriever.search(args.queries, k=args.top_k, explain=args.explain)
+    except FortekitError as exc:  # the queries themselves (an empty one, one too long ...)
         print(f"fortekit search: {exc}", file=sys.stderr)
         return 1
-    for result in results:
-        if args.json:
-            print(json.dumps(result.to_dict(), ensure_ascii=False), file=out)
-        else:
+    file_format = args.format or ("jsonl" if args.json else None)
+    for number, result in enumerate(results, start=1):
+        if file_format is None:
             print_result(result, out, explain=args.explain)
+        else:
+            out.write(format_record({"line": number, **result.to_dict()}, file_format))
     return 0
+
+
+def format_record(record: dict[str, Any], file_format: str, qid: str | int | None = None) -> str:
+    """One query's record as text: a JSON line, TSV rows or TREC run lines (each ending in a newline).
+
+    Args:
+        record: the query's record (``line``, ``query`` and ``hits``, as ``search_record`` makes).
+        file_format: "jsonl", "tsv" (qid, query, rank, id, score) or "trec" (qid Q0 docid rank score
+            fortekit).
+        qid: the query's id (default: its line number).
+
+    Returns:
+        The lines.
+
+    Example:
+        >>> record = {"line": 3, "query": "rain", "hits": [{"rank": 1, "id": "clip7", "score": 0.5}]}
+        >>> format_record(record, "trec")
+        '3 Q0 clip7 1 0.500000 fortekit\\n'
+    """
+    if file_format == "jsonl":
+        return json.dumps(record, ensure_ascii=False) + "\n"
+    qid = record.get("line") if qid is None else qid
+    lines = []
+    for hit in record.get("hits", []):
+        if file_format == "trec":
+            lines.append(f"{qid} Q0 {hit['id']} {hit['rank']} {hit['score']:.6f} fortekit\n")
+        else:
+            query = " ".join(str(record.get("query", "")).split())  # no tab or newline inside a field
+            lines.append(f"{qid}\t{query}\t{hit['rank']}\t{hit['id']}\t{hit['score']:.6f}\n")
+    return "".join(lines)
 
 
 def print_result(result: Any, out: TextIO, *, explain: bool = False) -> None:
     """One query's ranking as a table: rank, '!' where a hit violates a negation, score, id, caption."""
-    from fortekit.search.cli.main import echo_text
+    from fortekit.search.cli.parse import echo_text
 
     print(f"query: {echo_text(result.query)}", file=out)  # cut and escaped: no raw control characters
     if explain:

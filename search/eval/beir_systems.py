@@ -54,6 +54,7 @@ import numpy.typing as npt
 from fortekit.errors import Errors, EvaluationError
 from fortekit.fol.predicates import PredicateSymbol
 from fortekit.search.eval.beir_data import BeirData
+from fortekit.search.eval.systems import rank_all
 
 if TYPE_CHECKING:
     import torch
@@ -145,29 +146,10 @@ def parse_systems(spec: str | None) -> list[str]:
 def _ranking(retriever: Retriever, vectors: torch.Tensor, formulas: Sequence[Formula | None] | None,
              query_predicates: Sequence[frozenset[PredicateSymbol]] | None = None,
              extra: dict[str, Any] | None = None, chunk_rows: int = 512) -> SystemRanking:
-    """Every item ranked for every query through ``retriever`` (the whole ranking: the metrics need it)."""
-    import torch
-
-    n_items = len(retriever.index)
-    given = list(formulas) if formulas is not None else [None] * int(vectors.shape[0])
-    orders: list[npt.NDArray[np.int64]] = []
-    matrices: list[npt.NDArray[np.float32]] = []
+    """Every item ranked for every query through ``retriever``: the benchmark's one loop, :func:`rank_all`."""
     tick = time.perf_counter()
-    predicate_rows = None if query_predicates is None else list(query_predicates)
-    with torch.inference_mode():
-        for start in range(0, int(vectors.shape[0]), chunk_rows):
-            stop = start + chunk_rows
-            sets = None if predicate_rows is None else predicate_rows[start:stop]
-            scores, order = retriever.rank(vectors[start:stop], given[start:stop], n_items,
-                                           query_predicates=sets)
-            rows = order.cpu().numpy().astype(np.int64)
-            matrix = np.empty(rows.shape, dtype=np.float32)
-            np.put_along_axis(matrix, rows, scores.float().cpu().numpy(), axis=1)  # column j: item j
-            orders.append(rows)
-            matrices.append(matrix)
-    order_all = np.concatenate(orders) if orders else np.zeros((0, n_items), dtype=np.int64)
-    scores_all = np.concatenate(matrices) if matrices else np.zeros((0, n_items), dtype=np.float32)
-    return SystemRanking(order_all, time.perf_counter() - tick, extra or {}, scores_all)
+    order, scores = rank_all(retriever, vectors, formulas, query_predicates, chunk_rows=chunk_rows)
+    return SystemRanking(order, time.perf_counter() - tick, extra or {}, scores)
 
 
 def _reranker(data: BeirData, mode: str, alpha: float | None = None) -> Reranker:

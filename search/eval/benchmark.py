@@ -301,7 +301,7 @@ class CaptionBenchmark:
 
         Stage 1 acts through q* (and Pred(phi*) in Stage 3); the literals its search adds are
         not demanded as clauses, which cost exclusion queries on development data
-        (docs/search.md, "Formula scoring judges phi0").
+        (docs/refine.md, "Formula scoring judges phi0").
         """
         return list(self.test.query_formulas)
 

@@ -13,7 +13,8 @@ A system switches three stages on or off over the frozen baseline ``f_T(q) · e_
 (polarity-aware, alpha 0.03), no Stage 1 (which adds nothing with realistic anchors).
 
 Every system ranks through a :class:`~fortekit.search.retriever.Retriever` with those
-stages switched on (:func:`rank_through`): the benchmark assembles no pipeline of its own.
+stages switched on, in one loop (:func:`rank_all`, shared with ``fortekit eval --beir``): the
+benchmark assembles no pipeline of its own.
 In the audio-to-text direction the item is the query and the captions the collection
 (a Retriever over an index of the captions): S1 refines the captions of the collection and
 S3 compares the item caption's predicates with each caption's.
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
     from fortekit.fol.ast import Formula
     from fortekit.search.retriever import Retriever
 
-__all__ = ["Direction", "RankedRun", "System", "ablation_systems", "rank_through"]
+__all__ = ["Direction", "RankedRun", "System", "ablation_systems", "rank_all", "rank_through"]
 
 Direction = Literal["t2a", "a2t"]
 TOP_STORED = 10  # retrieved items stored per query in per_query/<system>.jsonl
@@ -134,6 +135,62 @@ class RankedRun:
     extra: dict[str, float] = field(default_factory=dict)
 
 
+def rank_all(
+    retriever: Retriever,
+    queries: torch.Tensor,
+    formulas: Sequence[Formula | None] | None = None,
+    query_predicates: Sequence[frozenset[PredicateSymbol]] | None = None,
+    *,
+    chunk_rows: int = 512,
+    timings: dict[str, float] | None = None,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    """Every item ranked for every query through :meth:`Retriever.rank`: the benchmark's one loop.
+
+    ``fortekit eval`` (``--test`` through :func:`rank_through`, ``--beir`` through its systems)
+    ranks with this loop, so a figure it reports is what ``fortekit search`` gives with the same
+    settings. Every item is a candidate (the metrics need the whole ranking); queries are ranked
+    ``chunk_rows`` at a time so the score matrix stays small.
+
+    Args:
+        retriever: the system: index, item vectors (projected with Stage 2) and ranking stages.
+        queries: (q, d) unit query vectors (f_T(q), q*, or items for audio-to-text).
+        formulas: per query, its formula (formula scoring and Stage 3); None: no formula.
+        query_predicates: per query, the set Stage 3 compares (default: Pred of ``formulas``).
+        chunk_rows: queries ranked per call.
+        timings: when given, the seconds of each step are added to it (see :meth:`Retriever.rank`).
+
+    Returns:
+        ``(order, scores)``: (q, items) item rows best first, and (q, items) the score of each
+        pair, column j for item j.
+
+    Example:
+        >>> order, scores = rank_all(retriever, queries, formulas)  # doctest: +SKIP
+        >>> order[0, :3].tolist(), float(scores[0, order[0, 0]])  # doctest: +SKIP
+        ([4, 0, 7], 0.8123)
+    """
+    import torch
+
+    n_items = len(retriever.index)
+    given = list(formulas) if formulas is not None else [None] * int(queries.shape[0])
+    predicate_rows = None if query_predicates is None else list(query_predicates)
+    orders: list[npt.NDArray[np.int64]] = []
+    matrices: list[npt.NDArray[np.float32]] = []
+    with torch.inference_mode():
+        for start in range(0, int(queries.shape[0]), chunk_rows):
+            stop = start + chunk_rows
+            sets = None if predicate_rows is None else predicate_rows[start:stop]
+            scores, order = retriever.rank(queries[start:stop], given[start:stop], n_items,
+                                           query_predicates=sets, timings=timings)
+            rows = order.cpu().numpy().astype(np.int64)
+            matrix = np.empty(rows.shape, dtype=np.float32)
+            np.put_along_axis(matrix, rows, scores.float().cpu().numpy(), axis=1)  # column j: item j
+            orders.append(rows)
+            matrices.append(matrix)
+    if not orders:
+        return np.zeros((0, n_items), dtype=np.int64), np.zeros((0, n_items), dtype=np.float32)
+    return np.concatenate(orders), np.concatenate(matrices)
+
+
 def rank_through(
     retriever: Retriever,
     queries: torch.Tensor,
@@ -143,13 +200,11 @@ def rank_through(
     query_predicates: Sequence[frozenset[PredicateSymbol]] | None = None,
     chunk_rows: int = 512,
 ) -> RankedRun:
-    """Rank every item of the retriever's index for each query, through :meth:`Retriever.rank`.
+    """Each query's relevant item's rank and its top 10, from :func:`rank_all`.
 
     The benchmark's systems are Retrievers with stages switched on or off
     (:meth:`~fortekit.search.retriever.Retriever.with_stages`), so a figure it reports is what
-    ``fortekit search`` gives with the same settings. Every item is a candidate here (the
-    metrics need the whole ranking); queries are ranked ``chunk_rows`` at a time so the score
-    matrix stays small.
+    ``fortekit search`` gives with the same settings.
 
     Args:
         retriever: the system: index, item vectors (projected with Stage 2) and ranking stages.
@@ -167,28 +222,13 @@ def rank_through(
         >>> rank_through(retriever, queries, targets).ranks[:3].tolist()  # doctest: +SKIP
         [1, 3, 2]
     """
-    import torch
-
-    n_items = len(retriever.index)
-    if retriever.candidates < n_items:
-        retriever = retriever.with_stages(candidates=n_items)
     wanted = np.asarray(list(targets), dtype=np.int64)
-    given = list(formulas) if formulas is not None else [None] * int(queries.shape[0])
-    ranks: list[npt.NDArray[np.int64]] = []
-    tops: list[npt.NDArray[np.int64]] = []
     timings: dict[str, float] = {}
     started = time.perf_counter()
-    predicate_rows = None if query_predicates is None else list(query_predicates)
-    with torch.inference_mode():
-        for start in range(0, int(queries.shape[0]), chunk_rows):
-            stop = start + chunk_rows
-            sets = None if predicate_rows is None else predicate_rows[start:stop]
-            _, order = retriever.rank(queries[start:stop], given[start:stop], n_items,
-                                      query_predicates=sets, timings=timings)
-            ranks.append(ranks_from_indices(order, wanted[start:stop]))
-            tops.append(order[:, :TOP_STORED].cpu().numpy().astype(np.int64))
+    order, _ = rank_all(retriever, queries, formulas, query_predicates, chunk_rows=chunk_rows,
+                        timings=timings)
     return RankedRun(
-        ranks=np.concatenate(ranks), top=np.concatenate(tops),
+        ranks=ranks_from_indices(order, wanted), top=order[:, :TOP_STORED].astype(np.int64),
         seconds=time.perf_counter() - started, rerank_seconds=timings.get("rerank", 0.0),
         extra={"formula_seconds": timings.get("formula", 0.0)},
     )

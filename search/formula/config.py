@@ -39,7 +39,7 @@ TextEncoder = Callable[[Sequence[str]], "torch.Tensor"]
 
 @dataclass(frozen=True, slots=True)
 class FormulaScoringConfig:
-    """How formulas are evaluated over items (defaults chosen on development data: docs/evaluation.md).
+    """How formulas are evaluated over items (defaults chosen on development data: docs/formula_scoring.md).
 
     Attributes:
         gamma: weight of the logic score against the whole-query similarity, in [0, 1].

@@ -465,21 +465,21 @@ def search_index(
     device: str = "auto",
     use_faiss: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Rank an index for text queries: the first pass, then formula scoring of its candidates.
+    """Deprecated (W800): rank an index by the first pass and formula scoring, through the Retriever.
 
-    Each text is parsed (Π) for its formula; a text the parser cannot read (empty, too long)
-    keeps its first-pass ranking, as does a plain query. The index's label evidence
-    (``index.evidence``, saved by ``fortekit index build --captioner tagger``), when it has
-    some, judges the clauses it grounds, as in :class:`~fortekit.search.retriever.Retriever`.
+    Kept for one release: ``fortekit.Retriever(index).search(texts)`` ranks as every command
+    does (Stage 3 included); this is :meth:`~fortekit.search.retriever.Retriever.rank` with
+    Stage 3 off, as ``search_index`` ranked. A text the parser cannot read (empty, too long)
+    keeps its first-pass ranking, as does a plain query.
 
     Args:
         index: the :class:`~fortekit.search.index.audio_index.AudioIndex`.
         texts: the queries.
         backbone: the index's backbone (checked against it).
         k: results per query.
-        scorer: the :class:`FormulaScorer` (default: one over ``backbone`` with the defaults).
+        scorer: its config is used (default: the default config).
         candidates: first-pass items re-scored per query.
-        device: where the index is searched.
+        device: where the backbone runs when it is a name.
         use_faiss: search the saved FAISS index for the candidates.
 
     Returns:
@@ -492,13 +492,17 @@ def search_index(
         >>> scores, rows = search_index(index, ["a dog barking without people talking"],
         ...                             get_backbone("minilm"), k=5)  # doctest: +SKIP
     """
-    from fortekit.search.index.item_captions import item_formulas_from_captions
+    import torch
 
-    index.check_backbone(backbone)
-    k = min(k, len(index))
-    pool = min(max(k, candidates), len(index))
-    top, rows = index.search(backbone.encode_text(list(texts)), pool, device=device, use_faiss=use_faiss)
-    scorer = scorer or FormulaScorer(backbone)
-    formulas = item_formulas_from_captions(list(texts))
-    return scorer.rerank(formulas, top, rows, index.embedding_tensor(str(top.device)), k=k,
-                         evidence=getattr(index, "evidence", None))
+    from fortekit._deprecated import warn_moved
+    from fortekit.search.index.item_captions import item_formulas_from_captions
+    from fortekit.search.retriever import Retriever
+
+    warn_moved("fortekit.search.search_index", "fortekit.Retriever(...).search")
+    config = scorer.config if scorer is not None else FormulaScoringConfig()
+    retriever = Retriever(index, backbone, formula=config, rerank=None, candidates=candidates, device=device,
+                          use_faiss=use_faiss)
+    texts = list(texts)
+    encoded = retriever.backbone.encode_text(texts).detach().float().cpu()
+    vectors = torch.nn.functional.normalize(encoded, dim=1)
+    return retriever.rank(vectors, item_formulas_from_captions(texts), min(k, len(retriever.index)))

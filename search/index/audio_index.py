@@ -16,7 +16,7 @@ Example:
     >>> from fortekit.search.index.audio_index import AudioIndex
     >>> backbone = get_backbone("minilm", device="cpu")  # doctest: +SKIP
     >>> captions = ["a dog barks", "rain on a roof"]
-    >>> index = AudioIndex.from_captions(["a", "b"], captions, backbone)  # doctest: +SKIP
+    >>> index = AudioIndex.from_captions(["a", "b"], captions, "minilm")  # doctest: +SKIP
     >>> scores, rows = index.search(backbone.encode_text(["dog barking"]), k=1)  # doctest: +SKIP
     >>> index.ids[int(rows[0, 0])]  # doctest: +SKIP
     'a'
@@ -30,7 +30,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 
@@ -65,9 +65,10 @@ from fortekit.search.index.writing import write_index_files
 if TYPE_CHECKING:
     import torch
 
+    from fortekit.fol.caption.parser import CaptionParser
     from fortekit.plugins.evidence import LabelEvidence
 
-__all__ = ["AudioIndex"]
+__all__ = ["AudioIndex", "backbone_named"]
 
 _READ_ATTEMPTS = 10  # a folder replaced 10 times while it is read is read as the last try finds it
 
@@ -122,15 +123,16 @@ class AudioIndex(IndexSearchMixin):
 
     def __repr__(self) -> str:
         mapped = ", memory-mapped" if self._embeddings_file is not None else ""
-        return f"AudioIndex(count={len(self)}, dim={self.dim}, backbone={self.backbone_name!r}{mapped})"
+        return (f"{type(self).__name__}(count={len(self)}, dim={self.dim}, "
+                f"backbone={self.backbone_name!r}{mapped})")
 
     # -- building -----------------------------------------------------------------------------
     @classmethod
     def build(
-        cls, items: Sequence[AudioItem], backbone: Backbone, *, parse_captions: bool = True,
+        cls, items: Sequence[AudioItem], backbone: Backbone | str, *, parse_captions: bool = True,
         batch_size: int = 64, progress: bool = False,
         predicate_sets: Sequence[frozenset[PredicateSymbol]] | None = None,
-        backbone_options: Mapping[str, Any] | None = None, caption_parser: Any = None,
+        backbone_options: Mapping[str, Any] | None = None, caption_parser: CaptionParser | None = None,
         captioner: Captioner | str | None = None, captioner_options: Mapping[str, Any] | None = None,
     ) -> AudioIndex:
         """Index audio items through the backbone's audio tower (``encode_audio``).
@@ -138,13 +140,15 @@ class AudioIndex(IndexSearchMixin):
         Args:
             items: the items; each needs an ``item_id`` (else its ``path`` is the id); its
                 ``text`` is the stored caption.
-            backbone: the encoder (``minilm`` embeds each item's text instead of audio).
+            backbone: the encoder, or a registered backbone name (built with `backbone_options`,
+                as :class:`~fortekit.search.retriever.Retriever` builds one) (``minilm``
+                embeds each item's text instead of audio).
             parse_captions: parse the captions into predicate sets for Stage 3.
             batch_size: items per ``encode_audio`` call.
             progress: tqdm progress bars on stderr.
             predicate_sets: precomputed predicate sets, one per item (skips parsing).
-            backbone_options: the options the backbone was built with, recorded so that
-                ``fortekit index query`` can rebuild it (JSON values).
+            backbone_options: the options the backbone was built with (or, for a name, is built
+                with), recorded so that ``fortekit index query`` can rebuild it (JSON values).
             caption_parser: a :class:`fortekit.fol.caption.CaptionParser` to parse with.
             captioner: a captioner plug-in (or its registered name, built with
                 `captioner_options`) whose captions of the audio replace the items' ``text``
@@ -159,7 +163,8 @@ class AudioIndex(IndexSearchMixin):
             AudioIndexError: no items (E606), an item without id (E617), duplicate ids
                 (E605), a bad batch size (E613), encoder output of the wrong shape (E619),
                 with NaN (E607) or a row of zeros (E625), `predicate_sets` of the wrong length
-                (E610), unusable label evidence (E622), options that are not JSON values (E613).
+                (E610), unusable label evidence (E622), options that are not JSON values or a
+                backbone name that is not registered (E613).
             EvaluationError: the captioner failed or returned no str per item (E482, E483).
             AudioReadError, EncoderInputError: from the backbone, for an unreadable item.
 
@@ -185,6 +190,8 @@ class AudioIndex(IndexSearchMixin):
             name = captioner_name(captioner)
             captioned, evidence = caption_audio(captioner, items, progress=progress)
             items = [replace(item, text=text) for item, text in zip(items, captioned, strict=True)]
+        if isinstance(backbone, str):
+            backbone = backbone_named(backbone, backbone_options)
         embeddings = embed_items(backbone, items, ids, batch_size, progress)
         captions = [item.text if item.text is not None and item.text.strip() else None for item in items]
         paths = [os.fspath(item.path) if item.path is not None else None for item in items]
@@ -201,14 +208,16 @@ class AudioIndex(IndexSearchMixin):
         cls, ids: Sequence[str], captions: Sequence[str | None], backbone: Backbone | str, *,
         embeddings: Any = None, parse_captions: bool = True, batch_size: int = 64, progress: bool = False,
         normalise: bool = True, predicate_sets: Sequence[frozenset[PredicateSymbol]] | None = None,
-        backbone_options: Mapping[str, Any] | None = None, caption_parser: Any = None,
-    ) -> AudioIndex:
+        backbone_options: Mapping[str, Any] | None = None, caption_parser: CaptionParser | None = None,
+    ) -> Self:
         """Index a caption-indexed collection: each item stands for its caption's embedding.
 
         Args:
             ids: one unique id per item.
             captions: one caption per item (None: no caption; only with `embeddings`).
-            backbone: the encoder; with `embeddings`, its name alone will do.
+            backbone: the encoder, or a registered backbone name ("minilm"), built with
+                `backbone_options` as :class:`~fortekit.search.retriever.Retriever` builds one;
+                with `embeddings`, the name is only recorded (no model is loaded).
             embeddings: (n, d) numpy or torch rows to store instead of embedding the
                 captions (e.g. the mean of several caption embeddings per clip).
             parse_captions: parse the captions into predicate sets for Stage 3.
@@ -219,7 +228,7 @@ class AudioIndex(IndexSearchMixin):
                 ``fortekit search``, :class:`~fortekit.search.retriever.Retriever`, FAISS) still
                 ranks by cosine, scaling the rows when it reads them.
             predicate_sets: precomputed predicate sets, one per item (skips parsing).
-            backbone_options: recorded backbone options (see :meth:`build`).
+            backbone_options: the backbone's options, recorded (see :meth:`build`).
             caption_parser: a :class:`fortekit.fol.caption.CaptionParser` to parse with.
 
         Returns:
@@ -228,7 +237,9 @@ class AudioIndex(IndexSearchMixin):
         Raises:
             AudioIndexError: no items (E606), lengths that differ (E610), duplicate ids (E605),
                 a missing caption to embed (E617), embeddings of the wrong dimension (E608),
-                shape or type (E618), with NaN (E607) or a row of zeros (E625).
+                shape or type (E618), with NaN (E607) or a row of zeros (E625), a backbone name
+                that is not registered (E613).
+            FortekitError: from the backbone a name builds (a missing model or package).
 
         Example:
             >>> AudioIndex.from_captions(["x"], ["wind"], "enc", embeddings=[[3.0, 4.0]],
@@ -245,11 +256,9 @@ class AudioIndex(IndexSearchMixin):
         if embeddings is not None:
             dim = None if isinstance(backbone, str) else int(backbone.dim)
             array = rows_from_embeddings(embeddings, len(ids), dim, name)
-        elif isinstance(backbone, str):
-            raise AudioIndexError(Errors.E613.format(
-                name="backbone", expected="a Backbone object when no embeddings are given", value=backbone,
-            ))
         else:
+            if isinstance(backbone, str):
+                backbone = backbone_named(backbone, backbone_options)
             array = embed_items(backbone, caption_items(ids, captions), ids, batch_size, progress)
         clean = [caption if caption is not None and caption.strip() else None for caption in captions]
         return cls._assemble(
@@ -261,7 +270,7 @@ class AudioIndex(IndexSearchMixin):
     def _assemble(
         cls, embeddings: np.ndarray, ids: list[str], captions: list[str | None], paths: list[str | None],
         backbone: str, **options: Any,
-    ) -> AudioIndex:
+    ) -> Self:
         array, records, meta = assemble_parts(embeddings, ids, captions, paths, backbone, **options)
         return cls(array, records, meta)
 
@@ -440,3 +449,33 @@ class AudioIndex(IndexSearchMixin):
             index._faiss_file = root / FAISS_FILE
             index._faiss_identity = folder_identity(index._faiss_file)
         return index
+
+
+def backbone_named(name: str, options: Mapping[str, Any] | None = None) -> Backbone:
+    """The backbone a registered name stands for, built with `options` (what a Retriever does).
+
+    Args:
+        name: a name from :func:`fortekit.plugins.available_backbones` ("minilm", "hf-clap", ...).
+        options: the plug-in's options (``device``, ``model``, ...).
+
+    Returns:
+        The backbone.
+
+    Raises:
+        AudioIndexError: no backbone has that name (E613, listing the names there are).
+        FortekitError: from the plug-in (a missing model or package).
+
+    Example:
+        >>> backbone_named("no-such-encoder")
+        Traceback (most recent call last):
+        ...
+        fortekit.errors.AudioIndexError: [E613] backbone must be a Backbone object or a registered ...
+    """
+    from fortekit.errors import UnknownPluginError
+    from fortekit.plugins import available_backbones, get_backbone
+
+    try:
+        return get_backbone(name, **dict(options or {}))
+    except UnknownPluginError:
+        expected = f"a Backbone object or a registered backbone name ({', '.join(available_backbones())})"
+        raise AudioIndexError(Errors.E613.format(name="backbone", expected=expected, value=name)) from None

@@ -45,7 +45,7 @@ AUDIO_SUFFIXES = (".wav", ".flac", ".ogg", ".mp3")
 DEFAULT_COLUMNS = (("file_name", "caption_1"), ("id", "caption"))
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _CAPTION_HINT = (
-    "A captions file is .csv/.tsv with a header (--id-column, --caption-column; Clotho's file_name "
+    "A captions file is .csv/.tsv with a header (--id-column, --text-column; Clotho's file_name "
     "and caption_1 by default), .jsonl with one object per line, or .txt with one caption per line."
 )
 
@@ -69,13 +69,30 @@ def _pick_columns(
         for pair in DEFAULT_COLUMNS:
             if set(pair) <= set(names):
                 return pair
+        accepted = ", or ".join(f"{id_name!r} with {caption!r}" for id_name, caption in DEFAULT_COLUMNS)
+        raise _unreadable(path, f"it has none of the default column pairs ({accepted})",
+                          f"Its columns are {', '.join(map(repr, names))}; name the two to use with "
+                          f"--id-column and --text-column{_suggestion(names)}.")
     chosen = (id_column or DEFAULT_COLUMNS[0][0], caption_column or DEFAULT_COLUMNS[0][1])
     absent = [name for name in chosen if name not in names]
     if absent:
         raise _unreadable(path, f"it has no column {', '.join(map(repr, absent))}",
                           f"Its columns are {', '.join(map(repr, names))}; name them with --id-column "
-                          "and --caption-column.")
+                          f"and --text-column{_suggestion(names)}.")
     return chosen
+
+
+def _suggestion(names: Sequence[str]) -> str:
+    """An example pair of options from the header: its caption column and the first other one.
+
+    >>> _suggestion(["audiocap_id", "youtube_id", "caption"])
+    ' (here, for example: --id-column audiocap_id --text-column caption)'
+    """
+    caption = next((name for name in names if "caption" in name.lower()), None)
+    other = next((name for name in names if name != caption), None)
+    if caption is None or other is None:
+        return ""
+    return f" (here, for example: --id-column {other} --text-column {caption})"
 
 
 def read_caption_file(

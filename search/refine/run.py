@@ -4,7 +4,9 @@ Queries go through :meth:`Refiner.refine_many` ``batch_size`` at a time; each
 batch's results are written (and flushed) as soon as it finishes. A batch that
 raises a :class:`~fortekit.errors.FortekitError` is retried one query at a time,
 so only the bad query is reported. Queries a lookup table knows skip the search;
-with an index, every query's q* is searched in one scan per batch.
+with an index, each batch is ranked through :meth:`Retriever.search
+<fortekit.search.retriever.Retriever.search>` from the refinements just made (or looked up), as
+``fortekit search`` ranks them.
 
 Example:
     >>> from fortekit.search import Refiner  # doctest: +SKIP
@@ -28,9 +30,6 @@ from fortekit.search.refine.query_io import QueryLine
 from fortekit.search.refine.resume import ResumeState
 
 if TYPE_CHECKING:
-    import torch
-
-    from fortekit.fol.ast import Formula
     from fortekit.search.index.audio_index import AudioIndex
     from fortekit.search.retriever import Retriever
     from fortekit.search.stage1.beam import Refiner
@@ -184,7 +183,8 @@ class BatchRunner(LineRunner):
         where: the query file's name, for the messages.
         retriever: builds the :class:`~fortekit.search.retriever.Retriever` that ranks the
             index from each query's q* and phi* (formula scoring, Stage 3), given the refiner
-            once it exists; None ranks by q* alone.
+            once it exists (e.g. with :func:`~fortekit.search.retriever.build_retriever`); None
+            ranks by q* alone (a Retriever with formula scoring and Stage 3 off).
     """
 
     def __init__(
@@ -235,7 +235,7 @@ class BatchRunner(LineRunner):
         done = [item for item in items if item.line in hits or _query(item) in searched]
         rankings: Sequence[list[dict[str, Any]] | None] = [None] * len(done)
         if self.index is not None and done:
-            rankings = self._rank(self._q_stars(done, hits, searched), self._formulas(done, hits, searched))
+            rankings = self._rank(done, searched)
         for item, ranking in zip(done, rankings, strict=True):
             if lookup is not None and item.line in hits:
                 stored = lookup.get(_query(item)) or {}
@@ -273,72 +273,35 @@ class BatchRunner(LineRunner):
                 self.report(f"{self.where}:{lines}: failed: {Errors.E660.format(error=exc)}")
         return found
 
-    def _q_stars(
-        self, done: Sequence[QueryLine], hits: set[int], searched: dict[str, RefinementResult],
-    ) -> torch.Tensor:
-        """q* of each query in `done`: looked-up refined texts encoded in one call, else the search's."""
-        import torch
-
-        known = list(dict.fromkeys(_query(item) for item in done if item.line in hits))
-        looked_up: dict[str, torch.Tensor] = {}
-        if known and self.lookup is not None:
-            rows = self.lookup.q_stars(known, self.refiner.encode_texts)
-            looked_up = {text: rows[i].detach().float().cpu() for i, text in enumerate(known)}
-        vectors = [
-            looked_up[_query(item)] if item.line in hits else searched[_query(item)].q_star for item in done
-        ]
-        return torch.stack(vectors)
-
-    def _formulas(
-        self, done: Sequence[QueryLine], hits: set[int], searched: dict[str, RefinementResult],
-    ) -> tuple[list[Formula | None], list[Formula | None]]:
-        """(phi0, phi*) of each query in `done` (a looked-up one read back from its stored texts).
-
-        Formula scoring judges phi0, the query's own formula; Stage 3 reads Pred(phi*), as the
-        Retriever does (docs/search.md).
-        """
-        if self._make_retriever is None:
-            return [None] * len(done), [None] * len(done)
-        from fortekit.search.query_side import stored_formula
-
-        own: list[Formula | None] = []
-        refined: list[Formula | None] = []
-        for item in done:
-            if item.line not in hits:
-                result = searched[_query(item)]
-                own.append(result.phi0)
-                refined.append(result.phi_star)
-                continue
-            stored = (self.lookup.get(_query(item)) if self.lookup is not None else None) or {}
-            phi_star = stored_formula(stored.get("phi_star"))
-            refined.append(phi_star)
-            own.append(stored_formula(stored.get("phi0")) or phi_star)
-        return own, refined
-
     def _rank(
-        self, vectors: torch.Tensor, formulas: tuple[Sequence[Formula | None], Sequence[Formula | None]],
+        self, done: Sequence[QueryLine], searched: dict[str, RefinementResult],
     ) -> list[list[dict[str, Any]] | None]:
-        if self.index is None:
-            return []
-        k = min(self.top_k, len(self.index))
-        if self._make_retriever is None:
-            scores, indices = self.index.search(vectors, k=k, device=self.device)
-        else:
-            if self._retriever is None:
-                self._retriever = self._make_retriever(self.refiner)
-            from fortekit.fol import predicates
+        """Each query's ranking through the Retriever, from its refinement (searched or looked up)."""
+        retriever = self.retriever
+        results = retriever.search([_query(item) for item in done], k=self.top_k, refinements=searched)
+        return [
+            [{"id": hit.item_id, "score": round(hit.score, 6), "caption": hit.caption} for hit in result.hits]
+            for result in results
+        ]
 
-            own, refined = formulas
-            refined_sets = [frozenset() if phi is None else predicates(phi) for phi in refined]
-            scores, indices = self._retriever.rank(vectors, own, k, query_predicates=refined_sets)
-        ids, captions = self.index.ids, self.index.captions
-        rankings: list[list[dict[str, Any]] | None] = []
-        for row_scores, row_indices in zip(scores.tolist(), indices.tolist(), strict=True):
-            rankings.append([
-                {"id": ids[row], "score": round(float(score), 6), "caption": captions[row]}
-                for score, row in zip(row_scores, row_indices, strict=True)
-            ])
-        return rankings
+    @property
+    def retriever(self) -> Retriever:
+        """The Retriever that ranks the index (built, with the refiner, when first needed).
+
+        Its lookup table is the runner's: a looked-up query is ranked from its stored refinement.
+        """
+        if self._retriever is None:
+            assert self.index is not None  # only ranked with an index
+            if self._make_retriever is not None:
+                retriever = self._make_retriever(self.refiner)
+            else:
+                from fortekit.search.retriever import build_retriever
+
+                retriever = build_retriever(self.index, refiner=self.refiner, formula_scoring=False,
+                                            stage3=False, device=self.device)
+            retriever.lookup = self.lookup
+            self._retriever = retriever
+        return self._retriever
 
 
 def _query(item: QueryLine) -> str:

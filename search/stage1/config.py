@@ -32,11 +32,11 @@ QueryOutput = Literal["residual", "verbalised"]
 QUERY_OUTPUTS: tuple[QueryOutput, ...] = ("residual", "verbalised")
 
 #: Chosen on the training part of Clotho development (clips 1-2,000) with the
-#: embedded default backbone; see docs/search.md, "The complexity weight".
+#: embedded default backbone; see docs/refine.md, "The complexity weight".
 DEFAULT_COMPLEXITY_WEIGHT = 0.2
 
 #: The largest value of each setting that multiplies Stage 1's work, and why it is capped
-#: (docs/search.md, "Limits"). Without caps ``fol-refine -D 1000000`` ran for minutes before
+#: (docs/refine.md, "Limits"). Without caps ``fol-refine -D 1000000`` ran for minutes before
 #: its first line. The defaults are far below: (B, D) = (3, 2) online, (5, 4) offline.
 LIMITS: dict[str, tuple[int, str]] = {
     "beam_width": (64, "every depth expands and scores the children of all B nodes"),
@@ -66,7 +66,7 @@ class RefineConfig:
         lam: lambda, the weight of the similarity to the negative anchor.
         beta: the weight of the pivot projection in u.
         complexity_weight: the weight of c(phi) in F = w c - u. The paper's F (w = 1)
-            lets c dominate, so phi0 always wins; see docs/search.md.
+            lets c dominate, so phi0 always wins; see docs/refine.md.
         n_positives: N_pos, positive elaborations used (the elaborator may give more).
         n_negatives: N_neg, negative elaborations used.
         max_attributes: the most o_attr candidates per node.
@@ -79,7 +79,7 @@ class RefineConfig:
         output: how q* is formed. "verbalised" is the paper's f_T(G(phi*)); "residual"
             (the default) adds the refinement's direction to the query's own embedding,
             normalise(f_T(q) + f_T(G(phi*)) - f_T(G(phi0))), so that what the parse and
-            the templates drop from the query is not lost (docs/search.md).
+            the templates drop from the query is not lost (docs/refine.md).
 
     Raises:
         RefineError: a value out of range or an unknown operator or threshold mode (E400,
@@ -124,7 +124,7 @@ class RefineConfig:
             if getattr(self, name) > cap:
                 raise RefineError(Errors.E400.format(
                     name=name, value=getattr(self, name),
-                    expected=f"at most {cap}, the cap ({why}; docs/search.md, 'Limits')",
+                    expected=f"at most {cap}, the cap ({why}; docs/refine.md, 'Limits')",
                 ))
         candidates = max(1, self.max_attributes + self.max_relations + self.max_negations)
         product = self.beam_width * self.max_depth * candidates
@@ -133,7 +133,7 @@ class RefineConfig:
                 name=f"beam_width x max_depth x candidates per node ({self.beam_width} x {self.max_depth} "
                 f"x {candidates})", value=product,
                 expected=f"at most {MAX_SCORED_PER_QUERY}, the most formulas one query may make the search "
-                "score (lower -B/--beam-width, -D/--depth or the candidates per node; docs/search.md, "
+                "score (lower -B/--beam-width, -D/--depth or the candidates per node; docs/refine.md, "
                 "'Limits')",
             ))
         for name in ("tau", "relative_margin", "lam", "beta", "complexity_weight"):

@@ -177,7 +177,7 @@ class CorpusElaborator:
         corpus: the captions, with their rows and parses.
         neighbours: how many nearest captions each query looks at.
         coverage: the idf-weighted share of the query's predicates a matching caption asserts
-            (0.7, the feedback anchors' default: chosen on development data, docs/search.md).
+            (0.7, the feedback anchors' default: chosen on development data, docs/refine.md).
         backbone: f_T for :meth:`elaborate` on its own (the Refiner passes f_T(q) itself).
 
     Raises:

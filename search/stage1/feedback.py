@@ -15,7 +15,7 @@ A query whose formula denies something ("a dog barking without people talking") 
 weight 0: its anchors steer the search but do not move q*. One caption that does not
 mention a sound is weak evidence that the clip lacks it (captions leave background
 sounds out), so the judged positives are least reliable exactly there, and formula
-scoring already demotes the items that violate the exclusion (docs/search.md).
+scoring already demotes the items that violate the exclusion (docs/refine.md).
 
 Example:
     >>> import torch
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_FEEDBACK", "FeedbackAnchors", "symbol_coverage"]
 
 #: k, coverage and weight, chosen on development data (Clotho development clips 1-2,000
-#: and AudioCaps val): docs/search.md, "Feedback anchors".
+#: and AudioCaps val): docs/refine.md, "Feedback anchors".
 DEFAULT_FEEDBACK = {"k": 10, "coverage": 0.7, "weight": 0.2}
 
 

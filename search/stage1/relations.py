@@ -16,20 +16,18 @@ Example:
 
 from __future__ import annotations
 
-import argparse
 import csv
-import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import TextIO
+from typing import Any
 
 from fortekit.textio import split_text_lines
 
-__all__ = ["RelationTable", "add_relations_commands", "load_relations", "mine_relations"]
+__all__ = ["RelationTable", "load_relations", "mine_relations"]
 
 _HEADER = (
     "# (event, relation, entity) triples of caption parses: Event(x) ∧ Relation(x, y) ∧ Entity(y).\n"
@@ -172,42 +170,17 @@ def read_caption_column(path: str | Path, column: str) -> list[str]:
         return [row.get(column) or "" for row in csv.DictReader(handle)]
 
 
-def _cmd_build(args: argparse.Namespace, out: TextIO) -> int:
-    from fortekit.errors import FortekitError
-    from fortekit.safe_write import atomic_write, check_not_input
-
-    specs = [spec.partition(":") for spec in args.captions]
-    try:  # the table must not replace a caption file it is mined from
-        check_not_input(args.out, [("caption file", path) for path, _, _ in specs])
-    except FortekitError as exc:
-        print(f"fortekit: {exc}", file=sys.stderr)
-        return 2
-    captions: list[str] = []
-    for path, _, column in specs:
-        captions.extend(read_caption_column(path, column or "caption"))
-    table = mine_relations(captions, min_count=args.min_count)
-    text = format_relations(table)
-    try:
-        atomic_write(
-            Path(args.out), lambda temporary: temporary.write_text(text, encoding="utf-8", newline="\n")
-        )
-    except FortekitError as exc:
-        print(f"fortekit: {exc}", file=sys.stderr)
-        return 1
-    print(f"{len(captions)} captions -> {len(table.by_event)} events, {args.out}", file=out)
-    return 0
+_MOVED = {"add_relations_commands": "fortekit.search.cli.relations"}
 
 
-def add_relations_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``fortekit relations build``."""
-    relations = commands.add_parser("relations", help="mine the (event, relation, entity) table of o_rel")
-    sub = relations.add_subparsers(dest="relations_command", metavar="ACTION", required=True)
-    build = sub.add_parser("build", help="count relations over the parses of caption CSV files")
-    build.add_argument(
-        "captions", nargs="+", metavar="CSV[:COLUMN]",
-        help="caption files, each with the column to read (default column: caption)",
-    )
-    build.add_argument("--out", required=True, help="the TSV to write (the shipped one: vocab/relations.tsv)")
-    build.add_argument("--min-count", type=int, default=3, help="drop rarer triples (default 3)")
-    build.set_defaults(handler=_cmd_build)
+def __getattr__(name: str) -> Any:
+    """The command's old name, answered from its new module with a warning (W800)."""
+    module = _MOVED.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
 
+    from fortekit._deprecated import warn_moved
+
+    warn_moved(f"{__name__}.{name}", f"{module}.{name}")
+    return getattr(importlib.import_module(module), name)

