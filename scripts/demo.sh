@@ -52,7 +52,7 @@ print(f"\n{moved} of {len(refined)} first hits changed; G(φ*) differs from the 
       f"{sum(r['phi_star'] != r['phi0'] for r in refined.values())}: docs/refine.md says why most formulas stay.")
 EOF
 echo
-.venv/bin/fol-refine --explain "a person talking" --index "$index"
+.venv/bin/fol-refine --query "a person talking" --explain --index "$index"
 echo
 .venv/bin/fortekit search --index "$index" --stage1 online -k 5 \
     "a dog barking without people talking" "rain falling on a roof and thunder"

@@ -4,7 +4,7 @@ An example whose output comes from running fortekit has a marker on the line jus
 its fenced block::
 
     <!-- regen: fol-refine examples/queries.txt -o {tmp}/refined.tsv && cut -f1-3 {tmp}/refined.tsv -->
-    <!-- regen-slow: fol-refine --explain "a person talking" ## keep=1-10,-3 -->
+    <!-- regen-slow: fol-refine --query "a person talking" --explain ## keep=1-10,-3 -->
     <!-- regen: python -->
     <!-- regen-slow: python ## setup=queries = ["a dog barking"] -->
 

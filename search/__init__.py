@@ -1,4 +1,4 @@
-"""Stage 1 search, the audio index, Stages 2-3, evaluation and the command-line tools.
+"""Retrieval: Stage 1 refine, the index, formula scoring, Stages 2-3, the ranking, evaluation, the CLI.
 
 Importing this package is light: each name loads its module (and torch) on first use.
 

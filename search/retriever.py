@@ -175,25 +175,10 @@ class Retriever:
         if refiner is not None:
             self.encoder: CachedTextEncoder = refiner.encoder
         elif stage1 is not None:
-            from fortekit.search.stage1.anchor_sources import (
-                make_anchor_source,
-                make_elaborator,
-                resolve_auto,
-            )
-            from fortekit.search.stage1.beam import Refiner
+            from fortekit.search.stage1.assembly import build_refiner
 
-            elaborator, anchors = resolve_auto(elaborator, anchors, index=self.index)
-            if anchors == "none":
-                anchors = None
-            corpus = None
-            if elaborator == "corpus" or anchors == "feedback":
-                from fortekit.search.stage1.corpus import CaptionCorpus
-
-                corpus = CaptionCorpus.from_index(self.index)  # parsed once, shared by both
-            if isinstance(anchors, str):
-                anchors = make_anchor_source(anchors, index=self.index, corpus=corpus)
-            self.refiner = Refiner(backbone, make_elaborator(elaborator, corpus=corpus), config=stage1,
-                                   anchors=anchors, device=device, cache_dir=cache_dir)
+            self.refiner = build_refiner(backbone, config=stage1, elaborator=elaborator, anchors=anchors,
+                                         index=self.index, device=device, cache_dir=cache_dir)
             self.encoder = self.refiner.encoder
         elif encoder is not None:
             self.encoder = encoder

@@ -203,3 +203,17 @@ def test_python_dash_m_fortekit() -> None:
     result = subprocess.run([sys.executable, "-m", "fortekit", "--version"], capture_output=True, text=True,
                             timeout=120)
     assert result.returncode == 0 and result.stdout.strip() == f"fortekit {__version__}"
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--explain"], "add --query TEXT"),
+    (["q.txt", "--query", "a dog"], "not both"),
+    ([], "--query TEXT"),
+])
+def test_fol_refine_explain_is_a_flag_of_one_query(argv: list[str], message: str, capsys) -> None:  # type: ignore[no-untyped-def]
+    from fortekit.search.cli.refine_args import check_usage
+
+    parser = build_refine_parser()
+    with pytest.raises(SystemExit) as stop:
+        check_usage(parser, parser.parse_args(argv))
+    assert stop.value.code == 2 and message in capsys.readouterr().err

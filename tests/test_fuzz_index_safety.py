@@ -116,7 +116,7 @@ def test_an_output_folder_holding_the_captions_file_is_refused(
     monkeypatch.chdir(tmp_path)
     for extra in ([], ["--overwrite"]):
         result = fortekit("index", "build", "--captions", "items.jsonl", "-o", ".", "--quiet", *extra)
-        assert_clean(result, [1], "--out . holding --captions")
+        assert_clean(result, [2], "--out . holding --captions")
         assert "[E740]" in result.err and "captions file" in result.err, result.show()
     assert tree(tmp_path) == before and captions.exists()
 
@@ -126,7 +126,7 @@ def test_an_index_whose_items_file_is_the_captions_file_is_refused(tmp_path: Pat
     before = tree(tmp_path)
     result = fortekit("index", "build", "--captions", str(directory / "items.jsonl"), "-o", str(directory),
                       "--overwrite", "--quiet")
-    assert_clean(result, [1], "--captions inside --out")
+    assert_clean(result, [2], "--captions inside --out")
     assert "[E740]" in result.err, result.show()
     assert tree(tmp_path) == before
 
@@ -150,7 +150,7 @@ def test_a_folder_of_the_users_files_is_never_replaced(name: str, tmp_path: Path
     for extra in ([], ["--overwrite"]):
         result = fortekit("index", "build", "--captions", str(captions), "-o", str(folder), "--quiet",
                           *extra)
-        assert_clean(result, [1], f"{name} {extra}")
+        assert_clean(result, [2], f"{name} {extra}")
         assert "[E626]" in result.err and name in result.err, result.show()
         for overwrite in (False, True):
             with pytest.raises(AudioIndexError, match=r"\[E626\]"):
@@ -210,7 +210,7 @@ def test_an_output_that_is_a_file_or_a_link_is_refused_before_encoding(
     for out, code in ((target, "[E745]"), (link, "[E741]")):
         result = fortekit("index", "build", "--captions", str(captions), "-o", str(out), "--overwrite",
                           "--quiet")
-        assert_clean(result, [1], str(out))
+        assert_clean(result, [2], str(out))
         assert code in result.err, result.show()
     assert tree(tmp_path) == before and link.is_symlink()
 
@@ -307,7 +307,7 @@ def test_rows_that_would_lie_are_refused_on_load(name: str, tmp_path: Path) -> N
                  ["search", "--index", str(directory), "a dog", "--device", "cpu"]):
         result = fortekit(*argv)
         # an unusable index: fortekit search exits with 2 (bad input); the index commands still with 1
-        assert_clean(result, [2] if argv[0] == "search" else [1], f"{name}: {argv[:2]}")
+        assert_clean(result, [2], f"{name}: {argv[:2]}")
         assert f"[{code}]" in result.err, result.show()
     assert snapshot(*sorted(directory.iterdir())) == before
 
@@ -392,7 +392,7 @@ def test_every_index_json_field_is_type_checked(name: str, tmp_path: Path) -> No
                  ["search", "--index", str(directory), "rain", "--device", "cpu"]):
         result = fortekit(*argv)
         # an unusable index: fortekit search exits with 2 (bad input); the index commands still with 1
-        assert_clean(result, [2] if argv[0] == "search" else [1], f"{name}: {argv[:2]}")
+        assert_clean(result, [2], f"{name}: {argv[:2]}")
         assert "[E600]" in result.err or "[E621]" in result.err, result.show()
 
 
@@ -461,7 +461,7 @@ def test_a_recorded_device_is_no_type_error(tmp_path: Path, minilm: Any) -> None
     assert "dog" in query.out
     unknown = fortekit("index", "query", "--index", str(directory), "rain", "--formula-scoring", "off",
                        "--backbone-option", "device=cuda:99")
-    assert_clean(unknown, [0, 1], "--backbone-option device=cuda:99")
+    assert_clean(unknown, [0, 2], "--backbone-option device=cuda:99")
 
 
 # --- 11 and the lock: two writers never mix -------------------------------------------------------

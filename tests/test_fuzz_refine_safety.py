@@ -336,7 +336,7 @@ def test_the_work_of_fol_refine_is_capped(name: str, work: Path) -> None:
     assert_clean(result, [2], name)  # refused before any work: nothing written
     assert code in result.err, result.show()
     assert not (work / "out.jsonl").exists()
-    explained = refine("--explain", "a dog barks", *argv)
+    explained = refine("--query", "a dog barks", "--explain", *argv)
     assert_clean(explained, [2], f"--explain {name}")
     assert code in explained.err
 

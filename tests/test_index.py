@@ -454,20 +454,20 @@ def test_cli_build_info_query_from_a_clotho_csv(clotho_rows, tmp_path: Path, cap
     assert lines[0] == f"query: {target['caption_1']}"
     assert lines[1].startswith("    1. 1.0000  ") and target["file_name"] in lines[1]
     code, _, err = run_cli(["index", "build", "--captions", str(path), "-o", str(out_dir)], capsys)
-    assert code == 1 and "[E614]" in err
+    assert code == 2 and "[E614]" in err
 
 
 def test_cli_errors_are_messages_with_exit_codes(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     code, _, err = run_cli(["index", "build", "--captions", str(tmp_path / "none.csv"), "-o",
                             str(tmp_path / "o")], capsys)
-    assert code == 1 and "[E615]" in err and "none.csv" in err
+    assert code == 2 and "[E615]" in err and "none.csv" in err
     code, _, err = run_cli(["index", "info", "--index", str(tmp_path)], capsys)
-    assert code == 1 and "[E601]" in err
+    assert code == 2 and "[E601]" in err
     with pytest.raises(SystemExit) as usage:  # argparse's usage error, as in fol-refine
         run_cli(["index", "build", "--captions", "x.csv", "-o", "o", "--backbone-option", "model"], capsys)
     assert usage.value.code == 2 and "[E668]" in capsys.readouterr().err
     code, _, err = run_cli(["index", "build", "--audio", str(tmp_path), "-o", str(tmp_path / "o")], capsys)
-    assert code == 1 and "[E606]" in err
+    assert code == 2 and "[E606]" in err
 
 
 def test_cli_merges_repeated_audiocaps_ids(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
@@ -485,7 +485,7 @@ def test_cli_merges_repeated_audiocaps_ids(tmp_path: Path, capsys) -> None:  # t
     common = ["index", "build", "--captions", str(path), "--id-column", "youtube_id", "--text-column",
               "caption", "--quiet", "--device", "cpu", "--no-parse"]
     code, _, err = run_cli([*common, "-o", str(tmp_path / "dup")], capsys)
-    assert code == 1 and "[E605]" in err and "--merge-duplicates" in err
+    assert code == 2 and "[E605]" in err and "--merge-duplicates" in err
     code, _, _ = run_cli([*common, "-o", str(tmp_path / "merged"), "--merge-duplicates"], capsys)
     index = AudioIndex.load(tmp_path / "merged")
     assert code == 0 and index.ids == list(dict.fromkeys(row["youtube_id"] for row in chosen))

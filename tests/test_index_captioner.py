@@ -290,7 +290,7 @@ def test_an_unknown_captioner_or_a_malformed_option_is_a_coded_error(
     (tmp_path / "a.wav").write_bytes(b"")
     code, _, err = run(["index", "build", "--audio", str(tmp_path), "-o", str(tmp_path / "o"),
                         "--captioner", "no-such-captioner"], capsys)
-    assert code == 1 and err.startswith("fortekit index build: [E") and "no-such-captioner" in err
+    assert code == 2 and err.startswith("fortekit index build: [E") and "no-such-captioner" in err
     with pytest.raises(SystemExit) as stop:
         main(["index", "build", "--audio", str(tmp_path), "-o", str(tmp_path / "o"),
               "--captioner", "tagger", "--captioner-option", "model"])

@@ -182,11 +182,15 @@ def test_changed_settings_are_refused_unless_overwrite(base: Base, workdir: Path
 def test_explain_prints_the_tree_and_the_chosen_formula(base: Base) -> None:
     _, output, _, _ = base
     first = records(output)[0]
-    status, out, _ = run("--explain", str(first["query"]), *SMALL)
+    status, out, _ = run("--query", str(first["query"]), "--explain", *SMALL)
     assert status == 0
     assert "φ*" in out and "★" in out
     assert f"G(φ*)  {first['refined_text']}" in out
     assert str(first["phi_star"]) in out
+    old_status, old_out, err = run("--explain", str(first["query"]), *SMALL)  # the old spelling
+    assert old_status == 0 and old_out == out and "[W800] fol-refine --explain QUERY" in err
+    status, out, _ = run("--query", str(first["query"]), *SMALL)  # no --explain: the result as JSON
+    assert status == 0 and json.loads(out)["refined_text"] == first["refined_text"]
 
 
 ClothoIndex = tuple[Path, list[dict[str, str]]]  # the index directory, the Clotho rows in it

@@ -23,7 +23,6 @@ from fortekit._lazy import lazy_exports
 if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from fortekit.fol.caption.neural import NeuralCaptionParser
     from fortekit.fol.caption.parser import CaptionParser, default_parser, parse_caption, parse_captions
-    from fortekit.fol.caption.report import add_parse_report_command
     from fortekit.fol.caption.result import ParseResult, PredicateRecord
     from fortekit.fol.caption.rules import RuleSet, load_rules
 
@@ -37,11 +36,18 @@ _LAZY = {
     "RuleSet": "fortekit.fol.caption.rules",
     "load_rules": "fortekit.fol.caption.rules",
     "NeuralCaptionParser": "fortekit.fol.caption.neural",
-    "add_parse_report_command": "fortekit.fol.caption.report",
 }
 
 
-__getattr__, __dir__ = lazy_exports(__name__, _LAZY, names=globals())
+_lazy_getattr, __dir__ = lazy_exports(__name__, _LAZY, names=globals())
+
+
+def __getattr__(name: str) -> object:
+    if name == "add_parse_report_command":  # moved to fortekit.search.cli; report's own alias warns (W800)
+        from fortekit.fol.caption import report
+
+        return report.add_parse_report_command
+    return _lazy_getattr(name)
 
 
 __all__ = [
@@ -50,7 +56,6 @@ __all__ = [
     "ParseResult",
     "PredicateRecord",
     "RuleSet",
-    "add_parse_report_command",
     "default_parser",
     "load_rules",
     "parse_caption",

@@ -53,16 +53,28 @@ Handler = Callable[[argparse.Namespace, TextIO], int]
 
 
 def _guarded(handler: Handler) -> Handler:
-    """Run a handler; a fortekit error becomes its message on stderr and exit code 1 (2 for E613)."""
+    """Run a handler; a fortekit error becomes its message on stderr and an exit code of the table.
+
+    Bad input (a file, column, option or index that cannot be used) is 2, as in every command;
+    a query the parser refuses (E300-E302) is 1, as in ``fortekit search``; an output another run
+    holds (E742) or that could not be written (E743) is 1: the same command can be run again.
+    """
 
     def run(args: argparse.Namespace, out: TextIO) -> int:
-        from fortekit.errors import FortekitError
+        from fortekit.errors import (
+            CaptionError,
+            CaptionTypeError,
+            FortekitError,
+            OutputLockedError,
+            OutputWriteError,
+        )
 
         try:
             return handler(args, out)
         except FortekitError as exc:
             print(f"fortekit index {args.index_command}: {exc}", file=sys.stderr)
-            return 2 if str(exc).startswith(("[E613]", "[E620]")) else 1
+            failed = (OutputLockedError, OutputWriteError, CaptionError, CaptionTypeError)
+            return 1 if isinstance(exc, failed) else 2
 
     run.__doc__ = handler.__doc__
     return run

@@ -14,12 +14,13 @@ Example:
     $ fol-refine examples/queries.txt -o refined.jsonl
     $ fol-refine clotho_captions_development.csv --column caption_1 --offline -o clotho.jsonl
     $ fol-refine new.txt --lookup clotho.jsonl --index clotho.index -k 10 -o ranked.jsonl
-    $ fol-refine --explain "a person talking"
+    $ fol-refine --query "a person talking" --explain
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -117,37 +118,31 @@ class _LazyFeedback:
         return self._source.anchor_batch(requests)
 
 
-def _elaborator(args: argparse.Namespace, index: AudioIndex | None, refiner: Refiner) -> Any:
-    """``--elaborator corpus``: over ``--corpus`` (a saved corpus or a caption file), else the index."""
+def _corpus(args: argparse.Namespace) -> Any:
+    """``--corpus``: a saved corpus, or a function that embeds a caption file with the refiner's backbone."""
     from fortekit.search.stage1.corpus import CaptionCorpus
-    from fortekit.search.stage1.corpus_elaborator import CorpusElaborator
 
     if args.corpus is None:
-        assert index is not None  # check_usage
-        return CorpusElaborator(_index_corpus(args, index))
+        return None
     path = Path(args.corpus).expanduser()
     if path.is_dir():
-        return CorpusElaborator(CaptionCorpus.load(path))
+        return CaptionCorpus.load(path)
     from fortekit.textio import read_text_lines
 
     captions = [text.strip() for _, text in read_text_lines(path) if isinstance(text, str) and text.strip()]
-    return CorpusElaborator(CaptionCorpus.from_captions(captions, refiner.backbone))
+    return lambda backbone: CaptionCorpus.from_captions(captions, backbone)
 
 
 def _refiner(args: argparse.Namespace, anchors: AnchorSource | None, index: AudioIndex | None) -> Refiner:
-    from fortekit.search.stage1.beam import Refiner
+    """Stage 1 as the Retriever assembles it; fol-refine brings its own anchors and ``--corpus``."""
+    from fortekit.search.stage1.assembly import build_refiner
 
-    corpus = args.elaborator == "corpus"
-    refiner = Refiner(
-        args.backbone, "lexical" if corpus else args.elaborator, config=_config(args), anchors=anchors,
+    return build_refiner(
+        args.backbone, config=_config(args), elaborator=args.elaborator,
+        anchors="none" if anchors is None else anchors, index=index, corpus=_corpus(args),
+        index_corpus=(lambda: _index_corpus(args, index)) if index is not None else None,
         device=args.device, cache_dir=args.cache_dir, backbone_options=dict(args.backbone_option) or None,
     )
-    if index is not None:
-        index.check_backbone(refiner.backbone)
-    if corpus:
-        refiner.elaborator = _elaborator(args, index, refiner)
-        refiner.check_widths()  # a saved corpus of another backbone: E407 now, not a torch error later
-    return refiner
 
 
 class _LazyRefiner:
@@ -236,8 +231,11 @@ def _explain(args: argparse.Namespace) -> int:
     index = AudioIndex.load(args.index) if args.index else None
     _resolve_auto(args, index)
     anchors, _ = _anchors(args, index)
-    result = _refiner(args, anchors, index).refine(args.explain)
-    print(result.explain())
+    result = _refiner(args, anchors, index).refine(args.query)
+    if args.explain:
+        print(result.explain())
+    else:
+        print(json.dumps(result.to_dict(), ensure_ascii=False))
     return 0
 
 
@@ -320,7 +318,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     check_usage(parser, args)
     try:
-        status = _explain(args) if args.explain is not None else _refine_file(args)
+        status = _explain(args) if args.query is not None else _refine_file(args)
     except BrokenPipeError:
         return stdout_closed()
     except KeyboardInterrupt:

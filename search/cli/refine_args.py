@@ -92,6 +92,8 @@ def build_refine_parser() -> argparse.ArgumentParser:
     )
     src.add_argument("--queries", dest="queries_file", metavar="FILE",
                      help="the query file (.txt, .jsonl, .csv or .tsv), as every command names it")
+    src.add_argument("--query", metavar="TEXT",
+                     help="refine this one query and print it (with --explain: its search tree)")
     add_column_options(src, text_dest="column", id_dest=None, old_text=("--column",),
                        text_help="the CSV/TSV column or JSONL field of the queries (default: query)")
     src.add_argument(
@@ -191,7 +193,9 @@ def build_refine_parser() -> argparse.ArgumentParser:
         help="auto, cpu, cuda, cuda:N or mps (default: auto)",
     )
     runtime.add_argument("--cache-dir", metavar="DIR", help="keep text embeddings on disk here across runs")
-    runtime.add_argument("--explain", metavar="QUERY", help="refine one query and print its search tree")
+    # A flag, as in `fortekit search`; the old spelling `--explain QUERY` still works (W800).
+    runtime.add_argument("--explain", nargs="?", const=True, default=False, metavar="",
+                         help="with --query: print its search tree (how each edit scored)")
     add_quiet_option(runtime)
     runtime.add_argument(
         "--progress", action=argparse.BooleanOptionalAction, default=None,
@@ -209,8 +213,19 @@ def check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> No
         if args.queries is not None:
             parser.error("give the query file once: --queries FILE (or the positional QUERIES)")
         args.queries = args.queries_file
-    if args.queries is None and args.explain is None:
-        parser.error("give a query file, or --explain QUERY (see --help)")
+    if isinstance(args.explain, str):  # the old spelling: `--explain QUERY`
+        from fortekit._deprecated import warn_moved
+
+        warn_moved("fol-refine --explain QUERY", "fol-refine --query QUERY --explain")
+        if args.query is not None:
+            parser.error("give the query once: --query QUERY --explain")
+        args.query, args.explain = args.explain, True
+    if args.query is not None and args.queries is not None:
+        parser.error("give a query file (--queries FILE) or one query (--query TEXT), not both")
+    if args.explain and args.query is None:
+        parser.error("--explain prints the search tree of one query: add --query TEXT")
+    if args.queries is None and args.query is None:
+        parser.error("give a query file (--queries FILE), or one query: --query TEXT [--explain]")
     for kind, name, installed in (
         ("backbone", args.backbone, available_backbones()),
         ("elaborator", args.elaborator, [*available_elaborators(), "corpus", "auto"]),
@@ -235,12 +250,12 @@ def check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> No
         ))
     if needs is not None and getattr(args, needs[0]) is None:
         parser.error(Errors.E667.format(option=f"--anchors {args.anchors}", needed=needs[1], why=needs[2]))
-    if args.anchors == "oracle" and args.target_column is None and args.explain is None:
+    if args.anchors == "oracle" and args.target_column is None and args.query is None:
         parser.error(Errors.E667.format(
             option="--anchors oracle", needed="--target-column COLUMN",
             why="each query's relevant item id, as the index names it",
         ))
-    if args.explain is not None and args.anchors == "oracle":
+    if args.query is not None and args.anchors == "oracle":
         parser.error(Errors.E667.format(
             option="--anchors oracle", needed="a query file", why="--explain has no ground truth to use",
         ))

@@ -1,7 +1,7 @@
 """Training h_psi: data files, the loop (AdamW, cosine schedule, clipping), validation R@1, resume.
 
 The loop is independent of Stage 1: it takes tensors of refined queries q* (computed by the caller,
-e.g. with the cached Stage 1 search), audio embeddings and optional negatives f_T(G(phi-)).
+e.g. with the cached Stage 1 refinement), audio embeddings and optional negatives f_T(G(phi-)).
 
 Determinism and resume. The initial weights come from ``seed``; each epoch reseeds the batch order
 and dropout from (seed, epoch) and the learning rate is a function of the global step, so an epoch

@@ -1,4 +1,4 @@
-"""The search tree of one query, for a terminal (``fol-refine --explain``).
+"""The search tree of one query, for a terminal (``fol-refine --query TEXT --explain``).
 
 Each node shows its edit, G(phi), F and its terms, and a mark: ``★`` phi*,
 ``✔`` kept in the beam, ``·`` feasible but not kept, ``✘`` pruned (infeasible).
