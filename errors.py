@@ -877,7 +877,7 @@ class Errors(metaclass=_Messages):
     )
     W800 = (
         "{old} is deprecated and will be removed in the next release: it moved to {new}. "
-        "Import or call {new} instead; until then {old} still works."
+        "Use {new} instead; until then {old} still works."
     )
 
 

@@ -40,6 +40,7 @@ import functools
 import json
 import os
 import shutil
+import stat
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -286,6 +287,9 @@ def atomic_write(path: _PATH, write: Callable[[Path], Any], *, overwrite: bool =
     temporary = Path(name)
     try:
         write(temporary)
+        # mkstemp makes the file 0o600; the target keeps its own mode, a new one gets what
+        # open() would give it (0o666 less the umask), so a shared folder stays readable.
+        os.chmod(temporary, stat.S_IMODE(target.stat().st_mode) if target.exists() else _new_file_mode())
         _fsync_path(temporary)
         os.replace(temporary, target)
     except OSError as exc:
@@ -294,6 +298,27 @@ def atomic_write(path: _PATH, write: Callable[[Path], Any], *, overwrite: bool =
         temporary.unlink(missing_ok=True)
     _fsync_directory(folder)
     return target
+
+
+def _new_file_mode() -> int:
+    """The mode ``open()`` gives a new file: 0o666 less the process's umask.
+
+    Read from /proc on Linux (setting the umask to read it is not thread-safe), else set and
+    restored at once.
+
+    Example:
+        >>> _new_file_mode() & 0o600
+        384
+    """
+    try:
+        for line in Path("/proc/self/status").read_text(encoding="ascii").splitlines():
+            if line.startswith("Umask:"):
+                return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
 
 
 def atomic_write_bytes(path: _PATH, data: bytes, *, overwrite: bool = True) -> Path:

@@ -1,4 +1,4 @@
-"""Every command of README.md and docs/README.md runs as written.
+"""Every command of README.md and docs/*.md runs as written.
 
 Each command of their ```bash blocks that starts with ``.venv/bin/fortekit``,
 ``.venv/bin/fol-refine``, ``fortekit`` or ``fol-refine`` (found by
@@ -31,7 +31,7 @@ from fortekit.search.cli import build_parser, build_refine_parser
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "regen_docs.py"
-PAGES = [REPO / "README.md", REPO / "docs" / "README.md"]
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]  # not docs/dev/: logs of the past
 #: Placeholders a page may use for what the reader supplies, and what the test puts there.
 PLACEHOLDERS = {"REPOSITORY_URL": "https://example.org/fortekit.git"}
 #: The quick start's commands that exit with 1 on purpose (examples/queries.txt has two bad lines).
@@ -74,7 +74,7 @@ COMMANDS = _commands()
 
 def test_the_pages_have_commands() -> None:
     pages = {page for page, _, _ in COMMANDS}
-    assert pages == {"README.md", "docs/README.md"}
+    assert {"README.md", "docs/README.md"} <= pages
     assert len(COMMANDS) >= 20
 
 

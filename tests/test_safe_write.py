@@ -226,3 +226,23 @@ def test_an_evaluation_never_replaces_a_users_results(tmp_path: Path) -> None:
     (earlier / "stage1").mkdir(parents=True)  # an earlier run's cache, copied to be reused
     open_output_folder(earlier).release()
     assert is_fortekit_directory(earlier)
+
+
+def test_a_written_file_gets_the_mode_open_would_give_it_and_a_replaced_one_keeps_its_own(
+    tmp_path: Path,
+) -> None:
+    """mkstemp makes 0o600 files: a run file or an index in a shared folder must stay readable."""
+    import os
+    import stat
+
+    from fortekit.safe_write import atomic_write_text
+
+    mask = os.umask(0o022)
+    try:
+        new = atomic_write_text(tmp_path / "run.trec", "q1 Q0 d1 1 1.0 fortekit\n")
+        assert stat.S_IMODE(new.stat().st_mode) == 0o644
+        os.chmod(new, 0o640)
+        atomic_write_text(new, "q1 Q0 d2 1 1.0 fortekit\n")
+        assert stat.S_IMODE(new.stat().st_mode) == 0o640
+    finally:
+        os.umask(mask)
