@@ -23,7 +23,7 @@ from typing import Any
 
 from fortekit.errors import Errors, FortekitDeprecationWarning
 
-__all__ = ["alias_module", "renamed_names", "warn_moved"]
+__all__ = ["alias_module", "moved_names", "renamed_names", "warn_moved"]
 
 
 def warn_moved(old: str, new: str, *, stacklevel: int = 3) -> None:
@@ -104,5 +104,37 @@ def renamed_names(
         if getattr_ is not None:
             return getattr_(name)
         raise AttributeError(f"module {module_name!r} has no attribute {name!r}")
+
+    return module_getattr
+
+
+def moved_names(module_name: str, moved: Mapping[str, str]) -> Callable[[str], Any]:
+    """A module ``__getattr__`` that answers names that moved to other modules, warning (W800).
+
+    The new module is imported only when an old name is asked for, so a module of the logic
+    core can point at the command line without importing it.
+
+    Args:
+        module_name: the old module's ``__name__``.
+        moved: each name and the dotted module that defines it now.
+
+    Returns:
+        The function to assign to the old module's ``__getattr__``.
+
+    Example:
+        >>> import warnings
+        >>> getattr_ = moved_names("fortekit.old_maths", {"sqrt": "math"})
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     getattr_("sqrt")(9.0)
+        3.0
+    """
+
+    def module_getattr(name: str) -> Any:
+        module = moved.get(name)
+        if module is None:
+            raise AttributeError(f"module {module_name!r} has no attribute {name!r}")
+        warn_moved(f"{module_name}.{name}", f"{module}.{name}")
+        return getattr(importlib.import_module(module), name)
 
     return module_getattr

@@ -10,14 +10,11 @@ Example:
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
+from fortekit._deprecated import moved_names
 from fortekit.plugins import KINDS, list_plugins
 
 __all__ = ["format_plugins"]
 
-_MOVED = {"add_plugin_commands": "fortekit.search.cli.plugins", "run_plugins": "fortekit.search.cli.plugins"}
 
 
 def format_plugins(kind: str | None = None) -> str:
@@ -49,12 +46,7 @@ def format_plugins(kind: str | None = None) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def __getattr__(name: str) -> Any:
-    """The command's old names, answered from their new module with a warning (W800)."""
-    module = _MOVED.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from fortekit._deprecated import warn_moved
-
-    warn_moved(f"{__name__}.{name}", f"{module}.{name}")
-    return getattr(importlib.import_module(module), name)
+# The commands moved to fortekit.search.cli; their old names work for one release (W800).
+__getattr__ = moved_names(__name__, {
+    "add_plugin_commands": "fortekit.search.cli.plugins", "run_plugins": "fortekit.search.cli.plugins",
+})

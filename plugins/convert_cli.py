@@ -11,23 +11,14 @@ Example:
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from fortekit._deprecated import moved_names
 
 __all__: list[str] = []
 
-_MOVED = {
+
+
+# The commands moved to fortekit.search.cli; their old names work for one release (W800).
+__getattr__ = moved_names(__name__, {
     "add_convert_commands": "fortekit.search.cli.convert",
     "run_convert_laion_clap": "fortekit.search.cli.convert",
-}
-
-
-def __getattr__(name: str) -> Any:
-    """The command's old name, answered from its new module with a warning (W800)."""
-    module = _MOVED.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from fortekit._deprecated import warn_moved
-
-    warn_moved(f"{__name__}.{name}", f"{module}.{name}")
-    return getattr(importlib.import_module(module), name)
+})

@@ -11,7 +11,7 @@ import pytest
 import fortekit.fol
 
 MODULES = sorted(
-    {"fortekit", "fortekit.errors", "fortekit.safe_write"}
+    {"fortekit", "fortekit.errors", "fortekit.safe_write", "fortekit._deprecated"}
     | {
         f"fortekit.fol.{info.name}"
         for info in pkgutil.iter_modules(fortekit.fol.__path__)

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from fortekit._deprecated import moved_names
 from fortekit.caption_csv import check_caption_csv, read_caption_csv
 from fortekit.errors import DataFileError, Errors, FormulaSyntaxError, FortekitError, GoldFileError
 from fortekit.fol.ast import Formula
@@ -272,17 +273,7 @@ def run_report(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
-_MOVED = {"add_parse_report_command": "fortekit.search.cli.parse_report"}
 
 
-def __getattr__(name: str) -> Any:
-    """The command's old name, answered from its new module with a warning (W800)."""
-    module = _MOVED.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    from fortekit._deprecated import warn_moved
-
-    warn_moved(f"{__name__}.{name}", f"{module}.{name}")
-    return getattr(importlib.import_module(module), name)
+# The commands moved to fortekit.search.cli; their old names work for one release (W800).
+__getattr__ = moved_names(__name__, {"add_parse_report_command": "fortekit.search.cli.parse_report"})

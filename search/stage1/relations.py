@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
+from fortekit._deprecated import moved_names
 from fortekit.textio import split_text_lines
 
 __all__ = ["RelationTable", "load_relations", "mine_relations"]
@@ -170,17 +170,7 @@ def read_caption_column(path: str | Path, column: str) -> list[str]:
         return [row.get(column) or "" for row in csv.DictReader(handle)]
 
 
-_MOVED = {"add_relations_commands": "fortekit.search.cli.relations"}
 
 
-def __getattr__(name: str) -> Any:
-    """The command's old name, answered from its new module with a warning (W800)."""
-    module = _MOVED.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    from fortekit._deprecated import warn_moved
-
-    warn_moved(f"{__name__}.{name}", f"{module}.{name}")
-    return getattr(importlib.import_module(module), name)
+# The commands moved to fortekit.search.cli; their old names work for one release (W800).
+__getattr__ = moved_names(__name__, {"add_relations_commands": "fortekit.search.cli.relations"})
