@@ -69,7 +69,7 @@ def test_the_reader_is_opened_once_and_only_when_needed() -> None:
     wordnet = WordNet(None, WordNetLocation(location.root, location.source), opener=opener)
     assert wordnet.morphy("barks", "VERB") == ("bark",) and wordnet.has("chirp", "VERB")
     assert wordnet.lexnames("dog", "NOUN", 1) == ("noun.animal",) and wordnet.sense_count("riding", "v") == 15
-    assert wordnet.first_sense_frames("bark") == (2, 26)
+    assert wordnet.first_sense_frames("bark") == (2, 26) and wordnet.pertainym_bases("loudly") == ("loud",)
     assert not opened
     assert wordnet.antonyms("loud", "ADJ") == frozenset({"soft"})
     assert wordnet.version == "3.0" and "3.0" in repr(wordnet)
@@ -92,3 +92,25 @@ def test_a_query_parse_needs_no_nltk() -> None:
     assert formula == "∃x [Dog(x) ∧ Barking(x) ∧ ¬∃y [Person(y) ∧ Talking(y)]]"
     if absent == "True":  # no NLTK data directory here: NLTK is not even imported
         assert imported == "False"
+
+
+def test_pertainyms_from_the_files_match_nltks_reader_for_every_adverb() -> None:
+    """An adverb's adjective ("loudly" -> "loud") no longer opens the reader (about 3 s cold)."""
+    location = find_wordnet(nltk_data=False)
+    wordnet = WordNet(None, location, opener=lambda: wn_module._open_reader(location.root, location.source))
+    reader = wordnet.reader
+    adverbs = sorted(word for word, parts in reader._lemma_pos_offset_map.items() if "r" in parts)
+
+    def nltk_bases(name: str) -> tuple[str, ...]:
+        bases: dict[str, None] = {}
+        for synset in reader.synsets(name, "r"):
+            for item in synset.lemmas():
+                if item.name().lower() == name:
+                    for base in item.pertainyms():
+                        bases.setdefault(str(base.name()).replace("_", " ").lower(), None)
+        return tuple(bases)
+
+    differ = [word for word in [*adverbs, "louder", "xqzv"]
+              if wordnet._pertainyms_from_files(word, wordnet._synset_offsets(word, "r") or [])
+              != nltk_bases(word)]
+    assert len(adverbs) > 3000 and not differ, differ[:10]

@@ -26,13 +26,15 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import shutil
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from fortekit.errors import Errors, WordNetMissingError
 
@@ -450,6 +452,9 @@ class WordNet:
             ('continuous',)
         """
         name = adverb.lower().replace(" ", "_")
+        offsets = self._synset_offsets(name, "r")
+        if offsets is not None:  # from the files: NLTK's reader costs seconds to open
+            return self._pertainyms_from_files(name, offsets)
         bases: dict[str, None] = {}
         for synset in self.reader.synsets(name, "r"):
             for item in synset.lemmas():
@@ -457,6 +462,43 @@ class WordNet:
                     for base in item.pertainyms():
                         bases.setdefault(str(base.name()).replace("_", " ").lower(), None)
         return tuple(bases)
+
+    def _pertainyms_from_files(self, name: str, offsets: Sequence[int]) -> tuple[str, ...]:
+        """:meth:`pertainym_bases` read from ``data.adv`` and ``data.adj``, in NLTK's order."""
+        bases: dict[str, None] = {}
+        with open(os.path.join(self.location.root, "data.adv"), "rb") as adverbs, \
+                open(os.path.join(self.location.root, "data.adj"), "rb") as adjectives:
+            for offset in offsets:
+                words, pointers = _data_line(adverbs, offset)
+                for source, word in enumerate(words, start=1):
+                    if word.lower() != name:
+                        continue
+                    # a lexical pointer's source/target field is two hex word numbers; "\" is
+                    # an adverb's "derived from adjective"
+                    for symbol, target_offset, _, field in pointers:
+                        if symbol == "\\" and int(field[:2], 16) == source:
+                            target = _data_line(adjectives, target_offset)[0][int(field[2:], 16) - 1]
+                            bases.setdefault(target.replace("_", " ").lower(), None)
+        return tuple(bases)
+
+
+def _data_line(data: BinaryIO, offset: int) -> tuple[list[str], list[tuple[str, int, str, str]]]:
+    """The words (syntactic markers such as ``(p)`` cut, as NLTK does) and the pointers
+    (symbol, offset, part of speech, source/target) of the synset at ``offset`` of a data file.
+
+    The line is ``offset lex_filenum ss_type w_cnt [word lex_id]... p_cnt [ptr offset pos st]...``
+    (WordNet's wndb(5WN)); ``w_cnt`` is hexadecimal, ``p_cnt`` decimal.
+    """
+    data.seek(offset)
+    tokens = data.readline().decode("utf8").split("|")[0].split()
+    count = int(tokens[3], 16)
+    words = [re.sub(r"\(.*\)$", "", word) for word in tokens[4: 4 + 2 * count: 2]]
+    at = 4 + 2 * count
+    pointers = [
+        (tokens[start], int(tokens[start + 1]), tokens[start + 2], tokens[start + 3])
+        for start in range(at + 1, at + 1 + 4 * int(tokens[at]), 4)
+    ]
+    return words, pointers
 
 
 @cache
