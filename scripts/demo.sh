@@ -19,12 +19,12 @@ bash scripts/setup.sh
 work="$(mktemp -d)"
 index="$work/sounds.index"
 .venv/bin/fortekit index build --captions examples/audiocaps_train_sample.csv --id-column youtube_id \
-    --caption-column caption --out "$index" --quiet
+    --text-column caption -o "$index" --quiet
 status=0
-.venv/bin/fol-refine examples/queries.txt --index "$index" -k 3 -o "$work/refined.jsonl" --no-progress \
+.venv/bin/fol-refine --queries examples/queries.txt --index "$index" -k 3 -o "$work/refined.jsonl" --no-progress \
     || status=$?
 if [ "$status" -gt 1 ]; then exit "$status"; fi
-.venv/bin/fol-refine examples/queries.txt --index "$index" -k 3 -o "$work/plain.jsonl" --no-progress \
+.venv/bin/fol-refine --queries examples/queries.txt --index "$index" -k 3 -o "$work/plain.jsonl" --no-progress \
     --anchors none --quiet || true
 echo
 echo "Each query: its refinement G(φ*) (or 'unchanged'), the nearest human captions that satisfy"
