@@ -45,18 +45,18 @@ step() {  # step NAME COMMAND...: run it, append its wall seconds to times.txt, 
     echo "$name $(( $(date +%s) - start ))" >> "$times"
 }
 start_all=$(date +%s)
-step generate "${fk[@]}" bench generate --n "$n" --out "$out/gen" --seed "$seed" "${speech[@]}" \
+step generate "${fk[@]}" bench generate --n "$n" -o "$out/gen" --seed "$seed" "${speech[@]}" \
     --workers "$workers" --quiet
-step train-clap "${fk[@]}" bench train-clap --data "$out/gen" --out "$out/clap" --epochs "$epochs" \
+step train-clap "${fk[@]}" bench train-clap --data "$out/gen" -o "$out/clap" --epochs "$epochs" \
     --batch-size "$batch" --seed "$seed" --quiet
 step stage2-data "${fk[@]}" bench stage2-data --data "$out/gen" --backbone small-clap \
-    --backbone-option model="$out/clap" --out "$out/stage2/train.safetensors"
-step stage2-train "${fk[@]}" train-projection --train "$out/stage2/train.safetensors" --out "$out/stage2" \
+    --backbone-option model="$out/clap" -o "$out/stage2/train.safetensors"
+step stage2-train "${fk[@]}" train-projection --train "$out/stage2/train.safetensors" -o "$out/stage2" \
     --seed "$seed" --quiet
 step eval "${fk[@]}" eval --beir "$out/gen/test" --backbone small-clap --backbone-option model="$out/clap" \
     --captioner tagger --captioner-option model="$out/clap" --projection "$out/stage2" \
     --systems baseline,S1,S2,S3-paper,S3-polarity,S3-default,formula,default,default+order,S1+formula,full,formula+evidence,default+evidence \
-    --by kind,heldout --out "$out/eval"
+    --by kind,heldout -o "$out/eval"
 echo "total $(( $(date +%s) - start_all ))" >> "$times"
 echo "== done: $out/eval/results.md, $out/eval/metrics.json, $out/eval/modality_gap.png; $out/clap/result.json"
 cat "$times" "$out/cpu.txt"
