@@ -79,6 +79,8 @@ class Retriever:
         backbone: the text encoder: an instance, a registered name, or None for the one
             the index was built with (its recorded options are reused, except a recorded
             ``device``: `device` decides).
+        backbone_options: options of the backbone plug-in over the recorded ones, when ``backbone``
+            is a name or None (a ``device`` among them decides where it runs, else ``device``).
         stage1: a :class:`~fortekit.search.stage1.config.RefineConfig` to refine each query first
             (Stage 1), or None (default) to search with the query as it is.
         elaborator: Stage 1's elaborator: "auto" (default: "corpus" when the index holds item
@@ -127,6 +129,7 @@ class Retriever:
         index: AudioIndex | str | os.PathLike[str],
         backbone: Backbone | str | None = None,
         *,
+        backbone_options: Mapping[str, Any] | None = None,
         stage1: RefineConfig | None = None,
         elaborator: Any = "auto",
         anchors: AnchorSource | str | None = "auto",
@@ -164,7 +167,9 @@ class Retriever:
             # built; `device` says where to run now (two values for one keyword were a TypeError).
             options = {key: value for key, value in self.index.meta.backbone_options.items()
                        if key != "device"} if backbone is None else {}
-            backbone = get_backbone(backbone or self.index.backbone_name, device=device, **options)
+            options.update(backbone_options or {})
+            options.setdefault("device", device)
+            backbone = get_backbone(backbone or self.index.backbone_name, **options)
         self.index.check_backbone(backbone)
         self.backbone: Backbone = backbone
         self.device = device
@@ -475,7 +480,6 @@ def build_retriever(
         Retriever(200 items, backbone='minilm', stages=[formula])
     """
     from fortekit.search.formula.scoring import FormulaScoringConfig
-    from fortekit.search.index.audio_index import AudioIndex
     from fortekit.search.rerank import Reranker
     from fortekit.search.stage1.config import RefineConfig
 
@@ -487,21 +491,12 @@ def build_retriever(
                                                      expected="'off', 'online' or 'offline'", value=stage1))
         make = modes[mode]
         stage1 = make() if make is not None else None
-    if backbone_options and (backbone is None or isinstance(backbone, str)):
-        from fortekit.plugins import get_backbone
-
-        index = index if isinstance(index, AudioIndex) else AudioIndex.load(index)
-        # A recorded "device" is where the index was built: the given options and `device` decide.
-        options = {key: value for key, value in index.meta.backbone_options.items()
-                   if key != "device"} if backbone is None else {}
-        options.update(backbone_options)
-        options.setdefault("device", device)
-        backbone = get_backbone(backbone or index.backbone_name, **options)
     formula = None
     if formula_scoring:
         formula = FormulaScoringConfig() if gamma is None else FormulaScoringConfig(gamma=gamma)
     return Retriever(
-        index, backbone, stage1=stage1, refiner=refiner, lookup=lookup, projection=projection,
+        index, backbone, backbone_options=backbone_options, stage1=stage1, refiner=refiner, lookup=lookup,
+        projection=projection,
         formula=formula, rerank=Reranker() if stage3 else None, device=device,
         order_check=order_check, use_faiss=use_faiss,
     )

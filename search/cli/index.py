@@ -284,25 +284,22 @@ def run_query(args: argparse.Namespace, out: TextIO) -> int:
     """Handler of ``index query``, deprecated (W800 on stderr): ``fortekit search``'s Retriever under its
     old name and output, so both give the same ranking and scores (formula scoring, Stage 3)."""
     from fortekit.errors import AudioIndexError, Errors
-    from fortekit.plugins import get_backbone
     from fortekit.search.cli.main import echo_text
-    from fortekit.search.index.audio_index import AudioIndex
 
     if isinstance(args.k, bool) or not isinstance(args.k, int) or args.k < 1:
         raise AudioIndexError(Errors.E613.format(name="-k", expected="a whole number >= 1", value=args.k))
-    index = AudioIndex.load(args.directory)
-    # A recorded "device" (the Python API records what it was given) is where the index was built,
-    # not where it is queried: --device and --backbone-option device= decide, else the default.
-    recorded = {key: value for key, value in index.meta.backbone_options.items() if key != "device"}
-    options = _backbone_options(args, recorded)
-    backbone = get_backbone(index.backbone_name, **options)
     # `fortekit search` under its old name: the same Retriever (formula scoring, Stage 3's default).
     note = Errors.W800.format(old="fortekit index query DIR", new="fortekit search --index DIR")
     print(f"fortekit index query: {note}", file=sys.stderr)
     from fortekit.search.retriever import build_retriever
 
-    retriever = build_retriever(index, backbone=backbone, formula_scoring=args.formula_scoring == "on",
-                                use_faiss=args.faiss, device=options.get("device", "auto"))
+    # The index's recorded options (a recorded "device" is where it was built, not where it is
+    # queried), under --backbone-option and --device: the Retriever merges them.
+    options = _backbone_options(args)
+    retriever = build_retriever(
+        args.directory, backbone_options=options, formula_scoring=args.formula_scoring == "on",
+        use_faiss=args.faiss, device=options.get("device", "auto"),
+    )
     for text, result in zip(args.texts, retriever.search(args.texts, k=args.k), strict=True):
         hits = [
             {"rank": hit.rank, "id": hit.item_id, "score": round(hit.score, 6), "caption": hit.caption,
