@@ -13,7 +13,7 @@ A system switches three stages on or off over the frozen baseline ``f_T(q) · e_
 (polarity-aware, alpha 0.03), no Stage 1 (which adds nothing with realistic anchors).
 
 Every system ranks through a :class:`~fortekit.search.retriever.Retriever` with those
-stages switched on, in one loop (:func:`rank_all`, shared with ``fortekit eval --beir``): the
+stages switched on, in one loop (:func:`rank_chunks`, shared with ``fortekit eval --beir``): the
 benchmark assembles no pipeline of its own.
 In the audio-to-text direction the item is the query and the captions the collection
 (a Retriever over an index of the captions): S1 refines the captions of the collection and
@@ -27,7 +27,7 @@ Example:
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from fortekit.fol.ast import Formula
     from fortekit.search.retriever import Retriever
 
-__all__ = ["Direction", "RankedRun", "System", "ablation_systems", "rank_all", "rank_through"]
+__all__ = ["Direction", "RankedRun", "System", "ablation_systems", "rank_all", "rank_chunks", "rank_through"]
 
 Direction = Literal["t2a", "a2t"]
 TOP_STORED = 10  # retrieved items stored per query in per_query/<system>.jsonl
@@ -135,6 +135,53 @@ class RankedRun:
     extra: dict[str, float] = field(default_factory=dict)
 
 
+def rank_chunks(
+    retriever: Retriever,
+    queries: torch.Tensor,
+    formulas: Sequence[Formula | None] | None = None,
+    query_predicates: Sequence[frozenset[PredicateSymbol]] | None = None,
+    *,
+    chunk_rows: int = 512,
+    timings: dict[str, float] | None = None,
+) -> Iterator[tuple[npt.NDArray[np.int64], torch.Tensor]]:
+    """Every item ranked for every query through :meth:`Retriever.rank`: the benchmark's one loop.
+
+    ``fortekit eval`` (``--test`` through :func:`rank_through`, ``--beir`` through :func:`rank_all`)
+    ranks with this loop, so a figure it reports is what ``fortekit search`` gives with the same
+    settings. Every item is a candidate (the metrics need the whole ranking); queries are ranked
+    ``chunk_rows`` at a time, and each caller keeps of a chunk only what it needs.
+
+    Args:
+        retriever: the system: index, item vectors (projected with Stage 2) and ranking stages.
+        queries: (q, d) unit query vectors (f_T(q), q*, or items for audio-to-text).
+        formulas: per query, its formula (formula scoring and Stage 3); None: no formula.
+        query_predicates: per query, the set Stage 3 compares (default: Pred of ``formulas``).
+        chunk_rows: queries ranked per call.
+        timings: when given, the seconds of each step are added to it (see :meth:`Retriever.rank`).
+
+    Yields:
+        Per chunk of queries, in order: (rows, items) item rows best first, and their scores
+        in that order.
+
+    Example:
+        >>> rows, scores = next(rank_chunks(retriever, queries, formulas))  # doctest: +SKIP
+        >>> rows[0, :3].tolist()  # doctest: +SKIP
+        [4, 0, 7]
+    """
+    import torch
+
+    n_items = len(retriever.index)
+    given = list(formulas) if formulas is not None else [None] * int(queries.shape[0])
+    predicate_rows = None if query_predicates is None else list(query_predicates)
+    with torch.inference_mode():
+        for start in range(0, int(queries.shape[0]), chunk_rows):
+            stop = start + chunk_rows
+            sets = None if predicate_rows is None else predicate_rows[start:stop]
+            scores, order = retriever.rank(queries[start:stop], given[start:stop], n_items,
+                                           query_predicates=sets, timings=timings)
+            yield order.cpu().numpy().astype(np.int64), scores
+
+
 def rank_all(
     retriever: Retriever,
     queries: torch.Tensor,
@@ -144,20 +191,11 @@ def rank_all(
     chunk_rows: int = 512,
     timings: dict[str, float] | None = None,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-    """Every item ranked for every query through :meth:`Retriever.rank`: the benchmark's one loop.
-
-    ``fortekit eval`` (``--test`` through :func:`rank_through`, ``--beir`` through its systems)
-    ranks with this loop, so a figure it reports is what ``fortekit search`` gives with the same
-    settings. Every item is a candidate (the metrics need the whole ranking); queries are ranked
-    ``chunk_rows`` at a time so the score matrix stays small.
+    """The whole ranking and every score, from :func:`rank_chunks` (``fortekit eval --beir``).
 
     Args:
-        retriever: the system: index, item vectors (projected with Stage 2) and ranking stages.
-        queries: (q, d) unit query vectors (f_T(q), q*, or items for audio-to-text).
-        formulas: per query, its formula (formula scoring and Stage 3); None: no formula.
-        query_predicates: per query, the set Stage 3 compares (default: Pred of ``formulas``).
-        chunk_rows: queries ranked per call.
-        timings: when given, the seconds of each step are added to it (see :meth:`Retriever.rank`).
+        retriever, queries, formulas, query_predicates, chunk_rows, timings: as
+            :func:`rank_chunks`.
 
     Returns:
         ``(order, scores)``: (q, items) item rows best first, and (q, items) the score of each
@@ -168,24 +206,15 @@ def rank_all(
         >>> order[0, :3].tolist(), float(scores[0, order[0, 0]])  # doctest: +SKIP
         ([4, 0, 7], 0.8123)
     """
-    import torch
-
     n_items = len(retriever.index)
-    given = list(formulas) if formulas is not None else [None] * int(queries.shape[0])
-    predicate_rows = None if query_predicates is None else list(query_predicates)
     orders: list[npt.NDArray[np.int64]] = []
     matrices: list[npt.NDArray[np.float32]] = []
-    with torch.inference_mode():
-        for start in range(0, int(queries.shape[0]), chunk_rows):
-            stop = start + chunk_rows
-            sets = None if predicate_rows is None else predicate_rows[start:stop]
-            scores, order = retriever.rank(queries[start:stop], given[start:stop], n_items,
-                                           query_predicates=sets, timings=timings)
-            rows = order.cpu().numpy().astype(np.int64)
-            matrix = np.empty(rows.shape, dtype=np.float32)
-            np.put_along_axis(matrix, rows, scores.float().cpu().numpy(), axis=1)  # column j: item j
-            orders.append(rows)
-            matrices.append(matrix)
+    for rows, scores in rank_chunks(retriever, queries, formulas, query_predicates, chunk_rows=chunk_rows,
+                                    timings=timings):
+        matrix = np.empty(rows.shape, dtype=np.float32)
+        np.put_along_axis(matrix, rows, scores.float().cpu().numpy(), axis=1)  # column j: item j
+        orders.append(rows)
+        matrices.append(matrix)
     if not orders:
         return np.zeros((0, n_items), dtype=np.int64), np.zeros((0, n_items), dtype=np.float32)
     return np.concatenate(orders), np.concatenate(matrices)
@@ -225,10 +254,19 @@ def rank_through(
     wanted = np.asarray(list(targets), dtype=np.int64)
     timings: dict[str, float] = {}
     started = time.perf_counter()
-    order, _ = rank_all(retriever, queries, formulas, query_predicates, chunk_rows=chunk_rows,
-                        timings=timings)
+    ranks: list[npt.NDArray[np.int64]] = []
+    tops: list[npt.NDArray[np.int64]] = []
+    # Only each chunk's ranks and top 10 are kept: a whole (queries x items) ranking need not fit.
+    done = 0
+    for rows, _ in rank_chunks(retriever, queries, formulas, query_predicates, chunk_rows=chunk_rows,
+                               timings=timings):
+        ranks.append(ranks_from_indices(rows, wanted[done:done + len(rows)]))
+        tops.append(rows[:, :TOP_STORED])
+        done += len(rows)
+    empty = np.zeros(0, dtype=np.int64)
     return RankedRun(
-        ranks=ranks_from_indices(order, wanted), top=order[:, :TOP_STORED].astype(np.int64),
+        ranks=np.concatenate(ranks) if ranks else empty,
+        top=np.concatenate(tops) if tops else empty.reshape(0, TOP_STORED),
         seconds=time.perf_counter() - started, rerank_seconds=timings.get("rerank", 0.0),
         extra={"formula_seconds": timings.get("formula", 0.0)},
     )
