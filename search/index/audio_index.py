@@ -205,7 +205,7 @@ class AudioIndex(IndexSearchMixin):
 
     @classmethod
     def from_captions(
-        cls, ids: Sequence[str], captions: Sequence[str | None], backbone: Backbone | str, *,
+        cls, ids: Sequence[str], captions: Sequence[str | None], backbone: Backbone | str = "minilm", *,
         embeddings: Any = None, parse_captions: bool = True, batch_size: int = 64, progress: bool = False,
         normalise: bool = True, predicate_sets: Sequence[frozenset[PredicateSymbol]] | None = None,
         backbone_options: Mapping[str, Any] | None = None, caption_parser: CaptionParser | None = None,
@@ -215,7 +215,7 @@ class AudioIndex(IndexSearchMixin):
         Args:
             ids: one unique id per item.
             captions: one caption per item (None: no caption; only with `embeddings`).
-            backbone: the encoder, or a registered backbone name ("minilm"), built with
+            backbone: the encoder, or a registered backbone name (default "minilm"), built with
                 `backbone_options` as :class:`~fortekit.search.retriever.Retriever` builds one;
                 with `embeddings`, the name is only recorded (no model is loaded).
             embeddings: (n, d) numpy or torch rows to store instead of embedding the
