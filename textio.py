@@ -46,7 +46,7 @@ from typing import IO, Any, Literal, NamedTuple
 
 __all__ = [
     "MAX_JSON_DEPTH", "MAX_LINE_CHARS", "BadLine", "CsvRecord", "Line", "json_value", "read_csv_records",
-    "read_jsonl", "read_lines", "read_text_lines", "split_text_lines",
+    "read_jsonl", "read_lines", "read_text_lines", "shorten", "split_text_lines",
 ]
 
 #: The default cap on one line (or one CSV record), in characters.
@@ -392,3 +392,12 @@ def read_csv_records(
             f"line {number}",
         ))
 
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, ending in an ellipsis where it was cut (for reprs).
+
+    Example:
+        >>> shorten("a dog barks", 60), shorten("a dog barks", 6)
+        ('a dog barks', 'a dog…')
+    """
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -17,6 +17,7 @@ from html import escape
 from typing import Any
 
 from fortekit.fol.predicates import PredicateSymbol
+from fortekit.textio import shorten
 
 __all__ = ["Hit", "SearchResult", "explain_predicates"]
 
@@ -63,7 +64,7 @@ class Hit:
             >>> Hit(2, "clip3", 0.812345, "a dog barks while a man talks", violated=("¬Talking/1",))
             Hit(2, 'clip3', 0.8123, 'a dog barks while a man talks', violated=('¬Talking/1',))
         """
-        caption = "" if self.caption is None else f", {_shorten(self.caption, 60)!r}"
+        caption = "" if self.caption is None else f", {shorten(self.caption, 60)!r}"
         violated = f", violated={self.violated!r}" if self.violated else ""
         return f"Hit({self.rank}, {self.item_id!r}, {round(self.score, 4)!r}{caption}{violated})"
 
@@ -118,11 +119,11 @@ class SearchResult:
             SearchResult('rain', ∃x Rain(x), 2 hits: 'a' 0.9, 'b' 0.5)
         """
         formula = f", {self.phi_star}" if self.phi_star is not None else ""
-        head = f"SearchResult({_shorten(self.query, 50)!r}{formula}, {len(self.hits)} hit"
+        head = f"SearchResult({shorten(self.query, 50)!r}{formula}, {len(self.hits)} hit"
         head += "" if len(self.hits) == 1 else "s"
         shown: list[str] = []
         for hit in self.hits:
-            item = f"{_shorten(hit.item_id, 24)!r} {round(hit.score, 4)!r}" + (" ✗" if hit.violated else "")
+            item = f"{shorten(hit.item_id, 24)!r} {round(hit.score, 4)!r}" + (" ✗" if hit.violated else "")
             if shown and len(head) + len(", ".join([*shown, item])) > 180:
                 break
             shown.append(item)
@@ -197,8 +198,3 @@ def explain_predicates(
         elif not symbol.negated:
             missed.append(str(symbol))
     return tuple(matched), tuple(missed), tuple(violated)
-
-
-def _shorten(text: str, limit: int) -> str:
-    """``text`` cut to ``limit`` characters, ending in an ellipsis where it was cut."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"

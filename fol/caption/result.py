@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from fortekit.fol.ast import And, Atom, Formula, Not, Quant, Quantifier, Var, _Printable, conjoin
 from fortekit.fol.events import participant_names
+from fortekit.textio import shorten
 
 if TYPE_CHECKING:
     from fortekit.fol.caption.negation import ScopeNote
@@ -432,7 +433,7 @@ class ParseResult:
         """
         flags = "".join(f", {name}=True" for name in ("used_fallback", "truncated") if getattr(self, name))
         backend = "" if self.backend == "rules" else f", backend={self.backend!r}"
-        return f"ParseResult({_shorten(self.text, 60)!r}, {self.formula}{flags}{backend})"
+        return f"ParseResult({shorten(self.text, 60)!r}, {self.formula}{flags}{backend})"
 
     def _repr_html_(self) -> str:
         """For Jupyter: the caption, the formula and a table of its clauses (each HTML-escaped).
@@ -498,9 +499,6 @@ class ParseResult:
         }
 
 
-def _shorten(text: str, limit: int) -> str:
-    """``text`` cut to ``limit`` characters, ending in an ellipsis where it was cut."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class _ResultDraft:
