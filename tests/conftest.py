@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import io
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,17 @@ pytest_plugins = ["cafe_fixtures", "soundclap_fixtures"]
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+def regen_docs_module():  # type: ignore[no-untyped-def]
+    """scripts/regen_docs.py as a module (loaded once), for the tests of the docs' examples."""
+    if "regen_docs" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("regen_docs", REPO / "scripts" / "regen_docs.py")
+        assert spec and spec.loader
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["regen_docs"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["regen_docs"]
 FOLIO_TRAIN = SHARED_DATA / "folio" / "folio-train.jsonl"
 
 

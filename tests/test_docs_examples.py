@@ -12,26 +12,18 @@ docs/README.md are checked by tests/test_readme_commands.py. A failure prints th
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+from conftest import regen_docs_module
+
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "regen_docs.py"
 
 
-def _regen_module():
-    spec = importlib.util.spec_from_file_location("regen_docs", SCRIPT)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["regen_docs"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-regen = _regen_module()
+regen = regen_docs_module()
 
 
 def _check(*flags: str) -> None:

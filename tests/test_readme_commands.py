@@ -16,21 +16,19 @@ leaves out the slow doc examples).
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import io
 import os
 import re
 import shlex
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import regen_docs_module
 
 from fortekit.search.cli import build_parser, build_refine_parser
 
 REPO = Path(__file__).resolve().parents[1]
-SCRIPT = REPO / "scripts" / "regen_docs.py"
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]  # not docs/dev/: logs of the past
 #: Placeholders a page may use for what the reader supplies, and what the test puts there.
 PLACEHOLDERS = {"REPOSITORY_URL": "https://example.org/fortekit.git"}
@@ -39,18 +37,7 @@ EXPECTED_STATUS = {"fol-refine examples/queries.txt": 1}
 SAMPLE_ROWS = 300
 
 
-def _regen_module():
-    if "regen_docs" in sys.modules:
-        return sys.modules["regen_docs"]
-    spec = importlib.util.spec_from_file_location("regen_docs", SCRIPT)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["regen_docs"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-regen = _regen_module()
+regen = regen_docs_module()
 
 
 def _commands() -> list[tuple[str, int, str]]:
