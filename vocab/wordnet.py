@@ -330,8 +330,7 @@ class WordNet:
                 text = _lexnames_text()
             self._lexname_list = [line.split()[1] for line in text.splitlines() if line.strip()]
         with open(os.path.join(self.location.root, f"data.{_FILE_OF_POS[wn_pos]}"), "rb") as data:
-            data.seek(offset)
-            return self._lexname_list[int(data.readline().split()[1])]
+            return self._lexname_list[int(_data_tokens(data, offset)[1])]
 
     def morphy(self, form: str, pos: str) -> tuple[str, ...]:
         """WordNet base forms of ``form`` in one POS (NLTK's morphy, all readings).
@@ -413,10 +412,8 @@ class WordNet:
         if not offsets:
             return ()
         with open(os.path.join(self.location.root, "data.verb"), "rb") as data:
-            data.seek(offsets[0])
-            line = data.readline().decode("utf8")
-        # offset lex_filenum ss_type w_cnt [word lex_id]... p_cnt [ptr offset pos st]... f_cnt [+ f w]...
-        tokens = line.strip().split("|")[0].split()
+            # offset lex_filenum ss_type w_cnt [word lex_id]... p_cnt [ptr offset pos st]... f_cnt [+ f w]...
+            tokens = _data_tokens(data, offsets[0])
         at = 4 + 2 * int(tokens[3], 16)
         at += 1 + 4 * int(tokens[at])
         frames: list[int] = []
@@ -482,6 +479,12 @@ class WordNet:
         return tuple(bases)
 
 
+def _data_tokens(data: BinaryIO, offset: int) -> list[str]:
+    """The fields of the synset line at ``offset`` of a WordNet data file, before its gloss (``|``)."""
+    data.seek(offset)
+    return data.readline().decode("utf8").split("|")[0].split()
+
+
 def _data_line(data: BinaryIO, offset: int) -> tuple[list[str], list[tuple[str, int, str, str]]]:
     """The words (syntactic markers such as ``(p)`` cut, as NLTK does) and the pointers
     (symbol, offset, part of speech, source/target) of the synset at ``offset`` of a data file.
@@ -489,8 +492,7 @@ def _data_line(data: BinaryIO, offset: int) -> tuple[list[str], list[tuple[str, 
     The line is ``offset lex_filenum ss_type w_cnt [word lex_id]... p_cnt [ptr offset pos st]...``
     (WordNet's wndb(5WN)); ``w_cnt`` is hexadecimal, ``p_cnt`` decimal.
     """
-    data.seek(offset)
-    tokens = data.readline().decode("utf8").split("|")[0].split()
+    tokens = _data_tokens(data, offset)
     count = int(tokens[3], 16)
     words = [re.sub(r"\(.*\)$", "", word) for word in tokens[4: 4 + 2 * count: 2]]
     at = 4 + 2 * count
