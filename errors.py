@@ -313,6 +313,17 @@ class Errors(metaclass=_Messages):
         "(fol-refine --corpus PATH: a caption file or a saved corpus; Python: corpus=)."
     )
 
+    # --- E420-E429: search/defaults: the default pipeline per kind of index (search/defaults.toml) ---
+    E420 = (
+        "The table of default pipelines {path} is unusable ({problem}). Reinstall fortekit; a copy "
+        "edited by hand must keep the kinds {kinds}, each with the stages {stages}."
+    )
+    E421 = "Unknown kind of index {name!r}. Valid kinds: {options}."
+    E422 = (
+        "Unknown stage {name!r}. Valid stages: {options} (switch each by name: --stage1, --projection, "
+        "--formula-scoring, --stage3, --order-check on the command line)."
+    )
+
     # --- E460-E479: search/projection: Stage 2, the projection head, its training and files ---
     E460 = "The projection setting {name} must be {expected}, not {value!r}; see docs/projection.md."
     E461 = (
@@ -361,6 +372,14 @@ class Errors(metaclass=_Messages):
     E471 = (
         "Training was interrupted during epoch {epoch}; the checkpoint of epoch {done} is in {path}. "
         "Run the same command again to resume from it."
+    )
+    E472 = (
+        "No Stage 2 head ships for the backbone {backbone!r} (heads ship for: {options}). Train one "
+        "with `fortekit eval --n-train N` or `fortekit train-projection` and pass its folder."
+    )
+    E473 = (
+        "The Stage 2 head shipped for {backbone!r} is damaged ({path}: {problem}). Reinstall fortekit, "
+        "or rebuild the head with `python scripts/train_default_head.py`."
     )
 
     # --- E480-E499: search/rerank and the eval metrics, data sets and tasks ---
@@ -864,7 +883,8 @@ class Errors(metaclass=_Messages):
         "`fortekit caption {quoted}`."
     )
 
-    # --- warnings (W001-W099 the formula language, W200-W299 plug-ins, W800-W849 deprecations) ---
+    # --- warnings (W001-W099 the formula language, W200-W299 plug-ins, W800-W849 deprecations,
+    # W850-W869 the default pipeline and its evaluation) ---
     W001 = (
         "The formula {formula!r} leaves {names} free although a quantifier binds the "
         "same name elsewhere: a quantifier without brackets or a dot scopes only over "
@@ -874,6 +894,11 @@ class Errors(metaclass=_Messages):
     W200 = (
         "The {kind} plug-in {name!r} of the package {dist} (entry point {value!r}) is ignored: "
         "the name is already taken by {source}."
+    )
+    W850 = (
+        "The Stage 2 head shipped for {backbone!r} was trained on {count} of these {total} test "
+        "captions (Clotho development clips 1-2,000): the row {row!r} is not a held-out figure. "
+        "Evaluate on captions the head never saw, or pass --projection none."
     )
     W800 = (
         "{old} is deprecated and will be removed in the next release: it moved to {new}. "
@@ -1152,6 +1177,14 @@ class OutputWriteError(OutputError, OSError):
 
 class ProjectionError(FortekitError, ValueError):
     """The Stage 2 projection cannot be built, trained, saved or loaded (E460-E479)."""
+
+
+class PipelineDefaultsError(FortekitError, ValueError):
+    """The table of default pipelines, a kind of index or a stage name is invalid (E420-E429)."""
+
+
+class DefaultPipelineWarning(FortekitWarning):
+    """A default stage measured on data it was trained on, or another caveat of the defaults (W850)."""
 
 
 class EvaluationError(FortekitError, ValueError):

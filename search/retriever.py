@@ -13,8 +13,11 @@ The pipeline, in order, each part optional:
 5. Stage 3 (:class:`~fortekit.search.rerank.Reranker`, its default on): the top 50 are
    re-ranked with the items' caption predicates, where the index holds captions.
 
-The defaults are the pipeline that the development data supported (docs/results.md):
-formula scoring and Stage 3's default, no Stage 1, no Stage 2.
+The defaults depend on the kind of index (:mod:`fortekit.search.defaults`, a table chosen on
+development data: docs/defaults.md): on human captions embedded as text, Stage 1 (corpus
+elaborator, feedback anchors), the Stage 2 head shipped for the backbone, formula scoring and
+Stage 3; on audio, formula scoring, Stage 3 and the order check where the items have captions.
+Every stage can be switched by name; :attr:`Retriever.pipeline` says what runs and why.
 
 Example:
     >>> retriever = Retriever("clips.index")  # doctest: +SKIP
@@ -32,8 +35,10 @@ from typing import TYPE_CHECKING, Any
 
 from fortekit.errors import Errors, EvaluationError
 from fortekit.fol.predicates import PredicateSymbol
+from fortekit.search.defaults import Pipeline
 from fortekit.search.hits import Hit, SearchResult, explain_predicates
 from fortekit.search.query_side import RefinementLookup, prepare_queries
+from fortekit.search.stages import DEFAULT, choose_stages
 
 if TYPE_CHECKING:
     import torch
@@ -67,7 +72,8 @@ class _Sentinel:
 
 
 # Typed Any, so that a parameter keeps its real type in help(); `is` tells the sentinel apart.
-_DEFAULT: Any = _Sentinel("the default")  # "the default component", as distinct from None ("off")
+# "The default of the index's kind" (search/defaults.toml), as distinct from None ("off").
+_DEFAULT: Any = DEFAULT
 _KEEP: Any = _Sentinel("as this retriever has it")  # with_stages
 
 
@@ -82,7 +88,8 @@ class Retriever:
         backbone_options: options of the backbone plug-in over the recorded ones, when ``backbone``
             is a name or None (a ``device`` among them decides where it runs, else ``device``).
         stage1: a :class:`~fortekit.search.stage1.config.RefineConfig` to refine each query first
-            (Stage 1), or None (default) to search with the query as it is.
+            (Stage 1), None to search with the query as it is; left out: the default of the
+            index's kind (online Stage 1 on caption-indexed collections).
         elaborator: Stage 1's elaborator: "auto" (default: "corpus" when the index holds item
             captions, else "lexical"), "corpus" (the nearest item captions of this index,
             parsed once: see docs/refine.md), a registered name or an instance.
@@ -92,11 +99,14 @@ class Retriever:
         lookup: stored Stage 1 results (a :class:`RefinementLookup`, e.g. ``LookupTable.load(path)``):
             a query it holds is searched with its stored refinement, without a search; the others
             go through Stage 1 when ``stage1`` is given, else as they are.
-        projection: a trained Stage 2 head (a ``.safetensors`` file or its directory), or None.
-        formula: a :class:`~fortekit.search.formula.scoring.FormulaScoringConfig`; the
-            default config when left out; None switches formula scoring off.
-        rerank: a :class:`~fortekit.search.rerank.Reranker`; Stage 3's default when left
-            out; None switches Stage 3 off (it is also off when the index has no captions).
+        projection: a trained Stage 2 head (a ``.safetensors`` file or its directory), or None
+            for none; left out: the head shipped for the backbone where the index's kind uses one
+            (:mod:`fortekit.search.projection.shipped`).
+        formula: a :class:`~fortekit.search.formula.scoring.FormulaScoringConfig`; None switches
+            formula scoring off; left out: the default config, where the kind uses it.
+        rerank: a :class:`~fortekit.search.rerank.Reranker`; None switches Stage 3 off (it is
+            also off when the index has no captions); left out: Stage 3's default, where the
+            kind uses it.
         candidates: first-pass items re-scored per query.
         device: "auto", "cpu", "cuda", ...
         cache_dir: a directory for the on-disk text-embedding cache, or None.
@@ -104,7 +114,7 @@ class Retriever:
             cache) with a caller's Stage 1 refiner; None to make one.
         order_check: sort each ranking's best 50 items by whether their caption states the
             query's event order ("a dog barks, then a bell rings"; :mod:`~.formula.order_check`),
-            after Stage 3; off by default (measured on generated audio only: docs/results.md).
+            after Stage 3; left out: the kind's default (on for audio items with captions).
         evidence: a tagger's :class:`~fortekit.search.formula.evidence.LabelEvidence` for the index's
             items (one row per item): formula scoring judges the clauses it grounds by it too;
             None (default): the evidence the index stores, if any.
@@ -130,11 +140,11 @@ class Retriever:
         backbone: Backbone | str | None = None,
         *,
         backbone_options: Mapping[str, Any] | None = None,
-        stage1: RefineConfig | None = None,
+        stage1: RefineConfig | None = _DEFAULT,
         elaborator: Any = "auto",
         anchors: AnchorSource | str | None = "auto",
         lookup: RefinementLookup | None = None,
-        projection: str | os.PathLike[str] | None = None,
+        projection: str | os.PathLike[str] | None = _DEFAULT,
         formula: FormulaScoringConfig | None = _DEFAULT,
         rerank: Reranker | None = _DEFAULT,
         candidates: int = 1000,
@@ -142,22 +152,21 @@ class Retriever:
         cache_dir: str | os.PathLike[str] | None = None,
         encoder: CachedTextEncoder | None = None,
         evidence: LabelEvidence | None = None,
-        order_check: bool = False,
+        order_check: bool = _DEFAULT,
         refiner: Refiner | None = None,
         use_faiss: bool = False,
     ) -> None:
         from fortekit.plugins import get_backbone
-        from fortekit.search.formula.scoring import FormulaScorer, FormulaScoringConfig
+        from fortekit.search.formula.scoring import FormulaScorer
         from fortekit.search.index.audio_index import AudioIndex
-        from fortekit.search.rerank import Reranker
         from fortekit.search.stage1.encoder import CachedTextEncoder, TextEmbeddingCache
 
         _check_count(candidates, "candidates")
         self.index = index if isinstance(index, AudioIndex) else AudioIndex.load(index)
-        if refiner is not None and stage1 is not None:
+        if refiner is not None and stage1 is not _DEFAULT and stage1 is not None:
             raise EvaluationError(Errors.E480.format(what="retriever", name="refiner",
                                                      expected="None when stage1 is given", value=refiner))
-        if use_faiss and projection is not None:
+        if use_faiss and projection is not _DEFAULT and projection is not None:
             raise EvaluationError(Errors.E480.format(what="retriever", name="use_faiss",
                                                      expected="False with a projection", value=use_faiss))
         if backbone is None and refiner is not None:
@@ -172,6 +181,11 @@ class Retriever:
             backbone = get_backbone(backbone or self.index.backbone_name, **options)
         self.index.check_backbone(backbone)
         self.backbone: Backbone = backbone
+        chosen = choose_stages(self.index, backbone, stage1=stage1, refiner=refiner, projection=projection,
+                               formula=formula, rerank=rerank, order_check=order_check, use_faiss=use_faiss)
+        self.pipeline: Pipeline = chosen.pipeline
+        stage1, projection, formula, rerank, order_check = (
+            chosen.stage1, chosen.projection, chosen.formula, chosen.rerank, chosen.order_check)
         self.device = device
         self.candidates = candidates
         self.lookup = lookup
@@ -191,12 +205,11 @@ class Retriever:
             cache = TextEmbeddingCache(cache_dir, backbone=backbone.name, dim=int(backbone.dim)) \
                 if cache_dir is not None else None
             self.encoder = CachedTextEncoder(backbone, cache)
-        config = FormulaScoringConfig() if formula is _DEFAULT else formula
         self.formula_scorer: FormulaScorer | None = (
-            None if config is None else FormulaScorer(self.encoder, config)
+            None if formula is None else FormulaScorer(self.encoder, formula)
         )
-        self.reranker: Reranker | None = Reranker() if rerank is _DEFAULT else rerank
-        self.projection = projection
+        self.reranker: Reranker | None = rerank
+        self.projection: str | os.PathLike[str] | None = projection
         self._items: torch.Tensor | None = None
         self.order_check: OrderCheck | None = None
         if order_check:
@@ -216,7 +229,7 @@ class Retriever:
             "order_check" if self.order_check is not None else None,
         ]
         return (f"Retriever({len(self.index)} items, backbone={self.backbone.name!r}, "
-                f"stages=[{', '.join(s for s in stages if s)}])")
+                f"kind={self.pipeline.kind!r}, stages=[{', '.join(s for s in stages if s)}])")
 
     def with_stages(
         self, *, formula: FormulaScoringConfig | None = _KEEP, rerank: Reranker | None = _KEEP,
@@ -250,13 +263,18 @@ class Retriever:
             other.evidence = _check_evidence(evidence, len(self.index))
         if formula is not _KEEP:
             other.formula_scorer = None if formula is None else FormulaScorer(self.encoder, formula)
+            other.pipeline = other.pipeline.replace("formula", formula is not None,
+                                                    "with_stages(formula=...)")
         if rerank is not _KEEP:
             other.reranker = rerank
+            other.pipeline = other.pipeline.replace("stage3", rerank is not None, "with_stages(rerank=...)")
         if candidates is not _KEEP:
             other.candidates = _check_count(candidates, "candidates")
         if projection is not _KEEP and projection != self.projection:
             other.projection = projection
             other._items = None
+            other.pipeline = other.pipeline.replace("projection", projection is not None,
+                                                    "with_stages(projection=...)", str(projection or ""))
         return other
 
     @property
@@ -433,14 +451,14 @@ def build_retriever(
     *,
     backbone: Backbone | str | None = None,
     backbone_options: Mapping[str, Any] | None = None,
-    stage1: RefineConfig | str | None = None,
+    stage1: RefineConfig | str | None = "auto",
     refiner: Refiner | None = None,
     lookup: RefinementLookup | None = None,
-    projection: str | os.PathLike[str] | None = None,
-    formula_scoring: bool = True,
+    projection: str | os.PathLike[str] | None = _DEFAULT,
+    formula_scoring: bool | None = None,
     gamma: float | None = None,
-    stage3: bool = True,
-    order_check: bool = False,
+    stage3: bool | None = None,
+    order_check: bool | None = None,
     use_faiss: bool = False,
     device: str = "auto",
 ) -> Retriever:
@@ -455,15 +473,16 @@ def build_retriever(
             (with its recorded options), or the refiner's when ``refiner`` is given.
         backbone_options: options of the backbone plug-in over the recorded ones (a ``device``
             among them decides where it runs; ``device`` otherwise).
-        stage1: "off" (or None), "online", "offline", or a
-            :class:`~fortekit.search.stage1.config.RefineConfig`.
+        stage1: "auto" (the default of the index's kind), "off" (or None), "online", "offline",
+            or a :class:`~fortekit.search.stage1.config.RefineConfig`.
         refiner: a Stage 1 refiner already built (fol-refine's), instead of ``stage1``.
         lookup: stored refinements; the queries it holds skip Stage 1.
-        projection: a Stage 2 head file, or None.
-        formula_scoring: re-score the candidates by each query's formula.
+        projection: a Stage 2 head file, or None for none; left out: the kind's default (the
+            head shipped for the backbone on caption-indexed collections).
+        formula_scoring: re-score the candidates by each query's formula (None: the kind's default).
         gamma: formula scoring's weight of the logic (None: the default).
-        stage3: Stage 3's default re-ranking.
-        order_check: sort each ranking's best 50 by the event order (``--order-check``).
+        stage3: Stage 3's default re-ranking (None: the kind's default).
+        order_check: sort each ranking's best 50 by the event order (None: the kind's default).
         use_faiss: the first pass through the index's saved FAISS index.
         device: "auto", "cpu", "cuda", ...
 
@@ -477,28 +496,35 @@ def build_retriever(
     Example:
         >>> retriever = build_retriever("clips.index", stage3=False)  # doctest: +SKIP
         >>> retriever  # doctest: +SKIP
-        Retriever(200 items, backbone='minilm', stages=[formula])
+        Retriever(200 items, backbone='minilm', kind='captions', stages=[stage1, projection, formula])
     """
     from fortekit.search.formula.scoring import FormulaScoringConfig
     from fortekit.search.rerank import Reranker
     from fortekit.search.stage1.config import RefineConfig
 
+    config: Any = stage1
     if isinstance(stage1, str) or stage1 is None:
-        modes = {"off": None, "online": RefineConfig.online, "offline": RefineConfig.offline}
+        modes = {"auto": _DEFAULT, "off": None, "online": RefineConfig.online,
+                 "offline": RefineConfig.offline}
         mode = "off" if stage1 is None else stage1
         if mode not in modes:
-            raise EvaluationError(Errors.E480.format(what="retriever", name="stage1",
-                                                     expected="'off', 'online' or 'offline'", value=stage1))
+            raise EvaluationError(Errors.E480.format(
+                what="retriever", name="stage1", expected="'auto', 'off', 'online' or 'offline'",
+                value=stage1))
         make = modes[mode]
-        stage1 = make() if make is not None else None
-    formula = None
-    if formula_scoring:
-        formula = FormulaScoringConfig() if gamma is None else FormulaScoringConfig(gamma=gamma)
+        config = make() if callable(make) and make is not _DEFAULT else make
+    if refiner is not None and config is _DEFAULT:
+        config = None
+    formula: Any = _DEFAULT
+    if formula_scoring is not None or gamma is not None:
+        formula = None
+        if formula_scoring is not False:
+            formula = FormulaScoringConfig() if gamma is None else FormulaScoringConfig(gamma=gamma)
     return Retriever(
-        index, backbone, backbone_options=backbone_options, stage1=stage1, refiner=refiner, lookup=lookup,
-        projection=projection,
-        formula=formula, rerank=Reranker() if stage3 else None, device=device,
-        order_check=order_check, use_faiss=use_faiss,
+        index, backbone, backbone_options=backbone_options, stage1=config, refiner=refiner, lookup=lookup,
+        projection=projection, formula=formula,
+        rerank=_DEFAULT if stage3 is None else (Reranker() if stage3 else None), device=device,
+        order_check=_DEFAULT if order_check is None else order_check, use_faiss=use_faiss,
     )
 
 

@@ -163,7 +163,8 @@ def test_search_index_is_a_deprecated_wrapper_over_the_retriever(captions_index:
     index = AudioIndex.load(captions_index)
     with pytest.warns(FortekitDeprecationWarning, match=r"\[W800\] fortekit.search.search_index"):
         scores, rows = search_index(index, QUERIES, minilm, k=K, device="cpu")
-    expected = from_retriever(Retriever(index, minilm, rerank=None, device="cpu"), QUERIES)
+    plain = Retriever(index, minilm, stage1=None, projection=None, rerank=None, device="cpu")
+    expected = from_retriever(plain, QUERIES)
     got = [[(index.ids[row], score) for row, score in zip(rows[q].tolist(), scores[q].tolist(), strict=True)]
            for q in range(len(QUERIES))]
     for q, query in enumerate(QUERIES):

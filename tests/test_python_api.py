@@ -106,8 +106,8 @@ def test_signatures_read_well(function) -> None:  # type: ignore[no-untyped-def]
 
 def test_the_retriever_defaults_name_themselves() -> None:
     shown = str(inspect.signature(Retriever.__init__))
-    assert "formula: 'FormulaScoringConfig | None' = <the default>" in shown
-    assert "rerank: 'Reranker | None' = <the default>" in shown
+    assert "formula: 'FormulaScoringConfig | None' = <the default of the index's kind>" in shown
+    assert "rerank: 'Reranker | None' = <the default of the index's kind>" in shown
 
 
 def test_a_backbone_name_builds_an_index(collection) -> None:  # type: ignore[no-untyped-def]

@@ -32,7 +32,7 @@ def test_three_lines_from_a_notebook(cafe: Path) -> None:
 
 
 def test_a_plain_query_ranks_as_the_index_without_stage3(cafe: Path, minilm) -> None:  # type: ignore[no-untyped-def]
-    retriever = Retriever(cafe, minilm, rerank=None)
+    retriever = Retriever(cafe, minilm, stage1=None, projection=None, rerank=None)
     result = retriever.search(["rain on a roof"], k=5)[0]
     _, rows = retriever.index.search_text(["rain on a roof"], minilm, k=5, device="cpu")
     assert [hit.item_id for hit in result.hits] == [retriever.index.ids[i] for i in rows[0].tolist()]
@@ -40,7 +40,7 @@ def test_a_plain_query_ranks_as_the_index_without_stage3(cafe: Path, minilm) -> 
 
 
 def test_a_batch_is_one_encoder_call_for_queries_and_one_for_clauses(cafe: Path, minilm) -> None:  # type: ignore[no-untyped-def]
-    retriever = Retriever(cafe, minilm)
+    retriever = Retriever(cafe, minilm, stage1=None)  # Stage 1 adds one call per search depth
     retriever.search(["a dog barking without people talking", "birds chirping and rain falling", "rain"])
     assert retriever.encoder.stats.calls == 2
 
@@ -50,7 +50,7 @@ def test_stages_can_be_switched_off_and_on(cafe: Path, minilm, tmp_path: Path) -
     from fortekit.search.projection.files import save_projection
     from fortekit.search.stage1.config import RefineConfig
 
-    off = Retriever(cafe, minilm, formula=None, rerank=None)
+    off = Retriever(cafe, minilm, stage1=None, projection=None, formula=None, rerank=None)
     assert "stages=[]" in repr(off)
     plain = off.search("a dog barking without people talking", k=2)[0]
     assert plain.hits[0].item_id == "clip0" and plain.fallback == "off"

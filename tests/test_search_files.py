@@ -32,7 +32,7 @@ def test_a_query_file_is_searched_into_jsonl_bad_lines_numbered(cafe: Path, tmp_
     assert [hit["id"] for hit in records[0]["hits"]][:2] == ["clip1", "clip0"]
     assert records[0]["clauses"] == [{"text": "a dog barking", "negated": False},
                                      {"text": "a person talking", "negated": True}]
-    assert len(records[1]["hits"]) == 3 and records[1]["source"] == "query"
+    assert len(records[1]["hits"]) == 3 and records[1]["source"] == "search"  # Stage 1: the default here
     assert (tmp_path / "ranked.jsonl.settings.json").is_file()
 
 
@@ -76,14 +76,14 @@ def test_stored_refinements_replace_stage1_for_the_queries_they_hold(cafe: Path,
             return {"refined_text": "a dog barking loudly", "phi_star": "∃x [Dog(x) ∧ Barking(x) ∧ Loud(x)]",
                     "phi0": "∃x [Dog(x)]"}
 
-    retriever = Retriever(cafe, minilm, lookup=Table())
+    retriever = Retriever(cafe, minilm, lookup=Table(), stage1=None)  # the others go as they are
     stored, plain = retriever.search(["a dog", "rain on a roof"], k=2)
     assert stored.source == "lookup" and stored.refined_text == "a dog barking loudly"
     assert stored.phi_star == "∃x [Dog(x) ∧ Barking(x) ∧ Loud(x)]" and stored.phi0 == "∃x [Dog(x)]"
     assert stored.hits[0].item_id == "clip1"
     assert plain.source == "query" and plain.refined_text is None and plain.hits[0].item_id == "clip3"
     assert "lookup" in repr(retriever)
-    direct = Retriever(cafe, minilm).search("a dog barking loudly", k=2)[0]
+    direct = Retriever(cafe, minilm, stage1=None).search("a dog barking loudly", k=2)[0]
     assert [hit.item_id for hit in direct.hits] == [hit.item_id for hit in stored.hits]
 
 

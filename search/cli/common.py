@@ -328,7 +328,7 @@ class _Stage1Action(argparse.Action):
 
 def add_stage1_option(
     parser: argparse.ArgumentParser | argparse._ArgumentGroup, *,
-    choices: Sequence[str] = ("off", "online", "offline"), default: str | None = "off",
+    choices: Sequence[str] = ("auto", "off", "online", "offline"), default: str | None = "auto",
     help: str = "refine each query first (Stage 1)", old_flags: bool = False,
 ) -> None:
     """``--stage1 off|online|offline``; with ``old_flags``, ``--online``/``--offline`` still work (W800).
@@ -351,6 +351,66 @@ def add_stage1_option(
     for regime in ("online", "offline"):
         deprecated_alias(parser, f"--{regime}", f"--stage1 {regime}", dest="stage1", const=regime,
                          also=_set_regime)
+
+
+SWITCH_CHOICES: tuple[str, ...] = ("auto", "on", "off")
+
+
+def switch_value(value: str | None) -> bool | None:
+    """An ``auto|on|off`` switch as the Python API takes it: None (the kind's default), True, False.
+
+    Example:
+        >>> switch_value("auto"), switch_value("on"), switch_value("off")
+        (None, True, False)
+    """
+    return None if value in (None, "auto") else value == "on"
+
+
+def projection_value(value: str | None) -> Any:
+    """``--projection auto|none|FILE`` as the Python API takes it: the default, None, or the file.
+
+    Example:
+        >>> projection_value("none") is None, projection_value("head/projection.safetensors")
+        (True, 'head/projection.safetensors')
+    """
+    from fortekit.search.stages import DEFAULT
+
+    if value in (None, "auto"):
+        return DEFAULT
+    return None if value == "none" else value
+
+
+def add_stage_switches(
+    parser: argparse.ArgumentParser | argparse._ArgumentGroup, *, projection: bool = True,
+    order_check: bool = True, formula_help: str = "re-score the candidates by the query's formula",
+    stage3_help: str = "Stage 3's re-ranking with the items' captions",
+) -> None:
+    """The stages of the ranking, each switched by name: ``auto`` (default) is what the table of
+    defaults gives the index's kind (docs/defaults.md; ``fortekit index info`` shows it).
+
+    ``--projection auto|none|FILE``, ``--formula-scoring auto|on|off``, ``--stage3 auto|on|off``
+    and ``--order-check [auto|on|off]`` (alone: on).
+
+    Example:
+        >>> parser = argparse.ArgumentParser()
+        >>> add_stage_switches(parser)
+        >>> args = parser.parse_args(["--stage3", "off", "--order-check"])
+        >>> args.projection, args.formula_scoring, args.stage3, args.order_check
+        ('auto', 'auto', 'off', 'on')
+    """
+    if projection:
+        parser.add_argument("--projection", metavar="auto|none|FILE", default="auto",
+                            help="the Stage 2 head: auto (the head shipped for the backbone where the "
+                            "index's kind uses one), none, or a trained head (.safetensors or directory)")
+    parser.add_argument("--formula-scoring", choices=list(SWITCH_CHOICES), default="auto",
+                        help=f"{formula_help} (default: auto, the index kind's default)")
+    parser.add_argument("--stage3", choices=list(SWITCH_CHOICES), default="auto",
+                        help=f"{stage3_help} (default: auto)")
+    if order_check:
+        parser.add_argument("--order-check", choices=list(SWITCH_CHOICES), nargs="?", const="on",
+                            default="auto", help="sort each ranking's best 50 items by whether their "
+                            "caption states the query's event order ('a dog barks, then a bell rings'); "
+                            "alone: on (default: auto)")
 
 
 def add_column_options(

@@ -40,7 +40,7 @@ def add_eval_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
         >>> parser = argparse.ArgumentParser(prog="fortekit")
         >>> add_eval_commands(parser.add_subparsers(dest="command"))
         >>> args = parser.parse_args(["eval", "--test", "t.csv", "--n-train", "5", "-o", "o"])
-        >>> args.item_text, args.anchors, args.direction  # --anchors: bank,none,proxy,oracle for --test
+        >>> args.item_text, args.anchors, args.direction  # --anchors: feedback,none for --test
         ('mean', None, 'both')
         >>> args = parser.parse_args(["eval", "--beir", "negation/audiocaps_val", "-o", "o"])
         >>> args.beir.name, args.systems, args.gamma
@@ -76,11 +76,12 @@ def add_eval_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     model.add_argument("--threads", type=int, help="torch CPU threads (default: torch's choice)")
     model.add_argument("--anchors",
                        help="Stage 1 anchor settings, comma-separated; the first drives the S1/S2/S3 "
-                       "combinations and Stage 2's training queries (default bank,none,proxy,oracle); "
-                       "with --beir one of none (default), proxy, feedback")
-    model.add_argument("--elaborator", choices=["lexical", "corpus"], default="lexical",
-                       help="Stage 1 elaborator: lexical (vocabulary templates, default) or corpus (the "
-                       "nearest item captions of the collection searched)")
+                       "combinations and Stage 2's training queries (default feedback,none, what fortekit "
+                       "search uses; the paper's bank, proxy and oracle on request); with --beir one of "
+                       "feedback (default), none, proxy")
+    model.add_argument("--elaborator", choices=["lexical", "corpus"], default="corpus",
+                       help="Stage 1 elaborator: corpus (the nearest item captions of the collection "
+                       "searched: the default, as in fortekit search) or lexical (vocabulary templates)")
     add_depth_options(model, depth_dest="max_depth", beam_default=3, depth_default=2,
                       old_depth=("--max-depth",))
     model.add_argument("--lambda", dest="lam", type=float, default=1.0, help="Stage 1 lambda (default 1.0)")
@@ -155,7 +156,7 @@ def run_eval(args: argparse.Namespace, out: TextIO) -> int:
             test=args.test, out=args.out, train=args.train, n_train=args.n_train, item_text=args.item_text,
             limit_test=args.limit_test, limit_train=args.limit_train, backbone=args.backbone,
             device=args.device, epochs=args.epochs, batch_size=args.batch_size,
-            anchors=tuple(parse_anchors(args.anchors or "bank,none,proxy,oracle")),
+            anchors=tuple(parse_anchors(args.anchors or "feedback,none")),
             elaborator=args.elaborator,
             search=RefineConfig.online(beam_width=args.beam_width, max_depth=args.max_depth, lam=args.lam,
                                        beta=args.beta, tau=args.tau),
@@ -233,7 +234,7 @@ def _run_beir(args: argparse.Namespace, log: Callable[[str], None]) -> int:
         by=tuple(f.strip() for f in args.by.split(",") if f.strip()) if args.by is not None else None,
         backbone=args.backbone, backbone_options=dict(args.backbone_option or []),
         captioner=args.captioner, captioner_options=dict(args.captioner_option or []),
-        device=args.device, anchors=(args.anchors or "none").strip().lower(),
+        device=args.device, anchors=(args.anchors or "feedback").strip().lower(),
         elaborator=args.elaborator,
         projection=args.projection, formula=FormulaScoringConfig(**formula),
         search=RefineConfig.online(beam_width=args.beam_width, max_depth=args.max_depth, lam=args.lam,

@@ -243,8 +243,10 @@ def _predicate_line(index: AudioIndex) -> str:
 def run_info(args: argparse.Namespace, out: TextIO) -> int:
     """Handler of ``index info``: what an index holds."""
     from fortekit.search.index.audio_index import AudioIndex
+    from fortekit.search.stages import default_pipeline
 
     index = AudioIndex.load(args.directory)
+    pipeline = default_pipeline(index)
     with_captions = sum(1 for caption in index.captions if caption is not None)
     with_predicates = sum(1 for symbols in index.predicate_sets if symbols)
     facts: dict[str, Any] = {
@@ -257,6 +259,7 @@ def run_info(args: argparse.Namespace, out: TextIO) -> int:
         "captioner_options": dict(index.meta.captioner_options),
         "evidence_labels": None if index.evidence is None else list(index.evidence.labels),
         "format_version": index.meta.format_version, "fortekit_version": index.meta.fortekit_version,
+        "pipeline": pipeline.to_dict(),
     }
     if args.json:
         print(json.dumps(facts, ensure_ascii=False), file=out)
@@ -277,6 +280,9 @@ def run_info(args: argparse.Namespace, out: TextIO) -> int:
     ]
     for label, value in rows:
         print(f"{label:<11} {value}", file=out)
+    print("default pipeline (fortekit search without stage flags; docs/defaults.md):", file=out)
+    for line in pipeline.lines():
+        print(f"  {line}", file=out)
     return 0
 
 
@@ -297,7 +303,8 @@ def run_query(args: argparse.Namespace, out: TextIO) -> int:
     # queried), under --backbone-option and --device: the Retriever merges them.
     options = _backbone_options(args)
     retriever = build_retriever(
-        args.directory, backbone_options=options, formula_scoring=args.formula_scoring == "on",
+        args.directory, backbone_options=options,
+        formula_scoring=None if args.formula_scoring == "auto" else args.formula_scoring == "on",
         use_faiss=args.faiss, device=options.get("device", "auto"),
     )
     for text, result in zip(args.texts, retriever.search(args.texts, k=args.k), strict=True):
@@ -389,9 +396,9 @@ def add_index_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
     query.add_argument("--faiss", action="store_true", help="search the saved FAISS index instead of exactly")
     add_json_option(query, help="one JSON object per query")
     query.add_argument(
-        "--formula-scoring", choices=["on", "off"], default="on",
+        "--formula-scoring", choices=["auto", "on", "off"], default="auto",
         help="re-score the first 1,000 items by the query's formula "
-        "(default on; see docs/formula_scoring.md)",
+        "(default auto: the index kind's default; see docs/formula_scoring.md)",
     )
     _add_backbone_arguments(query)
     query.set_defaults(handler=_guarded(run_query))

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fortekit.errors import FortekitError, QueryFileError
+from fortekit.search.cli.common import projection_value, switch_value
 from fortekit.search.cli.refine_args import build_refine_parser, check_usage
 from fortekit.search.refine.job import SetupError, exit_at_next_interrupt, format_lines, stdout_closed
 from fortekit.search.refine.query_io import (
@@ -179,9 +180,12 @@ def _settings(args: argparse.Namespace, file_format: str) -> dict[str, Any]:
         "corpus": args.corpus and str(Path(args.corpus).resolve()),
         "anchor_bank": args.anchor_bank and str(Path(args.anchor_bank).resolve()),
         "index": args.index and str(Path(args.index).resolve()), "top_k": args.top_k if args.index else None,
-        "formula_scoring": _formula_config(args).to_dict() if args.index and args.formula_scoring == "on"
-        else None,
+        "formula_scoring": (_formula_config(args).to_dict() if args.formula_scoring != "off" else "off")
+        if args.index else None,
         "stage3": args.stage3 if args.index else None,
+        "projection": args.projection if args.index and args.projection in ("auto", "none") else (
+            str(Path(args.projection).resolve()) if args.index else None),
+        "order_check": args.order_check if args.index else None,
         "format": file_format,
     }
 
@@ -269,8 +273,9 @@ def _refine_file(args: argparse.Namespace) -> int:
         # fortekit search's factory; the clauses go through Stage 1's text cache.
         return build_retriever(
             index, refiner=refiner, lookup=lookup, device=args.device,
-            formula_scoring=args.formula_scoring == "on", gamma=args.gamma,
-            stage3=args.stage3 == "on",
+            formula_scoring=switch_value(args.formula_scoring), gamma=args.gamma,
+            stage3=switch_value(args.stage3), projection=projection_value(args.projection),
+            order_check=switch_value(args.order_check),
         )
 
     def make_runner(writer: ResultWriter, resume: Any, report: Any, progress: Any) -> BatchRunner:

@@ -18,6 +18,7 @@ from fortekit.search.cli.common import (
     add_format_option,
     add_quiet_option,
     add_stage1_option,
+    add_stage_switches,
     add_top_k_option,
 )
 from fortekit.search.cli.options import option_type
@@ -117,15 +118,10 @@ def build_refine_parser() -> argparse.ArgumentParser:
     )
     out.add_argument("--index", metavar="DIR", help="an audio index: also write each query's top-K ranking")
     add_top_k_option(out, type=_positive_int, default=10, help="ranking length with --index (default: 10)")
-    out.add_argument(
-        "--formula-scoring", choices=["on", "off"], default="on",
-        help="with --index: re-score each query's first-pass candidates by its own formula phi0 "
-        "(negations push excluded sounds down, conjunctions need every part); default on. "
-        "See docs/formula_scoring.md",
-    )
-    out.add_argument(
-        "--stage3", choices=["on", "off"], default="on",
-        help="with --index: Stage 3's default re-ranking with the items' captions (default on)",
+    add_stage_switches(
+        out, formula_help="with --index: re-score each query's first-pass candidates by its own formula "
+        "phi0 (negations push excluded sounds down, conjunctions need every part; docs/formula_scoring.md)",
+        stage3_help="with --index: Stage 3's re-ranking with the items' captions",
     )
     out.add_argument(
         "--gamma", metavar="GAMMA", type=float,

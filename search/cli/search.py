@@ -29,7 +29,10 @@ from fortekit.search.cli.common import (
     add_output_option,
     add_quiet_option,
     add_stage1_option,
+    add_stage_switches,
     add_top_k_option,
+    projection_value,
+    switch_value,
 )
 
 __all__ = ["add_search_command", "check_queries", "format_record", "make_retriever", "run_search"]
@@ -48,7 +51,7 @@ def add_search_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
         >>> add_search_command(parser.add_subparsers(dest="command"))
         >>> args = parser.parse_args(["search", "--index", "idx", "a dog barking", "-k", "3"])
         >>> args.queries, args.top_k, args.formula_scoring, args.stage3, args.output
-        (['a dog barking'], 3, 'on', 'on', None)
+        (['a dog barking'], 3, 'auto', 'auto', None)
     """
     from fortekit.search.refine.query_io import DEFAULT_MAX_CHARS, QUERY_FORMATS
 
@@ -75,17 +78,10 @@ def add_search_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
                       help="jsonl, tsv (qid, query, rank, id, score) or trec (a TREC run file: qid Q0 docid "
                       "rank score fortekit); default: a table, jsonl for --queries")
     stages = parser.add_argument_group("stages")
-    add_stage1_option(stages, default="off")
+    add_stage1_option(stages, help="refine each query first (Stage 1); auto: the index kind's default")
     stages.add_argument("--lookup", type=Path, metavar="FILE",
                         help="stored refinements (a fol-refine output): queries it holds skip Stage 1")
-    stages.add_argument("--projection", type=Path, help="a trained Stage 2 head (.safetensors or directory)")
-    stages.add_argument("--formula-scoring", choices=["on", "off"], default="on",
-                        help="re-score the candidates by the query's formula (default on)")
-    stages.add_argument("--stage3", choices=["on", "off"], default="on",
-                        help="Stage 3's default re-ranking with the items' captions (default on)")
-    stages.add_argument("--order-check", action="store_true",
-                        help="sort each ranking's best 50 items by whether their caption states the query's "
-                             "event order ('a dog barks, then a bell rings'); off by default")
+    add_stage_switches(stages)
     stages.add_argument("--device", default="auto", help="auto (CUDA when present), cpu, cuda, cuda:N")
     files = parser.add_argument_group("query files")
     files.add_argument("--queries", dest="queries_file", metavar="FILE",
@@ -119,10 +115,10 @@ def make_retriever(args: argparse.Namespace) -> Any:
     from fortekit.search.retriever import build_retriever
 
     return build_retriever(
-        args.index, stage1=args.stage1, projection=args.projection,
+        args.index, stage1=args.stage1, projection=projection_value(args.projection),
         lookup=LookupTable.load(args.lookup) if args.lookup is not None else None,
-        formula_scoring=args.formula_scoring != "off", stage3=args.stage3 != "off", device=args.device,
-        order_check=args.order_check,
+        formula_scoring=switch_value(args.formula_scoring), stage3=switch_value(args.stage3),
+        device=args.device, order_check=switch_value(args.order_check),
     )
 
 
@@ -193,6 +189,10 @@ def run_search(args: argparse.Namespace, out: TextIO) -> int:
         print(f"fortekit search: {exc}", file=sys.stderr)
         return 1
     file_format = args.format or ("jsonl" if args.json else None)
+    if args.explain and file_format is None:  # which stages run, and why (docs/defaults.md)
+        print("pipeline:", file=out)
+        for line in retriever.pipeline.lines():
+            print(f"  {line}", file=out)
     for number, result in enumerate(results, start=1):
         if file_format is None:
             print_result(result, out, explain=args.explain)

@@ -35,18 +35,20 @@ def search_settings(args: argparse.Namespace) -> dict[str, Any]:
 
     Example:
         >>> args = argparse.Namespace(index=Path("idx"), top_k=5, explain=False, stage1="off", lookup=None,
-        ...                           projection=None, formula_scoring="on", stage3="on", format=None)
+        ...                           projection="auto", formula_scoring="on", stage3="on", format=None)
         >>> sorted(search_settings(args))[:4]
         ['explain', 'format', 'formula_scoring', 'index']
     """
 
-    def resolved(path: Path | None) -> str | None:
+    def resolved(path: Path | str | None) -> str | None:
         return None if path is None else str(Path(path).expanduser().resolve())
 
+    projection = args.projection if args.projection in (None, "auto", "none") else resolved(args.projection)
     return {
         "index": resolved(args.index), "k": args.top_k, "explain": args.explain, "stage1": args.stage1,
-        "lookup": resolved(args.lookup), "projection": resolved(args.projection),
+        "lookup": resolved(args.lookup), "projection": projection,
         "formula_scoring": args.formula_scoring, "stage3": args.stage3,
+        "order_check": getattr(args, "order_check", "auto"),
         "format": getattr(args, "format", None) or "jsonl",
     }
 
@@ -140,7 +142,7 @@ def _search_file(args: argparse.Namespace, out: TextIO) -> int:
                        overwrite=args.overwrite or file_format != "jsonl",
                        input_format=args.input_format, quiet=args.quiet, progress=args.progress, stream=out,
                        other_inputs=[args.lookup],
-                       inputs={"index": args.index, "Stage 2 head": args.projection})
+                       inputs={"index": args.index, "Stage 2 head": _head_file(args.projection)})
     input_format = args.input_format or ("txt" if args.queries_file == "-" else None)
     lines = read_queries(queries, file_format=input_format, column=args.text_column,
                          field=args.text_column or "query", max_chars=args.max_chars, target=args.id_column)
@@ -172,3 +174,8 @@ def _search_file(args: argparse.Namespace, out: TextIO) -> int:
         return f"{_PROG}: {', '.join(parts)} in {report.seconds:.1f} s; results: {job.where}"
 
     return job.run(remember(lines), make_runner, summary)
+
+
+def _head_file(projection: str | None) -> Path | None:
+    """The Stage 2 head file -o must not overwrite (none for auto and none)."""
+    return None if projection in (None, "auto", "none") else Path(projection)

@@ -154,6 +154,17 @@ class BeirData:
         self.item_sources = {"audio": len(audio), "captions": captions, "text": len(texts) - captions}
         return torch.nn.functional.normalize(vectors, dim=1)
 
+    @property
+    def kind(self) -> str:
+        """The kind of index ``fortekit index build`` would make of this collection
+        (:func:`fortekit.search.defaults.index_kind`): what its default pipeline is chosen by."""
+        _ = self.items  # counts the item sources
+        if not self.item_sources.get("audio"):
+            return "captions"
+        if self.captioner is not None:
+            return "audio_captioner"
+        return "audio_captions" if any(item.text for item in self.collection.items) else "audio"
+
     @cached_property
     def query_formulas(self) -> list[Formula | None]:
         """Π(q) per query (None where the parser refuses the text)."""
@@ -250,16 +261,19 @@ class BeirData:
         return corpus
 
     def retriever(self, *, formula: bool, rerank: Reranker | None, projected: bool = False,
-                  evidence: bool = False) -> Retriever:
+                  evidence: bool = False, head: Path | None = None) -> Retriever:
         """A Retriever over every item with the given stages (sharing the items and the text cache).
 
         The items' predicate sets are parsed only for a system with Stage 3; the captioner's
-        label evidence is computed only for a system that asks for it (``evidence``).
+        label evidence is computed only for a system that asks for it (``evidence``). ``head``:
+        a Stage 2 head other than ``--projection``'s (the default pipeline's shipped head).
         """
         from fortekit.search.formula.scoring import FormulaScoringConfig
 
         base = self._parsed_retriever if rerank is not None else self._plain_retriever
-        if projected and self.projection is not None:
+        if projected and head is not None:
+            base = self._parsed_retriever.with_stages(projection=head)
+        elif projected and self.projection is not None:
             base = self._projected_retriever
         config = (self.formula_config or FormulaScoringConfig()) if formula else None
         return base.with_stages(formula=config, rerank=rerank, evidence=self.evidence if evidence else None)
@@ -279,7 +293,7 @@ class BeirData:
         if self.captioner is None or not isinstance(self.captioner, LabelTagger):
             raise EvaluationError(Errors.E494.format(
                 problem=f"the captioner {self.item_text_source!r} gives none (the systems "
-                "'formula+evidence' and 'default+evidence' need --captioner tagger, or another "
+                "'formula+evidence' and 'formula+S3+evidence' need --captioner tagger, or another "
                 "captioner with label_evidence())",
             ))
         _ = self.item_texts  # checks every item has audio; the tagger keeps its logits for these files
@@ -305,15 +319,17 @@ class BeirData:
     def _plain_retriever(self) -> Retriever:
         from fortekit.search.retriever import Retriever
 
-        return Retriever(self._index(None), self.backbone, encoder=self.encoder, formula=None, rerank=None,
-                         candidates=len(self.item_ids), device=self.device)
+        return Retriever(self._index(None), self.backbone, encoder=self.encoder, stage1=None, projection=None,
+                         order_check=False, formula=None, rerank=None, candidates=len(self.item_ids),
+                         device=self.device)
 
     @cached_property
     def _parsed_retriever(self) -> Retriever:
         from fortekit.search.retriever import Retriever
 
-        return Retriever(self._index(self.item_predicates), self.backbone, encoder=self.encoder, formula=None,
-                         rerank=None, candidates=len(self.item_ids), device=self.device)
+        return Retriever(self._index(self.item_predicates), self.backbone, encoder=self.encoder, stage1=None,
+                         projection=None, order_check=False, formula=None, rerank=None,
+                         candidates=len(self.item_ids), device=self.device)
 
     @cached_property
     def _projected_retriever(self) -> Retriever:

@@ -104,8 +104,8 @@ class BeirSettings:
     captioner: str | None = None
     captioner_options: dict[str, Any] = field(default_factory=dict)
     device: str = "auto"
-    anchors: str = "none"
-    elaborator: str = "lexical"
+    anchors: str = "feedback"
+    elaborator: str = "corpus"
     projection: Path | None = None
     formula: FormulaScoringConfig = field(default_factory=FormulaScoringConfig)
     search: RefineConfig = field(default_factory=RefineConfig.online)

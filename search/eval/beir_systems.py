@@ -13,16 +13,22 @@ ones, in table order:
 * ``formula``: formula scoring of Π(q) over the items (clauses, fuzzy connectives);
 * ``S1+formula``: Stage 1's q* as the query vector, formula scoring of phi*;
 * ``full``: Stage 1, formula scoring of phi*, then Stage 3 (polarity) with Pred(phi*); the
-  items through the Stage 2 head when one is given (``--projection``).
+  items through the Stage 2 head when one is given (``--projection``);
+* ``formula+S3``: formula scoring of Π(q), then Stage 3's default (what ``default`` was before
+  the defaults depended on the kind of index);
+* ``default``: what ``fortekit search`` does without stage flags on this kind of collection
+  (:mod:`fortekit.search.defaults`: Stage 1 and the shipped Stage 2 head on human captions;
+  the order check and the captioner's label evidence on audio).
 
 Three systems run only when named in ``--systems``: ``S1`` (Stage 1's q* against the items,
 nothing else) and ``S2`` (f_T(q) against the items through the Stage 2 head of
 ``--projection``, which it requires), the ablation of one stage at a time; and
-``default+order``, ``default`` whose top 50 are then sorted by a formula-level order check
+``formula+S3+order``, ``formula+S3`` whose top 50 are then sorted by a formula-level order check
 (:mod:`fortekit.search.formula.order_check`: the query's ``Before(x, y)`` against the item caption's),
-what ``fortekit search --order-check`` (off by default) adds. ``formula+evidence`` and
-``default+evidence`` (only with a captioner that gives label evidence, such as ``tagger``) add
-the captioner's label probabilities to formula scoring (:mod:`fortekit.search.formula.evidence`).
+what ``fortekit search --order-check`` adds. ``formula+evidence`` and ``formula+S3+evidence`` (only
+with a captioner that gives label evidence, such as ``tagger``) add the captioner's label
+probabilities to formula scoring (:mod:`fortekit.search.formula.evidence`). The names
+``default+order`` and ``default+evidence`` of earlier releases still select them.
 
 Every system also keeps the score it gave each (query, item) pair (``SystemRanking.scores``),
 from which the audio-to-text direction ranks the query texts for each item
@@ -35,8 +41,8 @@ Everything a system needs is computed on first use and kept: a run of ``baseline
 never parses a caption or searches Stage 1. ``item_concepts.jsonl`` is not read here.
 
 Example:
-    >>> [name for name, spec in SYSTEMS.items() if spec.by_default]
-    ['baseline', 'S3-paper', 'S3-polarity', 'S3-default', 'formula', 'default', 'S1+formula', 'full']
+    >>> [name for name, spec in SYSTEMS.items() if spec.by_default][4:]
+    ['formula', 'formula+S3', 'default', 'S1+formula', 'full']
     >>> parse_systems("formula,S3-paper,S2")
     ['baseline', 'formula', 'S3-paper', 'S2']
 """
@@ -107,6 +113,10 @@ class SystemSpec:
 
 
 SYSTEMS: dict[str, SystemSpec] = {}
+# Names of earlier releases: "default" then meant formula scoring and Stage 3 on every collection.
+RENAMED_SYSTEMS: dict[str, str] = {
+    "default+order": "formula+S3+order", "default+evidence": "formula+S3+evidence",
+}
 
 
 def register_system(spec: SystemSpec) -> SystemSpec:
@@ -136,6 +146,7 @@ def parse_systems(spec: str | None) -> list[str]:
     lowered = {name.lower(): name for name in SYSTEMS}
     chosen: list[str] = []
     for name in names or [spec]:
+        name = RENAMED_SYSTEMS.get(name.lower(), name)
         known = lowered.get(name.lower())
         if known is None:
             raise EvaluationError(Errors.E506.format(name=name, options=", ".join(SYSTEMS)))
@@ -182,12 +193,36 @@ def _s1_formula(data: BeirData) -> SystemRanking:
                     extra={"refined": output.refined_texts})
 
 
-def _default(data: BeirData) -> SystemRanking:
-    """The pipeline a user gets: formula scoring of Π(q), then Stage 3 with its default (alpha 0.03)."""
+def _formula_stage3(data: BeirData) -> SystemRanking:
+    """Formula scoring of Π(q), then Stage 3 with its default (alpha 0.03)."""
     from fortekit.search.rerank import DEFAULT_ALPHA
 
     retriever = data.retriever(formula=True, rerank=_reranker(data, "polarity", DEFAULT_ALPHA))
     return _ranking(retriever, data.queries, data.query_formulas)
+
+
+def _default(data: BeirData) -> SystemRanking:
+    """What ``fortekit search`` does without stage flags on this kind of collection: the table of
+    defaults (:mod:`fortekit.search.defaults`) for :attr:`BeirData.kind`, with the head shipped for
+    the backbone as Stage 2 and the captioner's label evidence where it gives some."""
+    from fortekit.plugins.protocols import LabelTagger
+    from fortekit.search.defaults import kind_defaults
+    from fortekit.search.projection.shipped import shipped_head
+    from fortekit.search.rerank import DEFAULT_ALPHA
+
+    table = kind_defaults(data.kind)
+    head = shipped_head(data.backbone.name, int(data.backbone.dim)) if table.stage("projection").on else None
+    stage3 = _reranker(data, "polarity", DEFAULT_ALPHA) if table.stage("stage3").on else None
+    evidence = isinstance(data.captioner, LabelTagger) and table.stage("formula").on
+    retriever = data.retriever(formula=table.stage("formula").on, rerank=stage3, projected=head is not None,
+                               evidence=evidence, head=head)
+    extra: dict[str, Any] = {}
+    vectors, sets = data.queries, None
+    if table.stage("stage1").on:
+        output, _ = data.stage1
+        vectors, sets, extra = output.q_star, output.phi_star_predicates, {"refined": output.refined_texts}
+    ranking = _ranking(retriever, vectors, data.query_formulas, sets, extra=extra)
+    return _order_checked(data, ranking) if table.stage("order_check").on else ranking
 
 
 def _s1(data: BeirData) -> SystemRanking:
@@ -206,17 +241,21 @@ def _s2(data: BeirData) -> SystemRanking:
     return _ranking(data.retriever(formula=False, rerank=None, projected=True), data.queries, None)
 
 
-def _default_order(data: BeirData) -> SystemRanking:
-    """``default``, then the order check on its top N: agreeing items first, reversed ones last.
+def _formula_stage3_order(data: BeirData) -> SystemRanking:
+    """``formula+S3``, then the order check on its top N (:func:`_order_checked`)."""
+    return _order_checked(data, _formula_stage3(data))
 
-    Scores: an item moved within the top N takes ``default``'s score of the place it lands on
+
+def _order_checked(data: BeirData, base: SystemRanking) -> SystemRanking:
+    """``base``'s top N sorted by the order check: agreeing items first, reversed ones last.
+
+    Scores: an item moved within the top N takes ``base``'s score of the place it lands on
     (the row stays non-increasing; the other items keep theirs).
     """
     import torch
 
     from fortekit.search.formula.order_check import OrderCheck
 
-    base = _default(data)
     check = OrderCheck(data.item_texts, data.top_n, formulas=data.item_formulas)
     tick = time.perf_counter()
     ranked = np.zeros(base.order.shape, dtype=np.float32) if base.scores is None else np.take_along_axis(
@@ -236,9 +275,8 @@ def _formula_evidence(data: BeirData) -> SystemRanking:
     return _ranking(retriever, data.queries, data.query_formulas)
 
 
-def _default_evidence(data: BeirData) -> SystemRanking:
-    """``default`` with the captioner's label evidence: what ``fortekit search`` gives on an
-    index that stores a tagger's evidence."""
+def _formula_stage3_evidence(data: BeirData) -> SystemRanking:
+    """``formula+S3`` with the captioner's label evidence (an index that stores a tagger's evidence)."""
     from fortekit.search.rerank import DEFAULT_ALPHA
 
     retriever = data.retriever(formula=True, rerank=_reranker(data, "polarity", DEFAULT_ALPHA), evidence=True)
@@ -266,16 +304,21 @@ for _spec in (
                ("encode_queries", "parse_queries"), ("caption_items", "encode_items", "parse_items")),
     SystemSpec("formula", _formula, "formula scoring of Π(q) over the items",
                ("encode_queries", "parse_queries")),
-    SystemSpec("default", _default, "formula scoring of Π(q), then Stage 3's default (alpha 0.03)",
+    SystemSpec("formula+S3", _formula_stage3, "formula scoring of Π(q), then Stage 3's default (alpha 0.03)",
                ("encode_queries", "parse_queries"), ("caption_items", "encode_items", "parse_items")),
+    SystemSpec("default", _default,
+               "what fortekit search does without stage flags on this kind of collection "
+               "(search/defaults.toml; the head shipped for the backbone as Stage 2)",
+               ("stage1", "encode_queries", "parse_queries"),
+               ("caption_items", "encode_items", "parse_items", "project_items")),
     SystemSpec("S1+formula", _s1_formula, "Stage 1's q* and formula scoring of phi*", ("stage1",)),
     SystemSpec("full", _full,
                "Stage 1, formula scoring of phi*, Stage 3's default (alpha 0.03) (+ Stage 2: --projection)",
                ("stage1",), ("caption_items", "encode_items", "parse_items", "project_items")),
     SystemSpec("S1", _s1, "Stage 1's q* alone (no formula scoring, no Stage 3)", ("stage1",),
                by_default=False),
-    SystemSpec("default+order", _default_order,
-               "default, then its top 50 sorted by the order check of Before(x, y) against the item "
+    SystemSpec("formula+S3+order", _formula_stage3_order,
+               "formula+S3, then its top 50 sorted by the order check of Before(x, y) against the item "
                "caption's formula (search/formula/order_check.py; fortekit search --order-check)",
                ("encode_queries", "parse_queries"), ("caption_items", "encode_items", "parse_items"),
                by_default=False),
@@ -283,8 +326,8 @@ for _spec in (
                "formula scoring of Π(q), the clauses a label grounds judged by the captioner's label "
                "evidence too (--captioner tagger; search/formula/evidence.py)",
                ("encode_queries", "parse_queries"), ("tag_items", "encode_items"), by_default=False),
-    SystemSpec("default+evidence", _default_evidence,
-               "default with the captioner's label evidence in formula scoring (--captioner tagger)",
+    SystemSpec("formula+S3+evidence", _formula_stage3_evidence,
+               "formula+S3 with the captioner's label evidence in formula scoring (--captioner tagger)",
                ("encode_queries", "parse_queries"),
                ("caption_items", "tag_items", "encode_items", "parse_items"), by_default=False),
     SystemSpec("S2", _s2, "f_T(q) against the items through the Stage 2 head (--projection)",

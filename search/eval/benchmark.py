@@ -20,10 +20,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fortekit import __version__
+from fortekit.errors import Errors, EvaluationError
 from fortekit.search.eval.data import EmbeddedCollection, ItemText, load_split
 from fortekit.search.eval.report import system_row, write_per_query_file
 from fortekit.search.eval.stage1 import Stage1Cache, Stage1Output, anchor_source, cache_key
-from fortekit.search.eval.systems import Direction, RankedRun, System, rank_through
+from fortekit.search.eval.systems import DEFAULT_ANCHORS, Direction, RankedRun, System, rank_through
 from fortekit.search.stage1.config import RefineConfig
 
 if TYPE_CHECKING:
@@ -66,6 +67,7 @@ class CaptionBenchmark:
         self.project_seconds = 0.0
         self._plain: Retriever | None = None
         self._projected: Retriever | None = None
+        self._shipped: Retriever | None = None
         self._weights: Path | None = None
         self._corpora: dict[str, CaptionCorpus] = {}
 
@@ -109,11 +111,17 @@ class CaptionBenchmark:
         """Stage 1 of the test or training queries with one anchor setting (cached)."""
         collection = self.test if part == "test" else self.train
         config = config or self.settings.search
-        wants_corpus = anchors == "feedback" or self.settings.elaborator == "corpus"
+        default = anchors == DEFAULT_ANCHORS  # the default pipeline's Stage 1: corpus and feedback
+        by_corpus = default or self.settings.elaborator == "corpus"
+        if default and self.settings.elaborator == "corpus" and f"{part}-feedback" in self.stage1 \
+                and config == self.settings.search:
+            self.stage1[f"{part}-{anchors}"] = self.stage1[f"{part}-feedback"]  # the same run
+            return self.stage1[f"{part}-{anchors}"]
+        wants_corpus = anchors in ("feedback", DEFAULT_ANCHORS) or by_corpus
         corpus = self.corpus_for(part) if wants_corpus else None
-        source = anchor_source(anchors, collection, self.bank, corpus)
+        source = anchor_source("feedback" if default else anchors, collection, self.bank, corpus)
         elaborator: Any = "lexical"
-        if self.settings.elaborator == "corpus":
+        if by_corpus:
             from fortekit.search.stage1.corpus_elaborator import CorpusElaborator
 
             elaborator = CorpusElaborator(corpus)  # type: ignore[arg-type]
@@ -187,7 +195,9 @@ class CaptionBenchmark:
         """
         from fortekit.search.formula.scoring import FormulaScoringConfig
 
-        base = self._projected_retriever() if system.s2 else self._plain_retriever()
+        base = self._plain_retriever()
+        if system.s2:
+            base = self._shipped_retriever() if system.head == "shipped" else self._projected_retriever()
         return base.with_stages(
             formula=FormulaScoringConfig() if system.formula else None,
             rerank=self._reranker(system, alpha),
@@ -198,8 +208,9 @@ class CaptionBenchmark:
             from fortekit.search.retriever import Retriever
 
             self._plain = Retriever(
-                self.test.index, self.refiner.backbone, encoder=self.refiner.encoder, formula=None,
-                rerank=None, candidates=len(self.test), device=self.settings.device,
+                self.test.index, self.refiner.backbone, encoder=self.refiner.encoder, stage1=None,
+                projection=None, order_check=False, formula=None, rerank=None, candidates=len(self.test),
+                device=self.settings.device,
             )
         return self._plain
 
@@ -207,6 +218,26 @@ class CaptionBenchmark:
         if self._projected is None:
             self._projected = self._plain_retriever().with_stages(projection=self._weights)
         return self._projected
+
+    def _shipped_retriever(self) -> Retriever:
+        """The test items through the head shipped for the backbone (the default pipeline's Stage 2)."""
+        if self._shipped is None:
+            from fortekit.search.projection.shipped import shipped_head
+
+            head = shipped_head(self.settings.backbone, int(self.refiner.backbone.dim))
+            if head is None:
+                raise EvaluationError(Errors.E520.format(
+                    problem=f"no Stage 2 head ships for the backbone {self.settings.backbone!r}",
+                    fix="Leave the shipped head's rows out (they run only where a head ships).",
+                ))
+            self._shipped = self._plain_retriever().with_stages(projection=head)
+        return self._shipped
+
+    def items_for(self, system: System) -> torch.Tensor:
+        """The test items as a system sees them: e_a, or h(e_a) through its Stage 2 head."""
+        if not system.s2:
+            return self.test.items
+        return self._shipped_retriever().items if system.head == "shipped" else self.projected
 
     @property
     def projected(self) -> torch.Tensor:
@@ -234,7 +265,8 @@ class CaptionBenchmark:
             self.refiner.backbone.name, embeddings=texts.numpy(), parse_captions=False,
             predicate_sets=list(text_predicates),
         )
-        return Retriever(captions, self.refiner.backbone, encoder=self.refiner.encoder, formula=None,
+        return Retriever(captions, self.refiner.backbone, encoder=self.refiner.encoder, stage1=None,
+                         projection=None, order_check=False, formula=None,
                          rerank=self._reranker(system, None), candidates=len(self.test),
                          device=self.settings.device)
 
@@ -258,7 +290,7 @@ class CaptionBenchmark:
         if system.s3:
             seconds += self.test.seconds["parse_items"] / n
         if system.s2:
-            seconds += self.project_seconds / n
+            seconds += self.project_seconds / n  # the trained head's timing; the shipped head has its shape
         return seconds
 
     def rank(
@@ -279,7 +311,7 @@ class CaptionBenchmark:
                                query_predicates=text_predicates)
             query_seconds, per_item = text_seconds, item_seconds
         else:
-            items = self.projected if system.s2 else self.test.items
+            items = self.items_for(system)
             retriever = self._caption_retriever(system, texts, text_predicates)
             if alpha is not None and system.s3 is not None:
                 retriever = retriever.with_stages(rerank=self._reranker(system, alpha))

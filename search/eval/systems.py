@@ -9,8 +9,11 @@ A system switches three stages on or off over the frozen baseline ``f_T(q) · e_
 * formula: each query's similarities are re-scored by its formula (phi* with S1, else
   Pi(q)) before Stage 3 (:mod:`fortekit.search.formula.scoring`; text-to-audio only).
 
-``default`` is the pipeline a user gets: formula scoring and Stage 3 with its default
-(polarity-aware, alpha 0.03), no Stage 1 (which adds nothing with realistic anchors).
+``default`` is the pipeline a user gets on a caption-indexed collection, as the table of
+defaults (:mod:`fortekit.search.defaults`) gives it for the kind ``captions``: Stage 1 with the
+corpus elaborator and feedback anchors, the Stage 2 head shipped for the backbone (not the one
+the benchmark trains), formula scoring and Stage 3's default; ``default-S1``, ``default-S2``,
+``default-formula`` and ``default-S3`` leave one of them out.
 
 Every system ranks through a :class:`~fortekit.search.retriever.Retriever` with those
 stages switched on, in one loop (:func:`rank_chunks`, shared with ``fortekit eval --beir``): the
@@ -43,7 +46,10 @@ if TYPE_CHECKING:
     from fortekit.fol.ast import Formula
     from fortekit.search.retriever import Retriever
 
-__all__ = ["Direction", "RankedRun", "System", "ablation_systems", "rank_all", "rank_chunks", "rank_through"]
+__all__ = [
+    "DEFAULT_ANCHORS", "Direction", "RankedRun", "System", "ablation_systems", "default_systems", "rank_all",
+    "rank_chunks", "rank_through",
+]
 
 Direction = Literal["t2a", "a2t"]
 TOP_STORED = 10  # retrieved items stored per query in per_query/<system>.jsonl
@@ -61,6 +67,8 @@ class System:
         anchors: the anchor setting of Stage 1 (meaningful when ``s1``).
         formula: re-score by the query's formula (formula scoring).
         alpha: Stage 3's alpha for this system (None: the run's ``--alpha``).
+        head: Stage 2's head: ``"trained"`` (on the run's training part) or ``"shipped"`` (the one
+            :mod:`fortekit.search.projection.shipped` ships for the backbone: what a user gets).
     """
 
     name: str
@@ -70,10 +78,11 @@ class System:
     anchors: str
     formula: bool = False
     alpha: float | None = None
+    head: str = "trained"
 
     def to_dict(self) -> dict[str, object]:
         return {"S1": self.s1, "S2": self.s2, "S3": self.s3, "anchors": self.anchors if self.s1 else None,
-                "formula": self.formula, "alpha": self.alpha}
+                "formula": self.formula, "alpha": self.alpha, "head": self.head if self.s2 else None}
 
 
 def _combo_name(s1: bool, s2: bool, s3: bool) -> str:
@@ -81,20 +90,58 @@ def _combo_name(s1: bool, s2: bool, s3: bool) -> str:
     return "+".join(parts) or "baseline"
 
 
-def ablation_systems(primary: str, anchors: Sequence[str]) -> list[System]:
+DEFAULT_ANCHORS = "default"  # the Stage 1 run of the default pipeline: corpus elaborator, feedback anchors
+
+
+def default_systems(shipped_head: bool) -> list[System]:
+    """The default pipeline of a caption-indexed collection, and each of its stages left out.
+
+    The stages come from the table of defaults (kind ``captions``); Stage 2 is the shipped head,
+    on only when one ships for the backbone.
+
+    Args:
+        shipped_head: whether a head ships for the run's backbone.
+
+    Returns:
+        ``default``, then ``default-<stage>`` for each stage it runs.
+
+    Example:
+        >>> [s.name for s in default_systems(True)]
+        ['default', 'default-S1', 'default-S2', 'default-formula', 'default-S3']
+    """
+    from fortekit.search.defaults import kind_defaults
+    from fortekit.search.rerank import DEFAULT_ALPHA
+
+    table = kind_defaults("captions")
+    on = {name: table.stage(name).on for name in ("stage1", "projection", "formula", "stage3")}
+    on["projection"] = on["projection"] and shipped_head
+
+    def make(name: str, without: str | None = None) -> System:
+        keep = {stage: value and stage != without for stage, value in on.items()}
+        return System(name, keep["stage1"], keep["projection"], "polarity" if keep["stage3"] else None,
+                      DEFAULT_ANCHORS, formula=keep["formula"], alpha=DEFAULT_ALPHA, head="shipped")
+
+    labels = {"stage1": "S1", "projection": "S2", "formula": "formula", "stage3": "S3"}
+    left_out = [make(f"default-{labels[stage]}", stage) for stage, value in on.items() if value]
+    return [make("default"), *left_out]
+
+
+def ablation_systems(primary: str, anchors: Sequence[str], *, shipped_head: bool = False) -> list[System]:
     """The 8 S1/S2/S3 combinations (paper s_pred), their 4 polarity variants, S1 per anchor setting,
-    then formula scoring alone, with Stage 1, Stage 3's default alone, and the default pipeline.
+    then formula scoring alone and with Stage 1, Stage 3's default alone, and the default pipeline
+    with each of its stages left out (:func:`default_systems`).
 
     Args:
         primary: the anchor setting of the combinations (and of Stage 2's training queries).
         anchors: every anchor setting evaluated; each other one gets an "S1@<name>" row.
+        shipped_head: whether a Stage 2 head ships for the run's backbone (the default's Stage 2).
 
     Returns:
         The systems, in table order.
 
     Example:
-        >>> [s.name for s in ablation_systems("bank", ["bank", "oracle"])][-6:]
-        ['S1+S2+S3-polarity', 'S1@oracle', 'formula', 'S1+formula', 'S3-default', 'default']
+        >>> [s.name for s in ablation_systems("bank", ["bank", "oracle"])][-7:]
+        ['formula', 'S1+formula', 'S3-default', 'default', 'default-S1', 'default-formula', 'default-S3']
     """
     order = [(False, False, False), (True, False, False), (False, True, False), (False, False, True),
              (True, True, False), (True, False, True), (False, True, True), (True, True, True)]
@@ -112,9 +159,8 @@ def ablation_systems(primary: str, anchors: Sequence[str]) -> list[System]:
         System("formula", False, False, None, primary, formula=True),
         System("S1+formula", True, False, None, primary, formula=True),
         System("S3-default", False, False, "polarity", primary, alpha=DEFAULT_ALPHA),
-        System("default", False, False, "polarity", primary, formula=True, alpha=DEFAULT_ALPHA),
     ]
-    return systems
+    return systems + default_systems(shipped_head)
 
 
 @dataclass

@@ -500,8 +500,8 @@ def search_index(
 
     warn_moved("fortekit.search.search_index", "fortekit.Retriever(...).search")
     config = scorer.config if scorer is not None else FormulaScoringConfig()
-    retriever = Retriever(index, backbone, formula=config, rerank=None, candidates=candidates, device=device,
-                          use_faiss=use_faiss)
+    retriever = Retriever(index, backbone, stage1=None, projection=None, order_check=False, formula=config,
+                          rerank=None, candidates=candidates, device=device, use_faiss=use_faiss)
     texts = list(texts)
     encoded = retriever.backbone.encode_text(texts).detach().float().cpu()
     vectors = torch.nn.functional.normalize(encoded, dim=1)

@@ -52,7 +52,7 @@ def make_anchor_source(
         oracle: the ground-truth anchors (for "oracle").
         proxy_k: how many bottom items make the proxy's e-.
         corpus: the collection's rows and parsed item captions (for "feedback"; default built
-            from ``index``, whose captions are then parsed once).
+            from ``index``, whose captions are then parsed as the queries read them).
         feedback: ``k``, ``coverage`` and ``weight`` of the feedback anchors (default
             :data:`~fortekit.search.stage1.feedback.DEFAULT_FEEDBACK`).
 

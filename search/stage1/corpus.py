@@ -7,8 +7,13 @@ of predicates: the rows are the items' embeddings in the joint space, so a text 
 finds the same neighbours as the first pass) or a caption file the user points at
 (the rows are f_T of the captions).
 
-Every caption is parsed once, when the corpus is built; :meth:`CaptionCorpus.save`
-writes the parses beside the embeddings, so loading a corpus needs no spaCy at all.
+A corpus of captions (:meth:`CaptionCorpus.from_captions`) parses each caption once, when
+it is built; :meth:`CaptionCorpus.save` writes the parses beside the embeddings, so loading a
+corpus needs no spaCy at all. The index's own corpus (:meth:`CaptionCorpus.from_index`) parses
+nothing up front: a query reads only its nearest captions, so :class:`LazyParses` parses a
+caption the first time a query reads it (a batch's rows in one spaCy call,
+:meth:`CaptionCorpus.prefetch`) and keeps it, and the idf weights come from the index's
+stored predicate sets (:class:`IndexIdf`).
 
 Example:
     >>> import torch
@@ -26,9 +31,9 @@ import json
 import math
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from fortekit.errors import Errors, FortekitError, RefineError
 from fortekit.fol.caption.result import ParseResult, PredicateRecord
@@ -37,10 +42,11 @@ if TYPE_CHECKING:
     import torch
 
     from fortekit.fol.caption.parser import CaptionParser
+    from fortekit.fol.predicates import PredicateSymbol
     from fortekit.plugins.protocols import Backbone
     from fortekit.search.index.audio_index import AudioIndex
 
-__all__ = ["CaptionCorpus", "parse_captions_once", "parse_from_dict"]
+__all__ = ["CaptionCorpus", "IndexIdf", "LazyParses", "parse_captions_once", "parse_from_dict"]
 
 _FORMAT = 1
 
@@ -77,15 +83,221 @@ def parse_from_dict(data: dict[str, Any]) -> ParseResult:
     )
 
 
+class LazyParses(Sequence["ParseResult | None"]):
+    """The parses of captions, each made the first time it is read, then kept.
+
+    ``parses[i]`` is ``parse_captions_once(captions, parser)[i]``: None for an empty,
+    overlong or non-str caption. Reading a row not parsed yet parses it alone;
+    :meth:`prefetch` parses the not-yet-parsed rows of a batch in one ``parse_many`` call,
+    so a batch of queries that prefetches its neighbours costs one spaCy call. The parser
+    (spaCy) is loaded at the first parse, not before.
+
+    Args:
+        captions: the captions, one per row.
+        parser: the caption parser (default: ``default_parser()``, when first needed).
+
+    Example:
+        >>> parses = LazyParses(["rain falls", "", "a dog barks"])
+        >>> parses.parsed
+        0
+        >>> parses.prefetch([0, 1])  # one spaCy call for both rows
+        >>> parses.parsed, parses[1]
+        (2, None)
+        >>> str(parses[2].formula)  # parsed alone, then kept
+        '∃x [Dog(x) ∧ Barking(x)]'
+    """
+
+    def __init__(self, captions: Sequence[str], parser: CaptionParser | None = None) -> None:
+        self._captions = list(captions)
+        self._parser = parser
+        self._parses: list[ParseResult | None] = [None] * len(self._captions)
+        self._done = bytearray(len(self._captions))
+        self._count = 0
+
+    def __len__(self) -> int:
+        return len(self._captions)
+
+    def __repr__(self) -> str:
+        return f"LazyParses({len(self)} captions, {self._count} parsed)"
+
+    @overload
+    def __getitem__(self, position: int) -> ParseResult | None: ...
+
+    @overload
+    def __getitem__(self, position: slice) -> list[ParseResult | None]: ...
+
+    def __getitem__(self, position: int | slice) -> ParseResult | list[ParseResult | None] | None:
+        if isinstance(position, slice):
+            rows = range(len(self))[position]
+            self.prefetch(rows)
+            return [self._parses[row] for row in rows]
+        row = self._row(position)
+        if not self._done[row]:
+            self.prefetch((row,))
+        return self._parses[row]
+
+    def __iter__(self) -> Iterator[ParseResult | None]:
+        self.prefetch(range(len(self)))  # every row, in one spaCy call
+        return iter(list(self._parses))
+
+    @property
+    def parsed(self) -> int:
+        """How many rows have been parsed so far."""
+        return self._count
+
+    def _row(self, position: int) -> int:
+        import operator
+
+        row = operator.index(position)
+        if row < 0:
+            row += len(self)
+        if not 0 <= row < len(self):
+            raise IndexError(position)
+        return row
+
+    def prefetch(self, rows: Iterable[int]) -> None:
+        """Parse the rows of ``rows`` not parsed yet, in one ``parse_many`` call.
+
+        Raises:
+            IndexError: a row outside the captions.
+        """
+        todo = [row for row in dict.fromkeys(self._row(position) for position in rows) if not self._done[row]]
+        if not todo:
+            return
+        if self._parser is None:
+            from fortekit.fol.caption.parser import default_parser
+
+            self._parser = default_parser()
+        parses = parse_captions_once([self._captions[row] for row in todo], self._parser)
+        for row, parse in zip(todo, parses, strict=True):
+            self._parses[row] = parse
+            self._done[row] = 1
+        self._count += len(todo)
+
+
+class IndexIdf(Mapping[str, float]):
+    """The smoothed idf of predicate names over an index's items, from its stored predicate sets.
+
+    The weights :class:`CaptionCorpus` counts from the parses (an item uses a name when its
+    caption's parse has a record of that symbol that is not negated), without parsing the
+    captions: an item uses every name its stored set (``index.predicate_sets``, made when
+    the index was built) holds with positive polarity. Polarity alone cannot settle a name
+    an item holds only negatively: "a train with no whistle" stores ``¬Whistling`` and its
+    parse counts Whistling (a record of a denied entity's clause is ``excluded``, not
+    ``negated``), while "a dog that is not barking" stores ``¬Barking`` and its parse does
+    not count Barking. Such items are few (28 of 2,000 Clotho development captions, 12 of
+    which count a name that way), so a name is settled by parsing just the items that hold
+    it only negatively, the first time the name is looked up (:meth:`rows_for` lets a batch
+    parse them in its own spaCy call), and kept. The weights are then those of the eager
+    parses, provided the stored sets were made by the same parser from the same captions
+    (an index built with hand-made ``predicate_sets``, or by another parser, gives its own).
+
+    Args:
+        sets: the stored predicate sets, one per item.
+        parses: the items' parses (read only for the items that hold a name only negatively).
+
+    Raises:
+        RefineError: as many sets as parses are needed (E411).
+
+    Example:
+        >>> from fortekit.fol.predicates import Polarity, PredicateSymbol as S
+        >>> sets = [frozenset({S("Train", 1), S("Whistling", 1, Polarity.NEGATIVE)}),
+        ...         frozenset({S("Dog", 1)})]
+        >>> idf = IndexIdf(sets, LazyParses(["a train with no whistle", "a dog barks"]))
+        >>> round(idf["Train"], 4), "Cat" in idf
+        (1.0986, False)
+        >>> round(idf["Whistling"], 4)  # settled by parsing caption 0 alone
+        1.0986
+    """
+
+    def __init__(self, sets: Sequence[frozenset[PredicateSymbol]], parses: LazyParses) -> None:
+        self._parses = parses
+        self._count = len(sets)
+        if self._count != len(parses):
+            problem = f"{self._count} predicate sets and {len(parses)} parses"
+            raise RefineError(Errors.E411.format(problem=problem))
+        self._used: Counter[str] = Counter()
+        self._denied: dict[str, list[int]] = {}
+        for row, symbols in enumerate(sets):
+            if not symbols:
+                continue
+            used = {symbol.name for symbol in symbols if not symbol.negated}
+            self._used.update(used)
+            for name in {symbol.name for symbol in symbols if symbol.negated} - used:
+                self._denied.setdefault(name, []).append(row)
+        self._values: dict[str, float | None] = {}
+
+    @property
+    def empty(self) -> bool:
+        """Whether no item's stored set holds a predicate (the index's captions do not parse)."""
+        return not self._used and not self._denied
+
+    def __repr__(self) -> str:
+        return f"IndexIdf({self._count} items, {len(self._used)} names asserted)"
+
+    def rows_for(self, names: Iterable[str]) -> list[int]:
+        """The items whose parses the idf of ``names`` still needs (those holding one only negatively)."""
+        return [row for name in dict.fromkeys(names) if name not in self._values
+                for row in self._denied.get(name, ())]
+
+    def _value(self, name: str) -> float | None:
+        if name in self._values:
+            return self._values[name]
+        seen = self._used.get(name, 0)
+        rows = self._denied.get(name, ())
+        if rows:
+            self._parses.prefetch(rows)
+            seen += sum(1 for row in rows if _uses(self._parses[row], name))
+        value = math.log(1 + self._count / seen) if seen else None
+        self._values[name] = value
+        return value
+
+    def __getitem__(self, name: str) -> float:
+        value = self._value(name) if isinstance(name, str) else None
+        if value is None:
+            raise KeyError(name)
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        self._parses.prefetch(self.rows_for(self._denied))  # every undecided name, in one spaCy call
+        names = dict.fromkeys([*self._used, *self._denied])
+        return iter([name for name in names if self._value(name) is not None])
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+def _uses(parse: ParseResult | None, name: str) -> bool:
+    """Whether ``parse`` has a record of ``name`` that is not negated (what the idf counts)."""
+    return parse is not None and any(r.symbol == name and not r.negated for r in parse.predicates)
+
+
+def _idf_of_parses(parses: Sequence[ParseResult | None]) -> dict[str, float]:
+    """The smoothed idf of each name a parse uses (a record not negated): log(1 + n / seen)."""
+    names = Counter(
+        name for parse in parses if parse is not None
+        for name in {record.symbol for record in parse.predicates if not record.negated}
+    )
+    count = len(parses)
+    return {name: math.log(1 + count / seen) for name, seen in names.items()}
+
+
 class CaptionCorpus:
     """Human captions with their embeddings (unit rows) and their parses.
 
     Args:
         embeddings: (n, d) rows, one per caption (normalised here).
         captions: the caption of each row ("" where a row has none).
-        parses: the parse of each caption, None where it has none.
+        parses: the parse of each caption, None where it has none: a list, or
+            :class:`LazyParses` that parse on demand (:meth:`from_index`).
         normalised: the rows are already of unit norm (a saved corpus: normalising twice is
             not bit-exact).
+        idf: the idf weights, when they come without the parses (:class:`IndexIdf`, from an
+            index's stored predicate sets); None: counted from the parses, all of them.
+
+    Attributes:
+        idf: the smoothed idf of each predicate name the captions use (a dict, or
+            :class:`IndexIdf`); ``unseen_idf`` that of a name none uses.
 
     Raises:
         RefineError: the lengths disagree, or the corpus has no parsed caption (E411).
@@ -93,7 +305,7 @@ class CaptionCorpus:
 
     def __init__(
         self, embeddings: Any, captions: Sequence[str], parses: Sequence[ParseResult | None],
-        *, normalised: bool = False,
+        *, normalised: bool = False, idf: IndexIdf | None = None,
     ) -> None:
         import torch
 
@@ -102,7 +314,9 @@ class CaptionCorpus:
             raise RefineError(Errors.E411.format(problem=(
                 f"{tuple(vectors.shape)} embeddings, {len(captions)} captions and {len(parses)} parses"
             )))
-        if not any(parse is not None and parse.predicates for parse in parses):
+        if idf is not None and idf.empty:
+            raise RefineError(Errors.E411.format(problem="no item of the index has a predicate"))
+        if idf is None and not any(parse is not None and parse.predicates for parse in parses):
             raise RefineError(Errors.E411.format(problem="no caption parses to a predicate"))
         from fortekit.search.stage1.rows import first_bad_row
 
@@ -111,15 +325,10 @@ class CaptionCorpus:
             raise RefineError(Errors.E411.format(problem=f"row {bad} holds NaN or an infinity"))
         self.embeddings = vectors if normalised else torch.nn.functional.normalize(vectors, dim=-1)
         self.captions = list(captions)
-        self.parses = list(parses)
-        names = Counter(
-            name for parse in self.parses if parse is not None
-            for name in {record.symbol for record in parse.predicates if not record.negated}
-        )
+        self.parses: Sequence[ParseResult | None] = parses if isinstance(parses, LazyParses) else list(parses)
         # Smoothed idf: a predicate no caption uses weighs like one used once.
-        count = len(self.parses)
-        self.idf = {name: math.log(1 + count / seen) for name, seen in names.items()}
-        self.unseen_idf = math.log(1 + count)
+        self.idf: Mapping[str, float] = idf if idf is not None else _idf_of_parses(self.parses)
+        self.unseen_idf = math.log(1 + len(self.parses))
         self._device_copies: dict[str, torch.Tensor] = {}
 
     def __len__(self) -> int:
@@ -159,14 +368,45 @@ class CaptionCorpus:
     def from_index(cls, index: AudioIndex, *, parser: CaptionParser | None = None) -> CaptionCorpus:
         """The index's item captions, with the items' own rows: the first pass's neighbours.
 
+        Nothing is parsed here: the parses are :class:`LazyParses` (a query parses only the
+        neighbours it reads, a batch in one spaCy call: :meth:`prefetch`), and the idf comes
+        from the index's stored predicate sets (:class:`IndexIdf`: the weights of parsing
+        every caption, when the index's sets were made by this parser). An index built
+        without parsing its captions has no stored sets: its captions are then all parsed
+        here, as before.
+
         Raises:
-            RefineError: the index holds no caption that parses (E411).
+            RefineError: no item of the index has a predicate, or no caption parses (E411).
+
+        Example:
+            >>> corpus = CaptionCorpus.from_index(index)  # doctest: +SKIP
+            >>> corpus.parses.parsed  # doctest: +SKIP
+            0
         """
         import numpy as np
 
         captions = [caption or "" for caption in index.captions]
         rows = np.array(index.embeddings, dtype=np.float32)
-        return cls(rows, captions, parse_captions_once(captions, parser))
+        parses = LazyParses(captions, parser)
+        idf = IndexIdf(index.predicate_sets, parses) if index.meta.parsed else None
+        return cls(rows, captions, parses, idf=idf)
+
+    def prefetch(self, rows: Iterable[int], names: Iterable[str] = ()) -> None:
+        """Parse, in one spaCy call, ``rows`` and the items the idf of ``names`` still needs.
+
+        What a batch of queries calls before it reads ``parses[row]`` and ``idf[name]``: its
+        neighbours' rows and its queries' predicate names. A corpus whose parses are all
+        made (:meth:`from_captions`, :meth:`load`) has nothing to do.
+
+        Example:
+            >>> corpus.prefetch([3, 14, 15], names=["Dog", "Barking"])  # doctest: +SKIP
+        """
+        if not isinstance(self.parses, LazyParses):
+            return
+        wanted = list(rows)
+        if isinstance(self.idf, IndexIdf):
+            wanted.extend(self.idf.rows_for(names))
+        self.parses.prefetch(wanted)
 
     def rows(self, device: str) -> torch.Tensor:
         """The embeddings on ``device`` (copied once per device)."""
@@ -198,6 +438,9 @@ class CaptionCorpus:
     def save(self, directory: str | os.PathLike[str]) -> Path:
         """Write ``corpus.safetensors`` (the rows) and ``corpus.jsonl`` (captions and parses).
 
+        Every parse is written: the captions of an index's corpus not parsed yet are parsed
+        first (one spaCy call).
+
         Example:
             >>> corpus.save("my_corpus")  # doctest: +SKIP
         """
@@ -205,6 +448,7 @@ class CaptionCorpus:
 
         from fortekit.safe_write import atomic_write, create_output_directory
 
+        self.prefetch(range(len(self)))
         target = create_output_directory(directory)
         rows = self.embeddings.contiguous()
         # Each file is written beside itself and renamed into place (fortekit.safe_write): a

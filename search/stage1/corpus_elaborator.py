@@ -9,8 +9,9 @@ by rank alone:
 - every other neighbour is a **near miss**: a caption of a similar sound that leaves out
   what the query asks for or contains what it excludes.
 
-phi+ are the nearest matching captions, phi- the nearest near misses (each parsed once,
-when the corpus was built: no parse at query time beyond the query's own). The pools
+phi+ are the nearest matching captions, phi- the nearest near misses (each parsed once:
+when the corpus was built, or, for an index's own corpus, the first time a query reads it,
+a batch's neighbours in one spaCy call). The pools
 hold only what the matching captions say about sounds like the query's (their
 descriptors and their (relation, place) pairs, most used first) and what near misses
 have that the query lacks (negation candidates), so every edit the search proposes is
@@ -34,7 +35,7 @@ Example:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -44,7 +45,7 @@ from fortekit.fol import CandidatePools
 from fortekit.fol.caption.result import ParseResult, PredicateRecord
 from fortekit.plugins.protocols import Elaboration
 from fortekit.search.stage1.corpus import CaptionCorpus
-from fortekit.search.stage1.feedback import DEFAULT_FEEDBACK, symbol_coverage
+from fortekit.search.stage1.feedback import DEFAULT_FEEDBACK, symbol_coverage, wanted_names
 from fortekit.search.stage1.pools import PoolSources, relation_pairs
 
 if TYPE_CHECKING:
@@ -100,7 +101,7 @@ def descriptors_of(parse: ParseResult) -> list[str]:
     ]
 
 
-def coverage_of(query: ParseResult, caption: ParseResult, idf: dict[str, float], unseen: float) -> float:
+def coverage_of(query: ParseResult, caption: ParseResult, idf: Mapping[str, float], unseen: float) -> float:
     """The idf-weighted share of the query's asserted unary predicates the caption asserts.
 
     0 when the caption asserts something the query denies (a dog barking *without* a man
@@ -228,10 +229,17 @@ class CorpusElaborator:
         max_negations: int = 6,
     ) -> list[Neighbourhood]:
         """One :class:`Neighbourhood` per query (parse and f_T(q) row, in order)."""
-        _, rows = self.corpus.neighbours(query_embeddings, self.neighbours)
+        from fortekit.fol import predicates
+
+        _, top = self.corpus.neighbours(query_embeddings, self.neighbours)
+        rows = top.tolist()
+        # The batch's neighbours and what its queries' idf needs, parsed in one spaCy call
+        # (an index's corpus parses its captions on demand; a caption corpus has them all).
+        names = {name for phi0 in parses for name in wanted_names(predicates(phi0.formula))}
+        self.corpus.prefetch([r for row in rows for r in row], names=names)
         sources = PoolSources.default()
         found: list[Neighbourhood] = []
-        for phi0, row in zip(parses, rows.tolist(), strict=True):
+        for phi0, row in zip(parses, rows, strict=True):
             matching: list[ParseResult] = []
             near_misses: list[ParseResult] = []
             for position in row:

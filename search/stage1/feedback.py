@@ -33,7 +33,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from fortekit._checks import check_int
@@ -46,15 +46,27 @@ if TYPE_CHECKING:
 
     from fortekit.fol.predicates import PredicateSymbol
 
-__all__ = ["DEFAULT_FEEDBACK", "FeedbackAnchors", "symbol_coverage"]
+__all__ = ["DEFAULT_FEEDBACK", "FeedbackAnchors", "symbol_coverage", "wanted_names"]
 
 #: k, coverage and weight, chosen on development data (Clotho development clips 1-2,000
 #: and AudioCaps val): docs/refine.md, "Feedback anchors".
 DEFAULT_FEEDBACK = {"k": 10, "coverage": 0.7, "weight": 0.2}
 
 
+def wanted_names(query: Iterable[PredicateSymbol]) -> set[str]:
+    """The names of the query's asserted unary predicates: those whose idf a coverage reads.
+
+    Example:
+        >>> from fortekit.fol.predicates import PredicateSymbol, Polarity
+        >>> sorted(wanted_names({PredicateSymbol("Dog", 1), PredicateSymbol("On", 2),
+        ...                      PredicateSymbol("Talking", 1, Polarity.NEGATIVE)}))
+        ['Dog']
+    """
+    return {s.name for s in query if not s.negated and s.arity == 1}
+
+
 def symbol_coverage(
-    query: frozenset[PredicateSymbol], item: frozenset[str], idf: dict[str, float], unseen: float
+    query: frozenset[PredicateSymbol], item: frozenset[str], idf: Mapping[str, float], unseen: float
 ) -> float:
     """The idf-weighted share of the query's asserted unary predicates the item asserts.
 
@@ -69,7 +81,7 @@ def symbol_coverage(
         >>> symbol_coverage(denied, frozenset({"Dog", "Barking", "Talking"}), {}, 1.0)
         0.0
     """
-    wanted = {s.name for s in query if not s.negated and s.arity == 1}
+    wanted = wanted_names(query)
     if not wanted or any(s.name in item for s in query if s.negated):
         return 0.0
     total = sum(idf.get(name, unseen) for name in wanted)
@@ -112,11 +124,7 @@ class FeedbackAnchors:
         self.k = k
         self.coverage = float(coverage)
         self.weight = float(weight)
-        self._said = [
-            frozenset(r.symbol for r in parse.predicates if not r.negated and not r.excluded)
-            if parse is not None else frozenset()
-            for parse in corpus.parses
-        ]
+        self._said: dict[int, frozenset[str]] = {}  # row -> what its caption asserts, when first read
 
     def __repr__(self) -> str:
         return f"FeedbackAnchors(k={self.k}, coverage={self.coverage}, weight={self.weight})"
@@ -132,12 +140,17 @@ class FeedbackAnchors:
         if not requests:
             return []
         queries = torch.stack([request.query_embedding for request in requests])
-        _, rows = self.corpus.neighbours(queries, self.k)
+        _, top = self.corpus.neighbours(queries, self.k)
+        rows = top.tolist()
+        # The batch's top items and what its queries' idf needs, parsed in one spaCy call (an
+        # index's corpus parses on demand; the corpus elaborator has usually parsed them already).
+        names = {name for request in requests for name in wanted_names(request.predicates)}
+        self.corpus.prefetch([r for row in rows for r in row], names=names)
         items = self.corpus.rows(str(queries.device))
         found: list[Anchors] = []
-        for request, row in zip(requests, rows.tolist(), strict=True):
+        for request, row in zip(requests, rows, strict=True):
             idf, unseen = self.corpus.idf, self.corpus.unseen_idf
-            shares = [symbol_coverage(request.predicates, self._said[r], idf, unseen) for r in row]
+            shares = [symbol_coverage(request.predicates, self._said_of(r), idf, unseen) for r in row]
             positive = [r for r, share in zip(row, shares, strict=True) if share >= self.coverage]
             negative = [r for r, share in zip(row, shares, strict=True) if share < self.coverage]
             denies = any(symbol.negated for symbol in request.predicates)
@@ -146,6 +159,16 @@ class FeedbackAnchors:
                 weight=0.0 if denies else self.weight,
             ))
         return found
+
+    def _said_of(self, row: int) -> frozenset[str]:
+        """What the caption of ``row`` asserts (its records neither negated nor excluded)."""
+        said = self._said.get(row)
+        if said is None:
+            parse = self.corpus.parses[row]
+            said = self._said[row] = frozenset(
+                r.symbol for r in parse.predicates if not r.negated and not r.excluded
+            ) if parse is not None else frozenset()
+        return said
 
 
 def _centre(items: torch.Tensor, rows: list[int]) -> torch.Tensor | None:
