@@ -4,7 +4,8 @@ What a Stage 1 refiner is made of depends on the collection: "auto" picks the co
 elaborator and feedback anchors when the index has item captions (lexical and none
 without); the corpus elaborator and the feedback anchors read the same parsed captions, so
 they are shared, and parsed on demand (a query reads only its neighbours). :func:`build_refiner`
-is that assembly; callers differ only in what they pass (``fol-refine`` its own anchor objects and a ``--corpus`` file).
+is that assembly; callers differ only in what they pass (``fol-refine`` its own anchor objects
+and a ``--corpus`` file).
 
 Example:
     >>> from fortekit.search.stage1.config import RefineConfig
