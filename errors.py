@@ -895,14 +895,15 @@ class Errors(metaclass=_Messages):
         "The {kind} plug-in {name!r} of the package {dist} (entry point {value!r}) is ignored: "
         "the name is already taken by {source}."
     )
-    W850 = (
-        "The Stage 2 head shipped for {backbone!r} was trained on {count} of these {total} test "
-        "captions (Clotho development clips 1-2,000): the row {row!r} is not a held-out figure. "
-        "Evaluate on captions the head never saw, or pass --projection none."
-    )
     W800 = (
         "{old} is deprecated and will be removed in the next release: it moved to {new}. "
         "Use {new} instead; until then {old} still works."
+    )
+    W850 = (
+        "The Stage 2 head shipped for {backbone!r} was trained on {count} of these {total} test "
+        "captions (Clotho development clips 1-2,000): the row {row!r} is not a held-out figure. "
+        "Evaluate on captions the head never saw (Clotho development clips 2,001-2,893, or another "
+        "collection)."
     )
 
 
@@ -1181,10 +1182,6 @@ class ProjectionError(FortekitError, ValueError):
 
 class PipelineDefaultsError(FortekitError, ValueError):
     """The table of default pipelines, a kind of index or a stage name is invalid (E420-E429)."""
-
-
-class DefaultPipelineWarning(FortekitWarning):
-    """A default stage measured on data it was trained on, or another caveat of the defaults (W850)."""
 
 
 class EvaluationError(FortekitError, ValueError):

@@ -91,8 +91,8 @@ def tiny_data(tmp_path_factory: pytest.TempPathFactory) -> Any:
                     top_n=3, device="cpu")
 
 
-@pytest.mark.parametrize("name", ["baseline", "S3-paper", "S3-polarity", "formula", "default",
-                                  "default+order"])
+@pytest.mark.parametrize("name", ["baseline", "S3-paper", "S3-polarity", "formula", "formula+S3", "default",
+                                  "formula+S3+order"])
 def test_every_system_scores_each_pair_in_its_own_order(tiny_data: Any, name: str) -> None:
     ranking = SYSTEMS[name].rank(tiny_data)
     assert ranking.scores is not None and ranking.scores.shape == ranking.order.shape
@@ -119,7 +119,7 @@ def a2t_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, A
         root = tmp_path_factory.mktemp("a2t-run")
         out = root / "out"
         assert main(["eval", "--beir", str(make_beir(root / "tiny")), "-o", str(out), "--device", "cpu",
-                     "--systems", "copy,S3-paper,default,default+order", "--by", "kind", "--no-umap"]) == 0
+                     "--systems", "copy,S3-paper,formula+S3,default+order", "--by", "kind", "--no-umap"]) == 0
     finally:
         del SYSTEMS["copy"]
     return out, json.loads((out / "metrics.json").read_text(encoding="utf-8"))
@@ -127,7 +127,7 @@ def a2t_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, A
 
 def test_both_directions_are_written_by_default(a2t_run: tuple[Path, dict[str, Any]]) -> None:
     out, metrics = a2t_run
-    names = ["baseline", "copy", "S3-paper", "default", "default+order"]
+    names = ["baseline", "copy", "S3-paper", "formula+S3", "formula+S3+order"]  # default+order: its old name
     assert metrics["directions"] == ["t2a", "a2t"] and list(metrics["a2t"]["systems"]) == names
     assert metrics["t2a"]["systems"] == metrics["systems"]  # the top level: text to audio, as before
     block = metrics["a2t"]
@@ -137,7 +137,7 @@ def test_both_directions_are_written_by_default(a2t_run: tuple[Path, dict[str, A
     assert block["chance"]["all"]["R@1"] == 0.25
     assert block["breakdown"]["kind"]["without"]["baseline"]["texts"] == 2
     assert block["breakdown"]["kind"]["without"]["baseline"]["items"] == 3  # d2 d4 d8
-    records = read_per_query(out / "per_query_a2t" / "default.jsonl")
+    records = read_per_query(out / "per_query_a2t" / "formula+S3.jsonl")
     assert [r["item_id"] for r in records] == ["d1", "d2", "d4", "d7", "d8"] and len(records[0]["top"]) == 4
     excluded = {"q1": "rain", "q3": "music"}  # the "without" queries' b
     denied = [CONCEPTS["d2"].get(excluded[q], 0) >= 1 for q in records[1]["top"] if q in excluded]
@@ -152,7 +152,7 @@ def test_identical_scores_give_identical_audio_to_text(a2t_run: tuple[Path, dict
     for name in ("nDCG@10", "AP", "R@1"):
         assert block["systems"]["copy"][name] == block["systems"]["baseline"][name]
         # no query states an order: the order check moves nothing, scores and a2t included
-        assert block["systems"]["default+order"][name] == block["systems"]["default"][name]
+        assert block["systems"]["formula+S3+order"][name] == block["systems"]["formula+S3"][name]
 
 
 def test_one_direction_writes_only_its_own(tmp_path: Path) -> None:

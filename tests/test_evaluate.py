@@ -36,7 +36,8 @@ def clotho() -> Path:
 def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     """One small run of every system, both directions, an alpha sweep and the UMAP plot."""
     out = tmp_path_factory.mktemp("eval") / "run"
-    code = main(["eval", "--test", str(clotho()), *QUICK, "--sweep", "alpha=0,0.5", "-o", str(out)])
+    code = main(["eval", "--test", str(clotho()), *QUICK, "--anchors", "bank,none,proxy,oracle", "--elaborator",
+                 "lexical", "--sweep", "alpha=0,0.5", "-o", str(out)])
     assert code == 0
     return out, json.loads((out / "metrics.json").read_text(encoding="utf-8"))
 
@@ -106,8 +107,8 @@ def test_a_rerun_reads_stage1_from_the_cache(
     with cached.open("a", encoding="utf-8") as handle:
         handle.write('{"i": 3, "query": "torn')  # an interrupted write: ignored
     capsys.readouterr()
-    code = main(["eval", "--test", str(clotho()), *QUICK, "--anchors", "bank", "--direction", "t2a",
-                 "--no-umap", "-o", str(rerun)])
+    code = main(["eval", "--test", str(clotho()), *QUICK, "--anchors", "bank", "--elaborator", "lexical",
+                 "--direction", "t2a", "--no-umap", "-o", str(rerun)])
     log = capsys.readouterr().out
     assert code == 0
     assert f"stage 1 [test-bank]: {N_TEST} queries, {N_TEST} from the cache" in log
@@ -164,14 +165,16 @@ def test_parse_sweep_and_anchors() -> None:
 def test_ablation_systems_cover_the_eight_combinations_once() -> None:
     systems = ablation_systems("proxy", ["proxy", "none", "bank"])
     names = [system.name for system in systems]
-    assert names[:8] == COMBINATIONS and len(set(names)) == len(names) == 8 + 4 + 2 + 4
+    assert names[:8] == COMBINATIONS and len(set(names)) == len(names) == 8 + 4 + 2 + 3 + 4
     switches = {(s.s1, s.s2, s.s3) for s in systems[:8]}
     assert len(switches) == 8
     assert all(s.anchors == "proxy" for s in systems[:12])
     assert [s.anchors for s in systems[12:14]] == ["none", "bank"]
     formula = {s.name: s for s in systems[14:]}
-    assert list(formula) == ["formula", "S1+formula", "S3-default", "default"]
-    assert formula["default"].formula and formula["default"].alpha == 0.03 and not formula["default"].s1
+    assert list(formula) == ["formula", "S1+formula", "S3-default", "default", "default-S1", "default-formula",
+                             "default-S3"]  # no head ships for this run's backbone: no Stage 2 in default
+    assert formula["default"].formula and formula["default"].alpha == 0.03 and formula["default"].s1
+    assert formula["default"].anchors == "default" and not formula["default"].s2
     assert not formula["S3-default"].formula and formula["S3-default"].s3 == "polarity"
 
 

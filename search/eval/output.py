@@ -97,8 +97,14 @@ def results_markdown(metrics: Mapping[str, Any], settings: Mapping[str, Any], se
         "ms / query: the query side (encoding, Stage 1, Stage 3 predicates) plus ranking and "
         "re-ranking; s / 1,000 items: the item side (encoding, Stage 2 projection, parsing the "
         "item caption for Stage 3). S1 rows after the first anchor setting reuse a warm text cache.",
+        "`default` is what `fortekit search` runs on a caption-indexed collection (docs/defaults.md: "
+        "Stage 1 with the corpus elaborator and feedback anchors, the Stage 2 head shipped for the "
+        "backbone, formula scoring, Stage 3 with alpha 0.03); `default-X` leaves the stage X out.",
         "",
     ]
+    shipped = metrics.get("shipped_head") or {}
+    if shipped.get("warning"):
+        lines += [f"**Warning.** {shipped['warning']}", ""]
     stage1 = metrics.get("stage1", {})
     if stage1:
         lines += ["## Stage 1", "", "| run | queries | refined | ms / query |", "|---|---|---|---|"]
