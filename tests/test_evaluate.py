@@ -36,8 +36,8 @@ def clotho() -> Path:
 def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     """One small run of every system, both directions, an alpha sweep and the UMAP plot."""
     out = tmp_path_factory.mktemp("eval") / "run"
-    code = main(["eval", "--test", str(clotho()), *QUICK, "--anchors", "bank,none,proxy,oracle", "--elaborator",
-                 "lexical", "--sweep", "alpha=0,0.5", "-o", str(out)])
+    code = main(["eval", "--test", str(clotho()), *QUICK, "--anchors", "bank,none,proxy,oracle",
+                 "--elaborator", "lexical", "--sweep", "alpha=0,0.5", "-o", str(out)])
     assert code == 0
     return out, json.loads((out / "metrics.json").read_text(encoding="utf-8"))
 
@@ -171,8 +171,8 @@ def test_ablation_systems_cover_the_eight_combinations_once() -> None:
     assert all(s.anchors == "proxy" for s in systems[:12])
     assert [s.anchors for s in systems[12:14]] == ["none", "bank"]
     formula = {s.name: s for s in systems[14:]}
-    assert list(formula) == ["formula", "S1+formula", "S3-default", "default", "default-S1", "default-formula",
-                             "default-S3"]  # no head ships for this run's backbone: no Stage 2 in default
+    assert list(formula) == ["formula", "S1+formula", "S3-default", "default", "default-S1",
+                             "default-formula", "default-S3"]  # no head ships for this run's backbone: no Stage 2 in default
     assert formula["default"].formula and formula["default"].alpha == 0.03 and formula["default"].s1
     assert formula["default"].anchors == "default" and not formula["default"].s2
     assert not formula["S3-default"].formula and formula["S3-default"].s3 == "polarity"

@@ -67,7 +67,8 @@ def test_search_is_organised_by_stage() -> None:
     packages = sorted(p.name for p in (REPO / "search").iterdir() if (p / "__init__.py").is_file())
     assert packages == ["cli", "eval", "formula", "index", "projection", "refine", "stage1"]
     flat = sorted(p.name for p in (REPO / "search").glob("*.py") if p.name not in MOVED)
-    assert flat == ["__init__.py", "defaults.py", "hits.py", "query_side.py", "rerank.py", "retriever.py", "stages.py"]
+    assert flat == ["__init__.py", "defaults.py", "hits.py", "query_side.py", "rerank.py", "retriever.py",
+                    "stages.py"]
 
 
 @pytest.mark.parametrize("name", sorted(MOVED))

@@ -199,8 +199,8 @@ def _shipped_head(run: CaptionBenchmark, settings: EvalSettings) -> bool:
     overlap = training_overlap(settings.backbone, captions)
     summary: dict[str, Any] = {"backbone": settings.backbone, "test_captions_seen_in_training": overlap}
     if overlap:
-        summary["warning"] = Errors.W850.format(backbone=settings.backbone, count=overlap, total=len(captions),
-                                                row="default")
+        summary["warning"] = Errors.W850.format(backbone=settings.backbone, count=overlap,
+                                                total=len(captions), row="default")
         run.log(f"warning: {summary['warning']}")
     run.summary["shipped_head"] = summary
     return True
