@@ -171,8 +171,9 @@ def test_ablation_systems_cover_the_eight_combinations_once() -> None:
     assert all(s.anchors == "proxy" for s in systems[:12])
     assert [s.anchors for s in systems[12:14]] == ["none", "bank"]
     formula = {s.name: s for s in systems[14:]}
+    # shipped_head left False: the default has no Stage 2, so no default-S2 row
     assert list(formula) == ["formula", "S1+formula", "S3-default", "default", "default-S1",
-                             "default-formula", "default-S3"]  # no head ships for this run's backbone: no Stage 2 in default
+                             "default-formula", "default-S3"]
     assert formula["default"].formula and formula["default"].alpha == 0.03 and formula["default"].s1
     assert formula["default"].anchors == "default" and not formula["default"].s2
     assert not formula["S3-default"].formula and formula["S3-default"].s3 == "polarity"
