@@ -89,7 +89,10 @@ def add_eval_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     model.add_argument("--tau", type=float, default=0.2, help="Stage 1 tau (default 0.2)")
     model.add_argument("--epochs", type=int, default=20, help="Stage 2 epochs (default 20)")
     model.add_argument("--batch-size", type=int, default=128, help="Stage 2 batch size (default 128)")
-    model.add_argument("--alpha", type=float, default=0.3, help="Stage 3 weight of s_pred (default 0.3)")
+    model.add_argument("--alpha", type=float,
+                       help="Stage 3 weight of s_pred: with --test, of the S3 rows (default 0.03, Stage 3's "
+                       "default, as fortekit search runs it; the paper's 0.3 on request); with --beir, of "
+                       "S3-paper and S3-polarity (default 0.3)")
     model.add_argument("--top-n", type=int, default=50, help="Stage 3 re-ranks the top N (default 50)")
     model.add_argument("--seed", type=int, default=0, help="Stage 2 and UMAP seed (default 0)")
     report = parser.add_argument_group("report")
@@ -138,6 +141,7 @@ def run_eval(args: argparse.Namespace, out: TextIO) -> int:
         if args.beir is not None:
             return _run_beir(args, log)
         from fortekit.search.eval.evaluate import EvalSettings, parse_sweep, run_evaluation
+        from fortekit.search.rerank import DEFAULT_ALPHA
         from fortekit.search.eval.stage1 import parse_anchors
         from fortekit.search.stage1.config import RefineConfig
 
@@ -160,7 +164,7 @@ def run_eval(args: argparse.Namespace, out: TextIO) -> int:
             elaborator=args.elaborator,
             search=RefineConfig.online(beam_width=args.beam_width, max_depth=args.max_depth, lam=args.lam,
                                        beta=args.beta, tau=args.tau),
-            alpha=args.alpha, top_n=args.top_n,
+            alpha=DEFAULT_ALPHA if args.alpha is None else args.alpha, top_n=args.top_n,
             directions=("t2a", "a2t") if args.direction == "both" else (args.direction,),
             sweeps=tuple(parse_sweep(spec) for spec in args.sweep), umap=not args.no_umap, seed=args.seed,
         )
@@ -239,7 +243,8 @@ def _run_beir(args: argparse.Namespace, log: Callable[[str], None]) -> int:
         projection=args.projection, formula=FormulaScoringConfig(**formula),
         search=RefineConfig.online(beam_width=args.beam_width, max_depth=args.max_depth, lam=args.lam,
                                    beta=args.beta, tau=args.tau),
-        alpha=args.alpha, top_n=args.top_n, limit_queries=args.limit_queries, umap=not args.no_umap,
+        alpha=0.3 if args.alpha is None else args.alpha, top_n=args.top_n, limit_queries=args.limit_queries,
+        umap=not args.no_umap,
         directions=("t2a", "a2t") if args.direction == "both" else (args.direction,),
     )
     result = run_beir_evaluation(settings, log=log)

@@ -81,7 +81,7 @@ class EvalSettings:
     anchors: tuple[str, ...] = ("feedback", "none")
     elaborator: str = "corpus"
     search: RefineConfig = field(default_factory=RefineConfig.online)
-    alpha: float = 0.3
+    alpha: float = 0.03
     top_n: int = 50
     directions: tuple[str, ...] = ("t2a", "a2t")
     sweeps: tuple[tuple[str, tuple[float, ...]], ...] = ()
