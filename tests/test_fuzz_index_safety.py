@@ -349,7 +349,8 @@ def test_an_unnormalised_index_ranks_by_cosine_on_every_path(tmp_path: Path, min
         assert torch.equal(found, want_rows) and torch.allclose(scores, want_scores, atol=1e-6)
         torch.testing.assert_close(index.embedding_tensor("cpu"), unit.embedding_tensor("cpu"))
         for formula in (None, FormulaScoringConfig()):  # the first pass alone, and formula scoring's
-            retriever = Retriever(index, minilm, formula=formula, rerank=None, device="cpu")
+            retriever = Retriever(index, minilm, stage1=None, projection=None, formula=formula, rerank=None,
+                                  device="cpu")
             scores, found = retriever.rank(query, [None], k=4)
             assert torch.equal(found, want_rows), f"Retriever ranks by dot product ({formula})"
             assert torch.allclose(scores, want_scores, atol=1e-6)

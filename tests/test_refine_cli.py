@@ -227,7 +227,7 @@ def test_index_ranking_with_proxy_anchors(clotho_index: ClothoIndex, workdir: Pa
     status, _, err = run(
         str(queries), "--text-column", "caption_2", "--index", str(directory), "-k", "5",
         "--anchors", "proxy",
-        "--query-vector", "verbalised", "--formula-scoring", "off", "--stage3", "off",
+        "--query-vector", "verbalised", "--formula-scoring", "off", "--stage3", "off", "--projection", "none",
         "-o", str(output), *SMALL,
     )
     assert status == 0, err

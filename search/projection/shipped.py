@@ -70,7 +70,7 @@ def caption_hash(caption: str) -> str:
 
     Example:
         >>> caption_hash("A dog barks")
-        '7ddab3daeae1dc59'
+        '358c5547b62d9394'
     """
     return hashlib.sha256(normalise_caption(caption).encode("utf-8")).hexdigest()[:HASH_CHARS]
 
