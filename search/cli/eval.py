@@ -141,8 +141,8 @@ def run_eval(args: argparse.Namespace, out: TextIO) -> int:
         if args.beir is not None:
             return _run_beir(args, log)
         from fortekit.search.eval.evaluate import EvalSettings, parse_sweep, run_evaluation
-        from fortekit.search.rerank import DEFAULT_ALPHA
         from fortekit.search.eval.stage1 import parse_anchors
+        from fortekit.search.rerank import DEFAULT_ALPHA
         from fortekit.search.stage1.config import RefineConfig
 
         for name in ("n_train", "limit_test", "limit_train", "threads", "epochs", "batch_size", "top_n"):
