@@ -901,7 +901,7 @@ class Errors(metaclass=_Messages):
     )
     W850 = (
         "The Stage 2 head shipped for {backbone!r} was trained on {count} of these {total} test "
-        "captions (Clotho development clips 1-2,000): the row {row!r} is not a held-out figure. "
+        "clips (Clotho development clips 1-2,000): the row {row!r} is not a held-out figure. "
         "Evaluate on captions the head never saw (Clotho development clips 2,001-2,893, or another "
         "collection)."
     )

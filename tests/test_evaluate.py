@@ -60,6 +60,14 @@ def test_metrics_have_every_combination_with_five_metrics_and_p_values(quick_run
     assert metrics["stage2"]["train_items"] == 60
 
 
+def test_the_default_row_is_marked_when_the_shipped_head_saw_its_clips(quick_run: tuple[Path, dict]) -> None:
+    out, metrics = quick_run  # Clotho development clips 61-80: inside the shipped head's clips 1-2,000
+    assert metrics["shipped_head"]["test_clips_seen_in_training"] == N_TEST
+    assert "default" in metrics["t2a"]["systems"] and "default-S2" in metrics["t2a"]["systems"]
+    results = (out / "results.md").read_text(encoding="utf-8")
+    assert "[W850]" in results and "is not a held-out figure" in results
+
+
 def test_writes_the_table_the_figures_and_a_reproducible_config(quick_run: tuple[Path, dict]) -> None:
     out, metrics = quick_run
     for name in ("ablation.png", "ablation_a2t.png", "modality_gap.png", "sweep_alpha.png"):
