@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from fortekit.errors import Errors, PipelineDefaultsError
 
@@ -80,10 +80,7 @@ class KindDefaults:
         Raises:
             PipelineDefaultsError: an unknown stage (E422).
         """
-        for stage in self.stages:
-            if stage.name == name:
-                return stage
-        raise PipelineDefaultsError(Errors.E422.format(name=name, options=", ".join(STAGES)))
+        return _by_name(self.stages, name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +115,17 @@ class StageState:
         return f"{self.name:<12} {state}{detail}  ({self.source}: {self.why})"
 
 
+_Stage = TypeVar("_Stage", StageDefault, StageState)
+
+
+def _by_name(stages: tuple[_Stage, ...], name: str) -> _Stage:
+    """The stage called ``name`` (E422 for a name that is no stage)."""
+    for stage in stages:
+        if stage.name == name:
+            return stage
+    raise PipelineDefaultsError(Errors.E422.format(name=name, options=", ".join(STAGES)))
+
+
 @dataclass(frozen=True, slots=True)
 class Pipeline:
     """The stages one retriever runs, each with its reason.
@@ -146,10 +154,7 @@ class Pipeline:
         Raises:
             PipelineDefaultsError: an unknown stage (E422).
         """
-        for stage in self.stages:
-            if stage.name == name:
-                return stage
-        raise PipelineDefaultsError(Errors.E422.format(name=name, options=", ".join(STAGES)))
+        return _by_name(self.stages, name)
 
     def replace(self, name: str, on: bool, why: str, detail: str = "") -> Pipeline:
         """The same pipeline with the stage ``name`` switched by the caller."""
