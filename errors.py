@@ -883,8 +883,85 @@ class Errors(metaclass=_Messages):
         "`fortekit caption {quoted}`."
     )
 
+    # --- E790-E819: `fortekit serve`: the HTTP API, its limits, audio files, the evaluation page ---
+    E790 = (
+        "fortekit serve needs the optional packages {missing}, which are not installed. Install the "
+        "extra with `pip install 'fortekit[serve]'` (bash scripts/setup.sh test installs it too)."
+    )
+    E791 = (
+        "The request body is not a JSON object: {problem}. Send JSON such as "
+        "{{\"query\": \"rain on a roof\", \"k\": 10}} with Content-Type: application/json; "
+        "the fields of every route are described at /openapi.json (and /docs)."
+    )
+    E792 = (
+        "{where}: {problem}. Valid fields of {route}: {fields}; see /openapi.json (and /docs)."
+    )
+    E793 = (
+        "The request body holds {size} bytes; this server accepts at most {limit} "
+        "(fortekit serve --max-body-bytes). Send fewer or shorter queries per request."
+    )
+    E794 = (
+        "{count} queries in one request; this server accepts at most {limit} per request "
+        "(fortekit serve --max-batch). Split the batch into several requests."
+    )
+    E795 = (
+        "No item {item_id!r} in this index ({count} items). Item ids are the `id` of the hits of "
+        "/v1/search; an id holding '/' is sent percent-encoded (%2F)."
+    )
+    E796 = (
+        "The item {item_id!r} has no audio file registered in the index (its items were indexed "
+        "from captions). Only the files an index registers are served; build the index over the "
+        "audio files (fortekit index build DIR) to listen to its items."
+    )
+    E797 = (
+        "The audio file of the item {item_id!r} is not served: {reason}. Only regular files inside "
+        "the folders the index was built from ({roots}) are served, and only by item id. Rebuild the "
+        "index, or name the folder that holds the audio with `fortekit serve --audio-root DIR`."
+    )
+    E798 = (
+        "No route {method} {path}. Routes: {routes}. The API is described at /openapi.json (and /docs)."
+    )
+    E799 = (
+        "The route {path} does not answer {method}; it answers {allowed}."
+    )
+    E800 = (
+        "{path} is not an output folder of `fortekit eval --beir`: {problem}. Pass the -o folder of "
+        "a `fortekit eval --beir ...` run (it holds config.json, metrics.json and per_query/)."
+    )
+    E801 = (
+        "The collection {path} that the run {run} evaluated cannot be read: {problem}. Pass the "
+        "collection's folder with `fortekit serve --eval {run} --eval-collection DIR`."
+    )
+    E802 = (
+        "The evaluation run has no system {name!r}. Its systems: {options}."
+    )
+    E803 = (
+        "fortekit serve needs --index DIR (the search page and API), --eval RUN_DIR (the evaluation "
+        "page), or both."
+    )
+    E804 = (
+        "Cannot listen on {host}:{port}: {problem}. Choose another port with --port, or stop the "
+        "program that holds this one."
+    )
+    E805 = (
+        "The server could not answer this request ({kind}); its log says more under the request id "
+        "{request_id}. This is a bug in fortekit if the request was valid: please report it with the "
+        "request."
+    )
+    E806 = (
+        "{waiting} searches are waiting, the most this server queues (fortekit serve --max-queue). "
+        "Retry in a moment, or send several queries in one request (\"queries\": [...])."
+    )
+    E807 = (
+        "The server's {name} must be {expected}; got {value!r}."
+    )
+    E808 = (
+        "The evaluation run has no query {query_id!r} ({count} queries). Query ids are those of "
+        "/v1/eval/queries."
+    )
+
     # --- warnings (W001-W099 the formula language, W200-W299 plug-ins, W800-W849 deprecations,
-    # W850-W869 the default pipeline and its evaluation) ---
+    # W850-W869 the default pipeline and its evaluation, W870-W879 fortekit serve) ---
     W001 = (
         "The formula {formula!r} leaves {names} free although a quantifier binds the "
         "same name elsewhere: a quantifier without brackets or a dot scopes only over "
@@ -904,6 +981,11 @@ class Errors(metaclass=_Messages):
         "clips (Clotho development clips 1-2,000): the row {row!r} is not a held-out figure. "
         "Evaluate on captions the head never saw (Clotho development clips 2,001-2,893, or another "
         "collection)."
+    )
+    W870 = (
+        "fortekit serve listens on {host}:{port}, an address other machines can reach: anyone who "
+        "reaches it can search the index and play its audio files. It has no authentication; put it "
+        "behind a proxy that has, or serve on 127.0.0.1 (the default)."
     )
 
 
@@ -1203,6 +1285,18 @@ class SpeechSynthMissingError(SoundGenError, FileNotFoundError):
 
 
 # --- the small CLAP and the tagger: codes E570-E589 (their files raise ModelNotFoundError/ModelLoadError) ---
+
+
+class ServeError(FortekitError, ValueError):
+    """``fortekit serve`` cannot start as asked, or a request cannot be answered (E790-E819).
+
+    Attributes:
+        status: the HTTP status the API answers with.
+    """
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 class SoundClapError(FortekitError, ValueError):

@@ -29,6 +29,9 @@ apt_packages=()
 "$python" -c 'import venv, ensurepip' >/dev/null 2>&1 || apt_packages+=(python3-venv)
 [ -f /usr/share/wordnet/data.noun ] || apt_packages+=(wordnet-base)
 command -v espeak-ng >/dev/null 2>&1 || apt_packages+=(espeak-ng)
+# The browser tests of `fortekit serve`'s pages drive Debian's chromium headless (never a
+# browser download); only the test set-up needs it.
+if [ "$extras" = "test" ] && ! command -v chromium >/dev/null 2>&1; then apt_packages+=(chromium); fi
 if ((${#apt_packages[@]})); then
     sudo=""
     [ "$(id -u)" -eq 0 ] || sudo="sudo"

@@ -234,7 +234,7 @@ class Retriever:
     def with_stages(
         self, *, formula: FormulaScoringConfig | None = _KEEP, rerank: Reranker | None = _KEEP,
         projection: str | os.PathLike[str] | None = _KEEP, candidates: int = _KEEP,
-        evidence: LabelEvidence | None = _KEEP,
+        evidence: LabelEvidence | None = _KEEP, refiner: Refiner | None = _KEEP,
     ) -> Retriever:
         """A retriever over the same index, backbone, text cache and query side, other ranking stages.
 
@@ -248,6 +248,9 @@ class Retriever:
             projection: a Stage 2 head file, or None for none (left out: as here).
             candidates: first-pass items re-scored per query (left out: as here).
             evidence: a ``LabelEvidence`` for the index's items, or None for none (left out: as here).
+            refiner: a Stage 1 :class:`~fortekit.search.stage1.beam.Refiner` over the same backbone,
+                or None to switch Stage 1 off (left out: as here). ``fortekit serve`` switches
+                Stage 1 per request this way.
 
         Returns:
             The new :class:`Retriever`.
@@ -268,6 +271,9 @@ class Retriever:
         if rerank is not _KEEP:
             other.reranker = rerank
             other.pipeline = other.pipeline.replace("stage3", rerank is not None, "with_stages(rerank=...)")
+        if refiner is not _KEEP:
+            other.refiner = refiner
+            other.pipeline = other.pipeline.replace("stage1", refiner is not None, "with_stages(refiner=...)")
         if candidates is not _KEEP:
             other.candidates = _check_count(candidates, "candidates")
         if projection is not _KEEP and projection != self.projection:

@@ -13,7 +13,7 @@ import pytest
 
 # The `minilm` and `cafe` fixtures (a small caption index), shared by the Retriever's tests.
 # `trained_clap`: a 200-clip generated collection and the small CLAP trained on it, once a session.
-pytest_plugins = ["cafe_fixtures", "soundclap_fixtures"]
+pytest_plugins = ["cafe_fixtures", "soundclap_fixtures", "serve_fixtures"]
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"

@@ -44,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     from fortekit.search.cli.projection import add_projection_commands
     from fortekit.search.cli.relations import add_relations_commands
     from fortekit.search.cli.search import add_search_command
+    from fortekit.search.cli.serve import add_serve_command
     from fortekit.search.cli.vocab import add_vocab_commands
 
     parser = argparse.ArgumentParser(
@@ -64,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_eval_commands(commands)
     add_relations_commands(commands)
     add_search_command(commands)
+    add_serve_command(commands)
     add_bench_commands(commands)
     return parser
 

@@ -1,0 +1,166 @@
+"""``fortekit serve``: load an index once and answer searches over HTTP, with a search and an eval page.
+
+Example:
+    $ fortekit serve --index clips.index
+    $ fortekit serve --index clips.index --port 8080 --stage1 off
+    $ fortekit serve --eval runs/negation --eval-collection ../shared/data/negation/audiocaps_test
+"""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from fortekit.search.cli.common import (
+    add_index_option,
+    add_stage1_option,
+    add_stage_switches,
+    projection_value,
+    switch_value,
+)
+
+__all__ = ["add_serve_command", "run_serve"]
+
+#: The addresses that only this machine reaches; any other --host is said aloud (W870).
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def add_serve_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``fortekit serve`` on the ``fortekit`` sub-parsers.
+
+    Example:
+        >>> parser = argparse.ArgumentParser(prog="fortekit")
+        >>> add_serve_command(parser.add_subparsers(dest="command"))
+        >>> args = parser.parse_args(["serve", "--index", "idx"])
+        >>> args.host, args.port, args.stage1, args.max_batch
+        ('127.0.0.1', 8000, 'auto', 64)
+    """
+    from fortekit.search.serve.limits import ServeLimits
+
+    limits = ServeLimits()
+    parser = commands.add_parser(
+        "serve",
+        help="answer searches over HTTP with a results page (needs fortekit[serve])",
+        description="Load an index, its backbone and the parser once, then answer over HTTP: the API under "
+        "/v1 (POST /v1/search, GET /v1/items/ID, GET /v1/items/ID/audio, /v1/info, /v1/health; "
+        "described at /openapi.json and /docs), the search page at / and, with --eval, the evaluation "
+        "page at /eval. Listens on 127.0.0.1 unless --host says otherwise. Each request may switch "
+        "Stage 1, formula scoring and Stage 3; the switches below set what 'auto' means. Needs the "
+        "extra: pip install 'fortekit[serve]'. See docs/serve.md.",
+    )
+    add_index_option(parser, type=Path, help="the index to search (written by `fortekit index build`)")
+    parser.add_argument("--eval", dest="eval_run", type=Path, metavar="RUN_DIR",
+                        help="an output folder of `fortekit eval --beir`, shown at /eval")
+    parser.add_argument("--eval-collection", type=Path, metavar="DIR",
+                        help="the collection that run evaluated (default: the one its config.json names)")
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="the address to listen on (default: 127.0.0.1, this machine only)")
+    parser.add_argument("--port", type=int, default=8000, help="the port (default: 8000; 0: any free one)")
+    parser.add_argument("--audio-root", action="append", type=Path, metavar="DIR",
+                        help="a folder audio files may be served from (repeatable; default: the folders "
+                        "of the files the index registers); relative paths in the index are read from "
+                        "the first")
+    stages = parser.add_argument_group("stages (each request may switch them)")
+    add_stage1_option(stages, choices=("auto", "off", "online", "offline"),
+                      help="refine each query first (Stage 1); auto: the index kind's default")
+    add_stage_switches(stages)
+    stages.add_argument("--device", default="auto", help="auto (CUDA when present), cpu, cuda, cuda:N")
+    bounds = parser.add_argument_group("limits of one request")
+    bounds.add_argument("--max-body-bytes", type=int, default=limits.max_body_bytes, metavar="N",
+                        help=f"the largest request body (default: {limits.max_body_bytes})")
+    bounds.add_argument("--max-batch", type=int, default=limits.max_batch, metavar="N",
+                        help=f"queries per request (default: {limits.max_batch})")
+    bounds.add_argument("--max-k", type=int, default=limits.max_k, metavar="N",
+                        help=f"hits per query (default: {limits.max_k})")
+    bounds.add_argument("--max-queue", type=int, default=limits.max_queue, metavar="N",
+                        help=f"searches waiting at once before 503 (default: {limits.max_queue})")
+    parser.add_argument("--log-level", choices=["critical", "error", "warning", "info", "debug"],
+                        default="info", help="the server's log level (default: info)")
+    parser.set_defaults(handler=run_serve)
+
+
+def run_serve(args: argparse.Namespace, out: TextIO) -> int:
+    """Handler of ``fortekit serve``: serve until interrupted; 2 when it cannot start.
+
+    Returns:
+        0 after a clean stop; 2 (a coded message on stderr) for a missing extra, an index or run
+        that cannot be read, or an address that cannot be listened on.
+    """
+    from fortekit.errors import Errors, FortekitError, ServeError
+
+    try:
+        from fortekit.search.serve.app import require_serve_extra
+
+        require_serve_extra()
+        if args.index is None and args.eval_run is None:
+            raise ServeError(Errors.E803)
+        listener = _listen(args.host, args.port)
+        app = _make_app(args, out)
+    except FortekitError as exc:
+        print(f"fortekit serve: {exc}", file=sys.stderr)
+        return 2
+    host, port = listener.getsockname()[:2]
+    if args.host not in LOOPBACK:
+        print(f"fortekit serve: {Errors.W870.format(host=host, port=port)}", file=sys.stderr)
+    shown = f"[{host}]" if ":" in host else host
+    print(f"fortekit serve: http://{shown}:{port}/ (API: /v1, described at /docs; Ctrl-C stops)", file=out)
+    out.flush()
+    _run_uvicorn(app, listener, args.log_level)
+    return 0
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A socket bound to (host, port), or a coded error (E804) instead of uvicorn's exit."""
+    from fortekit.errors import Errors, ServeError
+
+    if not 0 <= port <= 65535:
+        raise ServeError(Errors.E804.format(host=host, port=port, problem="a port is from 0 to 65535"))
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        listener = socket.socket(family, socket.SOCK_STREAM)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind((host, port))
+    except OSError as exc:
+        raise ServeError(Errors.E804.format(host=host, port=port, problem=exc.strerror or exc)) from None
+    listener.listen(128)
+    listener.set_inheritable(True)
+    return listener
+
+
+def _make_app(args: argparse.Namespace, out: TextIO) -> Any:
+    from fortekit.search.retriever import build_retriever
+    from fortekit.search.serve.app import create_app
+    from fortekit.search.serve.limits import ServeLimits
+    from fortekit.search.serve.service import SearchService
+
+    limits = ServeLimits(max_body_bytes=args.max_body_bytes, max_batch=args.max_batch, max_k=args.max_k,
+                         max_queue=args.max_queue)
+    service = None
+    if args.index is not None:
+        print(f"fortekit serve: loading {args.index} ...", file=out)
+        out.flush()
+        retriever = build_retriever(
+            args.index, stage1=args.stage1, projection=projection_value(args.projection),
+            formula_scoring=switch_value(args.formula_scoring), stage3=switch_value(args.stage3),
+            order_check=switch_value(args.order_check), device=args.device,
+        )
+        service = SearchService(retriever, limits=limits, audio_roots=args.audio_root, index_path=args.index)
+        service.search(["warm up"], k=1)  # the first request then finds every model loaded
+        print(f"fortekit serve: {retriever!r}", file=out)
+    run = None
+    if args.eval_run is not None:
+        from fortekit.search.serve.eval_run import EvalRun
+
+        run = EvalRun.load(args.eval_run, collection=args.eval_collection)
+    return create_app(service, eval_run=run, limits=limits)
+
+
+def _run_uvicorn(app: Any, listener: socket.socket, log_level: str) -> None:
+    import uvicorn
+
+    config = uvicorn.Config(app, log_level=log_level, access_log=log_level in ("info", "debug"),
+                            timeout_graceful_shutdown=5)
+    uvicorn.Server(config).run(sockets=[listener])

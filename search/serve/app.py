@@ -1,0 +1,208 @@
+"""The HTTP side of ``fortekit serve``: the versioned API (``/v1/...``), the pages and their files.
+
+Routes (OpenAPI at ``/openapi.json``, browsable at ``/docs``):
+
+- ``POST /v1/search``: a query or a batch, ``k``, the stage switches and ``explain``; answers
+  ``{"results": [SearchResult.to_dict(), ...], "pipeline": ..., "took_ms": ...}``;
+- ``GET /v1/items/{id}`` and ``GET /v1/items/{id}/audio`` (only files the index registers,
+  with range requests);
+- ``GET /v1/stage1/tree?query=...``: Stage 1's search tree, as text;
+- ``GET /v1/health``, ``GET /v1/info``;
+- ``GET /v1/eval``, ``/v1/eval/queries``, ``/v1/eval/queries/{query_id}``: a ``fortekit eval
+  --beir`` run (with ``--eval``);
+- ``/`` (the search page), ``/eval`` (the evaluation page), ``/static/{file}``.
+
+Every error is JSON, ``{"error": {"code": "E792", "status": 422, "message": "[E792] ..."}}``,
+with a 4xx status for a bad request and no traceback, in the answer or in the log
+(:mod:`fortekit.search.serve.errors_http`).
+
+Example:
+    >>> from fastapi.testclient import TestClient  # doctest: +SKIP
+    >>> client = TestClient(create_app(SearchService.open("clips.index")))  # doctest: +SKIP
+    >>> answer = client.post("/v1/search", json={"query": "rain on a roof", "k": 2})  # doctest: +SKIP
+    >>> answer.json()["results"][0]["hits"][0]["id"]  # doctest: +SKIP
+    'clip3'
+"""
+
+import time
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fortekit.errors import Errors, ServeError
+from fortekit.search.serve.limits import ServeLimits, StageSwitches
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+    from fortekit.search.serve.eval_run import EvalRun
+    from fortekit.search.serve.service import SearchService
+
+__all__ = ["PAGES", "STATIC_FILES", "create_app", "require_serve_extra"]
+
+#: The files under ``/static/``: the only ones served, by name (no path is ever read from a request).
+STATIC_FILES: dict[str, str] = {
+    "app.js": "text/javascript; charset=utf-8", "eval.js": "text/javascript; charset=utf-8",
+    "style.css": "text/css; charset=utf-8", "index.html": "text/html; charset=utf-8",
+    "eval.html": "text/html; charset=utf-8",
+}
+#: The pages, by route.
+PAGES = {"/": "index.html", "/eval": "eval.html"}
+
+
+def require_serve_extra() -> None:
+    """Check that the ``serve`` extra (FastAPI, uvicorn) is installed.
+
+    Raises:
+        ServeError: a package is missing (E790).
+
+    Example:
+        >>> require_serve_extra()
+    """
+    from importlib.util import find_spec
+
+    missing = [name for name in ("fastapi", "uvicorn") if find_spec(name) is None]
+    if missing:
+        raise ServeError(Errors.E790.format(missing=", ".join(missing)))
+
+
+def static_dir() -> Path:
+    """The folder of the pages' files, inside the installed package."""
+    return Path(str(resources.files("fortekit.search.serve").joinpath("static")))
+
+
+def create_app(service: "SearchService | None" = None, *, eval_run: "EvalRun | None" = None,
+               limits: ServeLimits | None = None) -> "FastAPI":
+    """The ASGI app of ``fortekit serve``.
+
+    Args:
+        service: the warm search service (None: no index, only the evaluation page).
+        eval_run: a ``fortekit eval --beir`` run for the evaluation page (None: no such page).
+        limits: the request bounds (default: the service's, else :class:`ServeLimits`'s).
+
+    Returns:
+        A FastAPI app; run it with uvicorn (``fortekit serve`` does).
+
+    Raises:
+        ServeError: the ``serve`` extra is missing (E790), or neither service nor run (E803).
+    """
+    require_serve_extra()
+    if service is None and eval_run is None:
+        raise ServeError(Errors.E803)
+    from fastapi import FastAPI, Query
+    from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Response
+
+    from fortekit import __version__
+    from fortekit.search.serve.errors_http import install_error_handling
+    from fortekit.search.serve.schemas import SearchRequest
+    from fortekit.search.serve.service import versions
+
+    limits = limits or (service.limits if service is not None else ServeLimits())
+
+    app = FastAPI(
+        title="fortekit", version=__version__,
+        description="FOL-guided text-to-audio retrieval: search an index, read its items, play their audio.",
+    )
+    install_error_handling(app, limits)
+    started = time.time()
+
+    def need_service() -> "SearchService":
+        if service is None:
+            raise ServeError(Errors.E803, status=404)
+        return service
+
+    def need_run() -> "EvalRun":
+        if eval_run is None:
+            raise ServeError(Errors.E800.format(path="(none)", problem="this server was started without "
+                                                "--eval RUN_DIR"), status=404)
+        return eval_run
+
+    @app.post("/v1/search", tags=["search"], summary="Rank the index for a query or a batch")
+    def search(request: SearchRequest) -> JSONResponse:
+        """What ``Retriever.search`` returns for the queries, with the pipeline that ran."""
+        clock = time.perf_counter()
+        queries = [request.query] if request.query is not None else list(request.queries or [])
+        switches = StageSwitches(request.stage1, request.formula_scoring, request.stage3)
+        results, pipeline = need_service().search(queries, k=request.k, switches=switches,
+                                                  explain=request.explain)
+        return JSONResponse({
+            "results": [result.to_dict() for result in results], "pipeline": pipeline.to_dict(),
+            "took_ms": round((time.perf_counter() - clock) * 1000, 3),
+        })
+
+    @app.get("/v1/items/{item_id:path}/audio", tags=["items"], summary="An item's audio file",
+             response_class=FileResponse)
+    def item_audio(item_id: str) -> Response:
+        """The file the index registers for the item; range requests are answered (206)."""
+        found = need_service()
+        path = found.audio_file(item_id)
+        return FileResponse(path, media_type=found.audio.media_type(path),
+                            headers={"Cache-Control": "private, max-age=3600"})
+
+    @app.get("/v1/items/{item_id:path}", tags=["items"], summary="An item's caption, formula and audio")
+    def item(item_id: str) -> JSONResponse:
+        """The caption, Π(caption), the stored predicates and the audio's URL (or null)."""
+        return JSONResponse(need_service().item(item_id))
+
+    @app.get("/v1/stage1/tree", tags=["search"], summary="Stage 1's search tree for a query",
+             response_class=PlainTextResponse)
+    def stage1_tree(query: str = Query(..., max_length=100_000)) -> PlainTextResponse:
+        """The tree ``fol-refine --explain`` prints: each edit, its objective, kept or pruned."""
+        return PlainTextResponse(need_service().stage1_tree(query))
+
+    @app.get("/v1/health", tags=["service"], summary="Whether the service answers")
+    def health() -> dict[str, Any]:
+        """``{"status": "ok", ...}`` once the index is loaded."""
+        return {"status": "ok", "items": len(service.retriever.index) if service is not None else 0,
+                "uptime_s": round(time.time() - started, 1)}
+
+    @app.get("/v1/info", tags=["service"], summary="The index, the pipeline, the switches and the limits")
+    def info() -> dict[str, Any]:
+        """What this server serves and how: the index, default pipeline, switches, limits, versions."""
+        described: dict[str, Any] = {"index": None, "pipeline": None, "switches": None}
+        if service is not None:
+            described.update(service.info())
+        described.update({"fortekit_version": __version__, "limits": limits.to_dict(),
+                          "eval": eval_run is not None, "versions": versions()})
+        return described
+
+    @app.get("/v1/eval", tags=["evaluation"], summary="The run's metric table per system")
+    def eval_summary() -> JSONResponse:
+        """The run, its collection and, per system, every measure of ``metrics.json``."""
+        return JSONResponse(need_run().summary())
+
+    @app.get("/v1/eval/queries", tags=["evaluation"], summary="Per query: a system against the baseline")
+    def eval_queries(system: str = Query(..., max_length=200),
+                     baseline: str | None = Query(None, max_length=200)) -> JSONResponse:
+        """One row per query with both systems' nDCG@10 and violation@10, and the gain."""
+        return JSONResponse(need_run().queries(system, baseline))
+
+    @app.get("/v1/eval/queries/{query_id}", tags=["evaluation"], summary="Both systems' top 10 for a query")
+    def eval_query(query_id: str, system: str = Query(..., max_length=200),
+                   baseline: str | None = Query(None, max_length=200)) -> JSONResponse:
+        """Each side's top 10 with captions, relevance and violations."""
+        return JSONResponse(need_run().query(query_id, system, baseline))
+
+    folder = static_dir()
+
+    def page(name: str) -> FileResponse:
+        return FileResponse(folder / name, media_type=STATIC_FILES[name],
+                            headers={"Cache-Control": "no-cache"})
+
+    @app.get("/", include_in_schema=False)
+    def search_page() -> Response:
+        return page("index.html")
+
+    @app.get("/eval", include_in_schema=False)
+    def evaluation_page() -> Response:
+        return page("eval.html")
+
+    @app.get("/static/{name}", include_in_schema=False)
+    def static(name: str) -> Response:
+        if name not in STATIC_FILES:  # a name, never a path: nothing but these files is read
+            known = ", ".join(f"/static/{file}" for file in STATIC_FILES)
+            raise ServeError(Errors.E798.format(method="GET", path=f"/static/{name}", routes=known),
+                             status=404)
+        return page(name)
+
+    return app

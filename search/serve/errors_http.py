@@ -1,0 +1,214 @@
+"""Every failure of a request becomes a coded JSON answer: no traceback in the answer or in the log.
+
+``{"error": {"code": "E792", "status": 422, "message": "[E792] k: ..."}}``, with the status a
+client expects: 400 malformed JSON, 404 unknown route or item, 405 wrong method, 413 a body or
+batch past the limits, 422 a field that is wrong, 503 a full queue, 500 (E805, with a request
+id that the log repeats) for a bug. The pages get a few headers that keep a caption from ever
+running as code (a Content-Security-Policy without inline scripts, ``nosniff``).
+
+Example:
+    >>> error_body("[E795] No item 'x' in this index (3 items).", 404)["error"]["code"]
+    'E795'
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import uuid
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import TYPE_CHECKING, Any
+
+from fortekit.errors import CaptionError, CaptionTypeError, Errors, FortekitError, ServeError
+from fortekit.search.serve.limits import ServeLimits
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI, Request
+    from fastapi.responses import JSONResponse
+
+__all__ = ["LOGGER", "SECURITY_HEADERS", "error_body", "install_error_handling"]
+
+#: The log of the service: one line per refused or failed request (never a traceback).
+LOGGER = logging.getLogger("fortekit.serve")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+#: Sent with every answer: no inline script or style runs, no sniffing, no framing, no referrer.
+SECURITY_HEADERS: dict[str, str] = {
+    "content-security-policy": "default-src 'self'; script-src 'self'; style-src 'self'; "
+                               "img-src 'self' data:; media-src 'self'; object-src 'none'; "
+                               "base-uri 'none'; frame-ancestors 'none'; form-action 'self'",
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "x-frame-options": "DENY",
+}
+# /docs loads Swagger UI's script and style from a CDN: the one page that gets a looser policy.
+_DOCS_POLICY = ("default-src 'self'; script-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; "
+                "style-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; img-src 'self' data: https:")
+_CODE = re.compile(r"^\[([EW]\d{3})\]")
+_SEARCH_FIELDS = "query, queries, k, stage1, formula_scoring, stage3, explain"
+
+
+def error_body(message: str, status: int) -> dict[str, Any]:
+    """The JSON of an error answer: its code (read from the message), status and message."""
+    found = _CODE.match(message)
+    return {"error": {"code": found.group(1) if found else "E805", "status": status, "message": message}}
+
+
+def _answer(message: str, status: int, request: Request | None = None) -> JSONResponse:
+    from fastapi.responses import JSONResponse
+
+    body = error_body(message, status)
+    if request is not None:
+        LOGGER.info("%s %s -> %d %s", request.method, request.url.path, status, body["error"]["code"])
+    return JSONResponse(body, status_code=status)
+
+
+def _validation_message(errors: list[dict[str, Any]], route: str) -> tuple[str, int]:
+    """E791 for a body that is not JSON (or not an object), else E792 naming the first bad field."""
+    first = errors[0] if errors else {"loc": (), "msg": "invalid request", "type": ""}
+    kind = str(first.get("type", ""))
+    location = [str(part) for part in first.get("loc", ()) if part not in ("body",)]
+    if kind in ("json_invalid", "model_attributes_type", "dict_type", "model_type") and not location[1:]:
+        problem = str(first.get("ctx", {}).get("error", "")) or str(first.get("msg", ""))
+        return Errors.E791.format(problem=problem), 400
+    where = ".".join(location) or "body"
+    if kind == "extra_forbidden":
+        problem = "is not a field of this route"
+    elif kind == "missing":
+        problem = "is required"
+    else:
+        problem = str(first.get("msg", "is not valid"))
+        given = first.get("input")
+        if isinstance(given, (int, float, bool)) or given is None:
+            problem += f" (got {given!r})"
+        elif isinstance(given, str) and len(given) <= 40:
+            problem += f" (got {json.dumps(given)})"
+    fields = _SEARCH_FIELDS if route == "POST /v1/search" else "the parameters /openapi.json lists for it"
+    return Errors.E792.format(where=where, problem=problem, route=route, fields=fields), 422
+
+
+class _BodyLimit:
+    """Refuse a body past ``limit`` bytes (E793, 413), by its Content-Length or as it arrives."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None:
+            size = int(declared) if declared.isdigit() else -1
+            if size < 0 or size > self.limit:
+                from fastapi.responses import JSONResponse
+
+                message = Errors.E793.format(size=declared.decode("latin-1")[:20], limit=self.limit) \
+                    if size > self.limit else Errors.E791.format(problem="a Content-Length that is no number")
+                status = 413 if size > self.limit else 400
+                LOGGER.info("%s %s -> %d %s", scope.get("method"), scope.get("path"), status,
+                            error_body(message, status)["error"]["code"])
+                await JSONResponse(error_body(message, status), status_code=status)(scope, receive, send)
+                return
+        received = 0
+
+        async def limited() -> Message:
+            nonlocal received
+            message = await receive()
+            if message.get("type") == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.limit:
+                    raise ServeError(Errors.E793.format(size=f"more than {self.limit}", limit=self.limit),
+                                     status=413)
+            return message
+
+        await self.app(scope, limited, send)
+
+
+class _SecurityHeaders:
+    """Add :data:`SECURITY_HEADERS` to every answer (a looser policy for /docs' CDN page only)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        docs = scope.get("path") in ("/docs", "/redoc")
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = [(name, value) for name, value in message.get("headers", [])
+                           if name.decode("latin-1").lower() not in SECURITY_HEADERS]
+                for name, value in SECURITY_HEADERS.items():
+                    if docs and name == "content-security-policy":
+                        value = _DOCS_POLICY
+                    headers.append((name.encode("latin-1"), value.encode("latin-1")))
+                message["headers"] = headers
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
+def install_error_handling(app: FastAPI, limits: ServeLimits) -> None:
+    """Put the body limit, the security headers and the coded error answers on ``app``."""
+    from fastapi.exceptions import RequestValidationError
+    from starlette.exceptions import HTTPException
+    from starlette.requests import ClientDisconnect
+
+    app.add_middleware(_BodyLimit, limit=limits.max_body_bytes)  # type: ignore[arg-type]
+    app.add_middleware(_SecurityHeaders)  # type: ignore[arg-type]
+    routes = ", ".join(sorted({getattr(route, "path", "") for route in app.routes} - {""}))
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, error: RequestValidationError) -> JSONResponse:
+        route = f"{request.method} {_shown(request.url.path)}"
+        message, status = _validation_message(list(error.errors()), route)
+        return _answer(message, status, request)
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, error: HTTPException) -> JSONResponse:
+        known = ", ".join(sorted({getattr(route, "path", "") for route in app.routes} - {""})) or routes
+        if error.status_code == 404:
+            message = Errors.E798.format(method=request.method, path=_shown(request.url.path), routes=known)
+        elif error.status_code == 405:
+            allowed = (error.headers or {}).get("Allow", "GET")
+            message = Errors.E799.format(path=_shown(request.url.path), method=request.method,
+                                         allowed=allowed)
+        else:
+            message = Errors.E791.format(problem=str(error.detail))
+        return _answer(message, error.status_code, request)
+
+    @app.exception_handler(FortekitError)
+    async def refused(request: Request, error: FortekitError) -> JSONResponse:
+        status = error.status if isinstance(error, ServeError) else (
+            422 if isinstance(error, (CaptionError, CaptionTypeError)) else 400)
+        return _answer(str(error), status, request)
+
+    @app.exception_handler(ClientDisconnect)
+    async def gone(request: Request, error: ClientDisconnect) -> JSONResponse:
+        LOGGER.info("%s %s -> client disconnected", request.method, request.url.path)
+        return _answer(Errors.E791.format(problem="the client closed the connection mid-request"), 400)
+
+    @app.exception_handler(Exception)
+    async def failed(request: Request, error: Exception) -> JSONResponse:
+        request_id = uuid.uuid4().hex[:12]
+        # one line, no traceback: the request id ties the answer to it (run with --log-level debug
+        # to see the traceback)
+        LOGGER.error("request %s: %s %s failed: %s: %s", request_id, request.method, request.url.path,
+                     type(error).__name__, str(error)[:300])
+        LOGGER.debug("request %s traceback", request_id, exc_info=error)
+        return _answer(Errors.E805.format(kind=type(error).__name__, request_id=request_id), 500)
+
+
+def _shown(path: str) -> str:
+    """A request path cut to 200 characters, for a message."""
+    return path if len(path) <= 200 else path[:199] + "…"
