@@ -155,6 +155,7 @@ def _make_app(args: argparse.Namespace, out: TextIO) -> Any:
         from fortekit.search.serve.eval_run import EvalRun
 
         run = EvalRun.load(args.eval_run, collection=args.eval_collection)
+        run.preload()  # a damaged run or collection is refused now, not on the first request
     return create_app(service, eval_run=run, limits=limits)
 
 

@@ -1,0 +1,537 @@
+"""An output folder of ``fortekit eval --beir``, read for the evaluation page of ``fortekit serve --eval``.
+
+A run folder holds ``config.json`` (the settings and the collection's files), ``metrics.json``
+(each system's mean measures) and ``per_query/<system>.jsonl`` (each query's measures and top
+10). :class:`EvalRun` reads them, and the collection the run evaluated (its captions, its qrels and
+``item_concepts.jsonl``), and answers the three views of the page as JSON-ready dicts: the
+systems' means (:meth:`EvalRun.summary`), one row per query comparing a system with a baseline
+(:meth:`EvalRun.queries`), and one query's two top 10s side by side (:meth:`EvalRun.query`).
+
+Nothing here imports FastAPI or torch. ``config.json`` and ``metrics.json`` are read by
+:meth:`EvalRun.load`; a system's per-query file and the collection are read on first use, once
+(:meth:`EvalRun.preload` reads everything at once), through the readers of ``fortekit eval
+--beir`` (:func:`~fortekit.search.eval.beir.load_beir`). An item *violates* a query when the
+query is an exclusion (its metadata names a concept ``b`` and its ``kind`` is one of the run's
+``violation_kinds``, "without" by default) and the item mentions ``b`` in at least one caption,
+as :func:`~fortekit.search.eval.beir_metrics.violation_at` counts it.
+
+Example:
+    >>> import json, tempfile
+    >>> root = Path(tempfile.mkdtemp())
+    >>> data = root / "data"
+    >>> (data / "qrels").mkdir(parents=True)
+    >>> items = {"d1": "rain on a roof", "d2": "rain and thunder", "d3": "a dog barks"}
+    >>> _ = (data / "corpus.jsonl").write_text(
+    ...     "".join(json.dumps({"_id": i, "text": t}) + "\\n" for i, t in items.items()))
+    >>> exclusion = {"kind": "without", "b": "thunder"}
+    >>> _ = (data / "queries.jsonl").write_text(
+    ...     json.dumps({"_id": "q1", "text": "rain without thunder", "metadata": exclusion}) + "\\n")
+    >>> _ = (data / "qrels" / "test.tsv").write_text("query-id\\tcorpus-id\\tscore\\nq1\\td1\\t1\\n")
+    >>> _ = (data / "item_concepts.jsonl").write_text(
+    ...     json.dumps({"_id": "d2", "concepts": {"thunder": 1}}) + "\\n")
+    >>> run = root / "run"
+    >>> (run / "per_query").mkdir(parents=True)
+    >>> _ = (run / "config.json").write_text(json.dumps({"settings": {"beir": str(data)}}))
+    >>> means = {"baseline": {"nDCG@10": 0.63, "violation@10": 0.5},
+    ...          "formula": {"nDCG@10": 1.0, "violation@10": 0.0}}
+    >>> _ = (run / "metrics.json").write_text(json.dumps({"queries": 1, "items": 3, "systems": means}))
+    >>> def line(ndcg, violation, top):
+    ...     return json.dumps({"query_id": "q1", "query": "rain without thunder", "kind": "without",
+    ...                        "metadata": exclusion, "nDCG@10": ndcg,
+    ...                        "violation@10": violation, "top": top}) + "\\n"
+    >>> _ = (run / "per_query" / "baseline.jsonl").write_text(line(0.63, 0.5, ["d2", "d1"]))
+    >>> _ = (run / "per_query" / "formula.jsonl").write_text(line(1.0, 0.0, ["d1", "d3"]))
+    >>> evaluation = EvalRun.load(run)
+    >>> evaluation.systems, evaluation.summary()["baseline"]
+    (('baseline', 'formula'), 'baseline')
+    >>> row = evaluation.queries("formula")[0]
+    >>> row["excluded"], round(row["gain"], 2)
+    ('thunder', 0.37)
+    >>> view = evaluation.query("q1", "formula")
+    >>> [(hit["id"], hit["relevance"], hit["violates"]) for hit in view["baseline"]["top"]]
+    [('d2', 0, True), ('d1', 1, False)]
+    >>> view["system"]["top"][0]["caption"], view["relevant"]
+    ('rain on a roof', 1)
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fortekit.errors import Errors, FortekitError, ServeError
+from fortekit.search.eval.beir import CORPUS, QRELS, QUERIES, BeirCollection, BeirItem, load_beir
+from fortekit.search.eval.beir_metrics import MEASURES as _RANKING_MEASURES
+from fortekit.search.eval.beir_metrics import VIOLATION, violation_at
+from fortekit.textio import BadLine, json_value
+from fortekit.textio import read_jsonl as _read_json_lines
+
+__all__ = ["MEASURES", "QUERY_FIELDS", "QUERY_ROUTE", "EvalRun"]
+
+#: The measures :meth:`EvalRun.summary` reports for each system, in the page's column order.
+MEASURES: tuple[str, ...] = (*_RANKING_MEASURES, VIOLATION)
+#: The measure the rows of :meth:`EvalRun.queries` compare (their ``gain``).
+GAIN_MEASURE = "nDCG@10"
+#: How an E792 about ``k`` names the route and its fields (the API's route for :meth:`EvalRun.query`).
+QUERY_ROUTE = "GET /v1/eval/queries/{query_id}"
+QUERY_FIELDS = "query_id, system, baseline, k"
+CONFIG = "config.json"
+METRICS = "metrics.json"
+PER_QUERY = "per_query"
+DEFAULT_VIOLATION_KINDS: tuple[str, ...] = ("without",)
+
+
+@dataclass(frozen=True, slots=True)
+class _Record:
+    """One line of ``per_query/<system>.jsonl``, checked."""
+
+    query_id: str
+    query: str
+    kind: str | None
+    metadata: Mapping[str, Any]
+    ndcg: float
+    violation: float | None
+    top: tuple[str, ...]
+
+
+def _number(value: object) -> float | None:
+    """A finite real number as a float, anything else None (JSON has no NaN)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) else None
+
+
+def _not_a_run(path: Path, problem: str) -> ServeError:
+    return ServeError(Errors.E800.format(path=path, problem=problem))
+
+
+def _read_object(run: Path, name: str) -> dict[str, Any]:
+    """The JSON object in ``run/name`` (E800 when it is missing, not JSON or not an object)."""
+    source = run / name
+    if not source.is_file():
+        raise _not_a_run(run, f"it has no {name}")
+    try:
+        value = json_value(1, source.read_bytes())
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _not_a_run(run, f"{name} cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
+    if isinstance(value, BadLine):
+        raise _not_a_run(run, f"{name} is not JSON ({value.reason})")
+    if not isinstance(value, dict):
+        raise _not_a_run(run, f"{name} holds a JSON {type(value).__name__}, not an object")
+    return value
+
+
+def _read_records(run: Path, system: str) -> dict[str, _Record]:
+    """query id -> the checked record, in file order, of ``per_query/<system>.jsonl`` (E800)."""
+    relative = f"{PER_QUERY}/{system}.jsonl"
+    source = run / PER_QUERY / f"{system}.jsonl"
+    records: dict[str, _Record] = {}
+    try:
+        for number, value in _read_json_lines(source):
+            where = f"{relative}, line {number},"
+            if isinstance(value, BadLine):
+                raise _not_a_run(run, f"{where} is not a JSON object ({value.reason})")
+            if not isinstance(value, dict):
+                raise _not_a_run(run, f"{where} is a JSON {type(value).__name__}, not an object")
+            record = _record(run, where, value)
+            if record.query_id in records:
+                raise _not_a_run(run, f"{where} repeats the query {record.query_id!r}")
+            records[record.query_id] = record
+    except OSError as exc:
+        raise _not_a_run(run, f"{relative} cannot be read ({exc.strerror or exc})") from None
+    if not records:
+        raise _not_a_run(run, f"{relative} holds no query")
+    return records
+
+
+def _record(run: Path, where: str, value: Mapping[str, Any]) -> _Record:
+    """A per-query line as a :class:`_Record`, its fields checked (E800 naming the line)."""
+    query_id, text, kind = value.get("query_id"), value.get("query"), value.get("kind")
+    metadata = value.get("metadata") or {}
+    ndcg, violation, top = _number(value.get(GAIN_MEASURE)), value.get(VIOLATION), value.get("top")
+    if not isinstance(query_id, str) or not query_id:
+        raise _not_a_run(run, f'{where} "query_id" is {query_id!r}, not a non-empty string')
+    if not isinstance(text, str):
+        raise _not_a_run(run, f'{where} "query" is {text!r}, not a string')
+    if kind is not None and not isinstance(kind, str):
+        raise _not_a_run(run, f'{where} "kind" is {kind!r}, not a string or null')
+    if not isinstance(metadata, dict):
+        raise _not_a_run(run, f'{where} "metadata" is {metadata!r}, not an object')
+    if ndcg is None:
+        raise _not_a_run(run, f'{where} "{GAIN_MEASURE}" is {value.get(GAIN_MEASURE)!r}, not a number')
+    if violation is not None and _number(violation) is None:
+        raise _not_a_run(run, f'{where} "{VIOLATION}" is {violation!r}, not a number or null')
+    if not isinstance(top, list) or not all(isinstance(item, str) for item in top):
+        raise _not_a_run(run, f'{where} "top" is {top!r}, not a list of item ids')
+    return _Record(query_id, text, kind, dict(metadata), ndcg, _number(violation), tuple(top))
+
+
+class EvalRun:
+    """An output folder of ``fortekit eval --beir`` and the collection it evaluated, for the eval page.
+
+    Build one with :meth:`load`. Each method answers a JSON-ready dict (or list of dicts); a file
+    is read on first use and kept, so after :meth:`preload` (or a first call) a query is answered
+    from memory. The lazy reads are guarded by a lock: one instance may serve several threads.
+
+    Attributes:
+        name: the run folder's name.
+        path: the run folder (absolute).
+        systems: the text-to-audio systems of ``metrics.json``, in its order.
+        baseline: "baseline" when the run has it, else its first system: the default comparison.
+        collection_path: the collection folder the run is read against.
+    """
+
+    def __init__(self, path: Path, config: Mapping[str, Any], metrics: Mapping[str, Any],
+                 systems: Mapping[str, Mapping[str, Any]], collection_path: Path) -> None:
+        """Use :meth:`load`; this takes what it has read and checked."""
+        self.path = path
+        self.name = path.name
+        self.systems: tuple[str, ...] = tuple(systems)
+        self.baseline = "baseline" if "baseline" in systems else self.systems[0]
+        self.collection_path = collection_path
+        self._config = config
+        self._metrics = metrics
+        self._means = systems
+        settings = config.get("settings")
+        kinds = settings.get("violation_kinds") if isinstance(settings, dict) else None
+        self._violation_kinds: tuple[str, ...] = (
+            tuple(kind for kind in kinds if isinstance(kind, str)) if isinstance(kinds, list)
+            else DEFAULT_VIOLATION_KINDS
+        )
+        self._records: dict[str, dict[str, _Record]] = {}
+        self._query_ids: frozenset[str] | None = None
+        self._reference: str | None = None
+        self._collection: BeirCollection | None = None
+        self._items: dict[str, BeirItem] = {}
+        self._lock = threading.Lock()
+
+    # --- loading -------------------------------------------------------------------------------
+
+    @classmethod
+    def load(cls, run_dir: str | os.PathLike[str],
+             collection: str | os.PathLike[str] | None = None) -> EvalRun:
+        """Open a run folder: read ``config.json`` and ``metrics.json``, find the collection.
+
+        Args:
+            run_dir: the ``-o`` folder of a ``fortekit eval --beir`` run.
+            collection: the collection's folder (corpus.jsonl, queries.jsonl, qrels/test.tsv and
+                item_concepts.jsonl); None: the folder of config.json's ``data.corpus.path`` when
+                it still holds the corpus, else ``settings.beir`` resolved against the folder the
+                run was made from, the run folder's parent and the current directory.
+
+        Returns:
+            The :class:`EvalRun` (per-query files and the collection are read on first use).
+
+        Raises:
+            ServeError: not a run folder, or a bad config.json/metrics.json, or a missing
+                per-query file (E800, status 400); no collection found (E801, status 400).
+
+        Example:
+            >>> EvalRun.load("/nonexistent/run")  # doctest: +ELLIPSIS
+            Traceback (most recent call last):
+            ...
+            fortekit.errors.ServeError: [E800] /nonexistent/run is not ... --beir`: no such folder. ...
+        """
+        path = Path(run_dir).expanduser()
+        if not path.is_dir():
+            raise _not_a_run(path, "no such folder" if not path.exists() else "it is a file, not a folder")
+        path = path.resolve()
+        config = _read_object(path, CONFIG)
+        metrics = _read_object(path, METRICS)
+        systems = cls._systems(path, metrics)
+        folder = path / PER_QUERY
+        if not folder.is_dir():
+            raise _not_a_run(path, f"it has no {PER_QUERY}/ folder")
+        for name in systems:
+            if not (folder / f"{name}.jsonl").is_file():
+                raise _not_a_run(path, f"{PER_QUERY}/{name}.jsonl is missing, although metrics.json "
+                                       f"lists the system {name!r}")
+        return cls(path, config, metrics, systems, cls._find_collection(path, config, metrics, collection))
+
+    @staticmethod
+    def _systems(path: Path, metrics: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+        """metrics.json's text-to-audio systems: its "t2a" block, else the top-level "systems"."""
+        block = metrics.get("t2a")
+        systems = block.get("systems") if isinstance(block, dict) else metrics.get("systems")
+        if not isinstance(systems, dict) or not systems:
+            directions = metrics.get("directions")
+            why = (" (it evaluated audio to text only: run it with --direction t2a)"
+                   if isinstance(directions, list) and "t2a" not in directions else "")
+            raise _not_a_run(path, f"metrics.json lists no text-to-audio systems{why}")
+        for name, row in systems.items():
+            if not name or name in {".", ".."} or "/" in name or "\\" in name or "\0" in name:
+                raise _not_a_run(path, f"metrics.json names a system {name!r}, which is no file name")
+            if not isinstance(row, dict):
+                raise _not_a_run(path, f"metrics.json's system {name!r} is a JSON {type(row).__name__}, "
+                                       "not an object")
+        return systems
+
+    @staticmethod
+    def _candidates(path: Path, config: Mapping[str, Any], metrics: Mapping[str, Any]) -> list[Path]:
+        """Where the collection may be, most likely first."""
+        found: list[Path] = []
+        data = config.get("data")
+        corpus = data.get("corpus") if isinstance(data, dict) else None
+        corpus_path = corpus.get("path") if isinstance(corpus, dict) else None
+        if isinstance(corpus_path, str) and corpus_path:
+            found.append(Path(corpus_path).expanduser().parent)
+        settings = config.get("settings")
+        beir = settings.get("beir") if isinstance(settings, dict) else None
+        if not isinstance(beir, str) or not beir:
+            beir = metrics.get("collection")
+        if isinstance(beir, str) and beir:
+            given = Path(beir).expanduser()
+            if given.is_absolute():
+                found.append(given)
+            else:
+                bases: list[Path] = []
+                out = settings.get("out") if isinstance(settings, dict) else None
+                if isinstance(out, str) and out and not Path(out).is_absolute():
+                    parts = Path(out).parts  # the run was made from the folder that -o OUT was relative to
+                    if len(parts) < len(path.parts) and path.parts[-len(parts):] == parts:
+                        bases.append(Path(*path.parts[:-len(parts)]))
+                bases += [path.parent, Path.cwd()]
+                found += [base / given for base in bases]
+        unique: list[Path] = []
+        for candidate in found:
+            if candidate not in unique:
+                unique.append(candidate)
+        return unique
+
+    @classmethod
+    def _find_collection(cls, path: Path, config: Mapping[str, Any], metrics: Mapping[str, Any],
+                         collection: str | os.PathLike[str] | None) -> Path:
+        if collection is not None:
+            folder = Path(collection).expanduser()
+            missing = [name for name in (CORPUS, QUERIES, str(QRELS)) if not (folder / name).is_file()]
+            if missing:
+                where = "no such folder" if not folder.exists() else f"it has no {', '.join(missing)}"
+                raise ServeError(Errors.E801.format(path=folder, run=path, problem=where))
+            return folder.resolve()
+        candidates = cls._candidates(path, config, metrics)
+        for folder in candidates:
+            if (folder / CORPUS).is_file():
+                return folder.resolve()
+        if not candidates:
+            raise ServeError(Errors.E801.format(
+                path="(unnamed)", run=path, problem="config.json names no collection (data.corpus.path "
+                                                    "or settings.beir)"))
+        looked = ", ".join(str(folder) for folder in candidates)
+        raise ServeError(Errors.E801.format(path=candidates[0], run=path,
+                                            problem=f"no {CORPUS} was found (looked in {looked})"))
+
+    def _system_records(self, system: str) -> dict[str, _Record]:
+        """A system's records, read on first use (E802 for an unknown system)."""
+        records = self._records.get(system)
+        if records is not None:
+            return records
+        if system not in self._means:
+            options = ", ".join(self.systems)
+            raise ServeError(Errors.E802.format(name=system, options=options), status=404)
+        with self._lock:
+            if system not in self._records:
+                records = _read_records(self.path, system)
+                ids = frozenset(records)
+                if self._query_ids is None:
+                    self._query_ids, self._reference = ids, system
+                elif ids != self._query_ids:
+                    odd = sorted(ids ^ self._query_ids)[0]
+                    raise _not_a_run(self.path, f"{PER_QUERY}/{system}.jsonl and {PER_QUERY}/"
+                                                f"{self._reference}.jsonl hold different queries "
+                                                f"({odd!r} is in one only)")
+                self._records[system] = records
+            return self._records[system]
+
+    def _read_collection(self) -> BeirCollection:
+        """The collection, read on first use (E801 when it cannot be read)."""
+        if self._collection is not None:
+            return self._collection
+        with self._lock:
+            if self._collection is None:
+                try:
+                    collection = load_beir(self.collection_path)
+                except FortekitError as exc:
+                    raise ServeError(Errors.E801.format(path=self.collection_path, run=self.path,
+                                                        problem=str(exc))) from None
+                except OSError as exc:
+                    raise ServeError(Errors.E801.format(path=self.collection_path, run=self.path,
+                                                        problem=exc.strerror or str(exc))) from None
+                self._items = {item.id: item for item in collection.items}
+                self._collection = collection
+            return self._collection
+
+    def preload(self) -> EvalRun:
+        """Read every system's per-query file and the collection now, rather than on first use.
+
+        Returns:
+            The run itself.
+
+        Raises:
+            ServeError: a bad per-query file (E800) or collection (E801).
+        """
+        for system in self.systems:
+            self._system_records(system)
+        self._read_collection()
+        return self
+
+    # --- the views -------------------------------------------------------------------------------
+
+    def _baseline(self, baseline: str | None) -> str:
+        return self.baseline if baseline is None else baseline
+
+    def _excluded(self, record: _Record) -> str | None:
+        """The concept a query excludes (its metadata's ``b``), or None when it is no exclusion."""
+        concept = record.metadata.get("b")
+        kind = record.kind if record.kind is not None else record.metadata.get("kind")
+        if isinstance(concept, str) and concept and (kind is None or kind in self._violation_kinds):
+            return concept
+        return None
+
+    def summary(self) -> dict[str, Any]:
+        """The systems' means from ``metrics.json``, for the page's first table.
+
+        Returns:
+            ``{"run", "collection", "queries", "items", "measures", "systems": [{"name",
+            "description", measure: float or None, ...}], "baseline"}``, the systems in
+            metrics.json's order (a measure it lacks, or that is not a finite number, is None).
+
+        Example:
+            >>> EvalRun.load("runs/x").summary()["measures"][:2]  # doctest: +SKIP
+            ['nDCG@10', 'AP']
+        """
+        block = self._metrics.get("t2a")
+        counts = block if isinstance(block, dict) else self._metrics
+        rows = []
+        for name, means in self._means.items():
+            description = means.get("description")
+            row: dict[str, Any] = {"name": name,
+                                   "description": description if isinstance(description, str) else ""}
+            row.update({measure: _number(means.get(measure)) for measure in MEASURES})
+            rows.append(row)
+
+        def count(key: str) -> int | None:
+            value = counts.get(key, self._metrics.get(key))
+            return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+        return {"run": self.name, "collection": str(self.collection_path), "queries": count("queries"),
+                "items": count("items"), "measures": list(MEASURES), "systems": rows,
+                "baseline": self.baseline}
+
+    def queries(self, system: str, baseline: str | None = None) -> list[dict[str, Any]]:
+        """One row per query comparing ``system`` with ``baseline``, best gain first.
+
+        Args:
+            system: a system of the run.
+            baseline: the system to compare with (None: :attr:`baseline`).
+
+        Returns:
+            ``[{"query_id", "query", "kind", "excluded", "baseline": {"nDCG@10", "violation@10"},
+            "system": {...}, "gain"}]``: ``excluded`` is the concept an exclusion query excludes
+            (else None), ``gain`` the system's nDCG@10 minus the baseline's; sorted by gain
+            descending, ties in the run's query order.
+
+        Raises:
+            ServeError: an unknown system (E802, status 404); a bad per-query file (E800).
+
+        Example:
+            >>> EvalRun.load("runs/x").queries("formula")[0]["gain"]  # doctest: +SKIP
+            0.82
+        """
+        chosen = self._system_records(system)
+        other = self._system_records(self._baseline(baseline))
+        rows: list[tuple[float, dict[str, Any]]] = []
+        for query_id, record in chosen.items():
+            base = other[query_id]
+            rows.append((record.ndcg - base.ndcg, {
+                "query_id": query_id, "query": record.query, "kind": record.kind,
+                "excluded": self._excluded(record),
+                "baseline": {GAIN_MEASURE: base.ndcg, VIOLATION: base.violation},
+                "system": {GAIN_MEASURE: record.ndcg, VIOLATION: record.violation},
+                "gain": record.ndcg - base.ndcg,
+            }))
+        rows.sort(key=lambda pair: -pair[0])  # stable: ties keep the run's query order
+        return [row for _, row in rows]
+
+    def _side(self, name: str, record: _Record, excluded: str | None, k: int) -> dict[str, Any]:
+        collection = self._collection
+        assert collection is not None  # read by the caller
+        judged = collection.qrels.get(record.query_id, {})
+        concepts = collection.item_concepts or {}
+        top = []
+        for rank, item_id in enumerate(record.top[:k], start=1):
+            item = self._items.get(item_id)
+            if item is None:
+                raise ServeError(Errors.E801.format(
+                    path=self.collection_path, run=self.path,
+                    problem=f"its corpus has no item {item_id!r}, which {name} ranked for the query "
+                            f"{record.query_id!r}: the run evaluated another collection",
+                ))
+            violates = excluded is not None and violation_at([item_id], excluded, concepts, k=1) >= 1.0
+            top.append({"rank": rank, "id": item_id, "caption": item.text,
+                        "relevance": int(judged.get(item_id, 0)), "violates": violates})
+        return {"name": name, GAIN_MEASURE: record.ndcg, VIOLATION: record.violation, "top": top}
+
+    def query(self, query_id: str, system: str, baseline: str | None = None, k: int = 10) -> dict[str, Any]:
+        """One query's top ``k`` under the baseline and under ``system``, side by side.
+
+        Args:
+            query_id: a query id of the run (those of :meth:`queries`).
+            system: a system of the run.
+            baseline: the system to compare with (None: :attr:`baseline`).
+            k: how many of the stored top items to show (1 to 10; ``fortekit eval`` stores 10).
+
+        Returns:
+            ``{"query_id", "query", "kind", "excluded", "relevant", "baseline": side, "system":
+            side, "gain"}``, ``relevant`` the number of items the qrels judge relevant (score 1 or
+            more) and each side ``{"name", "nDCG@10", "violation@10", "top": [{"rank", "id",
+            "caption", "relevance", "violates"}]}``: ``caption`` the corpus ``text``,
+            ``relevance`` the qrels score (0 when not judged), ``violates`` whether the item
+            mentions the excluded concept (always False for a query that excludes none).
+
+        Raises:
+            ServeError: an unknown system (E802, status 404) or query (E808, status 404); k not
+                an int from 1 to 10 (E792, status 422); a bad per-query file (E800) or a
+                collection that cannot be read or lacks a ranked item (E801).
+
+        Example:
+            >>> EvalRun.load("runs/x").query("q0094", "formula")["system"]["top"][0]["rank"]  # doctest: +SKIP
+            1
+        """
+        chosen = self._system_records(system)
+        name = self._baseline(baseline)
+        other = self._system_records(name)
+        stored = max(len(record.top) for record in chosen.values()) or 10
+        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= max(stored, 10):
+            raise ServeError(Errors.E792.format(
+                where="k", problem=f"must be an int from 1 to {max(stored, 10)}, got {k!r}",
+                route=QUERY_ROUTE, fields=QUERY_FIELDS,
+            ), status=422)
+        record = chosen.get(query_id) if isinstance(query_id, str) else None
+        if record is None:
+            raise ServeError(Errors.E808.format(query_id=query_id, count=len(chosen)), status=404)
+        base = other[query_id]
+        collection = self._read_collection()
+        judged = collection.qrels.get(query_id)
+        if judged is None:
+            raise ServeError(Errors.E801.format(
+                path=self.collection_path, run=self.path,
+                problem=f"it judges no item relevant to the query {query_id!r}: the run evaluated "
+                        "another collection",
+            ))
+        excluded = self._excluded(record)
+        return {
+            "query_id": query_id, "query": record.query, "kind": record.kind, "excluded": excluded,
+            "relevant": sum(1 for score in judged.values() if score >= 1),
+            "baseline": self._side(name, base, excluded, k),
+            "system": self._side(system, record, excluded, k),
+            "gain": record.ndcg - base.ndcg,
+        }
+
+    def __repr__(self) -> str:
+        return f"EvalRun({str(self.path)!r}, systems={list(self.systems)!r})"
