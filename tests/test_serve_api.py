@@ -1,4 +1,4 @@
-"""`fortekit serve`'s API answers what the Retriever answers, serves only registered audio, describes itself."""
+"""`fortekit serve`'s API: what the Retriever answers, only registered audio, a description of itself."""
 
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ import pytest
 
 pytest.importorskip("fastapi", reason="the serve extra (fastapi) is not installed")
 
-from fastapi.testclient import TestClient  # noqa: E402
+from fastapi.testclient import TestClient
 
-from fortekit.errors import ServeError  # noqa: E402
-from fortekit.search.serve import ServeLimits, StageSwitches  # noqa: E402
-from fortekit.search.serve.app import create_app  # noqa: E402
-from fortekit.search.serve.batching import MicroBatcher  # noqa: E402
-from fortekit.search.serve.service import SearchService  # noqa: E402
+from fortekit.errors import ServeError
+from fortekit.search.serve import ServeLimits, StageSwitches
+from fortekit.search.serve.app import create_app
+from fortekit.search.serve.batching import MicroBatcher
+from fortekit.search.serve.service import SearchService
 
 QUERIES = ["a dog barking without people talking", "rain on a roof", "birds chirping in the morning"]
 
@@ -63,7 +63,8 @@ def _assert_same_results(got: list[dict[str, Any]], wanted: list[dict[str, Any]]
 def test_a_search_returns_exactly_what_retriever_search_returns(cafe: Path, cafe_client: TestClient) -> None:
     from fortekit.search.retriever import Retriever
 
-    expected = [result.to_dict() for result in Retriever(cafe, device="cpu").search(QUERIES, k=5, explain=True)]
+    retriever = Retriever(cafe, device="cpu")
+    expected = [result.to_dict() for result in retriever.search(QUERIES, k=5, explain=True)]
     single = [_search(cafe_client, query=query, k=5, explain=True)["results"][0] for query in QUERIES]
     batch = _search(cafe_client, queries=QUERIES, k=5, explain=True)["results"]
     assert single == expected
@@ -108,7 +109,8 @@ def test_an_item_has_its_caption_formula_and_predicates(cafe_client: TestClient)
     del AudioIndex
 
 
-def test_audio_is_served_with_its_type_and_range_requests(sound_index: Path, sound_client: TestClient) -> None:
+def test_audio_is_served_with_its_type_and_range_requests(sound_index: Path,
+                                                          sound_client: TestClient) -> None:
     from fortekit.search.index.audio_index import AudioIndex
 
     index = AudioIndex.load(sound_index)
@@ -129,7 +131,7 @@ def test_audio_is_served_with_its_type_and_range_requests(sound_index: Path, sou
     assert item["audio"] == f"/v1/items/{item_id}/audio"
 
 
-def test_ids_holding_a_slash_reach_their_item(cafe_service: SearchService, tmp_path: Path, minilm: Any) -> None:
+def test_ids_holding_a_slash_reach_their_item(tmp_path: Path, minilm: Any) -> None:
     from fortekit.search.index.audio_index import AudioIndex
 
     folder = tmp_path / "slash.index"
@@ -157,7 +159,8 @@ def test_health_info_and_openapi_describe_the_service(cafe_client: TestClient) -
         <= set(schema["paths"])
     request = schema["components"]["schemas"]["SearchRequest"]
     assert request["additionalProperties"] is False
-    assert {"query", "queries", "k", "stage1", "formula_scoring", "stage3", "explain"} == set(request["properties"])
+    fields = {"query", "queries", "k", "stage1", "formula_scoring", "stage3", "explain"}
+    assert set(request["properties"]) == fields
 
 
 def test_the_stage1_tree_is_the_refiners_explanation(cafe_client: TestClient) -> None:
@@ -228,7 +231,7 @@ def test_the_batcher_runs_waiting_requests_together_and_isolates_a_failure() -> 
     others = [threading.Thread(target=client, args=(text,)) for text in ("a", "bad", "b")]
     for thread in others:
         thread.start()
-    while len(batcher._pending) < 3:  # noqa: SLF001 - wait until all three are queued
+    while len(batcher._pending) < 3:
         threading.Event().wait(0.01)
     gate.set()
     for thread in [first, *others]:
@@ -249,7 +252,7 @@ def test_a_full_queue_is_503() -> None:
         threading.Event().wait(0.01)
     waiting = threading.Thread(target=batcher.submit, args=("k", ["y"]))
     waiting.start()
-    while not batcher._pending:  # noqa: SLF001
+    while not batcher._pending:
         threading.Event().wait(0.01)
     with pytest.raises(ServeError, match=r"\[E806\]") as refused:
         batcher.submit("k", ["z"])
