@@ -100,7 +100,8 @@ class MicroBatcher(Generic[Result]):
     def _take(self) -> list[_Request[Result]]:
         """The oldest waiting request and the others of its key that fit in one batch."""
         first = self._pending[0]
-        batch, size = [], 0
+        batch: list[_Request[Result]] = []
+        size = 0
         for waiting in list(self._pending):
             if waiting.key != first.key or (batch and size + len(waiting.texts) > self.max_batch):
                 continue

@@ -71,11 +71,12 @@ def _answer(message: str, status: int, request: Request | None = None) -> JSONRe
 
 def _validation_message(errors: list[dict[str, Any]], route: str) -> tuple[str, int]:
     """E791 for a body that is not JSON (or not an object), else E792 naming the first bad field."""
-    first = errors[0] if errors else {"loc": (), "msg": "invalid request", "type": ""}
+    first: dict[str, Any] = errors[0] if errors else {"loc": (), "msg": "invalid request", "type": ""}
     kind = str(first.get("type", ""))
     location = [str(part) for part in first.get("loc", ()) if part not in ("body",)]
     if kind in ("json_invalid", "model_attributes_type", "dict_type", "model_type") and not location[1:]:
-        problem = str(first.get("ctx", {}).get("error", "")) or str(first.get("msg", ""))
+        context = first.get("ctx") or {}
+        problem = str(context.get("error", "")) or str(first.get("msg", ""))
         return Errors.E791.format(problem=problem), 400
     where = ".".join(location) or "body"
     if kind == "extra_forbidden":
@@ -164,8 +165,8 @@ def install_error_handling(app: FastAPI, limits: ServeLimits) -> None:
     from starlette.exceptions import HTTPException
     from starlette.requests import ClientDisconnect
 
-    app.add_middleware(_BodyLimit, limit=limits.max_body_bytes)  # type: ignore[arg-type]
-    app.add_middleware(_SecurityHeaders)  # type: ignore[arg-type]
+    app.add_middleware(_BodyLimit, limit=limits.max_body_bytes)
+    app.add_middleware(_SecurityHeaders)
     routes = ", ".join(sorted({getattr(route, "path", "") for route in app.routes} - {""}))
 
     @app.exception_handler(RequestValidationError)
