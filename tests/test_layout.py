@@ -65,7 +65,7 @@ MOVED = {
 
 def test_search_is_organised_by_stage() -> None:
     packages = sorted(p.name for p in (REPO / "search").iterdir() if (p / "__init__.py").is_file())
-    assert packages == ["cli", "eval", "formula", "index", "projection", "refine", "stage1"]
+    assert packages == ["cli", "eval", "formula", "index", "projection", "refine", "serve", "stage1"]
     flat = sorted(p.name for p in (REPO / "search").glob("*.py") if p.name not in MOVED)
     assert flat == ["__init__.py", "defaults.py", "hits.py", "query_side.py", "rerank.py", "retriever.py",
                     "stages.py"]
@@ -85,6 +85,22 @@ def test_a_moved_module_is_only_an_alias_that_warns(name: str) -> None:
     with pytest.warns(FortekitDeprecationWarning, match=r"\[W800\]"):
         module = importlib.import_module(old)
     assert module is importlib.import_module(MOVED[name])
+
+
+@pytest.mark.parametrize("path", _files("search/serve"), ids=lambda path: str(path.relative_to(REPO)))
+def test_the_server_ranks_through_the_retriever_and_never_imports_the_commands(path: Path) -> None:
+    """serve/ may import the Retriever and eval/ (run folders); the commands import it, not the reverse."""
+    wrong = sorted(m for m in imported_modules(path) if m.startswith(("fortekit.search.cli",
+                                                                       "fortekit.search.refine")))
+    assert not wrong, f"{path.relative_to(REPO)} imports {wrong}"
+
+
+def test_only_the_commands_import_the_server() -> None:
+    users = sorted(str(path.relative_to(REPO)) for folder in ("fol", "vocab", "verbalise", "plugins", "search")
+                   for path in _files(folder)
+                   if "serve" not in path.parts and any(m.startswith("fortekit.search.serve")
+                                                        for m in imported_modules(path)))
+    assert users == ["search/cli/serve.py"], users
 
 
 @pytest.mark.parametrize("path", _files("plugins"), ids=lambda path: str(path.relative_to(REPO)))
