@@ -96,8 +96,8 @@ def test_the_server_ranks_through_the_retriever_and_never_imports_the_commands(p
 
 
 def test_only_the_commands_import_the_server() -> None:
-    users = sorted(str(path.relative_to(REPO)) for folder in ("fol", "vocab", "verbalise", "plugins", "search")
-                   for path in _files(folder)
+    folders = ("fol", "vocab", "verbalise", "plugins", "search")
+    users = sorted(str(path.relative_to(REPO)) for path in _files(*folders)
                    if "serve" not in path.parts and any(m.startswith("fortekit.search.serve")
                                                         for m in imported_modules(path)))
     assert users == ["search/cli/serve.py"], users
