@@ -56,11 +56,9 @@ Example:
 
 from __future__ import annotations
 
-import math
 import os
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -68,108 +66,26 @@ from fortekit.errors import Errors, FortekitError, ServeError
 from fortekit.search.eval.beir import CORPUS, QRELS, QUERIES, BeirCollection, BeirItem, load_beir
 from fortekit.search.eval.beir_metrics import MEASURES as _RANKING_MEASURES
 from fortekit.search.eval.beir_metrics import VIOLATION, violation_at
-from fortekit.textio import BadLine, json_value
-from fortekit.textio import read_jsonl as _read_json_lines
+from fortekit.search.serve.run_files import (
+    CONFIG,
+    GAIN_MEASURE,
+    METRICS,
+    PER_QUERY,
+    RunRecord,
+    finite_number,
+    not_a_run,
+    read_object,
+    read_records,
+)
 
 __all__ = ["MEASURES", "QUERY_FIELDS", "QUERY_ROUTE", "EvalRun"]
 
 #: The measures :meth:`EvalRun.summary` reports for each system, in the page's column order.
 MEASURES: tuple[str, ...] = (*_RANKING_MEASURES, VIOLATION)
-#: The measure the rows of :meth:`EvalRun.queries` compare (their ``gain``).
-GAIN_MEASURE = "nDCG@10"
 #: How an E792 about ``k`` names the route and its fields (the API's route for :meth:`EvalRun.query`).
 QUERY_ROUTE = "GET /v1/eval/queries/{query_id}"
 QUERY_FIELDS = "query_id, system, baseline, k"
-CONFIG = "config.json"
-METRICS = "metrics.json"
-PER_QUERY = "per_query"
 DEFAULT_VIOLATION_KINDS: tuple[str, ...] = ("without",)
-
-
-@dataclass(frozen=True, slots=True)
-class _Record:
-    """One line of ``per_query/<system>.jsonl``, checked."""
-
-    query_id: str
-    query: str
-    kind: str | None
-    metadata: Mapping[str, Any]
-    ndcg: float
-    violation: float | None
-    top: tuple[str, ...]
-
-
-def _number(value: object) -> float | None:
-    """A finite real number as a float, anything else None (JSON has no NaN)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    number = float(value)
-    return number if math.isfinite(number) else None
-
-
-def _not_a_run(path: Path, problem: str) -> ServeError:
-    return ServeError(Errors.E800.format(path=path, problem=problem))
-
-
-def _read_object(run: Path, name: str) -> dict[str, Any]:
-    """The JSON object in ``run/name`` (E800 when it is missing, not JSON or not an object)."""
-    source = run / name
-    if not source.is_file():
-        raise _not_a_run(run, f"it has no {name}")
-    try:
-        value = json_value(1, source.read_bytes())
-    except (OSError, UnicodeDecodeError) as exc:
-        raise _not_a_run(run, f"{name} cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
-    if isinstance(value, BadLine):
-        raise _not_a_run(run, f"{name} is not JSON ({value.reason})")
-    if not isinstance(value, dict):
-        raise _not_a_run(run, f"{name} holds a JSON {type(value).__name__}, not an object")
-    return value
-
-
-def _read_records(run: Path, system: str) -> dict[str, _Record]:
-    """query id -> the checked record, in file order, of ``per_query/<system>.jsonl`` (E800)."""
-    relative = f"{PER_QUERY}/{system}.jsonl"
-    source = run / PER_QUERY / f"{system}.jsonl"
-    records: dict[str, _Record] = {}
-    try:
-        for number, value in _read_json_lines(source):
-            where = f"{relative}, line {number},"
-            if isinstance(value, BadLine):
-                raise _not_a_run(run, f"{where} is not a JSON object ({value.reason})")
-            if not isinstance(value, dict):
-                raise _not_a_run(run, f"{where} is a JSON {type(value).__name__}, not an object")
-            record = _record(run, where, value)
-            if record.query_id in records:
-                raise _not_a_run(run, f"{where} repeats the query {record.query_id!r}")
-            records[record.query_id] = record
-    except OSError as exc:
-        raise _not_a_run(run, f"{relative} cannot be read ({exc.strerror or exc})") from None
-    if not records:
-        raise _not_a_run(run, f"{relative} holds no query")
-    return records
-
-
-def _record(run: Path, where: str, value: Mapping[str, Any]) -> _Record:
-    """A per-query line as a :class:`_Record`, its fields checked (E800 naming the line)."""
-    query_id, text, kind = value.get("query_id"), value.get("query"), value.get("kind")
-    metadata = value.get("metadata") or {}
-    ndcg, violation, top = _number(value.get(GAIN_MEASURE)), value.get(VIOLATION), value.get("top")
-    if not isinstance(query_id, str) or not query_id:
-        raise _not_a_run(run, f'{where} "query_id" is {query_id!r}, not a non-empty string')
-    if not isinstance(text, str):
-        raise _not_a_run(run, f'{where} "query" is {text!r}, not a string')
-    if kind is not None and not isinstance(kind, str):
-        raise _not_a_run(run, f'{where} "kind" is {kind!r}, not a string or null')
-    if not isinstance(metadata, dict):
-        raise _not_a_run(run, f'{where} "metadata" is {metadata!r}, not an object')
-    if ndcg is None:
-        raise _not_a_run(run, f'{where} "{GAIN_MEASURE}" is {value.get(GAIN_MEASURE)!r}, not a number')
-    if violation is not None and _number(violation) is None:
-        raise _not_a_run(run, f'{where} "{VIOLATION}" is {violation!r}, not a number or null')
-    if not isinstance(top, list) or not all(isinstance(item, str) for item in top):
-        raise _not_a_run(run, f'{where} "top" is {top!r}, not a list of item ids')
-    return _Record(query_id, text, kind, dict(metadata), ndcg, _number(violation), tuple(top))
 
 
 class EvalRun:
@@ -204,7 +120,7 @@ class EvalRun:
             tuple(kind for kind in kinds if isinstance(kind, str)) if isinstance(kinds, list)
             else DEFAULT_VIOLATION_KINDS
         )
-        self._records: dict[str, dict[str, _Record]] = {}
+        self._records: dict[str, dict[str, RunRecord]] = {}
         self._query_ids: frozenset[str] | None = None
         self._reference: str | None = None
         self._collection: BeirCollection | None = None
@@ -240,17 +156,17 @@ class EvalRun:
         """
         path = Path(run_dir).expanduser()
         if not path.is_dir():
-            raise _not_a_run(path, "no such folder" if not path.exists() else "it is a file, not a folder")
+            raise not_a_run(path, "no such folder" if not path.exists() else "it is a file, not a folder")
         path = path.resolve()
-        config = _read_object(path, CONFIG)
-        metrics = _read_object(path, METRICS)
+        config = read_object(path, CONFIG)
+        metrics = read_object(path, METRICS)
         systems = cls._systems(path, metrics)
         folder = path / PER_QUERY
         if not folder.is_dir():
-            raise _not_a_run(path, f"it has no {PER_QUERY}/ folder")
+            raise not_a_run(path, f"it has no {PER_QUERY}/ folder")
         for name in systems:
             if not (folder / f"{name}.jsonl").is_file():
-                raise _not_a_run(path, f"{PER_QUERY}/{name}.jsonl is missing, although metrics.json "
+                raise not_a_run(path, f"{PER_QUERY}/{name}.jsonl is missing, although metrics.json "
                                        f"lists the system {name!r}")
         return cls(path, config, metrics, systems, cls._find_collection(path, config, metrics, collection))
 
@@ -263,12 +179,12 @@ class EvalRun:
             directions = metrics.get("directions")
             why = (" (it evaluated audio to text only: run it with --direction t2a)"
                    if isinstance(directions, list) and "t2a" not in directions else "")
-            raise _not_a_run(path, f"metrics.json lists no text-to-audio systems{why}")
+            raise not_a_run(path, f"metrics.json lists no text-to-audio systems{why}")
         for name, row in systems.items():
             if not name or name in {".", ".."} or "/" in name or "\\" in name or "\0" in name:
-                raise _not_a_run(path, f"metrics.json names a system {name!r}, which is no file name")
+                raise not_a_run(path, f"metrics.json names a system {name!r}, which is no file name")
             if not isinstance(row, dict):
-                raise _not_a_run(path, f"metrics.json's system {name!r} is a JSON {type(row).__name__}, "
+                raise not_a_run(path, f"metrics.json's system {name!r} is a JSON {type(row).__name__}, "
                                        "not an object")
         return systems
 
@@ -326,7 +242,7 @@ class EvalRun:
         raise ServeError(Errors.E801.format(path=candidates[0], run=path,
                                             problem=f"no {CORPUS} was found (looked in {looked})"))
 
-    def _system_records(self, system: str) -> dict[str, _Record]:
+    def _system_records(self, system: str) -> dict[str, RunRecord]:
         """A system's records, read on first use (E802 for an unknown system)."""
         records = self._records.get(system)
         if records is not None:
@@ -336,13 +252,13 @@ class EvalRun:
             raise ServeError(Errors.E802.format(name=system, options=options), status=404)
         with self._lock:
             if system not in self._records:
-                records = _read_records(self.path, system)
+                records = read_records(self.path, system)
                 ids = frozenset(records)
                 if self._query_ids is None:
                     self._query_ids, self._reference = ids, system
                 elif ids != self._query_ids:
                     odd = sorted(ids ^ self._query_ids)[0]
-                    raise _not_a_run(self.path, f"{PER_QUERY}/{system}.jsonl and {PER_QUERY}/"
+                    raise not_a_run(self.path, f"{PER_QUERY}/{system}.jsonl and {PER_QUERY}/"
                                                 f"{self._reference}.jsonl hold different queries "
                                                 f"({odd!r} is in one only)")
                 self._records[system] = records
@@ -385,7 +301,7 @@ class EvalRun:
     def _baseline(self, baseline: str | None) -> str:
         return self.baseline if baseline is None else baseline
 
-    def _excluded(self, record: _Record) -> str | None:
+    def _excluded(self, record: RunRecord) -> str | None:
         """The concept a query excludes (its metadata's ``b``), or None when it is no exclusion."""
         concept = record.metadata.get("b")
         kind = record.kind if record.kind is not None else record.metadata.get("kind")
@@ -412,7 +328,7 @@ class EvalRun:
             description = means.get("description")
             row: dict[str, Any] = {"name": name,
                                    "description": description if isinstance(description, str) else ""}
-            row.update({measure: _number(means.get(measure)) for measure in MEASURES})
+            row.update({measure: finite_number(means.get(measure)) for measure in MEASURES})
             rows.append(row)
 
         def count(key: str) -> int | None:
@@ -458,7 +374,7 @@ class EvalRun:
         rows.sort(key=lambda pair: -pair[0])  # stable: ties keep the run's query order
         return [row for _, row in rows]
 
-    def _side(self, name: str, record: _Record, excluded: str | None, k: int) -> dict[str, Any]:
+    def _side(self, name: str, record: RunRecord, excluded: str | None, k: int) -> dict[str, Any]:
         collection = self._collection
         assert collection is not None  # read by the caller
         judged = collection.qrels.get(record.query_id, {})
