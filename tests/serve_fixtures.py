@@ -5,8 +5,9 @@
 - ``sound_index``: those clips indexed with the bundled MiniLM over their first caption, with
   their audio paths registered (kind ``audio_captions``);
 - ``negation_run``: the output folder of ``fortekit eval --beir`` (systems ``baseline`` and
-  ``formula``) on the first 40 queries of the real AudioCaps test exclusion set in
-  ``../shared/data/negation/audiocaps_test`` (skipped with a reason when it is absent).
+  ``formula``) on 40 queries of the real AudioCaps test exclusion set in
+  ``../shared/data/negation/audiocaps_test`` (its first 20 conjunctions and first 20 exclusions,
+  over its whole corpus; skipped with a reason when it is absent).
 """
 
 from __future__ import annotations
@@ -55,9 +56,32 @@ def negation_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.skip(f"the AudioCaps test exclusion set is not at {NEGATION_SET} (../shared/data)")
     from fortekit.search.cli import main
 
-    out = tmp_path_factory.mktemp("serve_eval") / "run"
-    code = main(["eval", "--beir", str(NEGATION_SET), "--systems", "baseline,formula",
-                 "--limit-queries", "40", "--device", "cpu", "--direction", "t2a", "--no-umap",
-                 "-o", str(out)])
+    root = tmp_path_factory.mktemp("serve_eval")
+    collection = _some_of_each_kind(NEGATION_SET, root / "audiocaps_test_40", per_kind=20)
+    out = root / "run"
+    code = main(["eval", "--beir", str(collection), "--systems", "baseline,formula", "--device", "cpu",
+                 "--direction", "t2a", "--no-umap", "-o", str(out)])
     assert code == 0
     return out
+
+
+def _some_of_each_kind(source: Path, target: Path, *, per_kind: int) -> Path:
+    """A copy of a BEIR collection with the first ``per_kind`` queries of each kind (all items)."""
+    import shutil
+
+    (target / "qrels").mkdir(parents=True)
+    for name in ("corpus.jsonl", "item_concepts.jsonl"):
+        shutil.copyfile(source / name, target / name)
+    kept: list[str] = []
+    taken: dict[str, int] = {}
+    for line in (source / "queries.jsonl").read_text(encoding="utf-8").splitlines():
+        kind = json.loads(line)["metadata"].get("kind")
+        if line.strip() and taken.get(kind, 0) < per_kind:
+            taken[kind] = taken.get(kind, 0) + 1
+            kept.append(line)
+    (target / "queries.jsonl").write_text("\n".join(kept) + "\n", encoding="utf-8")
+    ids = {json.loads(line)["_id"] for line in kept}
+    header, *rows = (source / "qrels" / "test.tsv").read_text(encoding="utf-8").splitlines()
+    (target / "qrels" / "test.tsv").write_text(
+        "\n".join([header, *(row for row in rows if row.split("\t")[0] in ids)]) + "\n", encoding="utf-8")
+    return target

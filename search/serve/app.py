@@ -66,6 +66,28 @@ def require_serve_extra() -> None:
         raise ServeError(Errors.E790.format(missing=", ".join(missing)))
 
 
+def _check_range(header: str | None, path: Path) -> None:
+    """Refuse a Range header that FileResponse would answer in plain text: E792, 400 or 416."""
+    from starlette.responses import FileResponse, MalformedRangeHeader, RangeNotSatisfiable
+
+    parse = getattr(FileResponse, "_parse_range_header", None)
+    if header is None or parse is None:
+        return
+    size = path.stat().st_size
+    try:
+        parse(header, size)
+    except MalformedRangeHeader as error:
+        problem, status = f"{str(error.content).removeprefix('Range header: ')} (got {header[:40]!r})", 400
+    except RangeNotSatisfiable:
+        problem, status = f"asks for bytes past the end of the file ({size} bytes)", 416
+    else:
+        return
+    raise ServeError(Errors.E792.format(
+        where="the Range header", problem=problem, route="GET /v1/items/{id}/audio",
+        fields="Range: bytes=START-END, bytes=START- or bytes=-LAST",
+    ), status=status)
+
+
 def static_dir() -> Path:
     """The folder of the pages' files, inside the installed package."""
     return Path(str(resources.files("fortekit.search.serve").joinpath("static")))
@@ -89,7 +111,7 @@ def create_app(service: "SearchService | None" = None, *, eval_run: "EvalRun | N
     require_serve_extra()
     if service is None and eval_run is None:
         raise ServeError(Errors.E803)
-    from fastapi import FastAPI, Query
+    from fastapi import FastAPI, Query, Request
     from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 
     from fortekit import __version__
@@ -100,7 +122,7 @@ def create_app(service: "SearchService | None" = None, *, eval_run: "EvalRun | N
     limits = limits or (service.limits if service is not None else ServeLimits())
 
     app = FastAPI(
-        title="fortekit", version=__version__,
+        title="fortekit", version=__version__, redirect_slashes=False,  # no Host-built redirects: E798
         description="FOL-guided text-to-audio retrieval: search an index, read its items, play their audio.",
     )
     install_error_handling(app, limits)
@@ -132,10 +154,11 @@ def create_app(service: "SearchService | None" = None, *, eval_run: "EvalRun | N
 
     @app.get("/v1/items/{item_id:path}/audio", tags=["items"], summary="An item's audio file",
              response_class=FileResponse)
-    def item_audio(item_id: str) -> Response:
+    def item_audio(item_id: str, request: Request) -> Response:
         """The file the index registers for the item; range requests are answered (206)."""
         found = need_service()
         path = found.audio_file(item_id)
+        _check_range(request.headers.get("range"), path)
         return FileResponse(path, media_type=found.audio.media_type(path),
                             headers={"Cache-Control": "private, max-age=3600"})
 

@@ -65,7 +65,8 @@ def _answer(message: str, status: int, request: Request | None = None) -> JSONRe
 
     body = error_body(message, status)
     if request is not None:
-        LOGGER.info("%s %s -> %d %s", request.method, request.url.path, status, body["error"]["code"])
+        LOGGER.info("%s %s -> %d %s", request.method, _logged(request.url.path), status,
+                    body["error"]["code"])
     return JSONResponse(body, status_code=status)
 
 
@@ -114,7 +115,7 @@ class _BodyLimit:
                 message = Errors.E793.format(size=declared.decode("latin-1")[:20], limit=self.limit) \
                     if size > self.limit else Errors.E791.format(problem="a Content-Length that is no number")
                 status = 413 if size > self.limit else 400
-                LOGGER.info("%s %s -> %d %s", scope.get("method"), scope.get("path"), status,
+                LOGGER.info("%s %s -> %d %s", scope.get("method"), _logged(str(scope.get("path"))), status,
                             error_body(message, status)["error"]["code"])
                 await JSONResponse(error_body(message, status), status_code=status)(scope, receive, send)
                 return
@@ -125,9 +126,12 @@ class _BodyLimit:
             message = await receive()
             if message.get("type") == "http.request":
                 received += len(message.get("body", b""))
-                if received > self.limit:
-                    raise ServeError(Errors.E793.format(size=f"more than {self.limit}", limit=self.limit),
-                                     status=413)
+                if received > self.limit:  # an HTTPException: FastAPI turns any other error while
+                    # it reads the body into its own 400, "There was an error parsing the body"
+                    from starlette.exceptions import HTTPException
+
+                    raise HTTPException(413, Errors.E793.format(size=f"more than {self.limit}",
+                                                                limit=self.limit))
             return message
 
         await self.app(scope, limited, send)
@@ -159,12 +163,51 @@ class _SecurityHeaders:
         await self.app(scope, receive, with_headers)
 
 
+class _Failures:
+    """Answer E805 (500) for an error no handler answered, and end the request there.
+
+    Starlette's outermost middleware answers through the ``Exception`` handler too, but then
+    raises the error again, and the server logs its traceback; here it is logged in one line.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def sending(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        except Exception as error:
+            answer = _failure(str(scope.get("method", "")), str(scope.get("path", "")), error)
+            if not started:
+                await answer(scope, receive, send)
+
+
+def _failure(method: str, path: str, error: BaseException) -> JSONResponse:
+    """E805 (500) with a request id, and one log line that repeats it (the traceback at debug level)."""
+    request_id = uuid.uuid4().hex[:12]
+    LOGGER.error("request %s: %s %s failed: %s: %s", request_id, method, _logged(path),
+                 type(error).__name__, _logged(str(error), 300))
+    LOGGER.debug("request %s traceback", request_id, exc_info=error)
+    return _answer(Errors.E805.format(kind=type(error).__name__, request_id=request_id), 500)
+
+
 def install_error_handling(app: FastAPI, limits: ServeLimits) -> None:
     """Put the body limit, the security headers and the coded error answers on ``app``."""
     from fastapi.exceptions import RequestValidationError
     from starlette.exceptions import HTTPException
     from starlette.requests import ClientDisconnect
 
+    app.add_middleware(_Failures)  # the innermost: its answer gets the headers below
     app.add_middleware(_BodyLimit, limit=limits.max_body_bytes)
     app.add_middleware(_SecurityHeaders)
     routes = ", ".join(sorted({getattr(route, "path", "") for route in app.routes} - {""}))
@@ -178,7 +221,9 @@ def install_error_handling(app: FastAPI, limits: ServeLimits) -> None:
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, error: HTTPException) -> JSONResponse:
         known = ", ".join(sorted({getattr(route, "path", "") for route in app.routes} - {""})) or routes
-        if error.status_code == 404:
+        if isinstance(error.detail, str) and _CODE.match(error.detail):  # ours (E793 from _BodyLimit)
+            message = error.detail
+        elif error.status_code == 404:
             message = Errors.E798.format(method=request.method, path=_shown(request.url.path), routes=known)
         elif error.status_code == 405:
             allowed = (error.headers or {}).get("Allow", "GET")
@@ -196,20 +241,29 @@ def install_error_handling(app: FastAPI, limits: ServeLimits) -> None:
 
     @app.exception_handler(ClientDisconnect)
     async def gone(request: Request, error: ClientDisconnect) -> JSONResponse:
-        LOGGER.info("%s %s -> client disconnected", request.method, request.url.path)
+        LOGGER.info("%s %s -> client disconnected", request.method, _logged(request.url.path))
         return _answer(Errors.E791.format(problem="the client closed the connection mid-request"), 400)
 
     @app.exception_handler(Exception)
     async def failed(request: Request, error: Exception) -> JSONResponse:
-        request_id = uuid.uuid4().hex[:12]
         # one line, no traceback: the request id ties the answer to it (run with --log-level debug
-        # to see the traceback)
-        LOGGER.error("request %s: %s %s failed: %s: %s", request_id, request.method, request.url.path,
-                     type(error).__name__, str(error)[:300])
-        LOGGER.debug("request %s traceback", request_id, exc_info=error)
-        return _answer(Errors.E805.format(kind=type(error).__name__, request_id=request_id), 500)
+        # to see the traceback); _Failures answers first, this only what a middleware raised
+        return _failure(request.method, request.url.path, error)
 
 
-def _shown(path: str) -> str:
+def _shown(path: str, limit: int = 200) -> str:
     """A request path cut to 200 characters, for a message."""
-    return path if len(path) <= 200 else path[:199] + "…"
+    return path if len(path) <= limit else path[:limit - 1] + "…"
+
+
+def _logged(text: str, limit: int = 200) -> str:
+    """A path or message for the log: cut, on one line, control and format characters escaped (a
+    path holding ``%0A`` writes no line of its own).
+
+    Example:
+        >>> _logged("/v1/items/a\\nb")
+        '/v1/items/a\\\\nb'
+    """
+    shown = _shown(text, limit)
+    return shown if shown.isprintable() else "".join(
+        char if char.isprintable() else ascii(char)[1:-1] for char in shown)

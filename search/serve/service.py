@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 __all__ = ["SearchService"]
 
 _SearchKey = tuple[tuple[str, str, str], int, bool]
+_SEARCH_FIELDS = "query, queries, k, stage1, formula_scoring, stage3, explain"
 
 
 class SearchService:
@@ -104,6 +105,9 @@ class SearchService:
             >>> service.variant(StageSwitches(formula_scoring="off")).formula_scorer is None  # doctest: +SKIP
             True
         """
+        found = self._variants.get(switches.key)  # no lock once made: a request never waits for a batch here
+        if found is not None:
+            return found
         with self._model:
             found = self._variants.get(switches.key)
             if found is None:
@@ -124,7 +128,17 @@ class SearchService:
             changes["refiner"] = None
         elif switches.stage1 == "online":
             changes["refiner"] = self._refiner()
-        return base.with_stages(**changes) if changes else base
+        if not changes:
+            return base
+        variant = base.with_stages(**changes)
+        requested = (("formula", "formula_scoring", switches.formula_scoring),
+                     ("stage3", "stage3", switches.stage3), ("stage1", "stage1", switches.stage1))
+        for stage, switch, value in requested:
+            if value != "auto":  # say who switched it, in the words of the request
+                state = variant.pipeline.state(stage)
+                variant.pipeline = variant.pipeline.replace(stage, state.on, f"switched by the request "
+                                                            f"({switch}={value})", state.detail)
+        return variant
 
     def _refiner(self) -> Any:
         """The default retriever's Stage 1, or an online one made once when the default has none."""
@@ -163,6 +177,9 @@ class SearchService:
             raise ServeError(Errors.E794.format(count=len(queries), limit=self.limits.max_batch), status=413)
         self.limits.check_k(k)
         texts = [check_text(text, function="POST /v1/search") for text in queries]  # before the queue
+        for position, text in enumerate(texts):
+            where = "query" if len(texts) == 1 else f"queries[{position}]"
+            _refuse_surrogates(text, where, "POST /v1/search")
         retriever = self.variant(switches)
         if not texts:
             return [], retriever.pipeline
@@ -248,7 +265,8 @@ class SearchService:
         """
         from fortekit.fol.caption.pipeline import check_text
 
-        text = check_text(query, function="GET /v1/stage1/tree")
+        text = _refuse_surrogates(check_text(query, function="GET /v1/stage1/tree"), "query",
+                                  "GET /v1/stage1/tree")
         with self._model:
             return str(self._refiner().refine(text).explain())
 
@@ -264,6 +282,28 @@ class SearchService:
             "switches": {name: list(values) for name, values in SWITCH_VALUES.items()},
             "limits": self.limits.to_dict(),
         }
+
+
+def _refuse_surrogates(text: str, where: str, route: str) -> str:
+    """``text`` itself when it is UTF-8 text; a lone surrogate (JSON's ``"\\ud800"``) is E792 (422).
+
+    No tokenizer takes one, and no answer could echo it: refused here, before the queue.
+
+    Example:
+        >>> _refuse_surrogates("rain \\ud800", "query", "POST /v1/search")
+        Traceback (most recent call last):
+        ...
+        fortekit.errors.ServeError: [E792] query: holds a lone surrogate (U+D800 at character 5), ...
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        fields = _SEARCH_FIELDS if route == "POST /v1/search" else "query"
+        raise ServeError(Errors.E792.format(
+            where=where, problem=f"holds a lone surrogate (U+{ord(text[error.start]):04X} at character "
+            f"{error.start}), which is no character; send the text as UTF-8", route=route, fields=fields,
+        ), status=422) from None
+    return text
 
 
 def versions() -> dict[str, str]:
