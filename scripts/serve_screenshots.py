@@ -11,8 +11,10 @@ it and never downloads a browser), at a 1366x768 laptop screen, and writes
 
 By default the index is built here from the sound generator's 24 clips (``GeneratorConfig(seed=0,
 n=24, speech=False)``, their first captions, the bundled MiniLM, their WAV files registered) and
-the run is ``fortekit eval --beir ../shared/data/negation/audiocaps_test --systems baseline,formula
---limit-queries 40 --direction t2a --no-umap`` (about a minute and a half on a CPU). Usage::
+the run is ``fortekit eval --beir COLLECTION --systems baseline,formula --direction t2a --no-umap``
+on the tests' 40 queries of ``../shared/data/negation/audiocaps_test`` (its first 20 conjunctions and
+first 20 exclusions, over its whole corpus: ``some_of_each_kind`` of tests/serve_fixtures.py), about
+a minute on a CPU. Usage::
 
     python scripts/serve_screenshots.py
     python scripts/serve_screenshots.py --index clips.index --eval runs/negation --out docs/img/serve
@@ -64,13 +66,17 @@ def build_index(folder: Path, device: str) -> Path:
 
 
 def run_eval(folder: Path, beir: Path, device: str) -> Path:
-    """A ``fortekit eval --beir`` run (baseline against formula, 40 queries) into ``folder``."""
+    """A ``fortekit eval --beir`` run (baseline against formula, 20 queries of each kind) into ``folder``."""
     from fortekit.search.cli import main
 
     if not (beir / "corpus.jsonl").is_file():
         raise SystemExit(f"no BEIR collection at {beir} (give --beir DIR or --eval RUN_DIR)")
+    sys.path.insert(0, str(REPO / "tests"))
+    from serve_fixtures import some_of_each_kind
+
+    collection = some_of_each_kind(beir, folder / f"{beir.name}_40", per_kind=20)
     out = folder / f"negation_{beir.name}"
-    code = main(["eval", "--beir", str(beir), "--systems", "baseline,formula", "--limit-queries", "40",
+    code = main(["eval", "--beir", str(collection), "--systems", "baseline,formula",
                  "--device", device, "--direction", "t2a", "--no-umap", "-o", str(out)])
     if code != 0:
         raise SystemExit(f"fortekit eval failed (exit {code})")

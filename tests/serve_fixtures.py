@@ -57,7 +57,7 @@ def negation_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from fortekit.search.cli import main
 
     root = tmp_path_factory.mktemp("serve_eval")
-    collection = _some_of_each_kind(NEGATION_SET, root / "audiocaps_test_40", per_kind=20)
+    collection = some_of_each_kind(NEGATION_SET, root / "audiocaps_test_40", per_kind=20)
     out = root / "run"
     code = main(["eval", "--beir", str(collection), "--systems", "baseline,formula", "--device", "cpu",
                  "--direction", "t2a", "--no-umap", "-o", str(out)])
@@ -65,7 +65,7 @@ def negation_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def _some_of_each_kind(source: Path, target: Path, *, per_kind: int) -> Path:
+def some_of_each_kind(source: Path, target: Path, *, per_kind: int) -> Path:
     """A copy of a BEIR collection with the first ``per_kind`` queries of each kind (all items)."""
     import shutil
 
