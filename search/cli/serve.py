@@ -66,7 +66,13 @@ def add_serve_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
     stages = parser.add_argument_group("stages (each request may switch them)")
     add_stage1_option(stages, choices=("auto", "off", "online", "offline"),
                       help="refine each query first (Stage 1); auto: the index kind's default")
+    stages.add_argument("--lookup", type=Path, metavar="FILE",
+                        help="stored refinements (a fol-refine output): queries it holds skip Stage 1, the "
+                        "costliest stage of a request (docs/serve.md)")
     add_stage_switches(stages)
+    stages.add_argument("--cache-entries", type=int, default=50_000, metavar="N",
+                        help="text embeddings kept in memory (default: 50000, about 80 MB with MiniLM); "
+                        "the server's memory stops growing with it")
     stages.add_argument("--device", default="auto", help="auto (CUDA when present), cpu, cuda, cuda:N")
     bounds = parser.add_argument_group("limits of one request")
     bounds.add_argument("--max-body-bytes", type=int, default=limits.max_body_bytes, metavar="N",
@@ -142,11 +148,20 @@ def _make_app(args: argparse.Namespace, out: TextIO) -> Any:
     if args.index is not None:
         print(f"fortekit serve: loading {args.index} ...", file=out)
         out.flush()
+        from fortekit.search.refine.lookup import LookupTable
+
         retriever = build_retriever(
             args.index, stage1=args.stage1, projection=projection_value(args.projection),
+            lookup=LookupTable.load(args.lookup) if args.lookup is not None else None,
             formula_scoring=switch_value(args.formula_scoring), stage3=switch_value(args.stage3),
             order_check=switch_value(args.order_check), device=args.device,
         )
+        if args.cache_entries < 1:
+            from fortekit.errors import Errors, ServeError
+
+            raise ServeError(Errors.E807.format(name="--cache-entries", expected="an int >= 1",
+                                                value=args.cache_entries))
+        retriever.encoder.cache.max_entries = args.cache_entries
         service = SearchService(retriever, limits=limits, audio_roots=args.audio_root, index_path=args.index)
         service.search(["warm up"], k=1)  # the first request then finds every model loaded
         print(f"fortekit serve: {retriever!r}", file=out)
@@ -160,8 +175,12 @@ def _make_app(args: argparse.Namespace, out: TextIO) -> Any:
 
 
 def _run_uvicorn(app: Any, listener: socket.socket, log_level: str) -> None:
+    import os
+
     import uvicorn
 
+    if os.environ.get("FORTEKIT_SWITCH_INTERVAL"):
+        sys.setswitchinterval(float(os.environ["FORTEKIT_SWITCH_INTERVAL"]))
     config = uvicorn.Config(app, log_level=log_level, access_log=log_level in ("info", "debug"),
                             timeout_graceful_shutdown=5)
     uvicorn.Server(config).run(sockets=[listener])

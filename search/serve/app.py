@@ -176,8 +176,11 @@ def create_app(service: "SearchService | None" = None, *, eval_run: "EvalRun | N
     @app.get("/v1/health", tags=["service"], summary="Whether the service answers")
     def health() -> dict[str, Any]:
         """``{"status": "ok", ...}`` once the index is loaded."""
-        return {"status": "ok", "items": len(service.retriever.index) if service is not None else 0,
-                "uptime_s": round(time.time() - started, 1)}
+        answer: dict[str, Any] = {"status": "ok", "uptime_s": round(time.time() - started, 1),
+                                  "items": len(service.retriever.index) if service is not None else 0}
+        if service is not None:  # how many searches ran together (the micro-batcher, docs/serve.md)
+            answer["batches"], answer["batched"] = service.batches
+        return answer
 
     @app.get("/v1/info", tags=["service"], summary="The index, the pipeline, the switches and the limits")
     def info() -> dict[str, Any]:

@@ -2,7 +2,10 @@
 
 Requests wait in one queue; whichever waiting thread finds the model free takes every waiting
 request with the same key (stage switches, ``k``, ``explain``), up to ``max_batch`` queries, runs
-them as one batch and hands each request its own results. Only one batch runs at a time, so
+them as one batch and hands each request its own results. When the last batch served several
+requests, the next one waits up to ``gather_ms`` for as many to arrive: clients whose answers
+just came back send their next request a moment later, and without the wait the batches
+alternate between the many that waited and the one that came first. Only one batch runs at a time, so
 the model, its caches and spaCy are never used by two threads at once. When a batch fails, its
 requests run again one by one, so one request's error never reaches another.
 
@@ -15,6 +18,7 @@ Example:
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -42,6 +46,7 @@ class MicroBatcher(Generic[Result]):
         run: ranks a list of texts under a key; returns one result per text, in order.
         max_batch: the most texts in one call (a request larger than that runs alone).
         max_queue: the most requests waiting at once (503, E806, past it).
+        gather_ms: how long a batch may wait for the requests of the last batch's clients (0: never).
 
     Attributes:
         batches: how many calls of ``run`` were made; ``batched``: how many of them served more
@@ -49,13 +54,15 @@ class MicroBatcher(Generic[Result]):
     """
 
     def __init__(self, run: Callable[[Any, list[str]], Sequence[Result]], *, max_batch: int,
-                 max_queue: int) -> None:
+                 max_queue: int, gather_ms: float = 5.0) -> None:
         self._run = run
         self.max_batch = max_batch
         self.max_queue = max_queue
         self._pending: list[_Request[Result]] = []
         self._busy = False
         self._condition = threading.Condition()
+        self.gather_s = max(0.0, gather_ms) / 1000
+        self._last_size = 1
         self.batches = 0
         self.batched = 0
 
@@ -74,6 +81,7 @@ class MicroBatcher(Generic[Result]):
             if len(self._pending) >= self.max_queue:
                 raise ServeError(Errors.E806.format(waiting=len(self._pending)), status=503)
             self._pending.append(request)
+            self._condition.notify_all()  # a batch that gathers stops waiting once enough are here
         while True:
             with self._condition:
                 while not request.done and self._busy:
@@ -81,7 +89,9 @@ class MicroBatcher(Generic[Result]):
                 if request.done:
                     break
                 self._busy = True
+                self._gather()
                 batch = self._take()
+                self._last_size = len(batch)
             try:
                 self._serve(batch)
             finally:
@@ -96,6 +106,18 @@ class MicroBatcher(Generic[Result]):
             raise request.error
         assert request.results is not None
         return request.results
+
+    def _gather(self) -> None:
+        """Wait (the lock held by the caller) up to ``gather_s`` for the last batch's number of requests."""
+        wanted = min(self._last_size, self.max_batch)
+        if self.gather_s <= 0 or wanted <= 1:
+            return
+        deadline = time.monotonic() + self.gather_s
+        while len(self._pending) < wanted:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            self._condition.wait(left)
 
     def _take(self) -> list[_Request[Result]]:
         """The oldest waiting request and the others of its key that fit in one batch."""
