@@ -175,12 +175,8 @@ def _make_app(args: argparse.Namespace, out: TextIO) -> Any:
 
 
 def _run_uvicorn(app: Any, listener: socket.socket, log_level: str) -> None:
-    import os
-
     import uvicorn
 
-    if os.environ.get("FORTEKIT_SWITCH_INTERVAL"):
-        sys.setswitchinterval(float(os.environ["FORTEKIT_SWITCH_INTERVAL"]))
     config = uvicorn.Config(app, log_level=log_level, access_log=log_level in ("info", "debug"),
                             timeout_graceful_shutdown=5)
     uvicorn.Server(config).run(sockets=[listener])
