@@ -241,7 +241,9 @@ def test_faiss_errors_are_typed(saved_dir: Path, monkeypatch: pytest.MonkeyPatch
     with pytest.raises(AudioIndexError, match=r"\[E616\]"):
         index.search(random_queries(1, 384), use_faiss=True)
     with pytest.raises(AudioIndexError, match=r"\[E613\] kind"):
-        index.build_faiss("hnsw")
+        index.build_faiss("annoy")
+    with pytest.raises(AudioIndexError, match=r"\[E613\] kind.*1,000 rows"):
+        index.build_faiss("ivfpq")  # too few rows to train product quantisation
     monkeypatch.setitem(sys.modules, "faiss", None)
     with pytest.raises(AudioIndexError, match=r"\[E612\].*pip install 'fortekit\[faiss\]'"):
         index.build_faiss()

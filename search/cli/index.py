@@ -377,7 +377,9 @@ def add_index_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
                        help="an option of --captioner, repeatable (e.g. model=runs/clap, device=cpu)")
     build.add_argument("--no-parse", action="store_true", help="do not parse captions into predicate sets")
     build.add_argument("--batch-size", type=int, default=64, help="items per encoder call (default: 64)")
-    build.add_argument("--faiss", choices=("flat", "ivf"), help="also build and save a FAISS index")
+    build.add_argument("--faiss", choices=("flat", "ivf", "hnsw", "ivfpq"),
+                       help="also build and save a FAISS index: flat (exact), ivf, hnsw or ivfpq "
+                       "(approximate; ivfpq compressed, from 1,000 items)")
     build.add_argument("--overwrite", action="store_true",
                        help="replace an index that fortekit wrote in --out (never a folder of other files)")
     add_quiet_option(build, help="no progress bars", bars=True)

@@ -197,13 +197,17 @@ class IndexSearchMixin:
         return self.search(backbone.encode_text(texts), k, device=device, use_faiss=use_faiss)
 
     # -- FAISS --------------------------------------------------------------------------------
-    def build_faiss(self, kind: str = "flat", *, nlist: int | None = None, nprobe: int | None = None) -> None:
+    def build_faiss(self, kind: str = "flat", *, nlist: int | None = None, nprobe: int | None = None,
+                    ef_search: int | None = None, pq_bytes: int | None = None) -> None:
         """Build a FAISS index over the rows (saved with the index by :meth:`save`).
 
         Args:
-            kind: "flat" (exact inner product on the CPU) or "ivf" (inverted file, approximate).
+            kind: "flat" (exact inner product on the CPU), "ivf" (inverted file), "hnsw" (graph)
+                or "ivfpq" (inverted file over product-quantised codes): the last three approximate.
             nlist: IVF cells (default about 4 sqrt(n)).
             nprobe: IVF cells searched per query (default min(nlist, 16)).
+            ef_search: HNSW's candidates kept while searching (default 64).
+            pq_bytes: IVF-PQ's sub-quantisers (default dim / 8).
 
         Raises:
             AudioIndexError: faiss is missing (E612), bad options (E613).
@@ -212,13 +216,14 @@ class IndexSearchMixin:
             >>> index.build_faiss("ivf")  # doctest: +SKIP
             >>> index.search(queries, k=10, use_faiss=True)  # doctest: +SKIP
         """
-        self._faiss = FaissSearcher.build(self._array, kind=kind, nlist=nlist, nprobe=nprobe)
+        self._faiss = FaissSearcher.build(self._array, kind=kind, nlist=nlist, nprobe=nprobe,
+                                          ef_search=ef_search, pq_bytes=pq_bytes)
         self._faiss_file, self._faiss_identity = None, None
         self.meta = replace(self.meta, faiss=kind)
 
     @property
     def faiss_kind(self) -> str | None:
-        """The kind of FAISS index built or saved ("flat", "ivf"), or None."""
+        """The kind of FAISS index built or saved ("flat", "ivf", "hnsw", "ivfpq"), or None."""
         return self.meta.faiss
 
     def _faiss_searcher(self) -> FaissSearcher:

@@ -1,0 +1,76 @@
+"""Approximate search through FAISS (HNSW and IVF-PQ) on real caption embeddings: recall against exact."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("faiss", reason="faiss-cpu (the extra fortekit[faiss]) is not installed")
+
+from fortekit.errors import AudioIndexError
+from fortekit.search.index.audio_index import AudioIndex
+from fortekit.search.index.faiss_search import FaissSearcher
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+CLOTHO = DATA / "clotho" / "clotho_captions_development.csv"
+
+
+@pytest.fixture(scope="module")
+def caption_rows(minilm) -> tuple[np.ndarray, np.ndarray]:  # type: ignore[no-untyped-def]
+    """MiniLM rows of 2,000 Clotho development captions (caption_1), and 200 others as queries."""
+    if not CLOTHO.is_file():
+        pytest.skip(f"the Clotho development captions are not at {CLOTHO} (../shared/data)")
+    with CLOTHO.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    items = [row["caption_1"] for row in rows[:2000]]
+    queries = [row["caption_2"] for row in rows[2000:2200]]
+    encode = minilm.encode_text
+    return np.asarray(encode(items), dtype=np.float32), np.asarray(encode(queries), dtype=np.float32)
+
+
+def _recall(found: np.ndarray, exact: np.ndarray, k: int) -> float:
+    return float(np.mean([len(set(a[:k]) & set(b[:k])) / k for a, b in zip(found, exact, strict=True)]))
+
+
+def _exact(rows: np.ndarray, queries: np.ndarray, k: int) -> np.ndarray:
+    return FaissSearcher.build(rows, kind="flat").search(queries, k)[1]
+
+
+def test_hnsw_finds_the_exact_top_10_on_real_captions(caption_rows: tuple[np.ndarray, np.ndarray]) -> None:
+    rows, queries = caption_rows
+    found = FaissSearcher.build(rows, kind="hnsw").search(queries, 10)[1]
+    assert _recall(found, _exact(rows, queries, 10), 10) >= 0.95
+
+
+def test_ivfpq_is_compressed_and_finds_most_of_the_top_10(
+        caption_rows: tuple[np.ndarray, np.ndarray]) -> None:
+    rows, queries = caption_rows
+    searcher = FaissSearcher.build(rows, kind="ivfpq", nprobe=16)
+    assert searcher.index.code_size <= rows.shape[1] // 8  # bytes a row, against 4 * 384 uncompressed
+    assert _recall(searcher.search(queries, 10)[1], _exact(rows, queries, 10), 10) >= 0.5
+
+
+def test_ann_kinds_are_saved_with_their_search_settings(  # type: ignore[no-untyped-def]
+        minilm, caption_rows, tmp_path: Path) -> None:
+    rows, queries = caption_rows
+    index = AudioIndex.from_captions([f"c{i}" for i in range(len(rows))], [None] * len(rows), minilm,
+                                     embeddings=rows, parse_captions=False)
+    for kind, setting in (("hnsw", lambda i: i.hnsw.efSearch), ("ivfpq", lambda i: i.nprobe)):
+        index.build_faiss(kind, ef_search=40, nprobe=8)
+        before = index.search(queries[:5], k=10, use_faiss=True)
+        loaded = AudioIndex.load(index.save(tmp_path / f"{kind}.index"))
+        assert loaded.faiss_kind == kind
+        after = loaded.search(queries[:5], k=10, use_faiss=True)
+        assert np.array_equal(np.asarray(before[1]), np.asarray(after[1]))
+        assert setting(loaded._faiss_searcher().index) in (40, 8)
+
+
+def test_bad_ann_settings_are_coded(caption_rows: tuple[np.ndarray, np.ndarray]) -> None:
+    rows, _ = caption_rows
+    with pytest.raises(AudioIndexError, match=r"\[E613\] pq_bytes.*divisor of the dimension 384"):
+        FaissSearcher.build(rows, kind="ivfpq", pq_bytes=100)
+    with pytest.raises(AudioIndexError, match=r"\[E613\] ef_search"):
+        FaissSearcher.build(rows, kind="hnsw", ef_search=-1)
