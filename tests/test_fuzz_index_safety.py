@@ -371,7 +371,7 @@ BAD_FIELDS: dict[str, dict[str, Any]] = {
     "backbone_list": {"backbone": ["minilm"]},
     "fortekit_version_int": {"fortekit_version": 3},
     "faiss_int": {"faiss": 3},
-    "faiss_unknown": {"faiss": "hnsw"},
+    "faiss_unknown": {"faiss": "annoy"},
     "backbone_options_list": {"backbone_options": ["device", "cpu"]},
     "backbone_options_nested": {"backbone_options": {"model": {"path": "/m"}}},
     "captioner_int": {"captioner": 5},
