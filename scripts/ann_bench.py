@@ -157,7 +157,8 @@ def main() -> None:
             found = np.load(path.with_suffix(f".{kind}.npy"))
             row = figures[name][kind]
             row.update({"recall@10": recall(found, exact, 10), "recall@100": recall(found, exact, 100)})
-            print(f"{name:9} {kind:6} " + "  ".join(f"{key} {value}" for key, value in row.items()), flush=True)
+            shown = "  ".join(f"{key} {value}" for key, value in row.items())
+            print(f"{name:9} {kind:6} {shown}", flush=True)
     print(f"load average at the end {[round(x, 2) for x in os.getloadavg()]}")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
