@@ -42,7 +42,8 @@ __all__ = ["PAGES", "STATIC_FILES", "create_app", "require_serve_extra"]
 
 #: The files under ``/static/``: the only ones served, by name (no path is ever read from a request).
 STATIC_FILES: dict[str, str] = {
-    "app.js": "text/javascript; charset=utf-8", "eval.js": "text/javascript; charset=utf-8",
+    "common.js": "text/javascript; charset=utf-8", "app.js": "text/javascript; charset=utf-8",
+    "eval.js": "text/javascript; charset=utf-8",
     "style.css": "text/css; charset=utf-8", "index.html": "text/html; charset=utf-8",
     "eval.html": "text/html; charset=utf-8",
 }
