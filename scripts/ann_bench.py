@@ -26,7 +26,6 @@ Figures in docs/scale.md.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import resource
@@ -39,18 +38,14 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-DATA = REPO.parent / "shared" / "data"
 KINDS = ("exact", "hnsw", "ivfpq")
 
 
 def _captions(limit: int) -> list[str]:
-    texts: list[str] = []
-    with (DATA / "audiocaps" / "train.csv").open(encoding="utf-8", newline="") as handle:
-        texts += [row["caption"] for row in csv.DictReader(handle)]
-    with (DATA / "clotho" / "clotho_captions_development.csv").open(encoding="utf-8", newline="") as handle:
-        for row in csv.DictReader(handle):
-            texts += [row[f"caption_{i}"] for i in range(1, 6)]
-    return list(dict.fromkeys(texts))[:limit]
+    """The first ``limit`` distinct captions of scripts/default_latency.py's development captions."""
+    from default_latency import development_captions  # beside this script
+
+    return list(dict.fromkeys(development_captions()))[:limit]
 
 
 def make_rows(name: str, items: int, queries: int, dim: int, noise: float, cache: Path) -> Path:

@@ -36,13 +36,19 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data"
 
 
-def _captions(limit: int) -> list[str]:
+def development_captions() -> list[str]:
+    """The captions of AudioCaps train and Clotho development (64,303), in file order."""
     texts: list[str] = []
     with (DATA / "audiocaps" / "train.csv").open(encoding="utf-8", newline="") as handle:
         texts += [row["caption"] for row in csv.DictReader(handle)]
     with (DATA / "clotho" / "clotho_captions_development.csv").open(encoding="utf-8", newline="") as handle:
         for row in csv.DictReader(handle):
             texts += [row[f"caption_{i}"] for i in range(1, 6)]
+    return texts
+
+
+def _captions(limit: int) -> list[str]:
+    texts = development_captions()
     return [texts[i % len(texts)] for i in range(limit)]
 
 
