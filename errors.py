@@ -717,6 +717,51 @@ class Errors(metaclass=_Messages):
         "FAISS, or search exactly (use_faiss=False)."
     )
 
+    E630 = (
+        "The items to add to {directory} do not fit the index: {problem}. Items added to an index "
+        "must be embedded the way its items were (the same backbone, options and dimension, rows "
+        "normalised or not alike, captions parsed or not alike); check `fortekit index info "
+        "{directory}` and pass the same --backbone and --backbone-option values, or build a new "
+        "index with `fortekit index build`."
+    )
+    E631 = (
+        "The shard {shard} does not belong to the index at {directory}: {problem}. A shard is written "
+        "only by `fortekit index add` into its own index; a folder copied from another index would "
+        "mix two collections. Restore the index folder as `fortekit index add` left it, or rebuild "
+        "it with `fortekit index build`."
+    )
+    E632 = (
+        "The index at {directory} names the shard {shard} (in shards.json), but {problem}. The "
+        "index cannot be loaded without it (its items would silently go missing). Restore the index "
+        "folder from a copy, or rebuild it with `fortekit index build ... --overwrite`."
+    )
+    E633 = (
+        "{count} id(s) to remove are not in the index at {directory} ({examples}). Nothing was "
+        "removed. Check the ids file (one id per line, as `fortekit index info` and search results "
+        "show them), or pass --missing-ok to remove the others and skip these."
+    )
+    E634 = (
+        "Removing {count} item(s) would leave the index at {directory} empty. An index holds at "
+        "least one item: remove fewer, or delete the index folder yourself."
+    )
+    E635 = (
+        "The index at {directory} holds label evidence ({labels} labels), but {problem}. Items "
+        "added to it need the same labels' evidence, so that formula scoring sees every item alike: "
+        "index the new audio with the same --captioner and --captioner-option values."
+    )
+    E636 = (
+        "The ANN index {path} does not hold this index's rows: {problem}. It was built for another "
+        "collection, backbone or dimension (a file copied between folders?). Rebuild it with "
+        "`fortekit index build ... --ann KIND --overwrite` (or index.build_faiss(KIND) and save), or "
+        "search exactly."
+    )
+    E637 = (
+        "--ann must be one of {choices}, not {value!r}. hnsw: a graph, fast and close to exact, "
+        "about 2.3 kB an item; ivfpq: compressed codes, about 100 bytes an item, less exact; none: "
+        "exact search only; auto: hnsw from {threshold:,} items on (the size at which it was measured "
+        "to pay), none below."
+    )
+
     # --- E650-E699: search/refine: query files, outputs, resuming, lookup tables ---
     E650 = (
         "Cannot read the query file {path}: {problem}. Query files are .txt (one query per line), "

@@ -121,8 +121,10 @@ class Retriever:
         refiner: a Stage 1 :class:`~fortekit.search.stage1.beam.Refiner` already built (fol-refine's,
             with its own elaborator and anchors), instead of ``stage1``: its backbone and text
             cache are shared; None (default) builds one from ``stage1`` when given.
-        use_faiss: the first pass searches the index's saved FAISS index instead of exactly
-            (``fortekit index query --faiss``); not with a projection.
+        use_faiss: the first pass (the candidate pool) searches the index's saved FAISS index
+            instead of exactly (``fortekit index query --faiss``; not with a projection); None
+            (default): when the index has an approximate one (``--ann``) and at least
+            :data:`~fortekit.search.index.ann.ANN_MIN_ITEMS` items, and no projection is given.
 
     Raises:
         AudioIndexError: an index that cannot be read (E42x) or another backbone (E609).
@@ -154,7 +156,7 @@ class Retriever:
         evidence: LabelEvidence | None = None,
         order_check: bool = _DEFAULT,
         refiner: Refiner | None = None,
-        use_faiss: bool = False,
+        use_faiss: bool | None = None,
     ) -> None:
         from fortekit.plugins import get_backbone
         from fortekit.search.formula.scoring import FormulaScorer
@@ -169,6 +171,11 @@ class Retriever:
         if use_faiss and projection is not _DEFAULT and projection is not None:
             raise EvaluationError(Errors.E480.format(what="retriever", name="use_faiss",
                                                      expected="False with a projection", value=use_faiss))
+        if use_faiss is None:
+            from fortekit.search.index.ann import first_pass_uses_ann
+
+            use_faiss = (projection is _DEFAULT or projection is None) and first_pass_uses_ann(
+                self.index.faiss_kind, len(self.index), None)
         if backbone is None and refiner is not None:
             backbone = refiner.backbone
         if backbone is None or isinstance(backbone, str):
@@ -279,9 +286,24 @@ class Retriever:
         if projection is not _KEEP and projection != self.projection:
             other.projection = projection
             other._items = None
+            other.use_faiss = self.use_faiss and projection is None  # the FAISS rows are unprojected
             other.pipeline = other.pipeline.replace("projection", projection is not None,
                                                     "with_stages(projection=...)", str(projection or ""))
         return other
+
+    @property
+    def first_pass(self) -> str:
+        """Where the candidate pool comes from: "exact", or the ANN kind and its measured recall.
+
+        Example:
+            >>> retriever.first_pass  # doctest: +SKIP
+            'ann (hnsw; recall@10 against exact 0.998, measured at build)'
+        """
+        if not self.use_faiss:
+            return "exact"
+        recall = self.index.meta.ann_recall
+        measured = "" if recall is None else f"; recall@10 against exact {recall:.3f}, measured at build"
+        return f"ann ({self.index.faiss_kind}{measured})"
 
     @property
     def items(self) -> torch.Tensor:
@@ -465,7 +487,7 @@ def build_retriever(
     gamma: float | None = None,
     stage3: bool | None = None,
     order_check: bool | None = None,
-    use_faiss: bool = False,
+    use_faiss: bool | None = None,
     device: str = "auto",
 ) -> Retriever:
     """The one factory of the commands that rank: their settings in, the :class:`Retriever` out.
@@ -489,7 +511,8 @@ def build_retriever(
         gamma: formula scoring's weight of the logic (None: the default).
         stage3: Stage 3's default re-ranking (None: the kind's default).
         order_check: sort each ranking's best 50 by the event order (None: the kind's default).
-        use_faiss: the first pass through the index's saved FAISS index.
+        use_faiss: the first pass through the index's saved FAISS index (None: the Retriever's
+            default: an approximate one from ANN_MIN_ITEMS items on).
         device: "auto", "cpu", "cuda", ...
 
     Returns:

@@ -403,7 +403,8 @@ JSON_VALUES = st.recursive(
     max_leaves=6,
 )
 FIELDS = ["format_version", "fortekit_version", "backbone", "backbone_options", "dim", "count", "normalised",
-          "parsed", "unparsed", "faiss", "captioner", "captioner_options", "evidence_labels"]
+          "parsed", "unparsed", "faiss", "captioner", "captioner_options", "evidence_labels", "index_id",
+          "ann_recall"]
 
 
 @pytest.fixture(scope="module")

@@ -40,6 +40,7 @@ from fortekit.search.cli.common import (
     add_top_k_option,
 )
 from fortekit.search.cli.options import option_type
+from fortekit.search.index.ann import ANN_CHOICES, ANN_MIN_ITEMS
 
 if TYPE_CHECKING:
     from fortekit.plugins.protocols import Backbone
@@ -110,6 +111,10 @@ def _check_build_options(args: argparse.Namespace) -> None:
     def fail(problem: str, fix: str) -> AudioIndexError:
         return AudioIndexError(Errors.E620.format(problem=problem, fix=fix))
 
+    if args.faiss is not None and args.ann is not None:
+        raise fail(f"--faiss {args.faiss} and --ann {args.ann} both name the FAISS index to build",
+                   "Give one: --ann auto|hnsw|ivfpq|none (approximate search), or --faiss "
+                   "flat|ivf|hnsw|ivfpq.")
     if args.captioner is not None and args.captions is not None:
         raise fail("--captioner captions audio, but --captions gives text items",
                    "Index the audio files with --audio, or leave out --captioner: the captions file "
@@ -143,9 +148,28 @@ def _build_inputs(args: argparse.Namespace) -> dict[str, Any]:
     return inputs
 
 
+def ann_line(index: AudioIndex) -> str:
+    """How an index is searched: exact, or its ANN kind with the recall measured at build.
+
+    Example:
+        >>> import numpy as np
+        >>> from fortekit.search.index.audio_index import AudioIndex
+        >>> ann_line(AudioIndex.from_captions(["a"], [None], "enc", embeddings=np.eye(1),
+        ...                                   parse_captions=False))
+        'exact (no ANN index)'
+    """
+    kind = index.faiss_kind
+    if kind is None:
+        return "exact (no ANN index)"
+    recall = index.meta.ann_recall
+    measured = "" if recall is None else f", recall@10 against exact {recall:.3f} (measured at build)"
+    return f"FAISS {kind}{measured}; {index.layout.describe()}"
+
+
 def run_build(args: argparse.Namespace, out: TextIO) -> int:
     """Handler of ``index build``: check and lock the output, read the collection, embed it, caption
     and parse, save (all or nothing)."""
+    from fortekit.search.index.ann import ann_kind
     from fortekit.search.index.writing import check_index_output, index_output_lock
 
     _check_build_options(args)
@@ -157,12 +181,14 @@ def run_build(args: argparse.Namespace, out: TextIO) -> int:
     with index_output_lock(out_dir):
         check_index_output(out_dir, overwrite=args.overwrite)  # as it is now that we hold the lock
         index = _build_index(args, options)
-        if args.faiss is not None:
-            index.build_faiss(args.faiss)
+        kind = args.faiss if args.faiss is not None else ann_kind(args.ann or "auto", len(index))
+        if kind is not None:
+            index.build_faiss(kind)
         index.save(out_dir, overwrite=args.overwrite)
     summary = f"indexed {len(index)} items ({index.dim}-d, backbone {index.backbone_name}) into {out_dir}"
     print(summary, file=out)
     print(_predicate_line(index), file=out)
+    print(f"search: {ann_line(index)}", file=out)
     if index.meta.captioner is not None:
         print(f"captions: written by the captioner {index.meta.captioner}; {_evidence_line(index)}", file=out)
     return 0
@@ -255,10 +281,13 @@ def run_info(args: argparse.Namespace, out: TextIO) -> int:
         "normalised": index.meta.normalised, "with_captions": with_captions,
         "parsed": index.meta.parsed, "with_predicates": with_predicates,
         "predicate_share": with_predicates / len(index), "unparsed": index.unparsed_count,
-        "faiss": index.faiss_kind, "captioner": index.meta.captioner,
+        "faiss": index.faiss_kind, "ann_recall": index.meta.ann_recall,
+        "parts": index.layout.shards + 1, "removed": index.layout.removed, "captioner": index.meta.captioner,
         "captioner_options": dict(index.meta.captioner_options),
         "evidence_labels": None if index.evidence is None else list(index.evidence.labels),
-        "format_version": index.meta.format_version, "fortekit_version": index.meta.fortekit_version,
+        # A grown folder is written as version 2; loaded, its parts are one index of version 1's shape.
+        "format_version": 2 if index.layout.shards or index.layout.removed else index.meta.format_version,
+        "fortekit_version": index.meta.fortekit_version,
         "pipeline": pipeline.to_dict(),
     }
     if args.json:
@@ -275,7 +304,7 @@ def run_info(args: argparse.Namespace, out: TextIO) -> int:
         ("predicates", _predicate_line(index).removeprefix("predicates: ")),
         ("captioner", captioner + (f" ({captioner_options})" if captioner_options else "")),
         ("evidence", _evidence_line(index).removeprefix("label evidence: ")),
-        ("faiss", facts["faiss"] or "none"),
+        ("search", ann_line(index)),
         ("format", f"{facts['format_version']} (written by fortekit {facts['fortekit_version']})"),
     ]
     for label, value in rows:
@@ -377,9 +406,12 @@ def add_index_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
                        help="an option of --captioner, repeatable (e.g. model=runs/clap, device=cpu)")
     build.add_argument("--no-parse", action="store_true", help="do not parse captions into predicate sets")
     build.add_argument("--batch-size", type=int, default=64, help="items per encoder call (default: 64)")
+    build.add_argument("--ann", choices=ANN_CHOICES, default=None,
+                       help="approximate search for large collections: hnsw (graph, close to exact), ivfpq "
+                       "(compressed, about 100 bytes an item), none; default auto: hnsw from "
+                       f"{ANN_MIN_ITEMS:,} items on (docs/scale.md)")
     build.add_argument("--faiss", choices=("flat", "ivf", "hnsw", "ivfpq"),
-                       help="also build and save a FAISS index: flat (exact), ivf, hnsw or ivfpq "
-                       "(approximate; ivfpq compressed, from 1,000 items)")
+                       help="a FAISS index of any kind instead: flat (exact), ivf, hnsw or ivfpq")
     build.add_argument("--overwrite", action="store_true",
                        help="replace an index that fortekit wrote in --out (never a folder of other files)")
     add_quiet_option(build, help="no progress bars", bars=True)
@@ -390,6 +422,10 @@ def add_index_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
     add_index_option(info, dest="directory", required=True, positional="old_index")
     add_json_option(info, help="one JSON object")
     info.set_defaults(handler=_guarded(run_info))
+
+    from fortekit.search.cli.index_grow import add_grow_commands
+
+    add_grow_commands(actions, _guarded, _add_backbone_arguments)
 
     query = actions.add_parser("query", help="search an index with text queries")
     query.add_argument("texts", nargs="+", metavar="TEXT", help="the queries")

@@ -1,4 +1,4 @@
-"""The item index: build, file format, exact and FAISS search, sources.
+"""The item index: build, file format, shards, exact and ANN (FAISS) search, sources.
 
 ``from fortekit.search.index import AudioIndex`` is the usual entry point.
 
@@ -10,6 +10,15 @@ Example:
     [[1]]
 """
 
-from fortekit.search.index.audio_index import AudioIndex
+from typing import TYPE_CHECKING
+
+from fortekit._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from fortekit.search.index.audio_index import AudioIndex
 
 __all__ = ["AudioIndex"]
+
+# Lazy, so that the command line's parsers can read small modules here (ann) without numpy or torch.
+__getattr__, __dir__ = lazy_exports(__name__, {"AudioIndex": "fortekit.search.index.audio_index"},
+                                    names=globals())

@@ -44,22 +44,19 @@ from fortekit.search.index.build import (
     item_id_of,
     rows_from_embeddings,
 )
-from fortekit.search.index.evidence_file import EVIDENCE_FILE, evidence_writer, read_evidence
+from fortekit.search.index.evidence_file import EVIDENCE_FILE, evidence_writer
 from fortekit.search.index.faiss_search import FaissSearcher
 from fortekit.search.index.format import (
     EMBEDDINGS_FILE,
     FAISS_FILE,
     IndexMeta,
     IndexRecords,
-    check_embedding_rows,
     check_options,
     check_unique_ids,
     folder_identity,
-    read_embeddings,
-    read_items,
-    read_meta,
 )
 from fortekit.search.index.querying import IndexSearchMixin
+from fortekit.search.index.shards import ShardedSearcher, ShardLayout
 from fortekit.search.index.writing import write_index_files
 
 if TYPE_CHECKING:
@@ -114,9 +111,11 @@ class AudioIndex(IndexSearchMixin):
         self._evidence = evidence
         self._embeddings_file = embeddings_file
         self._tensors: dict[str, torch.Tensor] = {}
-        self._faiss: FaissSearcher | None = None
+        self._faiss: FaissSearcher | ShardedSearcher | None = None
         self._faiss_file: Path | None = None
         self._faiss_identity: tuple[int, int] | None = None
+        #: How the folder it was loaded from is split (shards, removed items); one part otherwise.
+        self.layout = ShardLayout()
 
     def __len__(self) -> int:
         return self.meta.count
@@ -379,6 +378,8 @@ class AudioIndex(IndexSearchMixin):
         writer = None
         if self.meta.faiss is not None:
             searcher = self._faiss_searcher()
+            if not isinstance(searcher, FaissSearcher):  # parts of a grown index: one part again
+                searcher = self._rebuilt_faiss(searcher.first_searcher())
             writer = searcher.write
         evidence = None if self._evidence is None else evidence_writer(self._evidence)
         return write_index_files(directory, self.meta, self._array, self._records, overwrite=overwrite,
@@ -436,15 +437,24 @@ class AudioIndex(IndexSearchMixin):
 
     @classmethod
     def _read(cls, root: Path, *, mmap: bool) -> AudioIndex:
-        meta = read_meta(root)
-        embeddings = read_embeddings(root, meta, mmap=mmap)
-        records = read_items(root, meta)
-        check_embedding_rows(root / EMBEDDINGS_FILE, embeddings, records.ids, normalised=meta.normalised)
-        if meta.faiss is not None and not (root / FAISS_FILE).is_file():
-            missing = f"{FAISS_FILE} (index.json names one)"
-            raise AudioIndexError(Errors.E601.format(directory=root, missing=missing))
-        index = cls(embeddings, records, meta, embeddings_file=root / EMBEDDINGS_FILE if mmap else None,
-                    evidence=read_evidence(root, meta))
+        from fortekit.search.index.shards import (
+            SHARDED_FORMAT_VERSION,
+            merge_parts,
+            read_manifest,
+            read_part,
+            read_parts,
+        )
+
+        base = read_part(root, mmap=mmap)
+        if base.meta.format_version >= SHARDED_FORMAT_VERSION:  # shards or removed items: merged here
+            manifest = read_manifest(root)
+            merged = merge_parts(read_parts(root, base, manifest, mmap=mmap), manifest)
+            index = cls(merged.embeddings, merged.records, merged.meta, evidence=merged.evidence)
+            index._faiss, index.layout = merged.searcher, merged.layout
+            return index
+        meta = base.meta
+        index = cls(base.embeddings, base.records, meta,
+                    embeddings_file=root / EMBEDDINGS_FILE if mmap else None, evidence=base.evidence)
         if meta.faiss is not None:  # read when first used: it must then still be this build's file
             index._faiss_file = root / FAISS_FILE
             index._faiss_identity = folder_identity(index._faiss_file)

@@ -30,11 +30,15 @@ import numpy as np
 
 from fortekit._checks import check_int
 from fortekit.errors import AudioIndexError, Errors
+from fortekit.search.index.ann import APPROXIMATE_KINDS
 
-__all__ = ["FAISS_KINDS", "FaissSearcher", "import_faiss"]
+__all__ = ["APPROXIMATE_KINDS", "FAISS_KINDS", "FaissSearcher", "import_faiss", "measure_recall"]
 
 #: The kinds of FAISS index :meth:`FaissSearcher.build` makes.
 FAISS_KINDS = ("flat", "ivf", "hnsw", "ivfpq")
+#: Stored rows searched for when checking that a FAISS file holds this index's rows, and the
+#: rows searched (as queries) when measuring recall at build time.
+_CHECKED_ROWS, _RECALL_QUERIES = 8, 200
 #: HNSW's defaults, the values the FAISS documentation and the HNSW paper start from: links per
 #: node, candidates kept while building, candidates kept while searching.
 HNSW_M, HNSW_EF_CONSTRUCTION, HNSW_EF_SEARCH = 32, 80, 64
@@ -139,6 +143,76 @@ class FaissSearcher:
             index.add(_unit_rows(rows[start:start + _ADD_ROWS]))
         return cls(index, kind)
 
+    @property
+    def count(self) -> int:
+        """The rows the index holds."""
+        return int(self.index.ntotal)
+
+    def settings(self) -> dict[str, int]:
+        """The search settings stored in the FAISS file (``ef_search``; ``nprobe`` and ``nlist``).
+
+        Example:
+            >>> import numpy as np
+            >>> FaissSearcher.build(np.eye(8, dtype=np.float32), kind="hnsw", ef_search=32).settings()
+            {'ef_search': 32}
+        """
+        if self.kind == "hnsw":
+            return {"ef_search": int(self.index.hnsw.efSearch)}
+        if self.kind in ("ivf", "ivfpq"):
+            return {"nprobe": int(self.index.nprobe), "nlist": int(self.index.nlist)}
+        return {}
+
+    def like(self, rows: np.ndarray) -> FaissSearcher:
+        """A searcher of the same kind and settings over other rows (a shard's part of the ANN).
+
+        An IVF kind keeps this one's trained cells and codebooks (a copy, emptied and refilled), so
+        that a shard of any size is searched the way the rest is and costs no training; HNSW and
+        flat build their graph or list anew.
+
+        Example:
+            >>> import numpy as np
+            >>> base = FaissSearcher.build(np.eye(8, dtype=np.float32), kind="hnsw", ef_search=32)
+            >>> part = base.like(np.eye(8, dtype=np.float32)[:3])
+            >>> part.kind, part.count, part.settings()
+            ('hnsw', 3, {'ef_search': 32})
+        """
+        if self.kind in ("ivf", "ivfpq"):
+            index = import_faiss().clone_index(self.index)
+            index.reset()
+            for start in range(0, int(rows.shape[0]), _ADD_ROWS):
+                index.add(_unit_rows(rows[start:start + _ADD_ROWS]))
+            return FaissSearcher(index, self.kind)
+        return FaissSearcher.build(rows, kind=self.kind, **self.settings())
+
+    def check_rows(self, rows: np.ndarray, path: str | os.PathLike[str]) -> None:
+        """Raise E636 unless a few stored rows, searched for, are found at their own places.
+
+        A FAISS file copied from another index of the same size and dimension (another backbone,
+        another collection) would otherwise answer with rows that mean other items.
+
+        Example:
+            >>> import numpy as np
+            >>> rows = np.eye(8, dtype=np.float32)
+            >>> FaissSearcher.build(rows, kind="flat").check_rows(rows[::-1].copy(), "faiss.index")
+            Traceback (most recent call last):
+            ...
+            fortekit.errors.AudioIndexError: [E636] The ANN index faiss.index does not hold this index's ...
+        """
+        n = int(rows.shape[0])
+        chosen = np.unique(np.linspace(0, n - 1, num=min(n, _CHECKED_ROWS)).astype(np.int64))
+        scores, found = self.search(np.asarray(rows[chosen]), min(n, 10))
+        # A kind that keeps rows whole finds a row at the top score (a duplicate row ties with it);
+        # product-quantised codes only approximate it, so there the top 10 must hold it.
+        tolerance = np.inf if self.kind == "ivfpq" else 1e-4
+        near_top = scores >= scores[:, :1] - tolerance
+        hits = sum(int(row in set(found_rows[near].tolist()))
+                   for row, found_rows, near in zip(chosen, found, near_top, strict=True))
+        # An approximate kind may miss a row now and then; rows of another collection miss nearly all.
+        if hits * 2 < len(chosen):
+            raise AudioIndexError(Errors.E636.format(
+                path=path, problem=f"{len(chosen) - hits} of {len(chosen)} stored rows searched for were "
+                "not found at their own places"))
+
     def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """The k best rows per query: (scores (q, k) float32, rows (q, k) int64).
 
@@ -169,12 +243,50 @@ class FaissSearcher:
                 fix="Rebuild it with index.build_faiss() and save the index again.",
             )) from exc
         if int(index.ntotal) != count or int(index.d) != dim:
-            raise AudioIndexError(Errors.E600.format(
+            raise AudioIndexError(Errors.E636.format(
                 path=path, problem=f"it holds {index.ntotal} rows of dimension {index.d}, "
                                    f"the index {count} of dimension {dim}",
-                fix="Rebuild it with index.build_faiss() and save the index again.",
             ))
         return cls(index, kind)
+
+
+def measure_recall(searcher: FaissSearcher, rows: np.ndarray, *, k: int = 10,
+                   queries: int = _RECALL_QUERIES, seed: int = 0) -> float | None:
+    """The searcher's recall@k against the exact search, with stored rows as queries.
+
+    Each query is a stored row; both answers leave that row out (it is its own nearest
+    neighbour, which would flatter the figure), so the figure is the share of the exact top k
+    of the other rows that the searcher finds.
+
+    Args:
+        searcher: the FAISS searcher over `rows`.
+        rows: the rows it holds, float32 (n, d).
+        k: the cut-off.
+        queries: rows drawn as queries.
+        seed: seeds the draw.
+
+    Returns:
+        The mean recall@k, or None for an exact kind or fewer than k + 2 rows.
+
+    Example:
+        >>> import numpy as np
+        >>> rows = np.random.default_rng(0).normal(size=(500, 16)).astype(np.float32)
+        >>> measure_recall(FaissSearcher.build(rows, kind="hnsw"), rows) > 0.9
+        True
+    """
+    n = int(rows.shape[0])
+    if searcher.kind not in APPROXIMATE_KINDS or n < k + 2:
+        return None
+    chosen = np.sort(np.random.default_rng(seed).choice(n, size=min(n, queries), replace=False))
+    asked = _unit_rows(rows[chosen])
+    truth = _exact_top(rows, asked, k + 1)
+    _, found = searcher.search(asked, k + 1)
+    shares = []
+    for own, true_rows, found_rows in zip(chosen.tolist(), truth.tolist(), found.tolist(), strict=True):
+        wanted = [row for row in true_rows if row != own][:k]
+        got = {row for row in found_rows if row != own}
+        shares.append(len(got.intersection(wanted)) / len(wanted))
+    return round(float(np.mean(shares)), 4)
 
 
 def _ivfpq(faiss: Any, n: int, dim: int, cells: int, pq_bytes: int | None) -> Any:
@@ -195,3 +307,18 @@ def _ivfpq(faiss: Any, n: int, dim: int, cells: int, pq_bytes: int | None) -> An
 
 def _check_positive(name: str, value: object, *, upper: int) -> int:
     return check_int(value, name=name, high=upper, error=AudioIndexError, message=Errors.E613)
+
+
+def _exact_top(rows: np.ndarray, queries: np.ndarray, k: int) -> np.ndarray:
+    """The exact top-k rows per (unit) query, chunk by chunk (a mapped matrix is never copied whole)."""
+    best_scores = np.full((len(queries), 0), -np.inf, dtype=np.float32)
+    best_rows = np.zeros((len(queries), 0), dtype=np.int64)
+    for start in range(0, int(rows.shape[0]), _ADD_ROWS):
+        scores = queries @ _unit_rows(rows[start:start + _ADD_ROWS]).T
+        ids = np.broadcast_to(np.arange(start, start + scores.shape[1]), scores.shape)
+        merged_scores = np.concatenate([best_scores, scores], axis=1)
+        merged_rows = np.concatenate([best_rows, ids], axis=1)
+        order = np.argsort(-merged_scores, axis=1, kind="stable")[:, :k]
+        best_scores = np.take_along_axis(merged_scores, order, axis=1)
+        best_rows = np.take_along_axis(merged_rows, order, axis=1)
+    return best_rows

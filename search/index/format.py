@@ -53,6 +53,7 @@ __all__ = [
     "ITEMS_FILE",
     "META_FILE",
     "NORM_TOLERANCE",
+    "SINGLE_PART_VERSION",
     "ZERO_NORM",
     "IndexMeta",
     "IndexRecords",
@@ -66,8 +67,12 @@ __all__ = [
     "read_meta",
 ]
 
-#: The version of the directory layout this module writes; newer ones are refused on load.
-FORMAT_VERSION = 1
+#: The newest layout version this fortekit reads; newer ones are refused on load (E602).
+FORMAT_VERSION = 2
+#: The version a folder of one part is written with (every fortekit reads it); a folder with
+#: shards or removed items is version 2 (:mod:`fortekit.search.index.shards`), which an older
+#: fortekit refuses (E602) instead of loading the first part alone.
+SINGLE_PART_VERSION = 1
 META_FILE = "index.json"
 EMBEDDINGS_FILE = "embeddings.npy"
 ITEMS_FILE = "items.jsonl"
@@ -139,6 +144,9 @@ class IndexMeta:
         captioner, captioner_options: the captioner plug-in that wrote the captions, and its
             recorded options (None and {} when the captions came with the items).
         evidence_labels: the label phrases of ``evidence.safetensors``, or None without one.
+        index_id: the index's identity, which its shards record (given by the first ``index add``).
+        ann_recall: the FAISS index's recall@10 against the exact search, measured when it was
+            built (:func:`~fortekit.search.index.faiss_search.measure_recall`), or None.
         format_version: the layout version.
         fortekit_version: the fortekit version that wrote the index.
     """
@@ -154,12 +162,14 @@ class IndexMeta:
     captioner: str | None = None
     captioner_options: Mapping[str, Any] = field(default_factory=dict)
     evidence_labels: tuple[str, ...] | None = None
-    format_version: int = FORMAT_VERSION
+    index_id: str | None = None
+    ann_recall: float | None = None
+    format_version: int = SINGLE_PART_VERSION
     fortekit_version: str = __version__
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON object of ``index.json``."""
-        return {
+        """The JSON object of ``index.json`` (``index_id`` and ``ann_recall`` only when set)."""
+        data: dict[str, Any] = {
             "format_version": self.format_version, "fortekit_version": self.fortekit_version,
             "backbone": self.backbone, "backbone_options": dict(self.backbone_options),
             "dim": self.dim, "count": self.count, "normalised": self.normalised,
@@ -167,6 +177,11 @@ class IndexMeta:
             "captioner": self.captioner, "captioner_options": dict(self.captioner_options),
             "evidence_labels": None if self.evidence_labels is None else list(self.evidence_labels),
         }
+        if self.index_id is not None:
+            data["index_id"] = self.index_id
+        if self.ann_recall is not None:
+            data["ann_recall"] = self.ann_recall
+        return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,11 +303,18 @@ def read_meta(directory: str | os.PathLike[str]) -> IndexMeta:
         raise _fail(path, f"faiss is {faiss!r}, not null or one of {', '.join(map(repr, FAISS_KINDS))}")
     options = check_options(data.get("backbone_options", {}), "backbone_options",
                             lambda problem: _fail(path, problem))
+    index_id, recall = data.get("index_id"), data.get("ann_recall")
+    if index_id is not None and (not isinstance(index_id, str) or not index_id.isalnum()):
+        raise _fail(path, f"index_id is {index_id!r}, not null or a hexadecimal identity")
+    if recall is not None and (not isinstance(recall, (int, float)) or isinstance(recall, bool)
+                               or not 0.0 <= recall <= 1.0):
+        raise _fail(path, f"ann_recall is {recall!r}, not null or a number from 0 to 1")
     from fortekit.search.index.evidence_file import captioning_fields  # it imports this module
 
     return IndexMeta(
         backbone=backbone, dim=dim, count=count, normalised=normalised, parsed=parsed, unparsed=unparsed,
-        backbone_options=options, faiss=faiss, **captioning_fields(data, path), format_version=version,
+        backbone_options=options, faiss=faiss, **captioning_fields(data, path), index_id=index_id,
+        ann_recall=None if recall is None else float(recall), format_version=version,
         fortekit_version=writer,
     )
 

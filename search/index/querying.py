@@ -26,12 +26,14 @@ import numpy as np
 
 from fortekit.errors import AudioIndexError, Errors
 from fortekit.plugins.protocols import Backbone
-from fortekit.search.index.faiss_search import FaissSearcher
+from fortekit.search.index.faiss_search import FaissSearcher, measure_recall
 from fortekit.search.index.format import IndexMeta
 from fortekit.search.index.search import as_query_matrix, check_k, exact_top_k
 
 if TYPE_CHECKING:
     import torch
+
+    from fortekit.search.index.shards import ShardedSearcher
 
 __all__ = ["IndexSearchMixin"]
 
@@ -47,7 +49,7 @@ class IndexSearchMixin:
     _array: np.ndarray
     _embeddings_file: Path | None
     _tensors: dict[str, torch.Tensor]
-    _faiss: FaissSearcher | None
+    _faiss: FaissSearcher | ShardedSearcher | None
     _faiss_file: Path | None
     _faiss_identity: tuple[int, int] | None
 
@@ -216,24 +218,37 @@ class IndexSearchMixin:
             >>> index.build_faiss("ivf")  # doctest: +SKIP
             >>> index.search(queries, k=10, use_faiss=True)  # doctest: +SKIP
         """
-        self._faiss = FaissSearcher.build(self._array, kind=kind, nlist=nlist, nprobe=nprobe,
-                                          ef_search=ef_search, pq_bytes=pq_bytes)
+        searcher = FaissSearcher.build(self._array, kind=kind, nlist=nlist, nprobe=nprobe,
+                                       ef_search=ef_search, pq_bytes=pq_bytes)
+        self._use_faiss(searcher)
+
+    def _use_faiss(self, searcher: FaissSearcher) -> None:
+        """Keep `searcher` as the index's FAISS part, with its recall against exact measured now."""
+        self._faiss = searcher
         self._faiss_file, self._faiss_identity = None, None
-        self.meta = replace(self.meta, faiss=kind)
+        self.meta = replace(self.meta, faiss=searcher.kind, ann_recall=measure_recall(searcher, self._array))
+
+    def _rebuilt_faiss(self, like: FaissSearcher) -> FaissSearcher:
+        """One FAISS index over all rows, of the kind and settings of `like` (compacting a grown index)."""
+        self._use_faiss(like.like(self._array))
+        assert isinstance(self._faiss, FaissSearcher)
+        return self._faiss
 
     @property
     def faiss_kind(self) -> str | None:
         """The kind of FAISS index built or saved ("flat", "ivf", "hnsw", "ivfpq"), or None."""
         return self.meta.faiss
 
-    def _faiss_searcher(self) -> FaissSearcher:
+    def _faiss_searcher(self) -> FaissSearcher | ShardedSearcher:
         if self._faiss is None and self._faiss_file is not None and self.meta.faiss is not None:
             from fortekit.search.index.format import folder_identity
 
             if self._faiss_identity is not None and folder_identity(self._faiss_file) != self._faiss_identity:
                 raise AudioIndexError(Errors.E628.format(path=self._faiss_file))
-            self._faiss = FaissSearcher.read(self._faiss_file, self.meta.faiss, count=self.meta.count,
-                                             dim=self.meta.dim)
+            searcher = FaissSearcher.read(self._faiss_file, self.meta.faiss, count=self.meta.count,
+                                          dim=self.meta.dim)
+            searcher.check_rows(self._array, self._faiss_file)
+            self._faiss = searcher
         if self._faiss is None:
             raise AudioIndexError(Errors.E616)
         return self._faiss

@@ -69,10 +69,20 @@ from fortekit.search.index.format import (
     format_predicate_symbol,
 )
 
-__all__ = ["INDEX_FILES", "check_index_output", "index_output_lock", "write_index_files"]
+__all__ = [
+    "INDEX_FILES",
+    "check_index_output",
+    "index_file_writers",
+    "index_output_lock",
+    "meta_writer",
+    "swap_in_folder",
+    "write_index_files",
+    "write_part_files",
+]
 
-#: The files an index folder may hold (besides the marker): what ``save`` writes.
-INDEX_FILES = (META_FILE, EMBEDDINGS_FILE, ITEMS_FILE, FAISS_FILE, EVIDENCE_FILE)
+#: The files an index folder may hold (besides the marker): what ``save`` writes, and the shards
+#: folder and its list that ``index add`` writes (:mod:`fortekit.search.index.shards`).
+INDEX_FILES = (META_FILE, EMBEDDINGS_FILE, ITEMS_FILE, FAISS_FILE, EVIDENCE_FILE, "shards.json", "shards")
 # Temporary names that older fortekit versions (".embeddings.npy.tmp") and tempfile
 # (".embeddings.npy.k3j_x.tmp") leave beside an index file when killed.
 _LEFTOVER = re.compile(r"\.(?:" + "|".join(re.escape(name) for name in INDEX_FILES) + r")(?:\.[^/]*)?\.tmp")
@@ -257,6 +267,59 @@ def write_index_files(
             unchanged.
     """
     root = _absolute(directory)
+    writers = index_file_writers(meta, embeddings, records, faiss_writer=faiss_writer,
+                                 optional_files=optional_files)
+    failed: list[OutputWriteError] = []
+
+    def build(folder: Path) -> None:
+        write_part_files(folder, writers, named=root, failed=failed)
+
+    check_index_output(root, overwrite=overwrite)  # before the lock file is made: a clear refusal
+    with index_output_lock(root):
+        state = check_index_output(root, overwrite=overwrite)  # as it is now that we hold the lock
+        if state == "legacy":  # an older fortekit's index: ours, so mark it (replace_directory asks)
+            adopt_directory(root)
+        swap_in_folder(root, build, failed)  # the state was checked above, under the lock
+    return Path(directory)
+
+
+def swap_in_folder(root: Path, build: Writer, failed: list[OutputWriteError]) -> None:
+    """Build a new index folder with `build` beside `root` and swap it in (the caller holds the lock).
+
+    What a killed earlier run left (``.NAME.*.tmp``, ``.NAME.*.old``) is removed, fortekit's own only.
+
+    Raises:
+        OutputWriteError: a write failed (E743; the file in `failed` when ``build`` recorded one);
+            `root` is unchanged.
+    """
+    try:
+        _remove_stale(root, ".tmp")
+        replace_directory(root, build, overwrite=True)
+    except OutputWriteError:
+        if failed:  # name the file that failed, not the folder
+            raise failed[-1] from failed[-1].__cause__
+        raise
+    _remove_interrupted(root)
+
+
+Writer = Callable[[Path], Any]
+
+
+def index_file_writers(
+    meta: IndexMeta, embeddings: np.ndarray, records: IndexRecords, *, faiss_writer: Writer | None = None,
+    optional_files: Mapping[str, Writer | None] | None = None,
+) -> list[tuple[str, Writer]]:
+    """The files of one index part, each as (name, a callable that writes it to a given path).
+
+    ``index.json`` comes last, so that a folder holding it holds every other file.
+
+    Example:
+        >>> from fortekit.search.index.format import IndexMeta, IndexRecords
+        >>> meta = IndexMeta(backbone="enc", dim=2, count=1)
+        >>> records = IndexRecords(["a"], [None], [None], [frozenset()])
+        >>> [name for name, _ in index_file_writers(meta, np.eye(1, 2), records)]
+        ['embeddings.npy', 'items.jsonl', 'index.json']
+    """
     arrays = np.ascontiguousarray(embeddings, dtype=np.float32)
 
     def write_array(target: Path) -> None:
@@ -276,42 +339,45 @@ def write_index_files(
                     line["path"] = where
                 handle.write(json.dumps(line, ensure_ascii=False) + "\n")
 
-    def write_meta(target: Path) -> None:
-        target.write_text(json.dumps(meta.to_json(), indent=2) + "\n", encoding="utf-8")
-
-    writers: list[tuple[str, Callable[[Path], Any]]] = [
-        (EMBEDDINGS_FILE, write_array), (ITEMS_FILE, write_items),
-    ]
+    writers: list[tuple[str, Writer]] = [(EMBEDDINGS_FILE, write_array), (ITEMS_FILE, write_items)]
     if faiss_writer is not None:
         writers.append((FAISS_FILE, faiss_writer))
     writers += [(name, writer) for name, writer in (optional_files or {}).items() if writer is not None]
-    writers.append((META_FILE, write_meta))
-    failed: list[OutputWriteError] = []
+    writers.append((META_FILE, meta_writer(meta)))
+    return writers
 
-    def build(folder: Path) -> None:
-        for name, writer in writers:
-            try:
-                writer(folder / name)
-                _fsync(folder / name)
-            except (OSError, RuntimeError) as exc:  # faiss reports a failed write as RuntimeError
-                cause = exc if isinstance(exc, OSError) else OSError(0, f"{type(exc).__name__}: {exc}")
-                failed.append(write_error(root / name, cause))
-                raise failed[-1] from exc
 
-    check_index_output(root, overwrite=overwrite)  # before the lock file is made: a clear refusal
-    with index_output_lock(root):
-        state = check_index_output(root, overwrite=overwrite)  # as it is now that we hold the lock
-        if state == "legacy":  # an older fortekit's index: ours, so mark it (replace_directory asks)
-            adopt_directory(root)
+def meta_writer(meta: IndexMeta) -> Writer:
+    """A callable that writes ``index.json`` for `meta` to a given path."""
+
+    def write_meta(target: Path) -> None:
+        target.write_text(json.dumps(meta.to_json(), indent=2) + "\n", encoding="utf-8")
+
+    return write_meta
+
+
+def write_part_files(
+    folder: Path, writers: list[tuple[str, Writer]], *, named: Path, failed: list[OutputWriteError],
+) -> None:
+    """Write and force to disk each file into `folder` (a folder being built, not yet in place).
+
+    Args:
+        folder: where to write.
+        writers: (name, writer) pairs, as :func:`index_file_writers` makes them.
+        named: the folder the user knows (messages name ``named / name``).
+        failed: collects the error of the file that failed, so that the caller names it.
+
+    Raises:
+        OutputWriteError: a file cannot be written (E743).
+    """
+    for name, writer in writers:
         try:
-            _remove_stale(root, ".tmp")
-            replace_directory(root, build, overwrite=True)  # the state was checked above, under the lock
-        except OutputWriteError:
-            if failed:  # name the file that failed, not the folder
-                raise failed[-1] from failed[-1].__cause__
-            raise
-        _remove_interrupted(root)
-    return Path(directory)
+            writer(folder / name)
+            _fsync(folder / name)
+        except (OSError, RuntimeError) as exc:  # faiss reports a failed write as RuntimeError
+            cause = exc if isinstance(exc, OSError) else OSError(0, f"{type(exc).__name__}: {exc}")
+            failed.append(write_error(named / name, cause))
+            raise failed[-1] from exc
 
 
 def _remove_stale(root: Path, suffix: str) -> None:

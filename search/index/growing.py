@@ -1,0 +1,315 @@
+"""An index that grows: add items as a new shard, remove items, compact the parts into one.
+
+Each operation builds a whole new folder beside the index and swaps it in, under the index's
+lock, like every save (:func:`~fortekit.search.index.writing.swap_in_folder`): the files that
+stay the same are hard links to the old ones (nothing is copied or re-embedded; a filesystem
+without hard links gets copies), and only the new shard, ``shards.json`` and ``index.json`` are
+written. A crash or a kill at any moment leaves the last good index in place, loadable; two
+runs at once never mix (the second gets E742). The layout is described in
+:mod:`fortekit.search.index.shards`.
+
+* :func:`add_to_index`: the new items (an :class:`~fortekit.search.index.audio_index.AudioIndex`
+  built with the index's backbone) become a shard; when the index has an ANN part, the shard
+  gets its own of the same kind and settings (an IVF kind reuses the trained cells).
+* :func:`remove_from_index`: tombstones in ``shards.json``; the rows stay on disk until
+  :func:`compact_index` writes the live items back as one part (and one ANN index).
+
+Example:
+    >>> import tempfile
+    >>> import numpy as np
+    >>> from fortekit.search.index import AudioIndex
+    >>> folder = Path(tempfile.mkdtemp()) / "clips.index"
+    >>> _ = AudioIndex.from_captions(["a", "b"], [None, None], "enc", embeddings=np.eye(3)[:2],
+    ...                              parse_captions=False).save(folder)
+    >>> new = AudioIndex.from_captions(["c"], [None], "enc", embeddings=np.eye(3)[2:], parse_captions=False)
+    >>> add_to_index(folder, new).total
+    3
+    >>> remove_from_index(folder, ["a"]).total
+    2
+    >>> AudioIndex.load(folder).ids, AudioIndex.load(folder).layout.describe()
+    (['b', 'c'], '2 parts (1 added by `fortekit index add`), 1 removed items')
+    >>> AudioIndex.load(compact_index(folder)).layout.describe()
+    '1 part'
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from fortekit import __version__
+from fortekit.errors import AudioIndexError, Errors, OutputWriteError
+from fortekit.safe_write import MARKER_FILE, adopt_directory
+from fortekit.search.index.evidence_file import EVIDENCE_FILE, evidence_writer
+from fortekit.search.index.faiss_search import FaissSearcher
+from fortekit.search.index.format import (
+    FAISS_FILE,
+    META_FILE,
+    SINGLE_PART_VERSION,
+    IndexMeta,
+    read_items,
+    read_meta,
+)
+from fortekit.search.index.shards import (
+    BASE_PART,
+    MANIFEST_FILE,
+    SHARDED_FORMAT_VERSION,
+    SHARDS_DIR,
+    ShardManifest,
+    read_manifest,
+    write_manifest,
+)
+from fortekit.search.index.writing import (
+    Writer,
+    _absolute,
+    check_index_output,
+    index_file_writers,
+    index_output_lock,
+    meta_writer,
+    swap_in_folder,
+    write_part_files,
+)
+
+if TYPE_CHECKING:
+    from fortekit.search.index.audio_index import AudioIndex
+
+__all__ = ["AddReport", "RemoveReport", "add_to_index", "compact_index", "remove_from_index"]
+
+#: The fields of ``index.json`` in which added items must agree with the index.
+_MUST_AGREE = ("backbone", "backbone_options", "dim", "normalised", "parsed")
+
+
+@dataclass(frozen=True, slots=True)
+class AddReport:
+    """What :func:`add_to_index` did: items added, the shard written, live items now."""
+
+    added: int
+    shard: str
+    total: int
+
+
+@dataclass(frozen=True, slots=True)
+class RemoveReport:
+    """What :func:`remove_from_index` did: items removed, ids skipped (not there), live items now."""
+
+    removed: int
+    skipped: tuple[str, ...]
+    total: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """An index folder's metadata and live ids, read without its embeddings."""
+
+    meta: IndexMeta
+    manifest: ShardManifest
+    live: dict[str, tuple[str, int]]  # id -> (part, row)
+
+
+def _read_layout(root: Path) -> _Layout:
+    meta = read_meta(root)
+    if meta.format_version >= SHARDED_FORMAT_VERSION:
+        manifest = read_manifest(root)
+    else:
+        manifest = ShardManifest(meta.index_id or uuid.uuid4().hex)
+    live: dict[str, tuple[str, int]] = {}
+    for name in manifest.parts:
+        folder = root if name == BASE_PART else root / SHARDS_DIR / name
+        if name != BASE_PART and not (folder / META_FILE).is_file():
+            problem = f"{folder} is missing"
+            raise AudioIndexError(Errors.E632.format(directory=root, shard=name, problem=problem))
+        part_meta = meta if name == BASE_PART else read_meta(folder)
+        gone = set(manifest.removed.get(name, ()))
+        for row, item_id in enumerate(read_items(folder, part_meta).ids):
+            if row not in gone:
+                live[item_id] = (name, row)
+    return _Layout(meta, manifest, live)
+
+
+def _link_tree(source: Path, target: Path, *, skip: Iterable[str] = ()) -> None:
+    """Hard-link every file of the index folder `source` into `target` (copies where links fail)."""
+    left_out = {MARKER_FILE, *skip}
+    for entry in sorted(source.iterdir()):
+        if entry.name in left_out or entry.is_symlink():
+            continue
+        if entry.is_dir():
+            if entry.name == SHARDS_DIR or source.name == SHARDS_DIR:
+                (target / entry.name).mkdir()
+                _link_tree(entry, target / entry.name)
+            continue
+        try:
+            os.link(entry, target / entry.name)
+        except OSError:  # no hard links here (a FAT disk, some network filesystems): copy
+            shutil.copy2(entry, target / entry.name)
+
+
+def _open_for_change(root: Path) -> _Layout:
+    """Check the folder under the lock (an index of ours) and read its layout."""
+    state = check_index_output(root, overwrite=True)
+    if state == "legacy":  # an older fortekit's index: ours, so mark it (replace_directory asks)
+        adopt_directory(root)
+    return _read_layout(root)
+
+
+def _check_fits(root: Path, meta: IndexMeta, new: AudioIndex) -> None:
+    for what in _MUST_AGREE:
+        mine, theirs = getattr(meta, what), getattr(new.meta, what)
+        if mine != theirs:
+            raise AudioIndexError(Errors.E630.format(
+                directory=root, problem=f"their {what} is {theirs!r}, the index's {mine!r}"))
+    labels, their_labels = meta.evidence_labels, new.meta.evidence_labels
+    if labels is not None and their_labels != labels:
+        problem = ("the new items have none" if their_labels is None
+                   else f"the new items have evidence for other labels ({len(their_labels)})")
+        raise AudioIndexError(Errors.E635.format(directory=root, labels=len(labels), problem=problem))
+    if labels is None and their_labels is not None:
+        raise AudioIndexError(Errors.E630.format(
+            directory=root, problem="the new items carry label evidence, the index has none"))
+
+
+def _next_shard_name(manifest: ShardManifest) -> str:
+    used = [int(name) for name in manifest.shards]
+    return f"{max(used, default=0) + 1:04d}"
+
+
+def add_to_index(directory: str | os.PathLike[str], new: AudioIndex) -> AddReport:
+    """Append `new`'s items to the index in `directory` as a new shard, all or nothing.
+
+    Args:
+        directory: an index folder that fortekit wrote.
+        new: the items to add, built with the index's backbone and options (and, for an index
+            with label evidence, the same captioner's evidence).
+
+    Returns:
+        An :class:`AddReport`.
+
+    Raises:
+        AudioIndexError: no index there (E601), items that do not fit it (E630, E635), an id
+            the index holds already (E605), a damaged index (E600-E632).
+        OutputError: another run is writing the index (E742); a link or a foreign folder (E741, E626).
+        OutputWriteError: a write failed (E743); the index is unchanged.
+
+    Example:
+        >>> add_to_index("clips.index", AudioIndex.from_captions(ids, captions, "minilm"))  # doctest: +SKIP
+        AddReport(added=120, shard='0003', total=10120)
+    """
+    from fortekit.search.index.format import check_unique_ids
+
+    root = _absolute(directory)
+    with index_output_lock(root):
+        layout = _open_for_change(root)
+        meta, manifest = layout.meta, layout.manifest
+        _check_fits(root, meta, new)
+        check_unique_ids([*[item_id for item_id in new.ids if item_id in layout.live], *new.ids])
+        name = _next_shard_name(manifest)
+        faiss_writer = None
+        if meta.faiss is not None:
+            first = FaissSearcher.read(root / FAISS_FILE, meta.faiss, count=meta.count, dim=meta.dim)
+            faiss_writer = first.like(new.embeddings).write
+        shard_meta = replace(new.meta, index_id=manifest.index_id, faiss=meta.faiss, ann_recall=None,
+                             format_version=SINGLE_PART_VERSION, fortekit_version=__version__)
+        evidence = None if new.evidence is None else evidence_writer(new.evidence)
+        shard_writers = index_file_writers(
+            shard_meta, new.embeddings, new._records, faiss_writer=faiss_writer,
+            optional_files={EVIDENCE_FILE: evidence})
+        grown = replace(manifest, shards=(*manifest.shards, name))
+        _swap(root, meta, grown, shard=(name, shard_writers))
+    return AddReport(added=len(new), shard=name, total=len(layout.live) + len(new))
+
+
+def _swap(root: Path, meta: IndexMeta, manifest: ShardManifest,
+          shard: tuple[str, list[tuple[str, Writer]]] | None = None) -> None:
+    """A new folder: the old files linked, a new shard if any, then ``shards.json`` and ``index.json``."""
+    top = replace(meta, format_version=SHARDED_FORMAT_VERSION, index_id=manifest.index_id,
+                  fortekit_version=__version__)
+    failed: list[OutputWriteError] = []
+
+    def build(folder: Path) -> None:
+        _link_tree(root, folder, skip=(META_FILE, MANIFEST_FILE))
+        if shard is not None:
+            name, writers = shard
+            target = folder / SHARDS_DIR / name
+            target.mkdir(parents=True)
+            write_part_files(target, writers, named=root / SHARDS_DIR / name, failed=failed)
+        write_part_files(folder, [(MANIFEST_FILE, lambda path: write_manifest(path, manifest)),
+                                  (META_FILE, meta_writer(top))], named=root, failed=failed)
+
+    swap_in_folder(root, build, failed)
+
+
+def remove_from_index(
+    directory: str | os.PathLike[str], ids: Iterable[str], *, missing_ok: bool = False,
+) -> RemoveReport:
+    """Remove items by id (tombstones; :func:`compact_index` drops their rows), all or nothing.
+
+    Args:
+        directory: an index folder that fortekit wrote.
+        ids: the ids to remove (repeats count once).
+        missing_ok: skip ids the index does not hold instead of refusing them all.
+
+    Returns:
+        A :class:`RemoveReport` (nothing is written when there is nothing to remove).
+
+    Raises:
+        AudioIndexError: ids the index does not hold, without `missing_ok` (E633); removing
+            every item (E634); no index there (E601).
+        OutputError: another run is writing the index (E742).
+        OutputWriteError: a write failed (E743); the index is unchanged.
+
+    Example:
+        >>> remove_from_index("clips.index", ["clip_0001.wav"])  # doctest: +SKIP
+        RemoveReport(removed=1, skipped=(), total=10119)
+    """
+    wanted = list(dict.fromkeys(ids))
+    root = _absolute(directory)
+    with index_output_lock(root):
+        layout = _open_for_change(root)
+        unknown = tuple(item_id for item_id in wanted if item_id not in layout.live)
+        if unknown and not missing_ok:
+            more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+            examples = ", ".join(map(repr, unknown[:5])) + more
+            raise AudioIndexError(Errors.E633.format(count=len(unknown), directory=root, examples=examples))
+        known = [item_id for item_id in wanted if item_id in layout.live]
+        if known and len(known) >= len(layout.live):
+            raise AudioIndexError(Errors.E634.format(count=len(known), directory=root))
+        if known:
+            removed = {name: set(rows) for name, rows in layout.manifest.removed.items()}
+            for item_id in known:
+                part, row = layout.live[item_id]
+                removed.setdefault(part, set()).add(row)
+            manifest = replace(layout.manifest,
+                               removed={name: tuple(sorted(rows)) for name, rows in removed.items()})
+            _swap(root, layout.meta, manifest)
+    return RemoveReport(removed=len(known), skipped=unknown, total=len(layout.live) - len(known))
+
+
+def compact_index(directory: str | os.PathLike[str]) -> Path:
+    """Write an index's live items back as one part (and one ANN index of the same kind and settings).
+
+    Args:
+        directory: an index folder that fortekit wrote.
+
+    Returns:
+        The directory.
+
+    Raises:
+        AudioIndexError: as :meth:`~fortekit.search.index.audio_index.AudioIndex.load`.
+        OutputError, OutputWriteError: as :meth:`~fortekit.search.index.audio_index.AudioIndex.save`.
+
+    Example:
+        >>> compact_index("clips.index")  # doctest: +SKIP
+        PosixPath('clips.index')
+    """
+    from fortekit.search.index.audio_index import AudioIndex
+
+    root = _absolute(directory)
+    with index_output_lock(root):
+        _open_for_change(root)
+        index = AudioIndex.load(root)
+        index.save(root, overwrite=True)
+    return Path(directory)
