@@ -1005,6 +1005,34 @@ class Errors(metaclass=_Messages):
         "/v1/eval/queries."
     )
 
+    # --- E820-E829: search/distributed: the Ray Data jobs (`index build --ray`, `fol-refine --ray`) ---
+    E820 = (
+        "{command} --ray needs Ray Data (the package ray), which cannot be imported ({problem}). Install "
+        "the extra with `pip install 'fortekit[ray]'` (bash scripts/setup.sh test installs it too), or "
+        "leave out --ray to run in one process. Nothing was written."
+    )
+    E821 = (
+        "Cannot reach the Ray cluster at {address}: {problem}. Start one with `ray start --head` on "
+        "that machine (it prints the address to give, HOST:6379) and check that this machine can reach "
+        "that port; or give --ray without an address to run a local Ray here. Nothing was written."
+    )
+    E822 = (
+        "{option} takes {expected}, not {value!r}.{hint}"
+    )
+    E823 = (
+        "The Ray job failed in its {stage} stage: {problem}. {state} Fix the cause (the Ray logs, "
+        "/tmp/ray/session_latest/logs, say more) and run the same command again."
+    )
+    E824 = (
+        "Cannot start a local Ray ({problem}). Check the free space of the temporary folder "
+        "(Ray keeps its session files under /tmp/ray) and that no other Ray on this machine is "
+        "stuck (`ray stop`); or start one yourself with `ray start --head` and give its address "
+        "to --ray. Nothing was written."
+    )
+    E825 = (
+        "{option} {problem}: leave it out, or {fix}."
+    )
+
     # --- warnings (W001-W099 the formula language, W200-W299 plug-ins, W800-W849 deprecations,
     # W850-W869 the default pipeline and its evaluation, W870-W879 fortekit serve) ---
     W001 = (
@@ -1342,6 +1370,11 @@ class ServeError(FortekitError, ValueError):
     def __init__(self, message: str, status: int = 400) -> None:
         super().__init__(message)
         self.status = status
+
+
+class DistributedError(FortekitError, RuntimeError):
+    """A Ray Data job (``--ray``) cannot start or failed: Ray missing, an unreachable cluster, a bad
+    ``--ray-*`` option, a stage that raised (E820-E829)."""
 
 
 class SoundClapError(FortekitError, ValueError):

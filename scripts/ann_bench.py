@@ -79,7 +79,7 @@ def measure(path: Path, items: int, kind: str, k: int = 100) -> dict[str, float]
     import faiss
     import torch
 
-    from fortekit.search.index.faiss_search import FaissSearcher
+    from fortekit.search.index.faiss_search import COMPRESSED_KINDS, FaissSearcher, rescore, rescored_pool
     from fortekit.search.index.search import exact_top_k
 
     data = np.load(path, mmap_mode="r")
@@ -96,6 +96,8 @@ def measure(path: Path, items: int, kind: str, k: int = 100) -> dict[str, float]
         searcher = FaissSearcher.build(rows, kind=kind)
 
         def search(batch: np.ndarray, top: int) -> np.ndarray:
+            if kind in COMPRESSED_KINDS:  # as AudioIndex.search answers: a wider pool re-scored exactly
+                return rescore(rows, batch, searcher.search(batch, rescored_pool(top))[1], top)[1]
             return searcher.search(batch, top)[1]
 
         size = int(faiss.serialize_index(searcher.index).nbytes)
@@ -130,6 +132,8 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--noise", type=float, default=0.02)
     parser.add_argument("--collections", default="random,captions")
+    parser.add_argument("--kinds", default=",".join(KINDS),
+                        help="the kinds to measure (exact's answers, cached beside the rows, are reused)")
     parser.add_argument("--cache", type=Path, default=REPO / "runs" / "ann")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--one", nargs=3, metavar=("PATH", "ITEMS", "KIND"), help=argparse.SUPPRESS)
@@ -143,12 +147,15 @@ def main() -> None:
     for name in args.collections.split(","):
         path = make_rows(name, args.items, args.queries, args.dim, args.noise, args.cache)
         figures[name] = {}
-        for kind in KINDS:
+        kinds = [kind for kind in KINDS if kind in args.kinds.split(",")]
+        if "exact" not in kinds and not path.with_suffix(".exact.npy").is_file():
+            kinds.insert(0, "exact")
+        for kind in kinds:
             done = subprocess.run([sys.executable, __file__, "--one", str(path), str(args.items), kind],
                                   check=True, capture_output=True, text=True)
             figures[name][kind] = json.loads(done.stdout.strip().splitlines()[-1])
         exact = np.load(path.with_suffix(".exact.npy"))
-        for kind in KINDS:
+        for kind in kinds:
             found = np.load(path.with_suffix(f".{kind}.npy"))
             row = figures[name][kind]
             row.update({"recall@10": recall(found, exact, 10), "recall@100": recall(found, exact, 100)})

@@ -74,3 +74,27 @@ def test_bad_ann_settings_are_coded(caption_rows: tuple[np.ndarray, np.ndarray])
         FaissSearcher.build(rows, kind="ivfpq", pq_bytes=100)
     with pytest.raises(AudioIndexError, match=r"\[E613\] ef_search"):
         FaissSearcher.build(rows, kind="hnsw", ef_search=-1)
+
+
+def test_a_candidate_pool_wider_than_ef_search_is_filled(caption_rows: tuple[np.ndarray, np.ndarray]) -> None:
+    """The Retriever asks for 1,000 candidates; HNSW keeps ef_search (64) unless widened for the search."""
+    rows, queries = caption_rows
+    found = FaissSearcher.build(rows, kind="hnsw").search(queries[:20], 1000)[1]
+    assert (found >= 0).all()
+    assert _recall(found, _exact(rows, queries[:20], 1000), 1000) >= 0.95
+
+
+def test_ivfpq_hits_are_rescored_with_the_stored_rows(  # type: ignore[no-untyped-def]
+        minilm, caption_rows: tuple[np.ndarray, np.ndarray]) -> None:
+    rows, queries = caption_rows
+    index = AudioIndex.from_captions([f"c{i}" for i in range(len(rows))], [None] * len(rows), minilm,
+                                     embeddings=rows, parse_captions=False)
+    index.build_faiss("ivfpq", nprobe=16)
+    scores, found = index.search(queries, k=10, use_faiss=True)
+    exact_scores, exact = index.search(queries, k=10)
+    codes_only = index._faiss_searcher().search(queries, 10)[1]
+    assert _recall(np.asarray(found), np.asarray(exact), 10) > _recall(codes_only, np.asarray(exact), 10)
+    assert _recall(np.asarray(found), np.asarray(exact), 10) >= 0.9
+    top = np.asarray(found)[:, 0] == np.asarray(exact)[:, 0]  # where the top hit agrees, so does its score
+    np.testing.assert_allclose(np.asarray(scores)[top, 0], np.asarray(exact_scores)[top, 0], atol=1e-5)
+    assert index.meta.ann_recall is not None and index.meta.ann_recall >= 0.9

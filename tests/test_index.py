@@ -556,7 +556,8 @@ def test_build_from_a_list_of_audio_files(audio_folder: Path, tiny_clap, tmp_pat
 # -- docstring examples -------------------------------------------------------------------------
 @pytest.mark.parametrize("name", ["index", "index.audio_index", "index.build", "index.format",
                                   "index.writing", "index.search", "index.querying", "index.faiss_search",
-                                  "index.parse", "index.sources", "cli.index"])
+                                  "index.parse", "index.sources", "cli.index",
+                                  "index.ann", "index.shards", "index.growing", "cli.index_grow"])
 def test_docstring_examples(name: str) -> None:
     module = importlib.import_module(f"fortekit.search.{name}")
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)

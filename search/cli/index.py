@@ -178,9 +178,11 @@ def run_build(args: argparse.Namespace, out: TextIO) -> int:
     # Before any encoding work: an output that is a file, a link, an input, a user's folder or an
     # index without --overwrite is refused at once; the lock makes a second build fail at once too.
     check_index_output(out_dir, overwrite=args.overwrite, inputs=_build_inputs(args))
-    with index_output_lock(out_dir):
+    # --ray: Ray is imported and reached (or started) before the lock, so that a missing Ray or an
+    # unreachable cluster (E820, E821) leaves nothing behind.
+    with _ray_session(args) as cluster, index_output_lock(out_dir):
         check_index_output(out_dir, overwrite=args.overwrite)  # as it is now that we hold the lock
-        index = _build_index(args, options)
+        index = _build_index(args, options, cluster)
         kind = args.faiss if args.faiss is not None else ann_kind(args.ann or "auto", len(index))
         if kind is not None:
             index.build_faiss(kind)
@@ -194,8 +196,29 @@ def run_build(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
-def _build_index(args: argparse.Namespace, options: dict[str, Any]) -> AudioIndex:
-    """The index that ``index build``'s options describe, in memory."""
+def _ray_session(args: argparse.Namespace) -> Any:
+    """``--ray``: the Ray session of search/distributed (E825 for a --ray-* option without it); else none."""
+    from contextlib import nullcontext
+
+    from fortekit.search.distributed.options import settings_from_args
+
+    settings = settings_from_args(args, command="fortekit index build")
+    if settings is None:
+        return nullcontext()
+    if args.captions is not None:
+        from fortekit.errors import DistributedError, Errors
+
+        raise DistributedError(Errors.E825.format(
+            option="--ray", problem="runs the build of audio files (--audio) on Ray, and a captions file "
+            "is embedded in one process", fix="index audio files with --audio DIR --ray",
+        ))
+    from fortekit.search.distributed.cluster import ray_session
+
+    return ray_session(settings, command="fortekit index build")
+
+
+def _build_index(args: argparse.Namespace, options: dict[str, Any], cluster: Any = None) -> AudioIndex:
+    """The index that ``index build``'s options describe, in memory (over Ray when `cluster` is given)."""
     from fortekit.plugins import get_backbone
     from fortekit.search.index.audio_index import AudioIndex
 
@@ -214,6 +237,17 @@ def _build_index(args: argparse.Namespace, options: dict[str, Any]) -> AudioInde
 
     items = find_audio_items(args.audio)
     captioner, captioner_options = None, dict(args.captioner_option or [])
+    if cluster is not None:
+        from fortekit.search.distributed.index_build import build_index_with_ray
+        from fortekit.search.distributed.options import settings_from_args
+
+        return build_index_with_ray(
+            items, args.backbone, options, settings=settings_from_args(args), cluster=cluster,
+            parse_captions=not args.no_parse, batch_size=args.batch_size,
+            recorded_options=_recordable(options), captioner=args.captioner,
+            captioner_options=captioner_options,
+            recorded_captioner_options=_recordable(captioner_options), progress=progress,
+        )
     if args.captioner is not None:
         from fortekit.plugins import get_captioner
 
@@ -415,6 +449,9 @@ def add_index_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
     build.add_argument("--overwrite", action="store_true",
                        help="replace an index that fortekit wrote in --out (never a folder of other files)")
     add_quiet_option(build, help="no progress bars", bars=True)
+    from fortekit.search.distributed.options import add_ray_options
+
+    add_ray_options(build, what="encoders and captioners")
     build.set_defaults(handler=_guarded(run_build))
 
     info = actions.add_parser("info", help="show what an index holds")

@@ -35,10 +35,13 @@ from fortekit.search.refine.query_io import (
 )
 
 if TYPE_CHECKING:
+    from fortekit.search.distributed.options import RaySettings
     from fortekit.search.formula.scoring import FormulaScoringConfig
     from fortekit.search.index.audio_index import AudioIndex
+    from fortekit.search.refine.job import QueryFileJob
+    from fortekit.search.refine.lookup import LookupTable
     from fortekit.search.refine.output import OutputFormat, ResultWriter
-    from fortekit.search.refine.run import RunReport, TargetAnchors
+    from fortekit.search.refine.run import BatchRunner, RunReport, TargetAnchors
     from fortekit.search.retriever import Retriever
     from fortekit.search.stage1.anchors import AnchorSource
     from fortekit.search.stage1.beam import Refiner
@@ -230,7 +233,16 @@ def _say(args: argparse.Namespace, text: str) -> None:
 
 
 def _explain(args: argparse.Namespace) -> int:
+    from fortekit.search.distributed.options import settings_from_args
     from fortekit.search.index.audio_index import AudioIndex
+
+    if settings_from_args(args, command="fol-refine") is not None:
+        from fortekit.errors import DistributedError, Errors
+
+        raise DistributedError(Errors.E825.format(
+            option="--ray", problem="runs the batches of a query file on Ray, not the one query of --query",
+            fix="give the queries in a file (fol-refine QUERIES --ray)",
+        ))
 
     index = AudioIndex.load(args.index) if args.index else None
     _resolve_auto(args, index)
@@ -243,12 +255,58 @@ def _explain(args: argparse.Namespace) -> int:
     return 0
 
 
+def _batch_runner(
+    args: argparse.Namespace, writer: ResultWriter, *, index: AudioIndex | None, lookup: LookupTable | None,
+    where: str, resume: Any = None, report: Any = print, progress: Any = None,
+) -> BatchRunner:
+    """The runner of one process: Stage 1 built on first need, rankings through the Retriever."""
+    from fortekit.search.refine.run import BatchRunner
+
+    anchors, targets = _anchors(args, index)
+
+    def make_retriever(refiner: Refiner) -> Retriever:
+        from fortekit.search.retriever import build_retriever
+
+        assert index is not None  # only called with an index
+        # fortekit search's factory; the clauses go through Stage 1's text cache.
+        return build_retriever(
+            index, refiner=refiner, lookup=lookup, device=args.device,
+            formula_scoring=switch_value(args.formula_scoring), gamma=args.gamma,
+            stage3=switch_value(args.stage3), projection=projection_value(args.projection),
+            order_check=switch_value(args.order_check),
+        )
+
+    return BatchRunner(
+        _LazyRefiner(args, anchors, index), writer, batch_size=args.batch_size, resume=resume,
+        lookup=lookup, index=index, top_k=args.top_k, targets=targets, device=args.device,
+        where=where, report=report, progress=progress,
+        retriever=make_retriever if index is not None else None,
+    )
+
+
+class _ActorRunner:
+    """``--ray``: builds the runner of one process inside each Ray actor (it pickles: the options, no
+    model; the actor loads the index and the lookup table itself)."""
+
+    def __init__(self, args: argparse.Namespace, where: str) -> None:
+        self.args, self.where = args, where
+
+    def __call__(self, writer: ResultWriter, report: Any) -> BatchRunner:
+        from fortekit.search.index.audio_index import AudioIndex
+        from fortekit.search.refine.lookup import LookupTable
+
+        index = AudioIndex.load(self.args.index) if self.args.index else None
+        lookup = LookupTable.load(self.args.lookup) if self.args.lookup else None
+        return _batch_runner(self.args, writer, index=index, lookup=lookup, where=self.where, report=report)
+
+
 def _refine_file(args: argparse.Namespace) -> int:
+    from fortekit.search.distributed.options import settings_from_args
     from fortekit.search.index.audio_index import AudioIndex
     from fortekit.search.refine.job import QueryFileJob
     from fortekit.search.refine.lookup import LookupTable
-    from fortekit.search.refine.run import BatchRunner
 
+    ray_settings = settings_from_args(args, command="fol-refine")  # E825 before anything is read
     queries = Path(args.queries).expanduser()
     output, file_format = _output_of(args, queries)
     index = AudioIndex.load(args.index) if args.index else None
@@ -264,27 +322,12 @@ def _refine_file(args: argparse.Namespace) -> int:
         max_chars=args.max_chars, target=args.target_column,
     )
     lookup = LookupTable.load(args.lookup) if args.lookup else None
-    anchors, targets = _anchors(args, index)
-
-    def make_retriever(refiner: Refiner) -> Retriever:
-        from fortekit.search.retriever import build_retriever
-
-        assert index is not None  # only called with an index
-        # fortekit search's factory; the clauses go through Stage 1's text cache.
-        return build_retriever(
-            index, refiner=refiner, lookup=lookup, device=args.device,
-            formula_scoring=switch_value(args.formula_scoring), gamma=args.gamma,
-            stage3=switch_value(args.stage3), projection=projection_value(args.projection),
-            order_check=switch_value(args.order_check),
-        )
+    if ray_settings is not None:
+        return _refine_on_ray(args, job, lines, ray_settings, with_lookup=lookup is not None)
 
     def make_runner(writer: ResultWriter, resume: Any, report: Any, progress: Any) -> BatchRunner:
-        return BatchRunner(
-            _LazyRefiner(args, anchors, index), writer, batch_size=args.batch_size, resume=resume,
-            lookup=lookup, index=index, top_k=args.top_k, targets=targets, device=args.device,
-            where=str(queries), report=report, progress=progress,
-            retriever=make_retriever if index is not None else None,
-        )
+        return _batch_runner(args, writer, index=index, lookup=lookup, where=str(queries), resume=resume,
+                             report=report, progress=progress)
 
     def summary(report: RunReport, runner: Any) -> str:
         stats = runner.refiner.encoder.stats if runner.refiner_built else None
@@ -293,14 +336,39 @@ def _refine_file(args: argparse.Namespace) -> int:
     return job.run(lines, make_runner, summary)
 
 
-def _summary(report: RunReport, stats: EncoderStats | None, where: str, with_lookup: bool) -> str:
+def _refine_on_ray(
+    args: argparse.Namespace, job: QueryFileJob, lines: Any, settings: RaySettings, *, with_lookup: bool,
+) -> int:
+    """``--ray``: the batches refined by actors of a Ray Data job (search/distributed), written here in order.
+
+    Ray is imported and started (or reached) before the output is opened: a missing Ray (E820) or an
+    unreachable cluster (E821) writes nothing.
+    """
+    from fortekit.search.distributed.cluster import ray_session
+    from fortekit.search.distributed.refine import RayRefineRunner
+
+    where = str(job.queries)
+    with ray_session(settings, command="fol-refine") as cluster:
+        def make_runner(writer: ResultWriter, resume: Any, report: Any, progress: Any) -> RayRefineRunner:
+            return RayRefineRunner(_ActorRunner(args, where), writer, cluster=cluster, settings=settings,
+                                   batch_size=args.batch_size, resume=resume, report=report,
+                                   progress=progress, where=where)
+
+        def summary(report: RunReport, runner: Any) -> str:
+            actors = f"{runner.actors} refiner actor(s)" if runner.actors else "no actor started"
+            return _summary(report, f"on {cluster.where}, {actors}", job.where, with_lookup)
+
+        return job.run(lines, make_runner, summary)
+
+
+def _summary(report: RunReport, stats: EncoderStats | str | None, where: str, with_lookup: bool) -> str:
     parts = [f"{report.refined} refined"]
     if with_lookup:
         parts.append(f"{report.from_lookup} from the lookup table")
     parts.append(f"{report.already_done} already done")
     for label, numbers in (("bad lines", report.bad), ("failed", report.failed)):
         parts.append(f"{len(numbers)} {label}" + (f" (lines {format_lines(numbers)})" if numbers else ""))
-    encoder = "no model loaded" if stats is None else (
+    encoder = "no model loaded" if stats is None else stats if isinstance(stats, str) else (
         f"encoder: {stats.calls} calls, {stats.texts_encoded} texts encoded, "
         f"{stats.cache_hits} from the cache"
     )

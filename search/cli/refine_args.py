@@ -197,6 +197,10 @@ def build_refine_parser() -> argparse.ArgumentParser:
         "--progress", action=argparse.BooleanOptionalAction, default=None,
         help="show a progress bar on stderr (default: when stderr is a terminal)",
     )
+    from fortekit.search.distributed.options import add_ray_options
+
+    add_ray_options(parser.add_argument_group("Ray (a query file's batches over several processes or "
+                                              "machines; docs/scale.md)"), what="refiners")
     return parser
 
 

@@ -4,6 +4,7 @@
 
 Example:
     >>> import numpy as np
+    >>> from fortekit.search.index import AudioIndex
     >>> index = AudioIndex.from_captions(["a", "b"], [None, None], "demo",
     ...                                  embeddings=np.eye(2, dtype="float32"), parse_captions=False)
     >>> index.search(np.array([0.0, 1.0]), k=1)[1].tolist()

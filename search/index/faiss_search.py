@@ -32,10 +32,23 @@ from fortekit._checks import check_int
 from fortekit.errors import AudioIndexError, Errors
 from fortekit.search.index.ann import APPROXIMATE_KINDS
 
-__all__ = ["APPROXIMATE_KINDS", "FAISS_KINDS", "FaissSearcher", "import_faiss", "measure_recall"]
+__all__ = [
+    "APPROXIMATE_KINDS",
+    "COMPRESSED_KINDS",
+    "FAISS_KINDS",
+    "FaissSearcher",
+    "import_faiss",
+    "measure_recall",
+    "rescore",
+    "rescored_pool",
+]
 
 #: The kinds of FAISS index :meth:`FaissSearcher.build` makes.
 FAISS_KINDS = ("flat", "ivf", "hnsw", "ivfpq")
+#: The kinds that keep compressed codes, not the rows: their hits are re-scored with the stored rows.
+COMPRESSED_KINDS = ("ivfpq",)
+#: A compressed kind is asked for this many times k hits (at least :data:`RESCORED_MIN`), re-scored exactly.
+RESCORED_FACTOR, RESCORED_MIN = 4, 100
 #: Stored rows searched for when checking that a FAISS file holds this index's rows, and the
 #: rows searched (as queries) when measuring recall at build time.
 _CHECKED_ROWS, _RECALL_QUERIES = 8, 200
@@ -216,9 +229,23 @@ class FaissSearcher:
     def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """The k best rows per query: (scores (q, k) float32, rows (q, k) int64).
 
-        An IVF index that finds fewer than k rows pads with row -1 and score -inf.
+        An IVF index that finds fewer than k rows pads with row -1 and score -inf. HNSW keeps at
+        least k candidates while searching (``efSearch`` is raised to k for this search).
+
+        Example:
+            >>> rows = np.random.default_rng(0).normal(size=(3000, 16)).astype(np.float32)
+            >>> found = FaissSearcher.build(rows, kind="hnsw", ef_search=16).search(rows[:2], 1000)[1]
+            >>> bool((found >= 0).all())
+            True
         """
-        scores, rows = self.index.search(_unit_rows(queries), min(k, int(self.index.ntotal)))
+        k = min(k, int(self.index.ntotal))
+        if self.kind == "hnsw" and k > self.index.hnsw.efSearch:
+            # HNSW keeps efSearch candidates: asked for more, it pads with -1 instead of widening.
+            params = import_faiss().SearchParametersHNSW()
+            params.efSearch = k
+            scores, rows = self.index.search(_unit_rows(queries), k, params=params)
+        else:
+            scores, rows = self.index.search(_unit_rows(queries), k)
         scores = np.where(rows < 0, -np.inf, scores).astype(np.float32)
         return scores, rows.astype(np.int64)
 
@@ -280,7 +307,10 @@ def measure_recall(searcher: FaissSearcher, rows: np.ndarray, *, k: int = 10,
     chosen = np.sort(np.random.default_rng(seed).choice(n, size=min(n, queries), replace=False))
     asked = _unit_rows(rows[chosen])
     truth = _exact_top(rows, asked, k + 1)
-    _, found = searcher.search(asked, k + 1)
+    if searcher.kind in COMPRESSED_KINDS:  # as a search answers: a wider pool re-scored with the rows
+        found = rescore(rows, asked, searcher.search(asked, rescored_pool(k + 1))[1], k + 1)[1]
+    else:
+        found = searcher.search(asked, k + 1)[1]
     shares = []
     for own, true_rows, found_rows in zip(chosen.tolist(), truth.tolist(), found.tolist(), strict=True):
         wanted = [row for row in true_rows if row != own][:k]
@@ -322,3 +352,39 @@ def _exact_top(rows: np.ndarray, queries: np.ndarray, k: int) -> np.ndarray:
         best_scores = np.take_along_axis(merged_scores, order, axis=1)
         best_rows = np.take_along_axis(merged_rows, order, axis=1)
     return best_rows
+
+
+def rescored_pool(k: int) -> int:
+    """How many hits a compressed kind is asked for, to re-score exactly and keep k.
+
+    Example:
+        >>> rescored_pool(10), rescored_pool(1000)
+        (100, 4000)
+    """
+    return max(RESCORED_FACTOR * k, RESCORED_MIN)
+
+
+def rescore(rows: np.ndarray, queries: np.ndarray, pool: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Re-score each query's pool of row numbers with the stored unit rows; keep the best k.
+
+    Args:
+        rows: the unit rows (n, d), in memory or memory-mapped.
+        queries: (q, d), normalised here.
+        pool: (q, p) row numbers; -1 pads.
+        k: hits to keep per query.
+
+    Returns:
+        (scores (q, k) float32, rows (q, k) int64), best first, ties by row; -1 and -inf pad.
+
+    Example:
+        >>> rows = np.eye(3, dtype=np.float32)
+        >>> rescore(rows, np.array([[0.1, 1.0, 0.0]]), np.array([[0, 1, -1]]), 2)[1].tolist()
+        [[1, 0]]
+    """
+    unit = _unit_rows(queries)
+    safe = np.maximum(pool, 0)
+    gathered = _unit_rows(np.asarray(rows[safe.ravel()], dtype=np.float32)).reshape(*pool.shape, -1)
+    scores = np.einsum("qpd,qd->qp", gathered, unit).astype(np.float32)
+    scores = np.where(pool >= 0, scores, -np.inf).astype(np.float32)
+    order = np.lexsort((np.where(pool >= 0, pool, np.iinfo(np.int64).max), -scores), axis=1)[:, :k]
+    return np.take_along_axis(scores, order, axis=1), np.take_along_axis(pool, order, axis=1).astype(np.int64)

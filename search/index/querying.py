@@ -26,7 +26,13 @@ import numpy as np
 
 from fortekit.errors import AudioIndexError, Errors
 from fortekit.plugins.protocols import Backbone
-from fortekit.search.index.faiss_search import FaissSearcher, measure_recall
+from fortekit.search.index.faiss_search import (
+    COMPRESSED_KINDS,
+    FaissSearcher,
+    measure_recall,
+    rescore,
+    rescored_pool,
+)
 from fortekit.search.index.format import IndexMeta
 from fortekit.search.index.search import as_query_matrix, check_k, exact_top_k
 
@@ -133,7 +139,14 @@ class IndexSearchMixin:
         matrix = as_query_matrix(queries, self.meta.dim, self.meta.backbone)
         if use_faiss:
             searcher = self._faiss_searcher()
-            scores, rows = searcher.search(matrix.cpu().numpy(), k)
+            asked = matrix.cpu().numpy()
+            if searcher.kind not in COMPRESSED_KINDS:
+                scores, rows = searcher.search(asked, k)
+                return torch.from_numpy(scores), torch.from_numpy(rows)
+            # Codes only approximate the scores: a wider pool is re-scored with the stored rows (mapped
+            # from disk, not held in memory), so the order within it is exact.
+            _, pool = searcher.search(asked, min(len(self), rescored_pool(k)))
+            scores, rows = rescore(self.embedding_tensor("cpu").numpy(), asked, pool, k)
             return torch.from_numpy(scores), torch.from_numpy(rows)
         from fortekit.plugins._runtime import resolve_device
 

@@ -131,8 +131,12 @@ class ProxyAnchors:
 
         if not requests:
             return []
+        from fortekit.search.index.ann import first_pass_uses_ann
+
         queries = torch.stack([request.query_embedding for request in requests])
-        _, indices = self.index.search(queries, k=self.k, device=str(queries.device))
+        # The Retriever's rule for its first pass: a large index with an ANN part is not scanned.
+        ann = first_pass_uses_ann(self.index.faiss_kind, len(self.index), None)
+        _, indices = self.index.search(queries, k=self.k, device=str(queries.device), use_faiss=ann)
         items = self.index.embedding_tensor(str(queries.device))
         last = indices.shape[1] - 1
         return [
