@@ -96,18 +96,34 @@ def sweep(items: int, kinds: tuple[str, ...] = ("hnsw", "ivfpq")) -> dict[str, l
     return table
 
 
+def encode_latency(count: int = 100) -> float:
+    """MiniLM's median time to encode one query (distinct AudioCaps val captions, after 10 unmeasured)."""
+    import csv
+
+    from fortekit.plugins import get_backbone
+
+    encoder = get_backbone("minilm", device="cpu")
+    val = REPO.parent / "shared" / "data" / "audiocaps" / "val.csv"
+    with val.open(encoding="utf-8", newline="") as handle:
+        texts = list(dict.fromkeys(row["caption"] for row in csv.DictReader(handle)))[:count + 10]
+    for text in texts[:10]:
+        encoder.encode_text([text])
+    times = []
+    for text in texts[10:]:
+        start = time.perf_counter()
+        encoder.encode_text([text])
+        times.append((time.perf_counter() - start) * 1000)
+    return round(statistics.median(times), 3)
+
+
 def crossover(sizes: list[int]) -> list[dict[str, float]]:
     """The exact candidate pool (top 1,000) against HNSW's, single query, at each size (384-d, as MiniLM)."""
     import torch
 
-    from fortekit.plugins import get_backbone
     from fortekit.search.index.faiss_search import FaissSearcher
     from fortekit.search.index.search import exact_top_k
 
-    encoder = get_backbone("minilm", device="cpu")
-    texts = [f"a dog barking {i} times while rain falls" for i in range(50)]
-    encoder.encode_text(texts[:2])
-    encode_ms = _latency_ms(lambda q: encoder.encode_text([texts[int(q[0, 0]) % 50]]), np.zeros((50, 1)))
+    encode_ms = encode_latency()
     table = []
     for items in sizes:
         rows, queries = _rows(items, 384)
@@ -129,6 +145,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sweep", action="store_true")
     parser.add_argument("--crossover", action="store_true")
+    parser.add_argument("--encode", action="store_true", help="only MiniLM's time to encode one query")
     parser.add_argument("--items", type=int, default=200_000)
     parser.add_argument("--kinds", default="hnsw,ivfpq", help="the kinds --sweep measures")
     parser.add_argument("--sizes", default="25000,50000,100000,200000,400000")
@@ -141,6 +158,9 @@ def main() -> None:
     figures: dict[str, object] = {}
     if args.sweep:
         figures["sweep"] = sweep(args.items, tuple(args.kinds.split(",")))
+    if args.encode:
+        figures["minilm_encode_ms"] = encode_latency()
+        print(figures)
     if args.crossover:
         figures["crossover"] = crossover([int(size) for size in args.sizes.split(",")])
     print(f"load average at the end {[round(x, 2) for x in os.getloadavg()]}")

@@ -98,3 +98,27 @@ def test_ivfpq_hits_are_rescored_with_the_stored_rows(  # type: ignore[no-untype
     top = np.asarray(found)[:, 0] == np.asarray(exact)[:, 0]  # where the top hit agrees, so does its score
     np.testing.assert_allclose(np.asarray(scores)[top, 0], np.asarray(exact_scores)[top, 0], atol=1e-5)
     assert index.meta.ann_recall is not None and index.meta.ann_recall >= 0.9
+
+
+def test_the_retriever_takes_its_candidates_from_the_ann_index_of_a_large_index(  # type: ignore[no-untyped-def]
+        minilm, caption_rows, monkeypatch: pytest.MonkeyPatch) -> None:
+    """From ANN_MIN_ITEMS items on (lowered here to the test's 2,000), with the same hits as exact candidates."""
+    import fortekit.search.index.ann as ann
+    from fortekit.search.retriever import Retriever
+
+    rows, _ = caption_rows
+    with CLOTHO.open(encoding="utf-8", newline="") as handle:
+        captions = [row["caption_1"] for row in list(csv.DictReader(handle))[:2000]]
+    index = AudioIndex.from_captions([f"c{i}" for i in range(2000)], captions, minilm, embeddings=rows,
+                                     parse_captions=False)
+    index.build_faiss("hnsw")
+    assert not Retriever(index, minilm, stage1=None).use_faiss  # 2,000 items: below the threshold
+    monkeypatch.setattr(ann, "ANN_MIN_ITEMS", 1000)
+    approximate = Retriever(index, minilm, stage1=None)
+    assert approximate.use_faiss and approximate.first_pass.startswith("ann (hnsw; recall@10 against exact")
+    assert "projection" not in approximate.pipeline.running  # the FAISS rows are the unprojected ones
+    exact = Retriever(index, minilm, stage1=None, projection=None, use_faiss=False)
+    assert exact.first_pass == "exact"
+    queries = ["a dog barking without people talking", "rain falling on a roof and thunder"]
+    for mine, theirs in zip(approximate.search(queries, k=10), exact.search(queries, k=10), strict=True):
+        assert [hit.item_id for hit in mine.hits] == [hit.item_id for hit in theirs.hits]

@@ -193,6 +193,8 @@ def run_search(args: argparse.Namespace, out: TextIO) -> int:
         print("pipeline:", file=out)
         for line in retriever.pipeline.lines():
             print(f"  {line}", file=out)
+        if retriever.use_faiss:  # an exact first pass, the usual case, goes without saying
+            print(f"  first pass   {retriever.first_pass}", file=out)
     for number, result in enumerate(results, start=1):
         if file_format is None:
             print_result(result, out, explain=args.explain)

@@ -221,7 +221,8 @@ class IndexSearchMixin:
                 or "ivfpq" (inverted file over product-quantised codes): the last three approximate.
             nlist: IVF cells (default about 4 sqrt(n)).
             nprobe: IVF cells searched per query (default min(nlist, 16)).
-            ef_search: HNSW's candidates kept while searching (default 64).
+            ef_search: HNSW's candidates kept while searching (default 128, chosen on development
+                captions: docs/scale.md).
             pq_bytes: IVF-PQ's sub-quantisers (default dim / 8).
 
         Raises:

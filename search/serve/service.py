@@ -278,7 +278,7 @@ class SearchService:
             "index": {"path": self.index_path, "items": len(index), "kind": self.retriever.pipeline.kind,
                       "backbone": self.retriever.backbone.name, "dim": int(index.dim),
                       "captioner": index.meta.captioner, "audio": sum(map(self.audio.has_audio, index.ids))},
-            "pipeline": self.retriever.pipeline.to_dict(),
+            "pipeline": self.retriever.pipeline.to_dict(), "first_pass": self.retriever.first_pass,
             "switches": {name: list(values) for name, values in SWITCH_VALUES.items()},
             "limits": self.limits.to_dict(),
         }
