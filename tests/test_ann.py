@@ -102,7 +102,7 @@ def test_ivfpq_hits_are_rescored_with_the_stored_rows(  # type: ignore[no-untype
 
 def test_the_retriever_takes_its_candidates_from_the_ann_index_of_a_large_index(  # type: ignore[no-untyped-def]
         minilm, caption_rows, monkeypatch: pytest.MonkeyPatch) -> None:
-    """From ANN_MIN_ITEMS items on (lowered here to the test's 2,000), with the same hits as exact candidates."""
+    """From ANN_MIN_ITEMS items on (lowered here to 1,000), with the same hits as exact candidates."""
     import fortekit.search.index.ann as ann
     from fortekit.search.retriever import Retriever
 

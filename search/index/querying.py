@@ -145,7 +145,7 @@ class IndexSearchMixin:
                 return torch.from_numpy(scores), torch.from_numpy(rows)
             # Codes only approximate the scores: a wider pool is re-scored with the stored rows (mapped
             # from disk, not held in memory), so the order within it is exact.
-            _, pool = searcher.search(asked, min(len(self), rescored_pool(k)))
+            _, pool = searcher.search(asked, min(self.meta.count, rescored_pool(k)))
             scores, rows = rescore(self.embedding_tensor("cpu").numpy(), asked, pool, k)
             return torch.from_numpy(scores), torch.from_numpy(rows)
         from fortekit.plugins._runtime import resolve_device
