@@ -1017,7 +1017,7 @@ class Errors(metaclass=_Messages):
         "that port; or give --ray without an address to run a local Ray here. Nothing was written."
     )
     E822 = (
-        "{option} takes {expected}, not {value!r}.{hint}"
+        "{option} {problem}. {fix}"
     )
     E823 = (
         "The Ray job failed in its {stage} stage: {problem}. {state} Fix the cause (the Ray logs, "
@@ -1026,11 +1026,8 @@ class Errors(metaclass=_Messages):
     E824 = (
         "Cannot start a local Ray ({problem}). Check the free space of the temporary folder "
         "(Ray keeps its session files under /tmp/ray) and that no other Ray on this machine is "
-        "stuck (`ray stop`); or start one yourself with `ray start --head` and give its address "
-        "to --ray. Nothing was written."
-    )
-    E825 = (
-        "{option} {problem}: leave it out, or {fix}."
+        "stuck (`ray stop`); or start one yourself with `ray start --head` and give --ray auto. "
+        "Nothing was written."
     )
 
     # --- warnings (W001-W099 the formula language, W200-W299 plug-ins, W800-W849 deprecations,

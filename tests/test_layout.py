@@ -65,7 +65,8 @@ MOVED = {
 
 def test_search_is_organised_by_stage() -> None:
     packages = sorted(p.name for p in (REPO / "search").iterdir() if (p / "__init__.py").is_file())
-    assert packages == ["cli", "eval", "formula", "index", "projection", "refine", "serve", "stage1"]
+    assert packages == ["cli", "distributed", "eval", "formula", "index", "projection", "refine", "serve",
+                        "stage1"]
     flat = sorted(p.name for p in (REPO / "search").glob("*.py") if p.name not in MOVED)
     assert flat == ["__init__.py", "defaults.py", "hits.py", "query_side.py", "rerank.py", "retriever.py",
                     "stages.py"]
@@ -101,6 +102,26 @@ def test_only_the_commands_import_the_server() -> None:
                    if "serve" not in path.parts and any(m.startswith("fortekit.search.serve")
                                                         for m in imported_modules(path)))
     assert users == ["search/cli/serve.py"], users
+
+
+@pytest.mark.parametrize("path", _files("search/distributed"), ids=lambda path: str(path.relative_to(REPO)))
+def test_the_ray_jobs_import_only_the_parts_they_spread(path: Path) -> None:
+    """DESIGN.md: distributed/ may import ``index``, ``stage1`` and ``refine`` (and the core, plug-ins)."""
+    allowed = ("fortekit.search.distributed", "fortekit.search.index", "fortekit.search.stage1",
+               "fortekit.search.refine")
+    wrong = sorted(m for m in imported_modules(path)
+                   if m.startswith("fortekit.search") and not m.startswith(allowed))
+    assert not wrong, f"{path.relative_to(REPO)} imports {wrong}"
+    # Ray only inside functions: importing the package never loads it
+    assert not {m for m in imported_modules(path, top_level_only=True) if m.split(".")[0] == "ray"}
+
+
+def test_only_the_commands_import_the_ray_jobs() -> None:
+    folders = ("fol", "vocab", "verbalise", "plugins", "search")
+    users = sorted(str(path.relative_to(REPO)) for path in _files(*folders)
+                   if "distributed" not in path.parts and any(m.startswith("fortekit.search.distributed")
+                                                              for m in imported_modules(path)))
+    assert users == ["search/cli/index.py", "search/cli/refine.py", "search/cli/refine_args.py"], users
 
 
 @pytest.mark.parametrize("path", _files("plugins"), ids=lambda path: str(path.relative_to(REPO)))

@@ -3,7 +3,8 @@
 * ``fortekit index build --captions FILE --out DIR``: a caption-indexed collection
   (``minilm`` by default); ``--audio DIR_OR_LIST --backbone hf-clap --backbone-option
   model=PATH``: audio files through a backbone's audio tower; ``--captioner tagger
-  --captioner-option model=PATH`` captions them (and keeps a tagger's label evidence).
+  --captioner-option model=PATH`` captions them (and keeps a tagger's label evidence); ``--ray
+  [ADDRESS]`` runs the audio build as a Ray Data job, on a local Ray or a cluster (docs/scale.md).
 * ``fortekit index info DIR``: count, dimension, backbone, the share of items with predicates,
   the captioner and the label evidence.
 * ``fortekit index query DIR "a dog barking" -k 5``: deprecated (W800), ``fortekit search --index
@@ -197,7 +198,7 @@ def run_build(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _ray_session(args: argparse.Namespace) -> Any:
-    """``--ray``: the Ray session of search/distributed (E825 for a --ray-* option without it); else none."""
+    """``--ray``: the Ray session of search/distributed (E822 for a --ray-* option without it); else none."""
     from contextlib import nullcontext
 
     from fortekit.search.distributed.options import settings_from_args
@@ -208,9 +209,9 @@ def _ray_session(args: argparse.Namespace) -> Any:
     if args.captions is not None:
         from fortekit.errors import DistributedError, Errors
 
-        raise DistributedError(Errors.E825.format(
+        raise DistributedError(Errors.E822.format(
             option="--ray", problem="runs the build of audio files (--audio) on Ray, and a captions file "
-            "is embedded in one process", fix="index audio files with --audio DIR --ray",
+            "is embedded in one process", fix="Leave it out, or index audio files with --audio DIR --ray.",
         ))
     from fortekit.search.distributed.cluster import ray_session
 

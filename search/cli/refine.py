@@ -14,6 +14,7 @@ Example:
     $ fol-refine examples/queries.txt -o refined.jsonl
     $ fol-refine clotho_captions_development.csv --column caption_1 --offline -o clotho.jsonl
     $ fol-refine new.txt --lookup clotho.jsonl --index clotho.index -k 10 -o ranked.jsonl
+    $ fol-refine clotho.txt --stage1 offline -o clotho.jsonl --ray        # the batches on a local Ray
     $ fol-refine --query "a person talking" --explain
 """
 
@@ -239,9 +240,9 @@ def _explain(args: argparse.Namespace) -> int:
     if settings_from_args(args, command="fol-refine") is not None:
         from fortekit.errors import DistributedError, Errors
 
-        raise DistributedError(Errors.E825.format(
+        raise DistributedError(Errors.E822.format(
             option="--ray", problem="runs the batches of a query file on Ray, not the one query of --query",
-            fix="give the queries in a file (fol-refine QUERIES --ray)",
+            fix="Leave it out, or give the queries in a file (fol-refine QUERIES --ray).",
         ))
 
     index = AudioIndex.load(args.index) if args.index else None
@@ -284,12 +285,29 @@ def _batch_runner(
     )
 
 
+def _absolute_paths(args: argparse.Namespace) -> argparse.Namespace:
+    """The options with the files and folders they name made absolute: an actor may run in another
+    folder (a cluster started elsewhere)."""
+
+    def absolute(value: Any) -> Any:
+        if isinstance(value, str) and value and Path(value).expanduser().exists():
+            return str(Path(value).expanduser().absolute())
+        return value
+
+    copy = argparse.Namespace(**vars(args))
+    for name in ("index", "lookup", "corpus", "anchor_bank", "cache_dir"):  # paths, made or not yet
+        value = getattr(args, name, None)
+        setattr(copy, name, None if value is None else str(Path(value).expanduser().absolute()))
+    copy.backbone_option = [(key, absolute(value)) for key, value in args.backbone_option]
+    return copy
+
+
 class _ActorRunner:
     """``--ray``: builds the runner of one process inside each Ray actor (it pickles: the options, no
     model; the actor loads the index and the lookup table itself)."""
 
     def __init__(self, args: argparse.Namespace, where: str) -> None:
-        self.args, self.where = args, where
+        self.args, self.where = _absolute_paths(args), where
 
     def __call__(self, writer: ResultWriter, report: Any) -> BatchRunner:
         from fortekit.search.index.audio_index import AudioIndex
@@ -306,7 +324,7 @@ def _refine_file(args: argparse.Namespace) -> int:
     from fortekit.search.refine.job import QueryFileJob
     from fortekit.search.refine.lookup import LookupTable
 
-    ray_settings = settings_from_args(args, command="fol-refine")  # E825 before anything is read
+    ray_settings = settings_from_args(args, command="fol-refine")  # E822 before anything is read
     queries = Path(args.queries).expanduser()
     output, file_format = _output_of(args, queries)
     index = AudioIndex.load(args.index) if args.index else None

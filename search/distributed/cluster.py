@@ -19,6 +19,7 @@ import contextlib
 import logging
 import os
 import pickle
+import re
 import socket
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -178,9 +179,16 @@ def ray_session(settings: RaySettings, *, command: str) -> Iterator[RayCluster]:
             except (ConnectionError, TimeoutError, OSError, RuntimeError, ValueError) as exc:
                 with contextlib.suppress(Exception):
                     ray.shutdown()
-                raise DistributedError(Errors.E821.format(
-                    address=settings.address, problem=f"{type(exc).__name__}: {exc}",
-                )) from None
+                problem = f"{type(exc).__name__}: {exc}"
+                if settings.address != "auto" and os.environ.get("RAY_AUTH_MODE") is None:
+                    # Ray sends its token to a named address only when asked to (a cluster found with
+                    # `auto` gets it unasked).
+                    problem += (" (a cluster started with token authentication, as `ray start` starts "
+                                "one, takes only clients that present its token: set RAY_AUTH_MODE=token, "
+                                "with the token in ~/.ray/auth_token or RAY_AUTH_TOKEN, or give --ray auto "
+                                "on the cluster's own machine)")
+                message = Errors.E821.format(address=settings.address, problem=problem)
+                raise DistributedError(message) from None
         started = True
     try:
         resources = ray.cluster_resources()
@@ -205,6 +213,8 @@ def configure_dataset(dataset: Any, *, progress: bool) -> Any:
         >>> dataset.context.execution_options.preserve_order  # doctest: +SKIP
         True
     """
+    if not progress:  # "progress bars disabled", the execution plan, the stats: not for a quiet run
+        logging.getLogger("ray.data").setLevel(logging.ERROR)
     context = dataset.context
     context.execution_options.preserve_order = True
     context.enable_progress_bars = progress
@@ -214,19 +224,32 @@ def configure_dataset(dataset: Any, *, progress: bool) -> Any:
     return dataset
 
 
+#: A line of a traceback that names the exception: ``RuntimeError: the encoder lost its GPU``.
+_RAISED = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)): (.*)$")
+
+
 def job_failed(exc: BaseException, *, stage: str, state: str) -> DistributedError:
     """E823 for an exception that Ray raised while the job ran (a stage raised, an actor died).
+
+    Ray sends a stage's exception back as text inside its own (``RayTaskError(UserCodeException)``):
+    the message names the first exception of that text that is not Ray's, else Ray's.
 
     Example:
         >>> str(job_failed(RuntimeError("boom"), stage="embedding", state="Nothing was written."))[:60]
         '[E823] The Ray job failed in its embedding stage: RuntimeErr'
     """
     cause: BaseException = exc
-    while cause.__cause__ is not None and cause.__cause__ is not cause:
-        cause = cause.__cause__
-    lines = [line.strip() for line in str(cause).splitlines() if line.strip()]
-    text = lines[-1] if lines else ""
-    problem = f"{type(cause).__name__}: {text[:300]}" if text else type(cause).__name__
+    while isinstance(getattr(cause, "cause", None), BaseException) and cause.cause is not cause:  # type: ignore[attr-defined]
+        cause = cause.cause  # type: ignore[attr-defined]
+    raised = [match.groups() for line in str(exc).splitlines()
+              if (match := _RAISED.match(re.sub(r"\x1b\[[0-9;]*m", "", line).strip()))
+              and not match.group(1).startswith("ray.")]
+    if raised:
+        name, text = raised[0]
+        problem = f"{name.rsplit('.', 1)[-1]}: {text[:300]}"
+    else:
+        lines = [line.strip() for line in str(cause).splitlines() if line.strip()]
+        problem = f"{type(cause).__name__}: {lines[0][:300]}" if lines else type(cause).__name__
     return DistributedError(Errors.E823.format(stage=stage, problem=problem, state=state))
 
 
@@ -244,38 +267,60 @@ def object_column(values: Sequence[Any]) -> Any:
     return column
 
 
-def error_payload(exc: FortekitError) -> bytes:
-    """A coded error raised inside a stage, as bytes a row carries back to the driver.
+def error_payload(exc: BaseException) -> bytes:
+    """An error raised inside a stage, as bytes a row carries back to the driver.
+
+    The class is sent by name with its arguments and attributes, and rebuilt without calling its
+    ``__init__`` (some coded errors take keyword arguments that plain pickling would lose).
 
     Example:
-        >>> raise_payload(error_payload(FortekitError("[E000] no")), stage="parse")
-        Traceback (most recent call last):
-        ...
-        fortekit.errors.FortekitError: [E000] no
+        >>> from fortekit.errors import AudioReadError
+        >>> error = load_error(error_payload(AudioReadError("[E214] no", source="a.wav")), stage="", state="")
+        >>> error, error.source
+        (AudioReadError('[E214] no'), 'a.wav')
     """
-    try:
-        return pickle.dumps(exc)
-    except Exception:  # an error that will not pickle: its message, in a plain FortekitError
-        return pickle.dumps(FortekitError(str(exc)))
+    kind = type(exc)
+    state = dict(getattr(exc, "__dict__", {}))
+    for value in (state, {}):
+        try:
+            return pickle.dumps((kind.__module__, kind.__qualname__, tuple(exc.args), value))
+        except Exception:  # something that will not pickle: without the attributes, then as text
+            continue
+    return pickle.dumps((FortekitError.__module__, FortekitError.__qualname__, (str(exc),), {}))
+
+
+def _rebuilt(module: str, name: str, args: tuple[Any, ...], state: dict[str, Any]) -> BaseException:
+    import importlib
+
+    kind: Any = importlib.import_module(module)
+    for part in name.split("."):
+        kind = getattr(kind, part)
+    if not (isinstance(kind, type) and issubclass(kind, BaseException)):
+        raise TypeError(f"{module}.{name} is not an exception")
+    error: BaseException = kind.__new__(kind, *args)
+    error.args = tuple(args)
+    error.__dict__.update(state)
+    return error
 
 
 def load_error(payload: bytes, *, stage: str, state: str) -> BaseException:
-    """The coded error a stage sent back (:func:`error_payload`), read back on the driver.
+    """The error a stage sent back (:func:`error_payload`), rebuilt on the driver.
 
     Returns:
-        That error; E823 when it cannot be read back.
+        That error; E823 when it cannot be rebuilt.
 
     Example:
         >>> load_error(error_payload(FortekitError("[E000] no")), stage="parse", state="")
         FortekitError('[E000] no')
     """
     try:
-        error = pickle.loads(payload)  # written by this job's own stages
+        module, name, args, attributes = pickle.loads(payload)  # written by this job's own stages
+        return _rebuilt(module, name, args, attributes)
     except Exception as exc:
         return DistributedError(Errors.E823.format(
-            stage=stage, problem=f"its error could not be read back ({type(exc).__name__})", state=state,
+            stage=stage, problem=f"its error could not be read back ({type(exc).__name__}: {exc})",
+            state=state,
         ))
-    return error if isinstance(error, BaseException) else FortekitError(str(error))
 
 
 def raise_payload(payload: bytes, *, stage: str, state: str = "Nothing was written.") -> None:

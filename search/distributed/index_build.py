@@ -216,6 +216,20 @@ def parse_stage(batch: Batch) -> Batch:
     return batch
 
 
+def _absolute(options: Mapping[str, Any]) -> dict[str, Any]:
+    """Options whose values name existing files or folders, with those made absolute.
+
+    Example:
+        >>> _absolute({"model": ".", "batch_size": 8})["model"] == os.path.abspath(".")
+        True
+    """
+    from pathlib import Path
+
+    return {key: os.path.abspath(os.path.expanduser(value))
+            if isinstance(value, str) and value and Path(value).expanduser().exists() else value
+            for key, value in options.items()}
+
+
 def _probe(backbone: str, options: Mapping[str, Any]) -> tuple[str, int, int | None]:
     """(name, dim, sample rate) of the backbone, built here on the CPU: the read stage needs the rate,
     and a backbone that cannot be built fails before the job starts, as in one process."""
@@ -273,9 +287,11 @@ def build_index_with_ray(
         >>> build_index_with_ray(items, "minilm", settings=RaySettings(cpus=2))  # doctest: +SKIP
         AudioIndex(count=1, dim=384, backbone='minilm')
     """
+    from fortekit._checks import check_int
     from fortekit.search.index.build import item_id_of
     from fortekit.search.index.format import check_options, check_unique_ids
 
+    check_int(batch_size, name="batch_size", error=AudioIndexError, message=Errors.E613)
     items = list(items)
     if not items:
         raise AudioIndexError(Errors.E606.format(what="no items were given"))
@@ -285,9 +301,11 @@ def build_index_with_ray(
     recorded = recorded_captioner_options if recorded_captioner_options is not None else captioner_options
     recorded_captioner = check_options(dict(recorded or {}), "captioner_options")
     _, _, sample_rate = _probe(backbone, options)
-    plan = _Plan(backbone, options, sample_rate, captioner, dict(captioner_options or {}),
+    # The stages may run in another folder (a cluster started elsewhere): files by absolute paths.
+    plan = _Plan(backbone, _absolute(options), sample_rate, captioner, _absolute(captioner_options or {}),
                  parse_captions, batch_size, progress)
-    named = [replace(item, item_id=item_id) for item, item_id in zip(items, ids, strict=True)]
+    named = [replace(item, item_id=item_id, path=None if item.path is None else os.path.abspath(item.path))
+             for item, item_id in zip(items, ids, strict=True)]
     if cluster is None:
         with ray_session(settings or RaySettings(), command=command) as opened:
             rows = plan.run(named, settings or RaySettings(), opened)

@@ -85,9 +85,10 @@ class RaySettings:
         return f"the Ray cluster at {self.address}"
 
 
-def _bad(option: str, expected: str, value: str, hint: str = "") -> argparse.ArgumentTypeError:
-    return argparse.ArgumentTypeError(Errors.E822.format(option=option, expected=expected, value=value,
-                                                         hint=hint))
+def _bad(option: str, expected: str, value: str, fix: str = "") -> argparse.ArgumentTypeError:
+    message = Errors.E822.format(option=option, problem=f"takes {expected}, not {value!r}",
+                                 fix=fix or "Give such a value, or leave the option out.")
+    return argparse.ArgumentTypeError(message)
 
 
 def _address(text: str) -> str:
@@ -99,7 +100,7 @@ def _address(text: str) -> str:
         if 0 < port < 65536:
             return value
     raise _bad("--ray", "a cluster address HOST:PORT (or ray://HOST:PORT, or auto)", text,
-               " `ray start --head` prints the address to give (e.g. 127.0.0.1:6379); without an "
+               "`ray start --head` prints the address to give (e.g. 127.0.0.1:6379); without an "
                "address --ray starts a local Ray. Put --ray after the query file or the other options, "
                "so that it does not take their value for an address.")
 
@@ -166,7 +167,7 @@ def settings_from_args(args: argparse.Namespace, *, command: str = "fortekit") -
 
     Raises:
         DistributedError: a ``--ray-*`` option without ``--ray``, or ``--ray-cpus`` with a cluster's
-            address (E825).
+            address (E822).
 
     Example:
         >>> settings_from_args(argparse.Namespace(ray="auto", ray_cpus=None, ray_actors=2,
@@ -180,17 +181,17 @@ def settings_from_args(args: argparse.Namespace, *, command: str = "fortekit") -
     if getattr(args, "ray", None) is None:
         for option, value in given.items():
             if value is not None:
-                raise DistributedError(Errors.E825.format(
+                raise DistributedError(Errors.E822.format(
                     option=option, problem=f"sizes the Ray job of --ray, which {command} was not given",
-                    fix="add --ray (a local Ray) or --ray HOST:PORT (a cluster)",
+                    fix="Leave it out, or add --ray (a local Ray) or --ray HOST:PORT (a cluster).",
                 ))
         return None
     address = None if args.ray == LOCAL else args.ray
     if address is not None and given["--ray-cpus"] is not None:
-        raise DistributedError(Errors.E825.format(
+        raise DistributedError(Errors.E822.format(
             option="--ray-cpus", problem=f"sizes a local Ray, but --ray names the cluster at {address}, "
             "which has the CPUs its nodes were started with",
-            fix="give --ray without an address to start a local Ray of that size",
+            fix="Leave it out, or give --ray without an address to start a local Ray of that size.",
         ))
     return RaySettings(
         address=address, cpus=args.ray_cpus, actors=args.ray_actors,

@@ -103,7 +103,7 @@ class RefineStage:
             self.runner.summary = RunReport()
             report = self.runner.run(lines)
         except SetupError as exc:
-            return {"setup": error_payload(exc.error)}  # type: ignore[arg-type]
+            return {"setup": error_payload(exc.error)}
         except FortekitError as exc:
             return {"error": error_payload(exc)}
         except Exception as exc:  # sent back to the driver as E823
