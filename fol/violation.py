@@ -1,0 +1,330 @@
+"""Violation judged by meaning: does an item's caption hold a sound the query excludes?
+
+One check, used everywhere a violation is shown or counted (the ``violated`` mark of a hit,
+Stage 3's polarity score, formula scoring's caption evidence, ``fortekit eval``'s violation
+breakdown). It works on the query's formula and the item caption's predicate symbols, both
+grounded to V_audio, and asks WordNet's lexical relations in the right direction
+(:mod:`fortekit.vocab.entailment`): a caption that names crows holds "birds"; one that names
+birds does not hold "crows" (it is unsure).
+
+An **excluded sound** is a negated clause of the formula: ``¬∃y [Person(y) ∧ Talking(y)]``
+("no people talking"), ``¬∃y Crow(y)`` ("no crows"), or a denied property of an asserted
+source (``Water(x) ∧ ¬Dripping(x)``: the sound "water dripping"). Its *core* is its sound
+nouns (the source) and verbs (what the source does); adjectives, places and times qualify
+it and are not needed as evidence. The item **holds** the sound when:
+
+* every specific source noun of the sound is entailed by a caption symbol (crow ⊑ bird,
+  man ⊑ person), and every verb is (speak ~ talk; the event noun "speech" entails "talking");
+* an unspecific human source ("people", "someone", a crowd) is the default agent of its verb:
+  any human or group noun of the caption, or an event noun that entails the verb, stands for it.
+
+A caption that holds the specific source but not what it does ("a dog whimpering" against
+"no dogs barking") gives **source** evidence: the excluded source is there, doing
+something else or something unsaid. Evidence that only the asked-for sound explains is no
+evidence: when the query's own asserted source entails the excluded one ("a dog, no
+animals"), the caption symbol that entails both stands for the asked-for source.
+
+Example:
+    >>> from fortekit.fol import parse_formula, predicates
+    >>> check = default_check()
+    >>> query = parse_formula("∃x [Dog(x) ∧ Barking(x) ∧ ¬∃y [Person(y) ∧ Talking(y)]]")
+    >>> [str(j) for j in check.judge_formula(query, predicates(parse_formula("∃x [Man(x) ∧ Speaking(x)]")))]
+    ['¬∃y [Person(y) ∧ Talking(y)]: holds (Speaking)']
+    >>> check.holds(query, predicates(parse_formula("∃x Speech(x)")))
+    True
+    >>> birds = parse_formula("∃x [Bird(x) ∧ Singing(x) ∧ ¬∃y Crow(y)]")
+    >>> check.holds(birds, predicates(parse_formula("∃x [Bird(x) ∧ Singing(x)]")))
+    False
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from enum import StrEnum
+from functools import cache
+from typing import TYPE_CHECKING
+
+from fortekit.fol.ast import And, Atom, Formula, Not, Or, Quant, Var
+
+if TYPE_CHECKING:
+    from fortekit.fol.predicates import PredicateSymbol
+    from fortekit.vocab.entailment import EntailmentTable
+    from fortekit.vocab.vocabulary import Vocabulary
+
+__all__ = [
+    "Evidence",
+    "ExcludedSound",
+    "Judgement",
+    "ViolationCheck",
+    "asserted_sound_symbols",
+    "default_check",
+    "excluded_sounds",
+]
+
+#: Kinds (:meth:`~fortekit.vocab.entailment.EntailmentTable.kind`) of an unspecific source,
+#: whose sound the verb names ("people talking", "a crowd cheering").
+GENERIC_KINDS = frozenset({"person", "group"})
+#: Kinds that stand for an unspecific human source on the caption's side.
+HUMAN_KINDS = frozenset({"person", "group", "human"})
+#: Indefinite pronoun symbols of the parser ("nobody" -> ¬Someone) and their kinds.
+INDEFINITE_KINDS = {"Someone": "person", "Somebody": "person", "Anyone": "person", "Anybody": "person",
+                    "Everyone": "person", "Everybody": "person"}
+#: Indefinites that name no kind of source: a sound of "something" cannot be judged.
+UNSPECIFIC = frozenset({"Something", "Anything", "Everything", "Thing", "Sound", "Sounds"})
+
+
+class Evidence(StrEnum):
+    """What an item's caption says of an excluded sound."""
+
+    HOLDS = "holds"  #: the caption names the excluded sound
+    SOURCE = "source"  #: it names the excluded source, doing something else or unsaid
+    NONE = "none"  #: it says nothing of it: unsure, never a violation
+
+
+@dataclass(frozen=True, slots=True)
+class ExcludedSound:
+    """A negated clause of a query formula, as the check reads it.
+
+    Attributes:
+        formula: the negated sub-formula as written (``¬∃y [Person(y) ∧ Talking(y)]``).
+        nouns: its source nouns (V_audio symbols, or unknown names).
+        verbs: its verbs.
+    """
+
+    formula: Formula
+    nouns: tuple[str, ...]
+    verbs: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return str(self.formula)
+
+    @property
+    def symbols(self) -> tuple[str, ...]:
+        """The negated predicate symbols of the sound's core, as ``Hit.violated`` lists them."""
+        return tuple(f"¬{name}/1" for name in (*self.nouns, *self.verbs))
+
+
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    """The check's answer for one excluded sound and one item: the evidence and its witnesses."""
+
+    sound: ExcludedSound
+    evidence: Evidence
+    witnesses: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        seen = f" ({', '.join(self.witnesses)})" if self.witnesses else ""
+        return f"{self.sound}: {self.evidence.value}{seen}"
+
+
+def _unary(phi: Formula) -> Iterator[Atom]:
+    if isinstance(phi, Atom):
+        if len(phi.args) == 1 and isinstance(phi.args[0], Var):
+            yield phi
+    elif isinstance(phi, And):
+        for operand in phi.operands:
+            yield from _unary(operand)
+    elif isinstance(phi, Quant):
+        yield from _unary(phi.body)
+
+
+def _walk(phi: Formula, negated: bool, found: list[tuple[Formula, bool]]) -> None:
+    """Collect (sub-formula, is-negated) of the conjunctive spine: asserted atoms and ¬ clauses."""
+    if isinstance(phi, Not):
+        if negated:
+            return  # a double negation the parser left: asserted, but not a clause to judge
+        found.append((phi, True))
+    elif isinstance(phi, (And, Or)):
+        for operand in phi.operands:
+            _walk(operand, negated, found)
+    elif isinstance(phi, Quant):
+        _walk(phi.body, negated, found)
+    elif isinstance(phi, Atom):
+        found.append((phi, False))
+
+
+class ViolationCheck:
+    """Judge whether items hold the sounds a query excludes (see the module docstring).
+
+    Args:
+        table: the symbol entailment table (default: the shipped one).
+        vocabulary: V_audio, for the part of speech and category of each symbol (default: shipped).
+
+    Example:
+        >>> check = ViolationCheck()
+        >>> from fortekit.fol import parse_formula
+        >>> [s.nouns for s in check.excluded(parse_formula("∃x [Rain(x) ∧ ¬∃y Thunder(y)]"))]
+        [('Thunder',)]
+    """
+
+    def __init__(self, table: EntailmentTable | None = None, vocabulary: Vocabulary | None = None) -> None:
+        if table is None:
+            from fortekit.vocab.entailment import load_entailment
+
+            table = load_entailment()
+        if vocabulary is None:
+            from fortekit.vocab.vocabulary import load_vocabulary
+
+            vocabulary = load_vocabulary()
+        self.table = table
+        self.vocabulary = vocabulary
+        self._roles: dict[str, str] = {}
+        self._excluded: dict[Formula, tuple[ExcludedSound, ...]] = {}
+
+    def role(self, symbol: str) -> str:
+        """``'noun'``, ``'verb'`` or ``''`` (a qualifier, a place, a time: not a sound)."""
+        role = self._roles.get(symbol)
+        if role is None:
+            entry = self.vocabulary.get(symbol)
+            if symbol in UNSPECIFIC:
+                role = ""
+            elif entry is None:
+                role = "noun"  # a word V_audio lacks is judged by its name
+            elif not entry.category.is_event:
+                role = ""
+            else:
+                role = {"NOUN": "noun", "PROPN": "noun", "VERB": "verb"}.get(entry.pos, "")
+            self._roles[symbol] = role
+        return role
+
+    def kind(self, symbol: str) -> str:
+        return INDEFINITE_KINDS.get(symbol) or self.table.kind(symbol)
+
+    def excluded(self, phi: Formula | None) -> tuple[ExcludedSound, ...]:
+        """The excluded sounds of ``phi`` (memoised per formula)."""
+        if phi is None:
+            return ()
+        cached = self._excluded.get(phi)
+        if cached is None:
+            cached = self._excluded[phi] = self._find_excluded(phi)
+            if len(self._excluded) > 4096:
+                self._excluded.clear()
+        return cached
+
+    def _find_excluded(self, phi: Formula) -> tuple[ExcludedSound, ...]:
+        spine: list[tuple[Formula, bool]] = []
+        _walk(phi, False, spine)
+        nouns_of: dict[Var, list[str]] = {}
+        for part, negated in spine:
+            if not negated and isinstance(part, Atom) and len(part.args) == 1 and isinstance(part.args[0], Var):
+                if self.role(part.predicate) == "noun":
+                    nouns_of.setdefault(part.args[0], []).append(part.predicate)
+        sounds: list[ExcludedSound] = []
+        for part, negated in spine:
+            if not negated or not isinstance(part, Not):
+                continue
+            body = part.body
+            atoms = list(_unary(body))
+            if isinstance(body, Atom) and atoms and atoms[0].args[0] in nouns_of:
+                # a denied property of an asserted source: the source's nouns with the denied word
+                atoms = [Atom(name, atoms[0].args) for name in nouns_of[atoms[0].args[0]]] + atoms
+            head = next((atom.args[0] for atom in atoms), None)
+            core = [atom.predicate for atom in atoms if atom.args[0] == head]
+            nouns = tuple(dict.fromkeys(n for n in core if self.role(n) == "noun"))
+            verbs = tuple(dict.fromkeys(v for v in core if self.role(v) == "verb"))
+            if nouns or verbs:
+                sounds.append(ExcludedSound(part, nouns, verbs))
+        return tuple(sounds)
+
+    def judge(self, sound: ExcludedSound, item: Iterable[PredicateSymbol | str],
+              asserted: Iterable[str] = ()) -> Judgement:
+        """The evidence ``item`` (a caption's predicate symbols) gives of ``sound``.
+
+        Args:
+            sound: an excluded sound of the query.
+            item: the caption's symbols; negated ones (the caption's own exclusions) are no evidence.
+            asserted: the query's asserted source symbols (:func:`asserted_sound_symbols`).
+
+        Returns:
+            A :class:`Judgement`.
+        """
+        names = [s if isinstance(s, str) else s.name for s in item
+                 if isinstance(s, str) or not s.negated]
+        wanted = tuple(asserted)
+        table = self.table
+
+        def witness(general: str) -> str | None:
+            for name in names:
+                if table.entails(name, general) and not any(
+                        table.entails(name, a) and table.entails(a, general) for a in wanted):
+                    return name
+            return None
+
+        specific = [n for n in sound.nouns if self.kind(n) not in GENERIC_KINDS]
+        generic = [n for n in sound.nouns if self.kind(n) in GENERIC_KINDS]
+        seen_nouns = [witness(n) for n in specific]
+        nouns_ok = all(seen_nouns)
+        if sound.verbs:
+            seen_verbs = [witness(v) for v in sound.verbs]
+            agent = not generic or any(self.kind(name) in HUMAN_KINDS for name in names) or any(
+                w is not None and self.role(w) == "noun" for w in seen_verbs)
+            found = tuple(dict.fromkeys(w for w in (*seen_nouns, *seen_verbs) if w))
+            if nouns_ok and all(seen_verbs) and agent:
+                return Judgement(sound, Evidence.HOLDS, found)
+            if specific and nouns_ok:
+                return Judgement(sound, Evidence.SOURCE, tuple(w for w in seen_nouns if w))
+            return Judgement(sound, Evidence.NONE)
+        if not specific:
+            seen_generic = [witness(n) for n in generic]
+            if generic and all(seen_generic):
+                return Judgement(sound, Evidence.HOLDS, tuple(w for w in seen_generic if w))
+            return Judgement(sound, Evidence.NONE)
+        if nouns_ok:
+            return Judgement(sound, Evidence.HOLDS, tuple(w for w in seen_nouns if w))
+        return Judgement(sound, Evidence.NONE)
+
+    def judge_formula(self, phi: Formula | None, item: Iterable[PredicateSymbol | str]) -> tuple[Judgement, ...]:
+        """Every excluded sound of ``phi`` judged against ``item``, in formula order."""
+        sounds = self.excluded(phi)
+        if not sounds:
+            return ()
+        assert phi is not None
+        symbols = list(item)
+        asserted = asserted_sound_symbols(phi, self)
+        return tuple(self.judge(sound, symbols, asserted) for sound in sounds)
+
+    def holds(self, phi: Formula | None, item: Iterable[PredicateSymbol | str]) -> bool:
+        """True when ``item`` holds some sound ``phi`` excludes: the item violates the query."""
+        return any(j.evidence is Evidence.HOLDS for j in self.judge_formula(phi, item))
+
+    def violated(self, phi: Formula | None, item: Iterable[PredicateSymbol | str]) -> tuple[str, ...]:
+        """The negated symbols of every excluded sound ``item`` holds (``Hit.violated``)."""
+        out: dict[str, None] = {}
+        for judgement in self.judge_formula(phi, item):
+            if judgement.evidence is Evidence.HOLDS:
+                out.update(dict.fromkeys(judgement.sound.symbols))
+        return tuple(out)
+
+
+def asserted_sound_symbols(phi: Formula, check: ViolationCheck | None = None) -> tuple[str, ...]:
+    """The asserted source and verb symbols of ``phi`` (outside every negation).
+
+    Example:
+        >>> from fortekit.fol import parse_formula
+        >>> asserted_sound_symbols(parse_formula("∃x [Bird(x) ∧ Loud(x) ∧ Singing(x) ∧ ¬∃y Crow(y)]"))
+        ('Bird', 'Singing')
+    """
+    check = check or default_check()
+    spine: list[tuple[Formula, bool]] = []
+    _walk(phi, False, spine)
+    names = [part.predicate for part, negated in spine
+             if not negated and isinstance(part, Atom) and check.role(part.predicate)]
+    return tuple(dict.fromkeys(names))
+
+
+def excluded_sounds(phi: Formula | None) -> tuple[ExcludedSound, ...]:
+    """The excluded sounds of ``phi`` with the shipped vocabulary (:meth:`ViolationCheck.excluded`).
+
+    Example:
+        >>> from fortekit.fol import parse_formula
+        >>> [str(s) for s in excluded_sounds(parse_formula("∃x [Water(x) ∧ Flowing(x) ∧ ¬Dripping(x)]"))]
+        ['¬Dripping(x)']
+    """
+    return default_check().excluded(phi)
+
+
+@cache
+def default_check() -> ViolationCheck:
+    """The check with the shipped entailment table and vocabulary, made once."""
+    return ViolationCheck()
