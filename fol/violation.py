@@ -207,9 +207,9 @@ class ViolationCheck:
         _walk(phi, False, spine)
         nouns_of: dict[Var, list[str]] = {}
         for part, negated in spine:
-            if not negated and isinstance(part, Atom) and len(part.args) == 1 and isinstance(part.args[0], Var):
-                if self.role(part.predicate) == "noun":
-                    nouns_of.setdefault(part.args[0], []).append(part.predicate)
+            if (not negated and isinstance(part, Atom) and len(part.args) == 1
+                    and isinstance(part.args[0], Var) and self.role(part.predicate) == "noun"):
+                nouns_of.setdefault(part.args[0], []).append(part.predicate)
         sounds: list[ExcludedSound] = []
         for part, negated in spine:
             if not negated or not isinstance(part, Not):
@@ -274,7 +274,9 @@ class ViolationCheck:
             return Judgement(sound, Evidence.HOLDS, tuple(w for w in seen_nouns if w))
         return Judgement(sound, Evidence.NONE)
 
-    def judge_formula(self, phi: Formula | None, item: Iterable[PredicateSymbol | str]) -> tuple[Judgement, ...]:
+    def judge_formula(
+        self, phi: Formula | None, item: Iterable[PredicateSymbol | str],
+    ) -> tuple[Judgement, ...]:
         """Every excluded sound of ``phi`` judged against ``item``, in formula order."""
         sounds = self.excluded(phi)
         if not sounds:

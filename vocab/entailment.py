@@ -134,7 +134,7 @@ def parse_entailment(text: str) -> EntailmentTable:
     for line in split_text_lines(text):
         if not line.strip() or line.startswith("#"):
             continue
-        symbol, kind, entailed = (line.split("\t") + ["", ""])[:3]
+        symbol, kind, entailed = [*line.split("\t"), "", ""][:3]
         above[symbol] = frozenset(name for name in entailed.split(",") if name)
         if kind:
             kinds[symbol] = kind
@@ -173,7 +173,8 @@ class _Senses:
         for synset, count in zip(synsets[1:], counts[1:], strict=True):
             if synset.lexname() == "noun.person":
                 continue  # a person sense counts only as the first one
-            if (total and count >= DOMINANT_SHARE * total) or (not total and synset.lexname() in SOUND_LEXNAMES):
+            frequent = total and count >= DOMINANT_SHARE * total
+            if frequent or (not total and synset.lexname() in SOUND_LEXNAMES):
                 kept.append(synset)
         return tuple(kept)
 
@@ -259,7 +260,7 @@ def derive_entailment(entries: Iterable[Any], wordnet: Any) -> EntailmentTable:
         related = senses.derived(lemma, pos)
         related_lemmas = frozenset(name.lower() for synset in related for name in synset.lemma_names())
         entailed = set()
-        for other, (other_lemma, other_pos) in words.items():
+        for other, (_, other_pos) in words.items():
             if other == symbol:
                 continue
             if other_pos == pos:
@@ -286,7 +287,8 @@ def main(argv: list[str] | None = None) -> int:
     from fortekit.vocab.wordnet import load_wordnet
 
     args = sys.argv[1:] if argv is None else argv
-    target = Path(args[0]) if args else Path(str(resources.files("fortekit.vocab").joinpath("entailment.tsv")))
+    shipped = Path(str(resources.files("fortekit.vocab").joinpath("entailment.tsv")))
+    target = Path(args[0]) if args else shipped
     table = derive_entailment(list(load_vocabulary()), load_wordnet())
     write_entailment(table, target)
     print(f"wrote {len(table)} symbols, {sum(map(len, table.above.values()))} entailments to {target}")
