@@ -15,8 +15,10 @@ it and are not needed as evidence. The item **holds** the sound when:
 
 * every specific source noun of the sound is entailed by a caption symbol (crow ⊑ bird,
   man ⊑ person), and every verb is (speak ~ talk; the event noun "speech" entails "talking");
-* an unspecific human source ("people", "someone", a crowd) is the default agent of its verb:
-  any human or group noun of the caption, or an event noun that entails the verb, stands for it.
+* an unspecific human source ("people", "someone", a crowd) is the default agent of its verb
+  and needs no evidence of its own: "male speaking" and "speech" hold "people talking". (A
+  verb entails another only by synonymy, never by WordNet's troponymy, so "a dog barks"
+  does not: :mod:`fortekit.vocab.entailment`.)
 
 A caption that holds the specific source but not what it does ("a dog whimpering" against
 "no dogs barking") gives **source** evidence: the excluded source is there, doing
@@ -60,13 +62,12 @@ __all__ = [
     "asserted_sound_symbols",
     "default_check",
     "excluded_sounds",
+    "positive_names",
 ]
 
 #: Kinds (:meth:`~fortekit.vocab.entailment.EntailmentTable.kind`) of an unspecific source,
 #: whose sound the verb names ("people talking", "a crowd cheering").
 GENERIC_KINDS = frozenset({"person", "group"})
-#: Kinds that stand for an unspecific human source on the caption's side.
-HUMAN_KINDS = frozenset({"person", "group", "human"})
 #: Indefinite pronoun symbols of the parser ("nobody" -> ¬Someone) and their kinds.
 INDEFINITE_KINDS = {"Someone": "person", "Somebody": "person", "Anyone": "person", "Anybody": "person",
                     "Everyone": "person", "Everybody": "person"}
@@ -171,6 +172,7 @@ class ViolationCheck:
         self.vocabulary = vocabulary
         self._roles: dict[str, str] = {}
         self._excluded: dict[Formula, tuple[ExcludedSound, ...]] = {}
+        self._witnesses: dict[tuple[str, tuple[str, ...]], frozenset[str]] = {}
 
     def role(self, symbol: str) -> str:
         """``'noun'``, ``'verb'`` or ``''`` (a qualifier, a place, a time: not a sound)."""
@@ -227,6 +229,35 @@ class ViolationCheck:
                 sounds.append(ExcludedSound(part, nouns, verbs))
         return tuple(sounds)
 
+    def sound_of(self, clause: Formula) -> ExcludedSound | None:
+        """The sound a clause names, read as if it were excluded (None: it names no sound).
+
+        Example:
+            >>> from fortekit.fol import parse_formula
+            >>> default_check().sound_of(parse_formula("∃y [Person(y) ∧ Talking(y)]")).verbs
+            ('Talking',)
+        """
+        found = self.excluded(Not(clause))
+        return found[0] if found else None
+
+    def witnesses(self, general: str, asserted: tuple[str, ...] = ()) -> frozenset[str]:
+        """The symbols whose presence in a caption is evidence of ``general``, beyond ``asserted``.
+
+        Every symbol that entails ``general``, less those that entail an asserted symbol which
+        itself entails ``general`` (the asked-for sound explains them).
+        """
+        key = (general, asserted)
+        found = self._witnesses.get(key)
+        if found is None:
+            explained: set[str] = set()
+            for name in asserted:
+                if self.table.entails(name, general):
+                    explained |= self.table.below(name)
+            found = self._witnesses[key] = self.table.below(general) - explained
+            if len(self._witnesses) > 65536:
+                self._witnesses.clear()
+        return found
+
     def judge(self, sound: ExcludedSound, item: Iterable[PredicateSymbol | str],
               asserted: Iterable[str] = ()) -> Judgement:
         """The evidence ``item`` (a caption's predicate symbols) gives of ``sound``.
@@ -239,34 +270,29 @@ class ViolationCheck:
         Returns:
             A :class:`Judgement`.
         """
-        names = [s if isinstance(s, str) else s.name for s in item
-                 if isinstance(s, str) or not s.negated]
-        wanted = tuple(asserted)
-        table = self.table
+        return self.judge_names(sound, positive_names(item), tuple(asserted))
 
-        def witness(general: str) -> str | None:
-            for name in names:
-                if table.entails(name, general) and not any(
-                        table.entails(name, a) and table.entails(a, general) for a in wanted):
-                    return name
-            return None
+    def judge_names(self, sound: ExcludedSound, names: frozenset[str],
+                    asserted: tuple[str, ...] = ()) -> Judgement:
+        """:meth:`judge` over the caption's asserted symbol names (:func:`positive_names`)."""
+        def seen(general: str) -> str | None:
+            found = names & self.witnesses(general, asserted)
+            return min(found) if found else None
 
         specific = [n for n in sound.nouns if self.kind(n) not in GENERIC_KINDS]
         generic = [n for n in sound.nouns if self.kind(n) in GENERIC_KINDS]
-        seen_nouns = [witness(n) for n in specific]
+        seen_nouns = [seen(n) for n in specific]
         nouns_ok = all(seen_nouns)
         if sound.verbs:
-            seen_verbs = [witness(v) for v in sound.verbs]
-            agent = not generic or any(self.kind(name) in HUMAN_KINDS for name in names) or any(
-                w is not None and self.role(w) == "noun" for w in seen_verbs)
+            seen_verbs = [seen(v) for v in sound.verbs]
             found = tuple(dict.fromkeys(w for w in (*seen_nouns, *seen_verbs) if w))
-            if nouns_ok and all(seen_verbs) and agent:
+            if nouns_ok and all(seen_verbs):
                 return Judgement(sound, Evidence.HOLDS, found)
             if specific and nouns_ok:
                 return Judgement(sound, Evidence.SOURCE, tuple(w for w in seen_nouns if w))
             return Judgement(sound, Evidence.NONE)
         if not specific:
-            seen_generic = [witness(n) for n in generic]
+            seen_generic = [seen(n) for n in generic]
             if generic and all(seen_generic):
                 return Judgement(sound, Evidence.HOLDS, tuple(w for w in seen_generic if w))
             return Judgement(sound, Evidence.NONE)
@@ -282,9 +308,9 @@ class ViolationCheck:
         if not sounds:
             return ()
         assert phi is not None
-        symbols = list(item)
+        names = positive_names(item)
         asserted = asserted_sound_symbols(phi, self)
-        return tuple(self.judge(sound, symbols, asserted) for sound in sounds)
+        return tuple(self.judge_names(sound, names, asserted) for sound in sounds)
 
     def holds(self, phi: Formula | None, item: Iterable[PredicateSymbol | str]) -> bool:
         """True when ``item`` holds some sound ``phi`` excludes: the item violates the query."""
@@ -313,6 +339,20 @@ def asserted_sound_symbols(phi: Formula, check: ViolationCheck | None = None) ->
     names = [part.predicate for part, negated in spine
              if not negated and isinstance(part, Atom) and check.role(part.predicate)]
     return tuple(dict.fromkeys(names))
+
+
+def positive_names(item: Iterable[PredicateSymbol | str]) -> frozenset[str]:
+    """The names of a caption's asserted symbols (strings count as asserted).
+
+    Example:
+        >>> from fortekit.fol import parse_formula, predicates
+        >>> sorted(positive_names(predicates(parse_formula("∃x [Dog(x) ∧ ¬∃y Music(y)]"))))
+        ['Dog']
+    """
+    if isinstance(item, frozenset) and all(isinstance(s, str) for s in item):
+        return item
+    return frozenset(s if isinstance(s, str) else s.name for s in item
+                     if isinstance(s, str) or not s.negated)
 
 
 def excluded_sounds(phi: Formula | None) -> tuple[ExcludedSound, ...]:

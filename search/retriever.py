@@ -225,6 +225,8 @@ class Retriever:
             self.order_check = OrderCheck(self.index.captions)
         self.evidence = _check_evidence(
             evidence if evidence is not None else getattr(self.index, "evidence", None), len(self.index))
+        self._caption_names: list[frozenset[str]] | None = None
+        self._captions_given = False
 
     def __repr__(self) -> str:
         stages = [
@@ -242,6 +244,7 @@ class Retriever:
         self, *, formula: FormulaScoringConfig | None = _KEEP, rerank: Reranker | None = _KEEP,
         projection: str | os.PathLike[str] | None = _KEEP, candidates: int = _KEEP,
         evidence: LabelEvidence | None = _KEEP, refiner: Refiner | None = _KEEP,
+        captions: Sequence[Iterable[PredicateSymbol | str]] | None = _KEEP,
     ) -> Retriever:
         """A retriever over the same index, backbone, text cache and query side, other ranking stages.
 
@@ -258,6 +261,10 @@ class Retriever:
             refiner: a Stage 1 :class:`~fortekit.search.stage1.beam.Refiner` over the same backbone,
                 or None to switch Stage 1 off (left out: as here). ``fortekit serve`` switches
                 Stage 1 per request this way.
+            captions: per item, the predicate symbols of everything its captions say (e.g. the
+                union over a clip's five captions), for formula scoring's evidence of excluded
+                sounds and the violation marks; None: the index's own caption predicates (left
+                out: as here).
 
         Returns:
             The new :class:`Retriever`.
@@ -283,6 +290,9 @@ class Retriever:
             other.pipeline = other.pipeline.replace("stage1", refiner is not None, "with_stages(refiner=...)")
         if candidates is not _KEEP:
             other.candidates = _check_count(candidates, "candidates")
+        if captions is not _KEEP:
+            other._captions_given = captions is not None
+            other._caption_names = None if captions is None else _caption_names(captions, len(self.index))
         if projection is not _KEEP and projection != self.projection:
             other.projection = projection
             other._items = None
@@ -290,6 +300,21 @@ class Retriever:
             other.pipeline = other.pipeline.replace("projection", projection is not None,
                                                     "with_stages(projection=...)", str(projection or ""))
         return other
+
+    @property
+    def caption_names(self) -> list[frozenset[str]] | None:
+        """Per item, the asserted symbol names of its captions (None: the index holds no parse).
+
+        What formula scoring judges an excluded sound by, and what a hit's ``violated`` mark reads
+        (:mod:`fortekit.fol.violation`): the index's caption predicates, or those given to
+        :meth:`with_stages`.
+        """
+        if self._caption_names is None and not self._captions_given:
+            sets = self.index.predicate_sets
+            if sets and any(sets):
+                self._caption_names = _caption_names(sets, len(self.index))
+            self._captions_given = True
+        return self._caption_names
 
     @property
     def first_pass(self) -> str:
@@ -439,7 +464,7 @@ class Retriever:
         tick = _lap(clock, "first_pass", tick)
         if self.formula_scorer is not None:
             scores, rows = self.formula_scorer.rerank(formulas, scores, rows, items, plans=plans,
-                                                      evidence=self.evidence)
+                                                      evidence=self.evidence, captions=self.caption_names)
             tick = _lap(clock, "formula", tick)
         item_sets = self.index.predicate_sets
         if self.reranker is not None and any(item_sets):
@@ -594,6 +619,16 @@ def _check_evidence(evidence: object, items: int) -> LabelEvidence | None:
             problem=f"it has {len(evidence)} rows for an index of {items} items",
         ))
     return evidence
+
+
+def _caption_names(captions: Sequence[Iterable[PredicateSymbol | str]], items: int) -> list[frozenset[str]]:
+    from fortekit.fol.violation import positive_names
+
+    if len(captions) != items:
+        raise EvaluationError(Errors.E480.format(what="retriever", name="captions",
+                                                 expected=f"one symbol set per item ({items})",
+                                                 value=f"{len(captions)} sets"))
+    return [positive_names(symbols) for symbols in captions]
 
 
 def _lap(timings: MutableMapping[str, float], step: str, since: float) -> float:

@@ -29,6 +29,10 @@ relation of WordNet (Miller 1995; Fellbaum 1998, ch. 1-3):
   derivationally related to *s*'s own lemma (speech → speak, applaud → applause), is a lemma
   of a dominant sense of *g*: "speech" entails "speaking", "applauding" entails "applause".
 
+* **Closed compounds.** A compound noun holds the sound its first or last constituent names
+  when its WordNet gloss names that constituent: "thunderstorm" ("... rain or hail along with
+  thunder and lightning") holds thunder, "rainstorm" rain, "birdsong" a bird.
+
 Each symbol also gets a **kind**: ``person`` (the unspecific human: person, people),
 ``group`` (a group of people: crowd, audience), ``human`` (any other person noun: man,
 child), or empty. A query that excludes "people talking" names its sound by the verb; the
@@ -44,6 +48,7 @@ Example:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -108,6 +113,27 @@ class EntailmentTable:
 
     def __len__(self) -> int:
         return len(self.above)
+
+    def below(self, general: str) -> frozenset[str]:
+        """Every symbol that entails ``general``, itself included (the inverse of :meth:`entails`).
+
+        Example:
+            >>> sorted(EntailmentTable({"Crow": frozenset({"Bird"}), "Owl": frozenset({"Bird"})}).below("Bird"))
+            ['Bird', 'Crow', 'Owl']
+        """
+        inverse = _INVERSES.get(id(self))
+        if inverse is None or inverse[0] is not self:
+            table: dict[str, set[str]] = {}
+            for specific, generals in self.above.items():
+                for name in generals:
+                    table.setdefault(name, set()).add(specific)
+            inverse = (self, {name: frozenset(found) for name, found in table.items()})
+            _INVERSES[id(self)] = inverse
+        return inverse[1].get(general, frozenset()) | {general}
+
+
+#: Per table (by id, holding the table so the id stays its own): general -> its specifics.
+_INVERSES: dict[int, tuple[EntailmentTable, dict[str, frozenset[str]]]] = {}
 
 
 @cache
@@ -274,9 +300,28 @@ def derive_entailment(entries: Iterable[Any], wordnet: Any) -> EntailmentTable:
         kind = senses.kind(lemma, pos)
         if kind:
             kinds[symbol] = kind
+    _add_compounds(words, senses, above)
     for entry in entries:
         above.setdefault(entry.symbol, frozenset())
     return EntailmentTable(above, kinds)
+
+
+def _add_compounds(words: Mapping[str, tuple[str, str]], senses: _Senses,
+                   above: dict[str, frozenset[str]]) -> None:
+    """A closed compound holds the sound its constituent names when its gloss says so:
+    "thunderstorm" (a storm ... with thunder) holds thunder, "birdsong" holds a bird."""
+    nouns = {symbol: lemma.lower() for symbol, (lemma, pos) in words.items()
+             if pos == "n" and lemma.isalpha()}
+    for symbol, compound in nouns.items():
+        first = senses.dominant(compound, "n")[0]
+        gloss = set(_GLOSS_WORD.findall(first.definition().lower()))
+        for other, part in nouns.items():
+            if (other != symbol and len(part) >= 3 and len(compound) >= len(part) + 3
+                    and (compound.startswith(part) or compound.endswith(part)) and part in gloss):
+                above[symbol] = above.get(symbol, frozenset()) | {other}
+
+
+_GLOSS_WORD = re.compile(r"[a-z]+")
 
 
 def main(argv: list[str] | None = None) -> int:

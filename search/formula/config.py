@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from fortekit._checks import is_int
@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     import torch
 
 __all__ = [
-    "CALIBRATIONS", "CONJUNCTIONS", "EVIDENCE_SCOPES", "NEGATIONS", "TNORMS", "FormulaScoringConfig",
-    "QueryPlan", "TextEncoder",
+    "CALIBRATIONS", "CONJUNCTIONS", "EVIDENCE_SCOPES", "EXCLUSIONS", "NEGATIONS", "TNORMS",
+    "FormulaScoringConfig", "QueryPlan", "TextEncoder",
 ]
 
 TNorm = Literal["min", "product"]
@@ -29,7 +29,9 @@ Negation = Literal["complement", "subtract"]
 Calibration = Literal["zscore", "minmax", "none"]
 EvidenceScope = Literal["negated", "all"]
 Conjunction = Literal["guard", "blend"]
+Exclusion = Literal["evidence", "resemblance"]
 CONJUNCTIONS: tuple[str, ...] = ("guard", "blend")
+EXCLUSIONS: tuple[str, ...] = ("evidence", "resemblance")
 TNORMS: tuple[str, ...] = ("min", "product")
 NEGATIONS: tuple[str, ...] = ("complement", "subtract")
 CALIBRATIONS: tuple[str, ...] = ("zscore", "minmax", "none")
@@ -86,6 +88,19 @@ class FormulaScoringConfig:
             least one clause grounded); None: ``gamma`` / ``conjunction_gamma`` as without evidence.
             A tagger's probability is a sharper judge than a calibrated similarity, so the
             logic may weigh more.
+        exclusion: how a negated clause judges an item (:mod:`fortekit.search.formula.exclusion`):
+            ``"evidence"`` (the default) by evidence that the item holds the excluded sound (its
+            caption symbols, grounded; without captions a contrastive test), never by mere
+            resemblance; ``"resemblance"``: by the calibrated similarity to the clause (before
+            issue 42).
+        source_weight: with ``"evidence"``, the degree of a caption that names the excluded
+            source doing something else or something unsaid ("a dog whimpering" for "no dogs barking").
+        contrast_margin: with ``"evidence"`` and no captions, the z-score (of the clause made
+            orthogonal to the asked-for clauses) from which an item is evidence of the excluded sound.
+        max_clause_cosine: with ``"evidence"`` and no captions, the cosine between the excluded and
+            the asked-for clause from which the backbone cannot tell them apart: the clause is unsure.
+        floor: with ``"evidence"``, keep every item with no evidence of an excluded sound at or above
+            its first-pass place (:func:`~fortekit.search.formula.exclusion.floor_order`).
 
     Raises:
         EvaluationError: a setting out of range (E480).
@@ -117,6 +132,11 @@ class FormulaScoringConfig:
     evidence_match: float = 0.6
     evidence_scope: EvidenceScope = "all"
     evidence_gamma: float | None = 0.9
+    exclusion: Exclusion = "evidence"
+    source_weight: float = 0.5
+    contrast_margin: float = 1.0
+    max_clause_cosine: float = 0.9
+    floor: bool = True
 
     def __post_init__(self) -> None:
         checks: list[tuple[bool, str, str, object]] = [
@@ -161,6 +181,13 @@ class FormulaScoringConfig:
             (self.evidence_gamma is None or (_number(self.evidence_gamma)
                                              and 0.0 <= self.evidence_gamma <= 1.0),
              "evidence_gamma", "None or a number in [0, 1]", self.evidence_gamma),
+            (self.exclusion in EXCLUSIONS, "exclusion", f"one of {', '.join(EXCLUSIONS)}", self.exclusion),
+            (_number(self.source_weight) and 0.0 <= self.source_weight <= 1.0, "source_weight",
+             "a number in [0, 1]", self.source_weight),
+            (_number(self.contrast_margin), "contrast_margin", "a finite number", self.contrast_margin),
+            (_number(self.max_clause_cosine) and -1.0 <= self.max_clause_cosine <= 1.0, "max_clause_cosine",
+             "a number in [-1, 1]", self.max_clause_cosine),
+            (isinstance(self.floor, bool), "floor", "True or False", self.floor),
         ]
         for ok, name, expected, value in checks:
             if not ok:
@@ -187,12 +214,19 @@ class QueryPlan:
         negated: per leaf, whether it lies under an odd number of negations.
         reason: why the query falls back (``"plain"``, ``"no formula"``, ``"no asserted clause"``)
             or ``""`` when it is scored by its formula.
+        sounds: per leaf, the excluded sound a negated leaf names
+            (:class:`~fortekit.fol.violation.ExcludedSound`), None for the others.
+        asserted: the query's asserted sound symbols (evidence they explain is none).
+        unsure: per negated leaf that does nothing, why (filled as it is scored).
     """
 
     tree: ClauseTree | None
     texts: tuple[str, ...]
     reason: str = ""
     negated: tuple[bool, ...] = ()
+    sounds: tuple[Any, ...] = ()
+    asserted: tuple[str, ...] = ()
+    unsure: dict[int, str] = field(default_factory=dict, compare=False)
 
     @property
     def scored(self) -> bool:

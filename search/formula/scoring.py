@@ -31,8 +31,16 @@ Example:
     >>> scorer = FormulaScorer(encode, FormulaScoringConfig(gamma=1.0, calibration="none"))
     >>> items = torch.tensor([[0.8, 0.6, 0.0], [0.9, 0.0, 0.44]])  # barking+talking, barking alone
     >>> phi = parse_formula("∃x [Dog(x) ∧ Barking(x) ∧ ¬∃y [Person(y) ∧ Talking(y)]]")
-    >>> scores = scorer.score([phi], torch.tensor([[0.7, 0.6]]), items)
-    >>> [round(v, 2) for v in scores[0].tolist()]
+    >>> captions = [frozenset({"Dog", "Barking", "Man", "Talking"}), frozenset({"Dog", "Barking"})]
+    >>> scores = scorer.score([phi], torch.tensor([[0.7, 0.6]]), items, captions=captions)
+    >>> [round(v, 2) for v in scores[0].tolist()]  # the first caption holds "people talking"
+    [0.0, 0.9]
+
+By resemblance (before issue 42), the first item is pushed down by its similarity to the clause:
+
+    >>> config = FormulaScoringConfig(gamma=1.0, calibration="none", exclusion="resemblance")
+    >>> old = FormulaScorer(encode, config)
+    >>> [round(v, 2) for v in old.score([phi], torch.tensor([[0.7, 0.6]]), items)[0].tolist()]
     [0.32, 0.9]
 """
 
@@ -40,6 +48,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from fortekit.errors import Errors, EvaluationError
@@ -151,8 +160,18 @@ class FormulaScorer:
                 texts = tuple(self._verbalise(leaf.formula) for leaf in leaves(tree))
                 if not all(text.strip() for text in texts):
                     plans.append(QueryPlan(None, (), "no formula"))
-                else:
-                    plans.append(QueryPlan(tree, texts, "", tuple(leaf_polarities(tree))))
+                    continue
+                negated = tuple(leaf_polarities(tree))
+                sounds: tuple[Any, ...] = ()
+                asserted: tuple[str, ...] = ()
+                if any(negated) and self.config.exclusion == "evidence":
+                    from fortekit.fol.violation import asserted_sound_symbols, default_check
+
+                    check = default_check()
+                    sounds = tuple(check.sound_of(leaf.formula) if flag else None
+                                   for leaf, flag in zip(leaves(tree), negated, strict=True))
+                    asserted = asserted_sound_symbols(phi, check)
+                plans.append(QueryPlan(tree, texts, "", negated, sounds, asserted))
         return plans
 
     def encode_clauses(self, plans: Sequence[QueryPlan]) -> dict[str, torch.Tensor]:
@@ -179,6 +198,7 @@ class FormulaScorer:
         candidates: torch.Tensor | None = None,
         plans: Sequence[QueryPlan] | None = None,
         evidence: LabelEvidence | None = None,
+        captions: Sequence[frozenset[str]] | None = None,
     ) -> torch.Tensor:
         """The blended score of every (query, item) pair, or of each query's candidate items.
 
@@ -191,6 +211,9 @@ class FormulaScorer:
             plans: the :meth:`plan` of ``formulas``, when already made.
             evidence: label probabilities of the items (one row per item of ``items``, from a
                 tagger): the clauses they ground are judged by them too (``evidence_weight``).
+            captions: per item row, its caption's asserted symbol names
+                (:func:`~fortekit.fol.violation.positive_names`): with ``exclusion="evidence"``,
+                negated clauses are judged by them (None: by the contrastive test).
 
         Returns:
             A float32 tensor shaped like ``query_scores``, on its device.
@@ -199,6 +222,15 @@ class FormulaScorer:
             EvaluationError: shapes that do not fit (E481); evidence for another number of
                 items (E494).
         """
+        return self._score(formulas, query_scores, items, candidates=candidates, plans=plans,
+                           evidence=evidence, captions=captions)[0]
+
+    def _score(
+        self, formulas: Sequence[Formula | None], query_scores: torch.Tensor, items: torch.Tensor, *,
+        candidates: torch.Tensor | None, plans: Sequence[QueryPlan] | None, evidence: LabelEvidence | None,
+        captions: Sequence[frozenset[str]] | None,
+    ) -> tuple[torch.Tensor, dict[int, torch.Tensor]]:
+        """:meth:`score`, and per query with an excluded sound, which candidates hold evidence of it."""
         import torch
 
         plans = list(plans) if plans is not None else self.plan(formulas)
@@ -216,17 +248,18 @@ class FormulaScorer:
                 problem=f"scores for {scores.shape[1]} items but {items.shape[0]} item vectors",
             ))
         out = scores.detach().to(torch.float32).clone()
+        evidenced: dict[int, torch.Tensor] = {}
         if not any(plan.scored for plan in plans) or (
             self.config.gamma == 0.0 and self.config.conjunction_gamma in (None, 0.0)
         ):
-            return out
+            return out, evidenced
         vectors = self.encode_clauses(plans)
         item_matrix = items.detach().to(out.device, torch.float32)
         texts = list(vectors)
         clause_matrix = torch.stack([vectors[text] for text in texts]).to(out.device)
         row_of = {text: row for row, text in enumerate(texts)}
-        location, spread = clause_statistics(clause_matrix, self._calibration_rows(items, item_matrix),
-                                             self.config)
+        sample = self._calibration_rows(items, item_matrix)
+        location, spread = clause_statistics(clause_matrix, sample, self.config)
         grounded = self._ground(evidence, clause_matrix, int(item_matrix.shape[0]))
         # One buffer for every query's candidate vectors: a fresh (k, d) tensor per query
         # costs more in page faults than the copy itself (docs/formula_scoring.md, "Speed").
@@ -236,14 +269,15 @@ class FormulaScorer:
         for block in _query_blocks(scored, [len(plan.texts) for plan in plans], int(out.shape[1])):
             self._score_block(block, plans, out, item_matrix, candidates, gathered, clause_matrix,
                               [[row_of[text] for text in plans[q].texts] for q in block],
-                              (location, spread), grounded, evidence)
-        return out
+                              (location, spread), grounded, evidence,
+                              _Exclusion(sample, captions, evidenced))
+        return out, evidenced
 
     def _score_block(
         self, block: list[int], plans: Sequence[QueryPlan], out: torch.Tensor, item_matrix: torch.Tensor,
         candidates: torch.Tensor | None, gathered: torch.Tensor | None, clause_matrix: torch.Tensor,
         rows: list[list[int]], statistics: tuple[torch.Tensor, torch.Tensor],
-        grounded: list[int | None] | None, evidence: LabelEvidence | None,
+        grounded: list[int | None] | None, evidence: LabelEvidence | None, exclusion: _Exclusion,
     ) -> None:
         """Blend the logic of the queries ``block`` into their rows of ``out``, in place.
 
@@ -266,7 +300,11 @@ class FormulaScorer:
             else:
                 selected = torch.index_select(item_matrix, 0, candidates[q].to(out.device, torch.long),
                                               out=gathered)
-            torch.mm(clause_matrix[query_rows], selected.T, out=sims[start:end])
+            leaf_matrix = clause_matrix[query_rows]
+            if self._contrasts(plans[q], exclusion):
+                leaf_matrix = self._orthogonalise(plans[q], leaf_matrix, exclusion.sample,
+                                                  where[start:end], scale[start:end])
+            torch.mm(leaf_matrix, selected.T, out=sims[start:end])
             if config.negated_scope is not None and any(plans[q].negated):
                 where[start:end], scale[start:end] = scoped_statistics(
                     sims[start:end], out[q], where[start:end], scale[start:end], plans[q].negated, config)
@@ -285,6 +323,13 @@ class FormulaScorer:
             if grounded is not None and evidence is not None:
                 truth, judged = self._with_evidence(truth, query_rows, plan.negated, grounded, evidence,
                                                     None if candidates is None else candidates[q])
+            if self.config.exclusion == "evidence" and any(plan.negated):
+                z = (sims[start:end] - where[start:end, None]) / scale[start:end, None]
+                if not self._exclude_by_evidence(q, plan, truth, z, candidates, exclusion, judged):
+                    logic_rows.append(torch.zeros_like(out[q]))  # every exclusion unsure: similarity
+                    gammas.append(0.0)
+                    keeps.append(1.0)
+                    continue
             if not judged and self._guards(plan):
                 z = (sims[start:end] - where[start:end, None]) / scale[start:end, None]
                 penalty = float(config.conjunction_gamma or 0.0) * conjunction_guard(
@@ -318,6 +363,77 @@ class FormulaScorer:
         keep = torch.tensor(keeps, dtype=out.dtype, device=out.device)
         weight = torch.tensor(gammas, dtype=out.dtype, device=out.device)
         out[index] = keep[:, None] * out[index] + weight[:, None] * torch.stack(logic_rows)
+
+    def _contrasts(self, plan: QueryPlan, exclusion: _Exclusion) -> bool:
+        """Whether ``plan``'s negated clauses take the contrastive test (no captions to judge by)."""
+        return (self.config.exclusion == "evidence" and exclusion.captions is None
+                and any(plan.negated) and not all(plan.negated))
+
+    def _orthogonalise(self, plan: QueryPlan, leaf_matrix: torch.Tensor, sample: torch.Tensor,
+                       where: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
+        """The query's leaf vectors with each negated one made orthogonal to the asked-for ones,
+        and its calibration statistics (``where``, ``scale``, in place) taken over that direction."""
+        from fortekit.search.formula.exclusion import orthogonal_clause
+
+        leaf_matrix = leaf_matrix.clone()
+        asserted = leaf_matrix[[j for j, flag in enumerate(plan.negated) if not flag]]
+        for j, flag in enumerate(plan.negated):
+            if not flag:
+                continue
+            vector, cosine = orthogonal_clause(leaf_matrix[j], asserted)
+            if cosine >= self.config.max_clause_cosine:
+                plan.unsure[j] = (f"the backbone cannot tell it from the asked-for sound "
+                                  f"(clause cosine {cosine:.2f} >= {self.config.max_clause_cosine})")
+                continue
+            leaf_matrix[j] = vector
+            projected = sample @ vector
+            where[j], scale[j] = projected.mean(), projected.std().clamp(min=1e-6)
+        return leaf_matrix
+
+    def _exclude_by_evidence(
+        self, q: int, plan: QueryPlan, truth: list[torch.Tensor], z: torch.Tensor,
+        candidates: torch.Tensor | None, exclusion: _Exclusion, judged: bool,
+    ) -> bool:
+        """Replace the negated leaves' degrees (``truth``, in place) by evidence; record which
+        candidates hold evidence. False when every negated leaf is unsure (similarity alone)."""
+        import torch
+
+        from fortekit.fol.violation import default_check
+        from fortekit.search.formula.exclusion import caption_degrees
+
+        config = self.config
+        width = int(truth[0].shape[0])
+        held = torch.zeros(width, dtype=torch.bool, device=truth[0].device)
+        rows = list(range(width)) if candidates is None else candidates[q].tolist()
+        usable = 0
+        for j, flag in enumerate(plan.negated):
+            if not flag:
+                continue
+            sound = plan.sounds[j] if j < len(plan.sounds) else None
+            if judged and j not in plan.unsure and exclusion.captions is None:
+                evidence_row = truth[j] >= 0.5  # a tagger's probability judged it
+            elif exclusion.captions is not None:
+                if sound is None:
+                    plan.unsure[j] = "it names no sound the grounded check can judge"
+                    evidence_row = None
+                else:
+                    degrees, flags = caption_degrees(sound, plan.asserted, exclusion.captions, rows,
+                                                     default_check(), config.source_weight)
+                    truth[j] = torch.tensor(degrees, dtype=truth[j].dtype, device=truth[j].device)
+                    evidence_row = torch.tensor(flags, dtype=torch.bool, device=held.device)
+            elif j in plan.unsure:
+                evidence_row = None
+            else:
+                evidence_row = z[j] >= config.contrast_margin
+                truth[j] = truth[j] * evidence_row
+            if evidence_row is None:
+                truth[j] = torch.zeros_like(truth[j])
+                continue
+            usable += 1
+            held |= evidence_row
+        if usable:
+            exclusion.evidenced[q] = held
+        return usable > 0
 
     def _guards(self, plan: QueryPlan) -> bool:
         """Whether ``plan`` is a conjunction of asserted clauses that the guard scores."""
@@ -396,6 +512,7 @@ class FormulaScorer:
         k: int | None = None,
         plans: Sequence[QueryPlan] | None = None,
         evidence: LabelEvidence | None = None,
+        captions: Sequence[frozenset[str]] | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Re-score each query's first-pass candidates by its formula and sort them.
 
@@ -407,9 +524,13 @@ class FormulaScorer:
             k: keep the best k after re-scoring (default all n).
             plans: the :meth:`plan` of ``formulas``, when already made.
             evidence: label probabilities of every item (see :meth:`score`).
+            captions: per item row, its caption's asserted symbol names (see :meth:`score`).
 
         Returns:
             ``(scores, indices)``, (queries, k), best first; ties keep the first-pass order.
+            With ``exclusion="evidence"`` and ``floor``, a candidate with no evidence of an
+            excluded sound stays at or above its first-pass place
+            (:func:`~fortekit.search.formula.exclusion.floor_order`).
 
         Example:
             >>> import torch
@@ -423,8 +544,10 @@ class FormulaScorer:
 
         from fortekit.search.index.search import stable_top_k
 
-        blended = self.score(formulas, top_scores, items, candidates=top_indices, plans=plans,
-                             evidence=evidence)
+        blended, evidenced = self._score(formulas, top_scores, items, candidates=top_indices, plans=plans,
+                                         evidence=evidence, captions=captions)
+        if evidenced and self.config.floor:
+            return self._floored(blended, top_indices, evidenced, k)
         if k is not None and 0 < k < blended.shape[1] and blended.shape[0] > 0:
             # only the best k need an order: a selection, not a sort of every candidate
             values, order = stable_top_k(blended, k)
@@ -433,6 +556,32 @@ class FormulaScorer:
         if k is not None:
             order = order[:, :k]
         return torch.gather(blended, 1, order), torch.gather(top_indices.to(order.device), 1, order)
+
+
+    def _floored(self, blended: torch.Tensor, top_indices: torch.Tensor, evidenced: dict[int, torch.Tensor],
+                 k: int | None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Sort each query's candidates, under the floor where it has evidence of an exclusion."""
+        import torch
+
+        from fortekit.search.formula.exclusion import floor_order, monotone_scores
+
+        order = torch.sort(blended, dim=1, descending=True, stable=True).indices
+        values = torch.gather(blended, 1, order)
+        for q, held in evidenced.items():
+            order[q] = floor_order(blended[q], held.to(blended.device))
+            values[q] = monotone_scores(blended[q][order[q]])
+        if k is not None:
+            order, values = order[:, :k], values[:, :k]
+        return values, torch.gather(top_indices.to(order.device), 1, order)
+
+
+@dataclass(slots=True)
+class _Exclusion:
+    """What the evidence test of one :meth:`FormulaScorer.score` call shares across blocks."""
+
+    sample: torch.Tensor
+    captions: Sequence[frozenset[str]] | None
+    evidenced: dict[int, torch.Tensor]
 
 
 #: Clause similarities (leaves x candidates) held at once while scoring: 64 MB of float32.
