@@ -193,6 +193,26 @@ class BeirData:
         return predicate_sets(self.item_formulas)
 
     @cached_property
+    def caption_sets(self) -> list[frozenset[PredicateSymbol]]:
+        """Per item, Pred of everything its captions say: the union over a clip's captions (its
+        stored text's alone where it has no caption list, the captioner's with ``captioner``).
+
+        A caption-indexed item is the mean of its captions, so it holds what any of them names:
+        formula scoring judges an excluded sound, and a hit's violation mark, by this set.
+        """
+        from fortekit.search.index.item_captions import item_formulas_from_captions, predicate_sets
+
+        items = self.collection.items
+        if self.captioner is not None or not any(item.captions for item in items):
+            return list(self.item_predicates)
+        texts = [list(item.captions) if item.captions else [item.text or ""] for item in items]
+        distinct = list(dict.fromkeys(text for group in texts for text in group))
+        tick = time.perf_counter()
+        parsed = dict(zip(distinct, predicate_sets(item_formulas_from_captions(distinct)), strict=True))
+        self._timed("parse_items", tick)
+        return [frozenset().union(*(parsed[text] for text in group)) for group in texts]
+
+    @cached_property
     def item_formulas(self) -> list[Formula | None]:
         """Π(text) per item (the captioner's caption with ``captioner``): Stage 3 and the order check."""
         from fortekit.search.index.item_captions import item_formulas_from_captions
@@ -276,7 +296,9 @@ class BeirData:
         elif projected and self.projection is not None:
             base = self._projected_retriever
         config = (self.formula_config or FormulaScoringConfig()) if formula else None
-        return base.with_stages(formula=config, rerank=rerank, evidence=self.evidence if evidence else None)
+        captions = self.caption_sets if config is not None and config.exclusion == "evidence" else None
+        return base.with_stages(formula=config, rerank=rerank, evidence=self.evidence if evidence else None,
+                                captions=captions)
 
     @cached_property
     def evidence(self) -> LabelEvidence:
