@@ -25,7 +25,9 @@ Two modes:
           --wordings tests/data/wordings/wordings.toml --half development
 
 ``--make-split`` draws the split once (seed 30, stratified by kind and cue class, named
-wordings left out) and refuses to overwrite an existing one.
+wordings left out) and refuses to overwrite an existing one. Another wordings file has its own
+split, by default beside it as ``<name>_split.json`` (``tests/data/wordings/cue_classes.toml``:
+``cue_classes_split.json``); ``wordings.toml`` keeps ``split.json``.
 """
 
 from __future__ import annotations
@@ -246,6 +248,18 @@ def make_split(wordings: list[dict[str, str]], seed: int = SPLIT_SEED) -> dict[s
     return dict(sorted(split.items()))
 
 
+def default_split_path(wordings: Path) -> Path:
+    """The split file of a wordings file: split.json for wordings.toml, else <name>_split.json.
+
+    Example:
+        >>> default_split_path(Path("tests/data/wordings/cue_classes.toml")).name
+        'cue_classes_split.json'
+        >>> default_split_path(Path("tests/data/wordings/wordings.toml")).name
+        'split.json'
+    """
+    return wordings.with_name("split.json" if wordings.stem == "wordings" else f"{wordings.stem}_split.json")
+
+
 def half_of(row: Mapping[str, str], split: Mapping[str, str]) -> str:
     return "named" if row.get("named") else split[row["id"]]
 
@@ -314,13 +328,17 @@ def main() -> None:
     parser.add_argument("source", type=Path, nargs="?", help="a BEIR-layout folder")
     parser.add_argument("target", type=Path, nargs="?", help="where to write the reworded copy")
     parser.add_argument("--wordings", type=Path, help="a wordings file (tests/data/wordings/wordings.toml)")
-    parser.add_argument("--split", type=Path, help="the split file (default: split.json beside --wordings)")
+    parser.add_argument(
+        "--split", type=Path,
+        help="the split file (default beside --wordings: split.json for wordings.toml, "
+        "else <name>_split.json)",
+    )
     parser.add_argument("--half", choices=(*HALVES, "named", "all"), default="all")
     parser.add_argument("--make-split", action="store_true", help="draw the split once and write it")
     args = parser.parse_args()
     if args.wordings is not None:
         wordings = load_wordings(args.wordings)
-        split_path = args.split or args.wordings.with_name("split.json")
+        split_path = args.split or default_split_path(args.wordings)
         if args.make_split:
             if split_path.exists():
                 sys.exit(f"{split_path} exists: the split is drawn once and never redrawn")
