@@ -23,8 +23,10 @@ it and are not needed as evidence. The item **holds** the sound when:
 A caption that holds the specific source but not what it does ("a dog whimpering" against
 "no dogs barking") gives **source** evidence: the excluded source is there, doing
 something else or something unsaid. Evidence that only the asked-for sound explains is no
-evidence: when the query's own asserted source entails the excluded one ("a dog, no
-animals"), the caption symbol that entails both stands for the asked-for source.
+evidence: when the query's own asserted sound entails every part of the excluded one ("a
+dog, no animals"), a caption symbol that entails both stands for the asked-for source. When
+they share only a part ("water bubbling without water splashing"), the part they do not
+share must be witnessed, and the shared one counts as it is.
 
 Example:
     >>> from fortekit.fol import parse_formula, predicates
@@ -275,8 +277,15 @@ class ViolationCheck:
     def judge_names(self, sound: ExcludedSound, names: frozenset[str],
                     asserted: tuple[str, ...] = ()) -> Judgement:
         """:meth:`judge` over the caption's asserted symbol names (:func:`positive_names`)."""
+        # Only when the asked-for sound entails every part of the excluded one ("a dog, no
+        # animals") is a caption symbol explained by it; otherwise the part the two do not share
+        # must be witnessed anyway ("water bubbling without water splashing": the splashing).
+        core = (*sound.nouns, *sound.verbs)
+        explained = tuple(asserted) if all(
+            any(self.table.entails(a, b) for a in asserted) for b in core) else ()
+
         def seen(general: str) -> str | None:
-            found = names & self.witnesses(general, asserted)
+            found = names & self.witnesses(general, explained)
             return min(found) if found else None
 
         specific = [n for n in sound.nouns if self.kind(n) not in GENERIC_KINDS]

@@ -25,9 +25,11 @@ relation of WordNet (Miller 1995; Fellbaum 1998, ch. 1-3):
   sounds under verbs of speech (bark and sing are troponyms of *talk*, sense 2), so a verb
   entails another only when they share a dominant sense, or when the first sense of *s* is a
   direct troponym of the first sense of *g* (converse ⊑ talk; bark ⋢ talk).
-* **Synonymy and derivation across parts of speech.** ``s ⊑ g`` when *s*, or a word
-  derivationally related to *s*'s own lemma (speech → speak, applaud → applause), is a lemma
-  of a dominant sense of *g*: "speech" entails "speaking", "applauding" entails "applause".
+* **Derivation across parts of speech.** ``s ⊑ g`` when a sense WordNet relates to *s*'s own
+  lemma by derivation is a dominant sense of *g*, or (from an event noun to a verb) one of that
+  sense's lemmas is: "speech" entails "speaking" and "talking" (speech -> speak), "applause"
+  and "applauding" entail each other, "hammering" entails "hammer" (the instrument a verb
+  names); a verb never entails its agent ("speaking" does not entail "speaker").
 
 * **Closed compounds.** A compound noun holds the sound its first or last constituent names
   when its WordNet gloss names that constituent: "thunderstorm" ("... rain or hail along with
@@ -118,7 +120,8 @@ class EntailmentTable:
         """Every symbol that entails ``general``, itself included (the inverse of :meth:`entails`).
 
         Example:
-            >>> sorted(EntailmentTable({"Crow": frozenset({"Bird"}), "Owl": frozenset({"Bird"})}).below("Bird"))
+            >>> table = EntailmentTable({"Crow": frozenset({"Bird"}), "Owl": frozenset({"Bird"})})
+            >>> sorted(table.below("Bird"))
             ['Bird', 'Crow', 'Owl']
         """
         inverse = _INVERSES.get(id(self))
@@ -219,7 +222,8 @@ class _Senses:
 
     def derived(self, word: str, pos: str) -> frozenset[Any]:
         """The senses WordNet relates to ``word`` by derivation, between an event noun and its
-        verb (speech -> speak, applaud -> applause); never to an agent (speaker) or a source."""
+        verb (speech -> speak, applaud -> applause) and from a verb to the instrument it names
+        (hammering -> hammer); never to an agent (speaker)."""
         name = word.lower().replace(" ", "_")
         out: set[Any] = set()
         for synset in self.dominant(word, pos):
@@ -230,7 +234,10 @@ class _Senses:
                     continue
                 for other in lemma.derivationally_related_forms():
                     target = other.synset()
-                    if target.pos() == "v" or target.lexname() in EVENT_LEXNAMES:
+                    if target.pos() == "v" or target.lexname() in EVENT_LEXNAMES or (
+                            synset.pos() == "v" and target.lexname() == "noun.artifact"
+                            and other.name().lower().startswith(name[:max(3, len(name) - 2)])):
+                        # an event, or the instrument a verb names by its own stem (hammer, mower)
                         out.add(target)
         return frozenset(out)
 
