@@ -256,6 +256,11 @@ class Errors(metaclass=_Messages):
         "[lexicon], [[cue]] and [[connective]] are described at the top of the shipped "
         "fortekit/grammars/negation.toml and in docs/negation.md; valid scope rules: {options}."
     )
+    E314 = (
+        "The negation lexicon {path} is invalid at {where}: {problem}. It is written by "
+        "scripts/build_negation_lexicon.py (docs/negation.md, \"Cue classes from lexical semantics\"); "
+        "regenerate it rather than editing it by hand."
+    )
     E315 = (
         "{function}() takes several captions (a list or another iterable of str), not {what}{why}. "
         "Pass a list, {function}([text]), "

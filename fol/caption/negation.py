@@ -34,6 +34,7 @@ from typing import Any
 
 from fortekit.fol.caption.lemmas import WordNetLemmas
 from fortekit.fol.caption.negation_context import NOUNS, Match, ScopeContext, Verdict
+from fortekit.fol.caption.negation_lexical import negated_object
 from fortekit.fol.caption.negation_rules import Connective, Cue, NegationRules
 from fortekit.fol.caption.negation_scopes import SCOPE_RULES
 from fortekit.fol.caption.separation import OrderLink, separate_segments
@@ -42,6 +43,7 @@ from fortekit.fol.caption.tokens import SUBJECT_DEPS, Tok, TokenView, reattach
 __all__ = ["ScopeNote", "ScopePlan", "find_matches", "resolve_scopes"]
 
 _LEMMA_POS = frozenset({"VERB", "AUX", "NOUN", "ADJ"})
+_VERB_TAGS = frozenset({"VB", "VBD", "VBG", "VBN", "VBP", "VBZ"})
 #: Cue classes whose words are negative wherever they stand: with no scope found they are
 #: recorded as unresolved. The others are negative only in their constructions ("a car
 #: stops", "a free kick", "flies over" are no negations) and are otherwise left alone.
@@ -155,10 +157,12 @@ def find_matches(view: TokenView, rules: NegationRules) -> list[Match]:
 
 
 def _lemma_connective(rules: NegationRules, lemmas: list[str], tokens: list[Tok], k: int) -> Match | None:
-    for phrase, connective in rules.lemma_phrases_from(lemmas[k]):
+    """A connective's participle ("accompanied by") or a cue's phrasal verb ("left out") at ``k``."""
+    for phrase, entry in rules.lemma_phrases_from(lemmas[k]):
         end = k + len(phrase)
-        if end <= len(tokens) and tuple(lemmas[k:end]) == phrase and tokens[k].tag in ("VBN", "VBD", "VBG"):
-            return Match(connective, list(range(k, end)))
+        tags = ("VBN", "VBD", "VBG") if isinstance(entry, Connective) else _VERB_TAGS
+        if end <= len(tokens) and tuple(lemmas[k:end]) == phrase and tokens[k].tag in tags:
+            return Match(entry, list(range(k, end)))
     return None
 
 
@@ -302,6 +306,7 @@ class _Pass:
         for name in cue.scopes:
             verdict = SCOPE_RULES[name](self.ctx, match)
             if verdict is not None:
+                verdict = negated_object(self.ctx, match, verdict)  # a denied verb's object
                 break
         if verdict is not None and verdict.effect == "none":
             self.ctx.pending.clear()
@@ -433,7 +438,8 @@ def resolve_scopes(view: TokenView, rules: NegationRules, lex: WordNetLemmas) ->
     """
     lowers = [t.lower for t in view.tokens]
     trigger = rules.trigger_words
-    cues = not trigger.isdisjoint(lowers) or not trigger.isdisjoint([t.lemma for t in view.tokens])
+    lemmas = [t.lemma for t in view.tokens]
+    cues = not trigger.isdisjoint(lowers) or not trigger.isdisjoint(lemmas) or rules.has_lemma_phrase(lemmas)
     boundaries = not rules.boundary_words.isdisjoint(lowers)
     if not cues and not boundaries:
         return None

@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from fortekit.errors import Errors, NegationRulesError
+from fortekit.fol.caption.negation_lexicon import SHIPPED as LEXICON
+from fortekit.fol.caption.negation_lexicon import load_negation_lexicon, merge_lexicon
 
 __all__ = [
     "CUE_CLASSES",
@@ -51,6 +53,8 @@ CUE_CLASSES: frozenset[str] = frozenset(
         "privative_adjective",
         "absence_noun",
         "affix",
+        "removal_verb",
+        "privative_participle",
     }
 )
 #: The scope rules a cue may name (implemented in :mod:`fortekit.fol.caption.negation`).
@@ -68,8 +72,12 @@ SCOPE_RULE_NAMES: tuple[str, ...] = (
     "affix_stem",
     "of_object",
     "ambiguous",
+    "removed_object",
+    "by_object",
 )
-_CUE_KEYS = frozenset({"id", "class", "words", "phrases", "pos", "scopes", "attributive", "form"})
+_CUE_KEYS = frozenset(
+    {"id", "class", "words", "phrases", "lemma_phrases", "pos", "scopes", "attributive", "form"}
+)
 _CONNECTIVE_KEYS = frozenset({"id", "kind", "phrases", "lemma_phrases"})
 _CONNECTIVE_KINDS = frozenset({"co-occurrence", "order"})
 _FORMS = frozenset({"any", "resultative"})
@@ -88,6 +96,7 @@ class Cue:
         scopes: the scope rules, tried in order.
         attributive: whether a use before the noun it describes is a cue.
         form: ``any``, or ``resultative`` (a participle or perfect form only).
+        lemma_phrases: phrasal verbs, as tuples of lemmas ("leave out": "left out", "leaving out").
     """
 
     id: str
@@ -98,6 +107,7 @@ class Cue:
     scopes: tuple[str, ...]
     attributive: bool = True
     form: str = "any"
+    lemma_phrases: tuple[tuple[str, ...], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +152,7 @@ class NegationRules:
     _phrases: dict[str, list[tuple[tuple[str, ...], Cue | Connective]]] = field(
         default_factory=dict, repr=False
     )
-    _lemma_phrases: dict[str, list[tuple[tuple[str, ...], Connective]]] = field(
+    _lemma_phrases: dict[str, list[tuple[tuple[str, ...], Cue | Connective]]] = field(
         default_factory=dict, repr=False
     )
     trigger_words: frozenset[str] = frozenset()
@@ -164,9 +174,12 @@ class NegationRules:
         self._by_word.update(by_word)
         self._phrases.update(phrases)
         lemma_starts = {phrase[0] for c in self.connectives for phrase in c.lemma_phrases}
-        for connective in self.connectives:
-            for phrase in connective.lemma_phrases:
-                self._lemma_phrases.setdefault(phrase[0], []).append((phrase, connective))
+        phrasal: list[Cue | Connective] = [*self.connectives, *self.cues]
+        for entry in phrasal:
+            for phrase in entry.lemma_phrases:
+                self._lemma_phrases.setdefault(phrase[0], []).append((phrase, entry))
+        for entries in self._lemma_phrases.values():
+            entries.sort(key=lambda entry: -len(entry[0]))  # longest first
         object.__setattr__(self, "trigger_words", frozenset(by_word) | frozenset(phrases) | lemma_starts)
         object.__setattr__(
             self, "boundary_words", self.punctuation | self.conjunctions | self.clause_conjunctions
@@ -180,9 +193,18 @@ class NegationRules:
         """The cue entry of a single word (lower case or lemma), or None."""
         return self._by_word.get(word)
 
-    def lemma_phrases_from(self, lemma: str) -> list[tuple[tuple[str, ...], Connective]]:
-        """The connectives' lemma phrases that start with ``lemma`` ("accompany by")."""
+    def lemma_phrases_from(self, lemma: str) -> list[tuple[tuple[str, ...], Cue | Connective]]:
+        """The lemma phrases of connectives and cues that start with ``lemma`` ("accompany by",
+        "leave out"), longest first."""
         return self._lemma_phrases.get(lemma, [])
+
+    def has_lemma_phrase(self, lemmas: Sequence[str]) -> bool:
+        """Whether a cue's lemma phrase occurs in a caption's lemmas (a cheap pre-check)."""
+        for k, lemma in enumerate(lemmas):
+            for phrase, entry in self._lemma_phrases.get(lemma, ()):
+                if isinstance(entry, Cue) and tuple(lemmas[k : k + len(phrase)]) == phrase:
+                    return True
+        return False
 
     def longest_phrase(self, lowers: Sequence[str], start: int) -> tuple[int, Cue | Connective] | None:
         """The longest cue or connective phrase starting at ``lowers[start]``: (length, entry)."""
@@ -231,7 +253,7 @@ def _cue(raw: Any, index: int, source: str) -> Cue:
             raise _fail(source, where, f"unknown scope rule {name!r}")
     words = frozenset(_strings(raw.get("words", []), source, where))
     phrases = _phrases(raw.get("phrases", []), source, where)
-    if not words and not phrases:
+    if not words and not phrases and not raw.get("lemma_phrases"):
         raise _fail(source, where, "a cue needs 'words' or 'phrases'")
     form = raw.get("form", "any")
     if form not in _FORMS:
@@ -240,7 +262,8 @@ def _cue(raw: Any, index: int, source: str) -> Cue:
     if not isinstance(attributive, bool):
         raise _fail(source, where, f"'attributive' must be true or false, not {attributive!r}")
     pos = frozenset(item.upper() for item in _strings(raw.get("pos", []), source, where))
-    return Cue(cue_id, cls, words, phrases, pos, scopes, attributive, form)
+    lemma_phrases = _phrases(raw.get("lemma_phrases", []), source, where)
+    return Cue(cue_id, cls, words, phrases, pos, scopes, attributive, form, lemma_phrases)
 
 
 def _connective(raw: Any, index: int, source: str) -> Connective:
@@ -260,12 +283,31 @@ def _connective(raw: Any, index: int, source: str) -> Connective:
     return Connective(str(raw.get("id", f"connective-{index + 1}")), kind, phrases, lemma_phrases)
 
 
-def parse_negation_rules(text: str, source: str = "<string>") -> NegationRules:
+def _with_lexicon(data: dict[str, Any], source: str, base: Path | None) -> dict[str, Any]:
+    """The rule data with the words of the lexicon file it names (``lexicon = "..."``) added."""
+    name = data.get("cue_lexicon")
+    if name is None:
+        return data
+    if not isinstance(name, str) or not name:
+        raise _fail(source, "cue_lexicon", f"expected a file name, not {name!r}")
+    beside = base / name if base is not None else None
+    if beside is not None and beside.is_file():
+        lexicon = load_negation_lexicon(beside)
+    elif name == LEXICON:
+        lexicon = load_negation_lexicon()
+    else:
+        raise _fail(source, "cue_lexicon", f"no lexicon file {name!r} beside the rule file")
+    return merge_lexicon(data, lexicon)
+
+
+def parse_negation_rules(text: str, source: str = "<string>", *, base: Path | None = None) -> NegationRules:
     """Parse the text of a negation rule file.
 
     Args:
         text: TOML text in the format of ``grammars/negation.toml``.
         source: a name for error messages.
+        base: the directory of the file, where the lexicon it names is looked for first (the
+            shipped ``negation_lexicon.toml`` otherwise).
 
     Returns:
         The rules.
@@ -284,6 +326,7 @@ def parse_negation_rules(text: str, source: str = "<string>") -> NegationRules:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise _fail(source, "the file", f"not valid TOML ({exc})") from None
+    data = _with_lexicon(data, source, base)
     segments = data.get("segments", {})
     lexicon = data.get("lexicon", {})
     if not isinstance(segments, dict) or not isinstance(lexicon, dict):
@@ -335,4 +378,4 @@ def load_negation_rules(path: str | Path | None = None) -> NegationRules:
     if path is None:
         return _shipped()
     target = Path(path)
-    return parse_negation_rules(target.read_text(encoding="utf-8"), str(target))
+    return parse_negation_rules(target.read_text(encoding="utf-8"), str(target), base=target.parent)

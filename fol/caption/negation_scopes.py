@@ -6,7 +6,7 @@ cue's entry in ``grammars/negation.toml`` names the rules it tries, in order.
 
 Example:
     >>> sorted(SCOPE_RULES)[:4]
-    ['affix_stem', 'ambiguous', 'ceased_subject', 'double_negation']
+    ['affix_stem', 'ambiguous', 'by_object', 'ceased_subject']
 """
 
 from __future__ import annotations
@@ -14,6 +14,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from fortekit.fol.caption.negation_context import NOUNS, VERBS, Match, ScopeContext, Verdict
+from fortekit.fol.caption.negation_lexical import (
+    LEXICAL_RULES,
+    absolute_particle,
+    locative_position,
+    not_a_cue,
+)
+from fortekit.fol.caption.negation_lexical import absolute_preposition as _absolute_preposition
+from fortekit.fol.caption.negation_lexical import exclusion as _exclusion
+from fortekit.fol.caption.negation_lexical import is_attributive as _is_attributive
 from fortekit.fol.caption.negation_rules import Cue
 from fortekit.fol.caption.tokens import SUBJECT_DEPS, Tok, reattach
 
@@ -27,29 +36,6 @@ _FINITE_TAGS = frozenset({"VBZ", "VBD", "VBP", "MD"})
 _ANAPHORS = frozenset({"it", "they", "he", "she"})
 _DEFINITES = frozenset({"the", "their", "its", "his", "her", "these", "those", "our", "my", "your"})
 _GOVERNING = frozenset({"determiner", "preposition", "privative_adjective", "absence_noun"})
-
-#: A verdict that says the word is no negation here ("a silent film", "a car stops").
-not_a_cue = Verdict("none", "")
-
-
-def _exclusion(
-    ctx: ScopeContext, match: Match, noun: Tok, construction: str, extra_cue: list[int] | None = None
-) -> Verdict:
-    """Exclude ``noun``'s phrase (through a filler "sign of", with its coordinated nouns)."""
-    cue_tokens = list(extra_cue or [])
-    target = ctx.view[ctx.noun_head(noun.i)] if noun.pos in NOUNS else noun
-    for _ in range(3):  # "not a trace of the sound of B"
-        found = ctx.filler_object(target)
-        if found is None:
-            break
-        target, filler = found
-        cue_tokens += filler
-    extra = [
-        c.i
-        for c in ctx.view.conjuncts(target.i)
-        if ctx.is_noun(c) and ctx.same_segment(c.i, target.i) and ctx.subject_in_segment(c.i) is None
-    ]
-    return Verdict("exclude", construction, target.i, cue_tokens=cue_tokens, extra_targets=extra)
 
 
 def _holder_before(ctx: ScopeContext, i: int) -> Tok | None:
@@ -648,34 +634,6 @@ def _asserted_elsewhere(ctx: ScopeContext, subject: Tok, verb: Tok) -> bool:
     )
 
 
-def _absolute_preposition(ctx: ScopeContext, noun: Tok) -> int | None:
-    """'with the engine off': the preposition of an absolute construction around ``noun``."""
-    view = ctx.view
-    head = view[noun.head]
-    if noun.dep == "pobj" and head.lower in ctx.words("absolute_prepositions"):
-        return head.i
-    k = noun.i - 1
-    while k >= 0 and view[k].pos in ("DET", "ADJ", "NUM", "NOUN", "PROPN") and ctx.same_segment(k, noun.i):
-        k -= 1
-    if k >= 0 and view[k].lower in ctx.words("absolute_prepositions") and ctx.same_segment(k, noun.i):
-        return k
-    return None
-
-
-def _is_attributive(ctx: ScopeContext, tok: Tok) -> bool:
-    """An adjective before the noun it describes ("a silent film", "muted trumpets")."""
-    view = ctx.view
-    if tok.dep == "amod" and tok.head > tok.i:
-        return True
-    nxt = tok.i + 1
-    return (
-        nxt < len(view)
-        and view[nxt].pos in NOUNS
-        and ctx.same_segment(nxt, tok.i)
-        and tok.dep not in ("acomp", "ROOT", "conj")
-    )
-
-
 def _predicated(ctx: ScopeContext, match: Match, *, device: bool) -> Verdict | None:
     """Copular, post-nominal and absolute absence: 'B is missing', 'B absent', 'with B gone'."""
     view = ctx.view
@@ -683,6 +641,11 @@ def _predicated(ctx: ScopeContext, match: Match, *, device: bool) -> Verdict | N
     tok = view[match.first]
     if isinstance(cue, Cue) and not cue.attributive and _is_attributive(ctx, tok):
         return not_a_cue
+    if device and locative_position(ctx, tok):
+        return not_a_cue  # "off in the distance", "far off": a word of position, no absence
+    absolute = absolute_particle(ctx, match) if device else None
+    if absolute is not None:
+        return absolute  # "with the heater off/prt"
     if device and tok.dep == "prt":
         participle = view[tok.head]
         before = ctx.noun_before(participle.i)
@@ -840,8 +803,10 @@ def ceased_subject(ctx: ScopeContext, match: Match) -> Verdict | None:
     """'the birds have stopped chirping', 'the engine having died down': the subject is no longer heard."""
     view = ctx.view
     tok = view[match.first]
-    if not _resultative(ctx, tok):
-        return not_a_cue  # "a car stops": an event
+    cue = match.entry
+    attributive = isinstance(cue, Cue) and not cue.attributive and _is_attributive(ctx, tok)
+    if not _resultative(ctx, tok) or attributive:
+        return not_a_cue  # "a car stops": an event; "a stopped car": a car that is there
     noun = ctx.subject_of(tok.i) or ctx.noun_before(match.first) or ctx.subject_before(match.first)
     if noun is None or not ctx.is_noun(noun):
         return not_a_cue
@@ -946,4 +911,5 @@ SCOPE_RULES: dict[str, ScopeRule] = {
     "affix_stem": affix_stem,
     "of_object": of_object,
     "ambiguous": ambiguous,
+    **LEXICAL_RULES,
 }

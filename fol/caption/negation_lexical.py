@@ -1,0 +1,325 @@
+"""Scope rules for the cue classes from lexical semantics (docs/negation.md).
+
+The classes come from ``grammars/negation_lexicon.toml`` (WordNet relations and published cue
+lexicons, :mod:`fortekit.fol.caption.negation_lexicon`); the constructions that give them a
+scope are here:
+
+* ``removed_object``: a verb of removing in a resultative participle ("with B removed",
+  "B has been deleted") excludes B; the active and the simple passive ("a lid is removed")
+  are events in the clip and no cue;
+* ``by_object``: a negatively prefixed participle of co-occurrence ("uninterrupted by B",
+  "unaccompanied by B") excludes its by/with object; with none it is no cue;
+* :func:`negated_object`: a denied verb whose object is a sound phrase. A class decides what
+  the object is: excluded after a verb of wanting, needing, perceiving or containing, or
+  after a co-occurrence connective ("not accompanied by B"); asserted after a verb of hiding
+  ("does not drown out the horn"), an aspectual verb or an implicative; for a verb of no
+  class the scope is unresolved and the object is not asserted (never read as an assertion);
+* :func:`locative_position`: "off" modified by a place or direction phrase or an adverb of
+  distance ("off in the distance", "far off") is a word of position, no absence.
+
+Example:
+    >>> sorted(LEXICAL_RULES)
+    ['by_object', 'removed_object']
+"""
+
+from __future__ import annotations
+
+from fortekit.fol.caption.negation_context import NOUNS, Match, ScopeContext, Verdict
+from fortekit.fol.caption.negation_rules import Connective, Cue
+from fortekit.fol.caption.tokens import SUBJECT_DEPS, Tok
+
+__all__ = [
+    "LEXICAL_RULES",
+    "absolute_particle",
+    "absolute_preposition",
+    "exclusion",
+    "is_attributive",
+    "locative_position",
+    "negated_object",
+    "not_a_cue",
+]
+
+#: A verdict that says the word is no negation here ("a silent film", "a car stops").
+not_a_cue = Verdict("none", "")
+
+_OBJECT_DEPS = ("dobj", "obj")
+_CLAUSE_DEPS = ("ccomp", "xcomp")
+_DECIDED = frozenset({"implicative", "partitive", "exceptive"})
+#: WordNet noun files of properties and measures: "never changing noise level", "not gaining
+#: full power" name a property of the subject's own sound, no other sound.
+_PROPERTY_LEXNAMES = frozenset(
+    {"noun.attribute", "noun.quantity", "noun.time", "noun.relation", "noun.shape"}
+)
+
+
+def exclusion(
+    ctx: ScopeContext, match: Match, noun: Tok, construction: str, extra_cue: list[int] | None = None
+) -> Verdict:
+    """Exclude ``noun``'s phrase (through a filler "sign of", with its coordinated nouns)."""
+    cue_tokens = list(extra_cue or [])
+    target = ctx.view[ctx.noun_head(noun.i)] if noun.pos in NOUNS else noun
+    for _ in range(3):  # "not a trace of the sound of B"
+        found = ctx.filler_object(target)
+        if found is None:
+            break
+        target, filler = found
+        cue_tokens += filler
+    extra = [
+        c.i
+        for c in ctx.view.conjuncts(target.i)
+        if ctx.is_noun(c) and ctx.same_segment(c.i, target.i) and ctx.subject_in_segment(c.i) is None
+    ]
+    return Verdict("exclude", construction, target.i, cue_tokens=cue_tokens, extra_targets=extra)
+
+
+def absolute_preposition(ctx: ScopeContext, noun: Tok) -> int | None:
+    """'with the engine off': the preposition of an absolute construction around ``noun``."""
+    view = ctx.view
+    head = view[noun.head]
+    if noun.dep == "pobj" and head.lower in ctx.words("absolute_prepositions"):
+        return head.i
+    k = noun.i - 1
+    while k >= 0 and view[k].pos in ("DET", "ADJ", "NUM", "NOUN", "PROPN") and ctx.same_segment(k, noun.i):
+        k -= 1
+    if k >= 0 and view[k].lower in ctx.words("absolute_prepositions") and ctx.same_segment(k, noun.i):
+        return k
+    return None
+
+
+def is_attributive(ctx: ScopeContext, tok: Tok) -> bool:
+    """An adjective or participle before the noun it describes ("a silent film", "a stopped car")."""
+    view = ctx.view
+    if tok.dep == "amod" and tok.head > tok.i:
+        return True
+    nxt = tok.i + 1
+    return (
+        nxt < len(view)
+        and view[nxt].pos in NOUNS
+        and ctx.same_segment(nxt, tok.i)
+        and tok.dep not in ("acomp", "ROOT", "conj")
+    )
+
+
+def locative_position(ctx: ScopeContext, tok: Tok) -> bool:
+    """Whether a word of position ("off") is locative here: it heads a place or direction
+    phrase ("off in the distance", "off to the left") or an adverb of distance modifies it
+    ("far off", "way off"). A device's "off" ("the radio is off") takes neither."""
+    view = ctx.view
+    places, distances = ctx.words("locative_prepositions"), ctx.words("distance_adverbs")
+    for child in view.children(tok.i):
+        if child.dep == "prep" and child.lower in places and child.i > tok.i:
+            return True
+        if child.dep in ("advmod", "npadvmod") and child.lower in distances:
+            return True
+    before = view[tok.i - 1] if tok.i > 0 else None
+    after = view[tok.i + 1] if tok.i + 1 < len(view) else None
+    return bool(
+        (before is not None and before.lower in distances and ctx.same_segment(before.i, tok.i))
+        or (
+            after is not None
+            and after.lower in places
+            and ctx.same_segment(after.i, tok.i)
+            and after.pos == "ADP"
+        )
+    )
+
+
+# -- scope rules ------------------------------------------------------------------------------------
+def absolute_particle(ctx: ScopeContext, match: Match) -> Verdict | None:
+    """'with the heater off' where the tagger hung "off" on an earlier verb as its particle:
+    a particle cannot follow a with-phrase its verb does not govern, so the word closes the
+    absolute construction and is predicated of its noun."""
+    tok = ctx.view[match.first]
+    absolute = _absolute_noun(ctx, match) if tok.dep == "prt" else None
+    if absolute is None or tok.head > absolute[1]:
+        return None
+    return exclusion(ctx, match, absolute[0], "absolute", [absolute[1]])
+
+
+def _absolute_noun(ctx: ScopeContext, match: Match) -> tuple[Tok, int] | None:
+    """'with the cat meowing removed': the noun of an absolute construction whose predicate
+    is the cue, and its preposition. The predicate closes the construction: nothing but
+    particles and adverbs follows it in its segment. "without B removed" negates twice and
+    is left alone."""
+    view = ctx.view
+    if ctx.first_after(match.last) is not None:
+        return None
+    for k in range(match.first - 1, -1, -1):
+        if not ctx.same_segment(k, match.first):
+            return None
+        if view[k].lower in ctx.words("absolute_prepositions"):
+            noun = ctx.first_after(k)
+            if view[k].lower != "with" or noun is None or noun.i >= match.first or not ctx.nominal(noun, k):
+                return None
+            return view[ctx.noun_head(noun.i)], k
+    return None
+
+
+def removed_object(ctx: ScopeContext, match: Match) -> Verdict | None:
+    """'with B removed', 'B has been filtered out', 'B removed' (post-nominal, nothing after it).
+
+    A verb of removing names an event in the clip in the active ("someone removes a lid")
+    and in the simple passive ("a lid is removed from a jar"); only its resultative
+    participle says that the object is gone. Verbs of omitting take the absolute too ("with
+    B left out"); a past form there is the tagger's reading of the participle.
+    """
+    view = ctx.view
+    tok = view[match.first]
+    cue = match.entry
+    if isinstance(cue, Cue) and not cue.attributive and is_attributive(ctx, tok):
+        return not_a_cue
+    if tok.tag not in ("VBN", "VBD"):
+        return None
+    auxiliaries = [c.i for c in view.children(tok.i) if c.dep in ("aux", "auxpass")]
+    perfect = any(view[k].lower in ctx.words("perfect_auxiliaries") for k in auxiliaries)
+    noun, construction = (ctx.subject_of(tok.i), "copular") if perfect and tok.tag == "VBN" else (None, "")
+    if noun is None and not auxiliaries:
+        absolute = _absolute_noun(ctx, match)
+        before = ctx.noun_before(match.first)
+        dependents = [c for c in view.children(tok.i) if c.i > match.last and c.dep not in ("prt", "advmod")]
+        if absolute is not None:
+            noun, construction = absolute[0], "absolute"
+            auxiliaries.append(absolute[1])
+        elif (
+            tok.tag == "VBN" and before is not None and not dependents and ctx.first_after(match.last) is None
+        ):
+            noun, construction = before, "post-nominal"
+    if noun is None or not ctx.is_noun(noun) or not ctx.same_segment(noun.i, tok.i):
+        return None
+    return exclusion(ctx, match, noun, construction, auxiliaries)
+
+
+def by_object(ctx: ScopeContext, match: Match) -> Verdict | None:
+    """'uninterrupted by B', 'unaccompanied by B', 'unmixed with B': the object is excluded."""
+    view = ctx.view
+    tok = view[match.last]
+    preposition = next(
+        (c for c in view.children(tok.i, ("prep", "agent")) if c.lower in ("by", "with") and c.i > tok.i),
+        None,
+    )
+    if preposition is None and tok.i + 1 < len(view) and view[tok.i + 1].lower in ("by", "with"):
+        preposition = view[tok.i + 1]
+    if preposition is None or not ctx.same_segment(preposition.i, tok.i):
+        return not_a_cue  # "an unaccompanied violin": no co-occurring sound is named
+    obj = ctx.first_after(preposition.i)
+    if obj is None or not ctx.nominal(obj, preposition.i):
+        return not_a_cue
+    return exclusion(ctx, match, obj, "participial", [preposition.i])
+
+
+#: The scope rules of this module, by the names ``grammars/negation.toml`` uses.
+LEXICAL_RULES = {"removed_object": removed_object, "by_object": by_object}
+
+
+# -- a denied verb and its object ---------------------------------------------------------------------
+def _sound_phrase(ctx: ScopeContext, noun: Tok) -> Tok | None:
+    """The head of ``noun``'s phrase if it can name a sound: a noun (or indefinite pronoun)
+    whose most frequent WordNet sense is no property or measure (``_PROPERTY_LEXNAMES``)."""
+    if not ctx.is_noun(noun):
+        return None
+    head = ctx.view[ctx.noun_head(noun.i)]
+    return None if ctx.lex.first_lexname(head.lemma, "NOUN") in _PROPERTY_LEXNAMES else head
+
+
+def _sound_object(ctx: ScopeContext, verb: Tok) -> Tok | None:
+    """The sound phrase a verb takes as its object, or the subject of its clausal object
+    ("does not want dogs barking"); pronouns other than the indefinite ones are none."""
+    view = ctx.view
+    for child in view.children(verb.i):
+        if child.i < verb.i or not ctx.same_segment(child.i, verb.i):
+            continue
+        if child.dep in _OBJECT_DEPS:
+            return _sound_phrase(ctx, child)
+        if child.dep in _CLAUSE_DEPS:
+            inner = ctx.subject_in_segment(child.i)
+            if inner is not None:
+                return _sound_phrase(ctx, inner)
+    return None
+
+
+def _before_exceptive(ctx: ScopeContext, obj: Tok) -> bool:
+    """'can not do anything but make noise': a negated indefinite with an exceptive is the
+    exceptive construction ("nothing but"), whose object is asserted (Moltmann 1995)."""
+    view = ctx.view
+    nxt = obj.i + 1
+    return (
+        obj.pos == "PRON"
+        and nxt < len(view)
+        and (view[nxt].lower in ctx.words("exceptives") or view[nxt].lower == "except")
+    )
+
+
+def _connective_object(ctx: ScopeContext, verb: Tok) -> tuple[Tok, list[int]] | None:
+    """'(not) accompanied by B', '(not) associated with B': the object of a co-occurrence
+    connective or verb that starts at ``verb``, with the connective's tokens."""
+    view = ctx.view
+    lemmas = [t.lemma for t in view.tokens]
+    for phrase, entry in ctx.rules.lemma_phrases_from(verb.lemma):
+        end = verb.i + len(phrase)
+        if (
+            isinstance(entry, Connective)
+            and entry.kind == "co-occurrence"
+            and tuple(lemmas[verb.i : end]) == phrase
+        ):
+            obj = ctx.first_after(end - 1)
+            if obj is not None and ctx.nominal(obj, end - 1):
+                return obj, list(range(verb.i, end))
+    if verb.lemma in ctx.words("cooccurrence_verbs"):
+        after = verb.i + 1
+        if after < len(view) and view[after].lower in ("by", "with"):
+            obj = ctx.first_after(after)
+            if obj is not None and ctx.nominal(obj, after):
+                return obj, [verb.i, after]
+    return None
+
+
+def negated_object(ctx: ScopeContext, match: Match, verdict: Verdict) -> Verdict:
+    """What a denied verb's object is (docs/negation.md, "A negated verb and its object").
+
+    A class decides: the object of a negated verb of wanting, needing, perceiving or
+    containing (the ``perception`` list) or of a negated co-occurrence connective is
+    excluded; the object of a verb of hiding (``obscuring_verbs``), an aspectual verb or an
+    implicative stays asserted and the verb is denied. The object of a negated verb of no
+    class is never asserted: the scope is unresolved (reason "negated verb of no class").
+
+    Args:
+        ctx: the caption's scope context.
+        match: the cue.
+        verdict: the verdict its scope rule gave.
+
+    Returns:
+        The verdict to apply (``verdict`` itself when no object decides anything).
+    """
+    if verdict.effect != "deny" or verdict.target is None or verdict.construction in _DECIDED:
+        return verdict
+    view = ctx.view
+    verb = view[verdict.target]
+    if not ctx.is_verbal(verb) and not verb.lower.endswith("ing"):
+        return verdict
+    if _sound_object(ctx, verb) is None:  # "do not like B barking": the negated head passed on
+        verb = next(
+            (view[k] for k in verdict.cue_tokens if ctx.is_verbal(view[k]) and _sound_object(ctx, view[k])),
+            verb,
+        )
+    connective = _connective_object(ctx, verb)
+    if connective is not None:  # "not accompanied by B": B is not heard
+        joined, tokens = connective
+        return exclusion(ctx, match, joined, verdict.construction, [*verdict.cue_tokens, *tokens])
+    obj = _sound_object(ctx, verb)
+    if obj is None or obj.i in ctx.claimed or _before_exceptive(ctx, obj):
+        return verdict
+    if verb.lemma in ctx.words("perception") or verb.lower in ctx.words("perception"):
+        subject = ctx.subject_in_segment(verb.i)
+        tokens = [*verdict.cue_tokens, verb.i]
+        if subject is not None and subject.pos == "PRON" and subject.dep in SUBJECT_DEPS:
+            tokens.append(subject.i)  # "I don't want B": the speaker is no sound
+        return exclusion(ctx, match, obj, "clausal", tokens)
+    if verb.lemma in ctx.words("obscuring_verbs") or verb.lemma in ctx.words("aspectual_verbs"):
+        return verdict
+    return Verdict(
+        "unresolved",
+        verdict.construction,
+        obj.i,
+        cue_tokens=[*verdict.cue_tokens, verb.i, verdict.target],
+        reason="negated verb of no class",
+    )

@@ -1,0 +1,580 @@
+"""Derive ``grammars/negation_lexicon.toml``: negation cue classes from lexical semantics.
+
+docs/negation.md ("Cue classes from lexical semantics") is the design; this script is its
+derivation. Each class is a set of WordNet 3.0 synsets chosen from their glosses, walked
+down its hyponym (troponym) closure and kept only where a word's most frequent sense lies
+inside it; prefixed adjectives and participles come from WordNet's antonymy (or, where
+WordNet lacks the word, from the prefix and the participle of a verb of the class); a few
+cues come from published cue lexicons (NegEx, ConanDoyle-neg, the SFU Review corpus). Each
+entry of the file names its class, its lemma and where it came from.
+
+The parser never runs this script: it reads the file it writes (tomllib, once).
+``tests/test_negation_lexicon.py`` checks that the shipped file is what this script derives,
+so the file stays regenerable::
+
+    .venv/bin/python scripts/build_negation_lexicon.py            # write the file
+    .venv/bin/python scripts/build_negation_lexicon.py --check    # exit 1 if it differs
+
+Example:
+    >>> from fortekit.vocab.wordnet import load_wordnet
+    >>> entries = derive(load_wordnet().reader)
+    >>> sorted({e.cls for e in entries})[:3]
+    ['absence_adjective', 'containment_verb', 'desire_verb']
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import tomllib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+TARGET = ROOT / "grammars" / "negation_lexicon.toml"
+RULES = ROOT / "grammars" / "negation.toml"
+
+#: Glosses that name a sense other than hearing: not hearing is absence, not seeing is not.
+_OTHER_SENSES = re.compile(
+    r"\b(sight|see|seen|eyes?|visible|view|look|glimpse|odou?r|olfactory|smell|sniff|nose|scent|taste|"
+    r"tactile|touch|skin|pain|ache|itch|sting|prick)\w*",
+)
+#: A gloss that names the thing removed ("remove the bones from", "strip the skin off",
+#: "free of lice"): the verb's object is the source, which stays (Levin's "debone" verbs).
+_NAMES_REMOVED = re.compile(
+    r"^(remove|strip|take|free|clear|rid|cut|tear|wipe|scrape|pull|draw)\b(?!\s+(from|of|off|out|away|something|"
+    r"someone|it|or|by|with|as|in|\())\s+(the\s+|all\s+|a\s+|an\s+)?[a-z]+[a-z\s]*?\b(from|of|off)\b"
+)
+#: A gloss that confirms the negative reading of a prefix ("not mixed with ...", "taking place
+#: without ...", "untroubled by ..."); "impaired" is no "im-" + "paired".
+_NEGATIVE_GLOSS = re.compile(r"\b(not|no|without|lacking|free|un[a-z]+)\b")
+#: Negative prefixes of adjectives and participles (Huddleston & Pullum 2002, ch. 9 §8;
+#: the affixal cues of ConanDoyle-neg).
+PREFIXES = ("un", "non", "in", "im", "il", "ir", "dis")
+#: The prefixes that negate an English participle (un-, non-); in-/im-/dis- attach to Latinate
+#: adjectives, and on a participle they are reversative ("disjoined") or no prefix ("impaired").
+PARTICIPLE_PREFIXES = ("un", "non")
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One word of a derived class.
+
+    Attributes:
+        cls: the lexicon class (``omission_verb``, ``perception_verb``, ...).
+        lemma: the word, lower case; a phrasal verb's words joined by a space.
+        pos: ``verb``, ``adj`` or ``word`` (a cue of any part of speech).
+        source: ``wordnet``, ``negex``, ``conandoyle-neg``, ``sfu-review`` or ``negation.toml``.
+        provenance: the synset, relation or published list it came from.
+        joins: where a published cue goes ("cue:ID", "list:NAME"); "" for a derived entry,
+            whose class says it; "attests:TARGET" for a word the rule file already lists there.
+    """
+
+    cls: str
+    lemma: str
+    pos: str
+    source: str
+    provenance: str
+    joins: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ClassSpec:
+    """A class of the lexicon: where its words go in the parser, and the synsets it is walked from."""
+
+    name: str
+    joins: str
+    doc: str
+    roots: tuple[str, ...] = ()
+
+
+#: The classes (docs/negation.md gives the reason for each root from its gloss).
+CLASSES: tuple[ClassSpec, ...] = (
+    ClassSpec(
+        "omission_verb",
+        "cue:lacking-verb",
+        "verbs of omitting, excluding, avoiding and lacking: their object is excluded",
+        ("exclude.v.01", "neglect.v.01", "miss.v.06", "avoid.v.01", "shun.v.01"),
+    ),
+    ClassSpec(
+        "removal_verb",
+        "cue:removal-verb",
+        "verbs of removing whose object is what is removed: in a resultative participle "
+        '("with B removed", "B has been deleted") the object is excluded',
+        (
+            "remove.v.01",
+            "get_rid_of.v.01",
+            "extinguish.v.04",
+            "delete.v.01",
+            "erase.v.03",
+            "filter.v.01",
+            "hush.v.02",
+        ),
+    ),
+    ClassSpec(
+        "desire_verb",
+        "list:perception",
+        'verbs of wanting: negated, their object is excluded ("I don\'t want B")',
+        ("desire.v.01", "want.v.02"),
+    ),
+    ClassSpec(
+        "need_verb",
+        "list:perception",
+        'verbs of needing: negated, their object is excluded ("without needing B")',
+        ("necessitate.v.01", "need.v.03"),
+    ),
+    ClassSpec(
+        "perception_verb",
+        "list:perception",
+        "verbs of (auditory or modality-free) perception: negated, their object is excluded",
+        ("perceive.v.01", "hear.v.01", "detect.v.01", "sense.v.02", "pick_up.v.09"),
+    ),
+    ClassSpec(
+        "containment_verb",
+        "list:perception",
+        "verbs of containing and including: negated, their object is excluded",
+        ("include.v.01", "incorporate.v.02", "hold.v.11", "involve.v.05", "subsume.v.01"),
+    ),
+    ClassSpec(
+        "obscuring_verb",
+        "list:obscuring_verbs",
+        "verbs of hiding or covering a percept: negated, the object is perceived and the verb is denied",
+        ("hide.v.01", "submerge.v.02", "smother.v.03", "muffle.v.02"),
+    ),
+    ClassSpec(
+        "absence_adjective",
+        "cue:absence-adjective",
+        "adjectives whose antonym is an adjective of presence or perceptibility (absent, inaudible)",
+        ("present.a.02", "existent.a.01", "audible.a.01", "perceptible.a.01"),
+    ),
+    ClassSpec(
+        "privative_participle",
+        "cue:privative-participle",
+        "negatively prefixed participles of co-occurrence (unaccompanied, uninterrupted): the "
+        "by/with object is excluded",
+        (
+            "attach_to.v.01",
+            "play_along.v.02",
+            "blend.v.03",
+            "mix.v.05",
+            "mix.v.04",
+            "join.v.03",
+            "interrupt.v.01",
+            "interrupt.v.02",
+            "break.v.24",
+            "intersperse.v.01",
+        ),
+    ),
+    ClassSpec(
+        "negative_implicative",
+        "cue:implicative-verb",
+        "prefixed adjectives whose antonym is a positive implicative of negation.toml (unable)",
+    ),
+    ClassSpec(
+        "published", "", "cues of published lexicons that fit sound queries (each entry names where it joins)"
+    ),
+)
+
+#: Published cue lexicons: (source, lemma, class it joins, what the source lists). Only
+#: the cues that fit sound queries; the medical ones (denies, negative for, rules out,
+#: unremarkable, resolved) are left out (docs/negation.md).
+PUBLISHED: tuple[tuple[str, str, str, str], ...] = (
+    ("negex", "no", "cue:negative-determiner", "pre-negation 'no', 'with no'"),
+    ("negex", "not", "cue:particle", "pre-negation 'not'"),
+    ("negex", "without", "cue:privative-preposition", "pre-negation 'without', 'without sign of'"),
+    ("negex", "absence", "cue:absence-noun", "pre-negation 'absence of'"),
+    ("negex", "free", "cue:privative-adjective", "pre-negation 'free of', post-negation 'free'"),
+    ("negex", "rather than", "cue:privative-preposition", "pre-negation 'rather than'"),
+    ("negex", "exclude", "cue:lacking-verb", "pre-negation 'to exclude'"),
+    ("negex", "have", "list:perception", "pre-negation 'not have', 'never had'"),
+    ("negex", "indication", "list:filler_nouns", "pre-negation 'without indication of', 'no indication of'"),
+    ("negex", "evidence", "list:filler_nouns", "pre-negation 'no evidence of', 'without evidence'"),
+    ("negex", "sign", "list:filler_nouns", "pre-negation 'no sign of', 'no signs of'"),
+    ("negex", "associate", "list:cooccurrence_verbs", "pre-negation 'not associated with'"),
+    ("negex", "however", "segments:conjunctions", "scope terminator 'however'"),
+    ("negex", "nevertheless", "segments:conjunctions", "scope terminator 'nevertheless'"),
+    ("conandoyle-neg", "never", "cue:particle", "syntactic cue 'never'"),
+    ("conandoyle-neg", "n't", "cue:particle", "syntactic cue 'n't'"),
+    ("conandoyle-neg", "nothing", "cue:negative-pronoun", "syntactic cue 'nothing'"),
+    ("conandoyle-neg", "nobody", "cue:negative-pronoun", "syntactic cue 'nobody'"),
+    ("conandoyle-neg", "none", "cue:negative-pronoun", "syntactic cue 'none'"),
+    ("conandoyle-neg", "nor", "cue:neither-nor", "syntactic cue 'neither ... nor'"),
+    ("conandoyle-neg", "neither", "cue:neither-nor", "syntactic cue 'neither ... nor'"),
+    ("conandoyle-neg", "nowhere", "cue:negative-adverb", "syntactic cue 'nowhere'"),
+    ("conandoyle-neg", "except", "cue:except", "lexical cue 'except'"),
+    ("conandoyle-neg", "fail", "cue:implicative-verb", "lexical cue 'fail'"),
+    ("conandoyle-neg", "refuse", "cue:implicative-verb", "lexical cue 'refuse'"),
+    ("conandoyle-neg", "neglect", "cue:implicative-verb", "lexical cue 'neglect'"),
+    ("conandoyle-neg", "instead of", "cue:privative-preposition", "multi-word cue 'instead of'"),
+    ("conandoyle-neg", "unable", "cue:implicative-verb", "affixal cue 'un-' in 'unable'"),
+    ("sfu-review", "lack", "cue:lacking-verb", "negation cue 'lack' (verb)"),
+    ("sfu-review", "lack", "cue:absence-noun", "negation cue 'lack' (noun)"),
+    ("sfu-review", "absent", "cue:absence-adjective", "negation cue 'absent'"),
+    ("sfu-review", "missing", "cue:absence-adjective", "negation cue 'missing'"),
+    ("sfu-review", "no one", "cue:negative-pronoun", "negation cue 'no one'"),
+)
+
+SOURCES: dict[str, str] = {
+    "wordnet": "WordNet 3.0 (Princeton University), read with NLTK's WordNetCorpusReader",
+    "negex": "W. W. Chapman et al. (2001), 'A simple algorithm for identifying negated findings and "
+    "diseases in discharge summaries', J. Biomedical Informatics 34(5); the NegEx trigger list "
+    "(negex_triggers.txt: PREN, POST and CONJ terms)",
+    "conandoyle-neg": "R. Morante, E. Blanco (2012), '*SEM 2012 shared task: resolving the scope and focus "
+    "of negation' (ConanDoyle-neg, R. Morante, W. Daelemans, LREC 2012), cue annotation guidelines "
+    "(Morante, Schrauwen, Daelemans 2011)",
+    "sfu-review": "N. Konstantinova et al. (2012), 'A review corpus annotated for negation, speculation and "
+    "their scope', LREC 2012 (SFU Review corpus with negation), negation cues",
+    "negation.toml": "the co-occurrence connectives of grammars/negation.toml",
+}
+
+
+# -- WordNet walks -------------------------------------------------------------------------------
+def _closure(wn: Any, roots: Iterable[str], keep: Callable[[Any], bool]) -> dict[Any, str]:
+    """Synset -> its root, over the hyponym closure of ``roots``; a synset ``keep`` rejects
+    is left out with everything below it."""
+    found: dict[Any, str] = {}
+    for name in roots:
+        root = wn.synset(name)
+        stack = [root]
+        while stack:
+            synset = stack.pop()
+            if synset in found or not keep(synset):
+                continue
+            found[synset] = name
+            stack.extend(synset.hyponyms())
+    return found
+
+
+def _first_sense(wn: Any, lemma: str, pos: str) -> Any | None:
+    senses = wn.synsets(lemma, pos)
+    return senses[0] if senses else None
+
+
+def _provenance(synset: Any, root: str) -> str:
+    name = synset.name()
+    return f"{name} (root)" if name == root else f"{name}, hyponym of {root}"
+
+
+def verb_class(
+    wn: Any,
+    spec: ClassSpec,
+    keep: Callable[[Any], bool] = lambda s: True,
+    *,
+    single: bool = False,
+    no_adjective: bool = False,
+) -> Iterator[Entry]:
+    """The verbs whose most frequent sense lies in the kept closure of the class's roots."""
+    synsets = _closure(wn, spec.roots, keep)
+    seen: set[str] = set()
+    for synset in sorted(synsets, key=lambda s: s.name()):
+        for lemma in synset.lemma_names():
+            word = lemma.lower().replace("_", " ")
+            if (
+                word in seen
+                or (single and " " in word)
+                or not word.replace(" ", "").replace("-", "").isalpha()
+            ):
+                continue
+            if _first_sense(wn, lemma, "v") not in synsets:
+                continue  # the word's dominant sense is another one ("drop", "take", "catch")
+            if no_adjective and wn.synsets(lemma, "a"):
+                continue  # an adjective too ("long"): the list is also read for adjectives
+            seen.add(word)
+            first = _first_sense(wn, lemma, "v")
+            yield Entry(spec.name, word, "verb", "wordnet", _provenance(first, synsets[first]))
+
+
+def defined_by_roots(wn: Any, roots: Iterable[str]) -> Callable[[Any], bool]:
+    """A filter for classes read without a negation (omitting, removing): a troponym stays only
+    when its gloss opens with a verb of its root synsets ("remove by passing through a
+    filter", "avoid and stay away"), i.e. it is defined as a way of doing the root, not as a
+    manner of motion that happens to remove something ("dig with a shovel")."""
+    root_synsets = {wn.synset(name) for name in roots}
+    heads = {name.split("_")[0].lower() for s in root_synsets for name in s.lemma_names()}
+
+    def keep(synset: Any) -> bool:
+        if synset in root_synsets:
+            return True
+        first = synset.definition().split()[0].lower().strip(",;()")
+        return first in heads and _not_debone(synset)
+
+    return keep
+
+
+def _hearing_only(synset: Any) -> bool:
+    return not _OTHER_SENSES.search(synset.definition())
+
+
+def _not_debone(synset: Any) -> bool:
+    return not _NAMES_REMOVED.search(synset.definition())
+
+
+def _containment(synset: Any) -> bool:
+    return bool(re.search(r"\b(contain|include|part|component)", synset.definition()))
+
+
+def _participles(wn: Any, verb: str) -> list[str]:
+    """The past participle(s) of a verb: its irregular forms (verb.exc) or the regular one,
+    spelled by the usual rules and checked against WordNet's morphology."""
+    irregular = sorted(
+        form
+        for form, bases in wn._exception_map["v"].items()
+        if verb in bases and not form.endswith(("ing", "s")) and form != verb
+    )
+    if irregular:
+        return irregular
+    if verb.endswith("e"):
+        form = verb + "d"
+    elif re.search(r"[^aeiou]y$", verb):
+        form = verb[:-1] + "ied"
+    elif re.fullmatch(r"[^aeiou]*[aeiou][bdgklmnprt]", verb):  # one syllable, CVC: doubled
+        form = verb + verb[-1] + "ed"
+    else:
+        form = verb + "ed"
+    return [form] if verb in wn._morphy(form, "v") else []
+
+
+def _adjective_lemmas(wn: Any) -> Iterator[Any]:
+    for synset in wn.all_synsets("a"):
+        yield from synset.lemmas()
+
+
+def absence_adjectives(wn: Any, spec: ClassSpec) -> Iterator[Entry]:
+    """Adjectives whose WordNet antonym is an adjective of presence or perceptibility, with
+    the satellites of their synset; the word's most frequent adjective sense must be one of them."""
+    presence = {wn.synset(name) for name in spec.roots}
+    absence: dict[Any, str] = {}
+    for synset in sorted(presence, key=lambda s: s.name()):
+        for lemma in synset.lemmas():
+            for antonym in lemma.antonyms():
+                head = antonym.synset()
+                for member in (head, *head.similar_tos()):
+                    if _hearing_only(member):
+                        absence.setdefault(member, f"antonym of {lemma.name()} ({synset.name()})")
+    seen: set[str] = set()
+    for synset in sorted(absence, key=lambda s: s.name()):
+        for lemma in synset.lemma_names():
+            word = lemma.lower()
+            if word in seen or "_" in word or _first_sense(wn, lemma, "a") not in absence:
+                continue
+            if wn.synsets(word, "r") or wn._morphy(word, "v"):
+                continue  # an adverb of place ("away") or a verb's form ("vanished"): no absence word
+            seen.add(word)
+            yield Entry(spec.name, word, "adj", "wordnet", f"{synset.name()}: {absence[synset]}")
+
+
+def _stem(word: str, prefixes: Iterable[str] = PREFIXES) -> str | None:
+    for prefix in prefixes:
+        if word.startswith(prefix) and len(word) > len(prefix) + 3:
+            return word[len(prefix) :].lstrip("-")
+    return None
+
+
+def privative_participles(wn: Any, spec: ClassSpec, connective_verbs: Iterable[str]) -> Iterator[Entry]:
+    """Negatively prefixed adjectives and participles of co-occurrence.
+
+    A prefixed WordNet adjective whose direct antonym is a participle of a verb of the class
+    (any sense: WordNet attests both words); else an un-/non- adjective whose gloss is negative
+    and whose stem, the prefix taken off, is the participle of such a verb in its most
+    frequent sense, or of a root synset's own verb; and, for the words WordNet lacks, "un" +
+    that participle (unless WordNet knows the form as a verb's: "unfolded" is the reversative
+    "unfold", not a negation).
+    """
+    synsets = _closure(wn, spec.roots, lambda s: True)
+    any_sense: dict[str, str] = {}
+    stems: dict[str, str] = {}
+    for synset in sorted(synsets, key=lambda s: s.name()):
+        for lemma in synset.lemma_names():
+            if "_" in lemma or not lemma.isalpha():
+                continue
+            word = lemma.lower()
+            any_sense.setdefault(word, _provenance(synset, synsets[synset]))
+            if synset.name() in spec.roots or _first_sense(wn, lemma, "v") == synset:
+                stems.setdefault(word, _provenance(synset, synsets[synset]))
+    for verb in connective_verbs:
+        stems.setdefault(verb, "co-occurrence connective of negation.toml")
+    by_participle = {form: verb for verb in sorted(stems) for form in _participles(wn, verb)}
+    seen: set[str] = set()
+    for lemma in _adjective_lemmas(wn):
+        word = lemma.name().lower()
+        stem = _stem(word)
+        if word in seen or stem is None:
+            continue
+        participial = _stem(word, PARTICIPLE_PREFIXES) == stem
+        antonyms = lemma.antonyms()
+        for antonym in antonyms:
+            bases = [b for b in wn._morphy(antonym.name().lower(), "v") if b in any_sense]
+            if bases and antonym.name().lower() == stem:
+                seen.add(word)
+                yield Entry(
+                    spec.name,
+                    word,
+                    "adj",
+                    "wordnet",
+                    f"antonym of {antonym.name()} ({antonym.synset().name()}); {bases[0]}: "
+                    f"{any_sense[bases[0]]}",
+                )
+                break
+        else:
+            if (
+                not antonyms
+                and participial
+                and stem in by_participle
+                and _NEGATIVE_GLOSS.search(lemma.synset().definition())
+            ):
+                seen.add(word)
+                verb = by_participle[stem]
+                yield Entry(
+                    spec.name,
+                    word,
+                    "adj",
+                    "wordnet",
+                    f"{lemma.synset().name()}, no antonym; stem: participle of {verb} ({stems[verb]})",
+                )
+    for participle, verb in sorted(by_participle.items()):
+        word = "un" + participle
+        if word in seen or wn._morphy(word, "v"):
+            continue  # "unfolded": the participle of a reversative verb, not a negation
+        seen.add(word)
+        yield Entry(spec.name, word, "adj", "wordnet", f"un- + participle of {verb} ({stems[verb]})")
+
+
+def negative_implicatives(wn: Any, spec: ClassSpec, positive: Iterable[str]) -> Iterator[Entry]:
+    """Prefixed adjectives whose WordNet antonym is a positive implicative ("unable": able)."""
+    wanted = set(positive)
+    seen: set[str] = set()
+    for lemma in _adjective_lemmas(wn):
+        word = lemma.name().lower()
+        if word in seen or not word.startswith(PREFIXES):
+            continue
+        for antonym in lemma.antonyms():
+            if antonym.name().lower() in wanted:
+                seen.add(word)
+                yield Entry(
+                    spec.name,
+                    word,
+                    "adj",
+                    "wordnet",
+                    f"antonym of {antonym.name()} ({antonym.synset().name()}), a positive implicative",
+                )
+
+
+# -- the file ----------------------------------------------------------------------------------
+def _rules() -> dict[str, Any]:
+    return tomllib.loads(RULES.read_text(encoding="utf-8"))
+
+
+def derive(wn: Any, rules: dict[str, Any] | None = None) -> list[Entry]:
+    """Every entry of the lexicon, in file order.
+
+    Args:
+        wn: NLTK's WordNetCorpusReader over WordNet 3.0.
+        rules: the parsed ``grammars/negation.toml`` (its connectives and positive implicatives).
+    """
+    rules = _rules() if rules is None else rules
+    spec = {c.name: c for c in CLASSES}
+    connective_verbs = sorted(
+        {phrase.split()[0] for c in rules.get("connective", []) for phrase in c.get("lemma_phrases", [])}
+    )
+    entries: list[Entry] = []
+    for name in ("omission_verb", "removal_verb"):
+        entries += verb_class(wn, spec[name], defined_by_roots(wn, spec[name].roots), no_adjective=True)
+    entries += verb_class(wn, spec["desire_verb"], single=True, no_adjective=True)
+    entries += verb_class(wn, spec["need_verb"], single=True, no_adjective=True)
+    entries += verb_class(wn, spec["perception_verb"], _hearing_only, single=True, no_adjective=True)
+    entries += verb_class(wn, spec["containment_verb"], _containment, single=True, no_adjective=True)
+    entries += verb_class(wn, spec["obscuring_verb"], single=True)
+    entries += absence_adjectives(wn, spec["absence_adjective"])
+    entries += privative_participles(wn, spec["privative_participle"], connective_verbs)
+    entries += negative_implicatives(
+        wn, spec["negative_implicative"], rules["lexicon"]["positive_implicatives"]
+    )
+    for source, lemma, joins, listed in PUBLISHED:
+        entries.append(Entry("published", lemma, "word", source, listed, joins))
+    return [_attested(entry, spec, _inventory(rules)) for entry in entries]
+
+
+def _inventory(rules: dict[str, Any]) -> dict[str, set[str]]:
+    """Target -> the words grammars/negation.toml itself lists there."""
+    found: dict[str, set[str]] = {}
+    for cue in rules.get("cue", []):
+        words = set(cue.get("words", [])) | set(cue.get("phrases", [])) | set(cue.get("lemma_phrases", []))
+        found[f"cue:{cue['id']}"] = words
+    for table, kind in (("lexicon", "list"), ("segments", "segments")):
+        for name, words in rules.get(table, {}).items():
+            found[f"{kind}:{name}"] = set(words)
+    return found
+
+
+def _attested(entry: Entry, spec: dict[str, ClassSpec], inventory: dict[str, set[str]]) -> Entry:
+    """A word the rule file already lists where the entry would put it is attested, not added:
+    the rule file owns the words it lists (a user who takes one out is not overruled)."""
+    target = entry.joins or spec[entry.cls].joins
+    if entry.lemma not in inventory.get(target, set()):
+        return entry
+    return Entry(entry.cls, entry.lemma, entry.pos, entry.source, entry.provenance, f"attests:{target}")
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def render(entries: list[Entry]) -> str:
+    """The TOML text of the lexicon file."""
+    lines = [
+        '# Negation cue classes from lexical semantics (docs/negation.md, "Cue classes from lexical',
+        '# semantics"). GENERATED by scripts/build_negation_lexicon.py from WordNet 3.0 and the published',
+        "# cue lexicons below: do not edit by hand; change the script and run it again.",
+        "#",
+        "# Read by fortekit.fol.caption.negation_lexicon (tomllib, once). [words] entries are the words,",
+        "# one a line, each with its class and provenance. [classes.NAME].joins says where",
+        '# a class\'s words go: "cue:ID" adds them to that [[cue]] of negation.toml, "list:NAME" to that',
+        '# [lexicon] list, "segments:NAME" to that [segments] list; a published entry names its own',
+        "# target (joins). An entry whose word negation.toml already lists there only attests it",
+        "# (joins = \"attests:...\"): the rule file owns its words. A word the inventory has in another",
+        "# class keeps its place there: the lexicon adds words, it never moves one.",
+        "",
+        "version = 1",
+        "",
+        "[sources]",
+    ]
+    lines += [f"{_quote(key)} = {_quote(value)}" for key, value in SOURCES.items()]
+    for spec in CLASSES:
+        lines += ["", f"[classes.{spec.name}]", f"joins = {_quote(spec.joins)}", f"doc = {_quote(spec.doc)}"]
+        if spec.roots:
+            lines.append("roots = [" + ", ".join(_quote(r) for r in spec.roots) + "]")
+    lines += ["", "[words]", "entries = ["]
+    for e in entries:
+        lines.append(
+            f"  {{ class = {_quote(e.cls)}, lemma = {_quote(e.lemma)}, pos = {_quote(e.pos)}, "
+            f"source = {_quote(e.source)}, provenance = {_quote(e.provenance)}"
+            + (f", joins = {_quote(e.joins)}" if e.joins else "")
+            + " },"
+        )
+    lines += ["]", ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 if the shipped file differs")
+    parser.add_argument("--out", type=Path, default=TARGET, help="where to write (default: the shipped file)")
+    args = parser.parse_args(argv)
+    sys.path.insert(0, str(ROOT.parent))
+    from fortekit.vocab.wordnet import load_wordnet
+
+    text = render(derive(load_wordnet().reader))
+    if args.check:
+        same = args.out.is_file() and args.out.read_text(encoding="utf-8") == text
+        print("up to date" if same else f"{args.out} differs from what the script derives")
+        return 0 if same else 1
+    args.out.write_text(text, encoding="utf-8")
+    print(f"wrote {args.out} ({text.count('class = ')} entries)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
