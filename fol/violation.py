@@ -221,7 +221,10 @@ class ViolationCheck:
             body = part.body
             atoms = list(_unary(body))
             if isinstance(body, Atom) and atoms and atoms[0].args[0] in nouns_of:
-                # a denied property of an asserted source: the source's nouns with the denied word
+                # a denied property of an asserted source: the source's nouns with the denied word;
+                # a denied quality ("music, not loud") names no sound of its own: nothing to judge
+                if not self.role(body.predicate):
+                    continue
                 atoms = [Atom(name, atoms[0].args) for name in nouns_of[atoms[0].args[0]]] + atoms
             head = next((atom.args[0] for atom in atoms), None)
             core = [atom.predicate for atom in atoms if atom.args[0] == head]

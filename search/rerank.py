@@ -48,6 +48,9 @@ from fortekit.search.index.item_captions import (
 if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     import torch
 
+    from fortekit.fol.ast import Formula
+    from fortekit.fol.violation import ViolationCheck
+
 
 __all__ = [
     "DEFAULT_ALPHA",
@@ -109,7 +112,8 @@ def predicate_overlap(
 
 
 def polarity_overlap(
-    query_preds: Iterable[PredicateSymbol], item_preds: Iterable[PredicateSymbol]
+    query_preds: Iterable[PredicateSymbol], item_preds: Iterable[PredicateSymbol],
+    conflict: int | None = None,
 ) -> float:
     """Polarity-aware s_pred: ``(agree - conflict) / sqrt(|Q| |I|)``, in [-1, 1].
 
@@ -124,6 +128,9 @@ def polarity_overlap(
     Args:
         query_preds: ``Pred(φ*)``.
         item_preds: ``Pred(φ̂_k)``.
+        conflict: the conflicts counted by the grounded violation check
+            (:mod:`fortekit.fol.violation`: the negated symbols of the excluded sounds the item
+            holds, so that "a man speaking" conflicts with ¬Talking); None counts literal opposites.
 
     Returns:
         A score in [-1, 1]; 0.0 when either set is empty.
@@ -141,8 +148,18 @@ def polarity_overlap(
     if not q or not i:
         return 0.0
     agree = len(q & i)
-    conflict = sum(1 for symbol in q if _flipped(symbol) in i)
+    if conflict is None:
+        conflict = sum(1 for symbol in q if _flipped(symbol) in i)
+    conflict = min(conflict, len(q), len(i))
     return (agree - conflict) / math.sqrt(len(q) * len(i))
+
+
+def _conflicts(check: ViolationCheck, formula: Formula | None, query: frozenset[PredicateSymbol],
+               item: frozenset[PredicateSymbol], names: Iterable[PredicateSymbol | str]) -> int:
+    """Grounded conflicts (the excluded sounds' symbols the item holds), and at least the literal
+    opposites a qualifier can have ("not loud" against "loud")."""
+    literal = sum(1 for symbol in query if _flipped(symbol) in item)
+    return max(literal, len(check.violated(formula, names)) if formula is not None else 0)
 
 
 class Reranker:
@@ -196,6 +213,9 @@ class Reranker:
         scores: torch.Tensor | tuple[torch.Tensor, torch.Tensor],
         query_predicates: Sequence[frozenset[PredicateSymbol]],
         item_predicates: Sequence[frozenset[PredicateSymbol]],
+        *,
+        formulas: Sequence[Formula | None] | None = None,
+        item_names: Sequence[frozenset[str]] | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Re-rank each query's top ``top_n`` items; the others keep their order below them.
 
@@ -212,6 +232,11 @@ class Reranker:
                 of shape (queries, k) as ``torch.topk`` returns them (indices into the items).
             query_predicates: ``Pred(φ*)`` per query.
             item_predicates: the predicate set of every item of the collection.
+            formulas: per query, its formula: with ``mode="polarity"``, conflicts are counted by
+                the grounded violation check (:mod:`fortekit.fol.violation`), the one check every
+                violation mark uses; None: literal opposites.
+            item_names: per item, the asserted symbol names the check reads (default: those of
+                ``item_predicates``).
 
         Returns:
             ``(scores, indices)`` of shape (queries, items) or (queries, k), best first.
@@ -229,7 +254,7 @@ class Reranker:
             return top_scores, top_indices
         head_indices = top_indices[:, :head]
         s_pred = torch.tensor(
-            self._s_pred_rows(head_indices.tolist(), query_predicates, item_predicates),
+            self._s_pred_rows(head_indices.tolist(), query_predicates, item_predicates, formulas, item_names),
             dtype=top_scores.dtype, device=top_scores.device,
         )
         fused = (1.0 - self.alpha) * top_scores[:, :head] + self.alpha * s_pred
@@ -245,12 +270,26 @@ class Reranker:
         rows: list[list[int]],
         query_predicates: Sequence[frozenset[PredicateSymbol]],
         item_predicates: Sequence[frozenset[PredicateSymbol]],
+        formulas: Sequence[Formula | None] | None = None,
+        item_names: Sequence[frozenset[str]] | None = None,
     ) -> list[list[float]]:
         if self.mode == "polarity":
-            return [
-                [polarity_overlap(query_predicates[q], item_predicates[i]) for i in row]
-                for q, row in enumerate(rows)
-            ]
+            if formulas is None:
+                return [
+                    [polarity_overlap(query_predicates[q], item_predicates[i]) for i in row]
+                    for q, row in enumerate(rows)
+                ]
+            from fortekit.fol.violation import default_check
+
+            check = default_check()
+            names = item_names if item_names is not None else item_predicates
+            out: list[list[float]] = []
+            for q, row in enumerate(rows):
+                query, phi = query_predicates[q], formulas[q]
+                out.append([polarity_overlap(query, item_predicates[i],
+                                             _conflicts(check, phi, query, item_predicates[i], names[i]))
+                            for i in row])
+            return out
         # The paper's score compares unsigned symbols: strip polarity once per item.
         unsigned: dict[int, frozenset[tuple[str, int]]] = {}
         result: list[list[float]] = []

@@ -414,7 +414,8 @@ class Retriever:
             found = [(score, row) for score, row in zip(scores[q].tolist(), rows[q].tolist(), strict=True)
                      if row >= 0]  # a FAISS IVF search may find fewer than k
             for rank, (score, row) in enumerate(found, 1):
-                hits.append(self._hit(rank, row, score, query_sets[q], clause_vectors, clauses, explain))
+                hits.append(self._hit(rank, row, score, query_sets[q], clause_vectors, clauses, explain,
+                                      side.logic[q]))
             out.append(SearchResult(
                 text, tuple(hits), side.phi0[q], None if formulas[q] is None else str(formulas[q]),
                 side.refined[q], clauses, plan.reason if plan is not None else "off", side.sources[q],
@@ -471,7 +472,8 @@ class Retriever:
             query_sets = list(query_predicates) if query_predicates is not None else [
                 frozenset() if phi is None else predicates(phi) for phi in formulas
             ]
-            scores, rows = self.reranker.rerank((scores, rows), query_sets, item_sets)
+            scores, rows = self.reranker.rerank((scores, rows), query_sets, item_sets, formulas=formulas,
+                                                item_names=self.caption_names)
             tick = _lap(clock, "rerank", tick)
         if self.order_check is not None:
             scores, rows = self.order_check.apply(formulas, scores, rows)
@@ -481,6 +483,7 @@ class Retriever:
     def _hit(
         self, rank: int, row: int, score: float, query_set: frozenset[PredicateSymbol],
         clause_vectors: dict[str, torch.Tensor], clauses: tuple[tuple[str, bool], ...], explain: bool,
+        formula: Formula | None = None,
     ) -> Hit:
         index = self.index
         matched: tuple[str, ...] = ()
@@ -490,6 +493,14 @@ class Retriever:
         item_set = index.predicate_sets[row] if index.predicate_sets else frozenset()
         if item_set:
             matched, missed, violated = explain_predicates(query_set, item_set)
+        names = self.caption_names
+        if names is not None and formula is not None:
+            # judged by meaning (fortekit.fol.violation), the one check of every violation mark;
+            # a qualifier's literal opposite ("not loud" against "loud") still counts
+            from fortekit.fol.violation import default_check
+
+            grounded = default_check().violated(formula, names[row])
+            violated = tuple(dict.fromkeys((*grounded, *violated)))
         if explain and clause_vectors:
             item = self.items[row]
             sims = tuple(float(clause_vectors[text] @ item) for text, _ in clauses)
