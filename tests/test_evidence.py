@@ -62,7 +62,9 @@ def test_a_clause_is_grounded_on_its_nearest_label_above_the_threshold() -> None
 
 def test_the_evidence_decides_an_exclusion_the_similarity_cannot() -> None:
     evidence = LabelEvidence(("rain falling", "a bell ringing"), [[0.95, 0.0], [0.02, 0.0]])
-    scorer = FormulaScorer(encode, FormulaScoringConfig(calibration="none", evidence_match=0.9))
+    # against resemblance (two items calibrate no contrastive test): the similarity cannot decide
+    scorer = FormulaScorer(encode, FormulaScoringConfig(calibration="none", evidence_match=0.9,
+                                                        exclusion="resemblance"))
     query = ITEMS @ torch.nn.functional.normalize(torch.tensor([[1.0, 0.0, 0.0]]), dim=1).T
     without = scorer.score([PHI], query.T, ITEMS)[0]
     with_evidence = scorer.score([PHI], query.T, ITEMS, evidence=evidence)[0]
@@ -149,7 +151,10 @@ def test_formula_with_evidence_runs_in_the_benchmark(trained_clap: Trained, tmp_
     for kind in set(kinds) & {"plain", "attribute"}:  # one clause: nothing for the evidence to judge
         assert kinds[kind]["formula+evidence"]["nDCG@10"] == kinds[kind]["formula"]["nDCG@10"], kind
     without = kinds["without"]
-    assert without["formula+evidence"]["violation@10"] <= without["formula"]["violation@10"], without
+    # The floor keeps an item the tagger does not hear (p < 0.5) at its first-pass place, so the
+    # tagger may leave a trace more than the contrastive test (one slot in 600 here) but ranks better.
+    assert without["formula+evidence"]["violation@10"] <= without["formula"]["violation@10"] + 0.01, without
+    assert without["formula+evidence"]["nDCG@10"] >= without["formula"]["nDCG@10"], without
     assert without["formula+evidence"]["nDCG@10"] >= without["baseline"]["nDCG@10"] + 0.05, without
 
 

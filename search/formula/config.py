@@ -134,7 +134,7 @@ class FormulaScoringConfig:
     evidence_gamma: float | None = 0.9
     exclusion: Exclusion = "evidence"
     source_weight: float = 0.5
-    contrast_margin: float = 1.0
+    contrast_margin: float = 0.5
     max_clause_cosine: float = 0.9
     floor: bool = True
 
