@@ -60,6 +60,7 @@ __all__ = [
     "Evidence",
     "ExcludedSound",
     "Judgement",
+    "SoundMatcher",
     "ViolationCheck",
     "asserted_sound_symbols",
     "default_check",
@@ -175,6 +176,7 @@ class ViolationCheck:
         self._roles: dict[str, str] = {}
         self._excluded: dict[Formula, tuple[ExcludedSound, ...]] = {}
         self._witnesses: dict[tuple[str, tuple[str, ...]], frozenset[str]] = {}
+        self._matchers: dict[tuple[ExcludedSound, tuple[str, ...]], SoundMatcher] = {}
 
     def role(self, symbol: str) -> str:
         """``'noun'``, ``'verb'`` or ``''`` (a qualifier, a place, a time: not a sound)."""
@@ -263,6 +265,16 @@ class ViolationCheck:
                 self._witnesses.clear()
         return found
 
+    def matcher(self, sound: ExcludedSound, asserted: tuple[str, ...] = ()) -> SoundMatcher:
+        """A :class:`SoundMatcher` for ``sound``: its witness sets made once, for many items."""
+        key = (sound, asserted)
+        found = self._matchers.get(key)
+        if found is None:
+            found = self._matchers[key] = SoundMatcher(self, sound, asserted)
+            if len(self._matchers) > 4096:
+                self._matchers.clear()
+        return found
+
     def judge(self, sound: ExcludedSound, item: Iterable[PredicateSymbol | str],
               asserted: Iterable[str] = ()) -> Judgement:
         """The evidence ``item`` (a caption's predicate symbols) gives of ``sound``.
@@ -280,37 +292,7 @@ class ViolationCheck:
     def judge_names(self, sound: ExcludedSound, names: frozenset[str],
                     asserted: tuple[str, ...] = ()) -> Judgement:
         """:meth:`judge` over the caption's asserted symbol names (:func:`positive_names`)."""
-        # Only when the asked-for sound entails every part of the excluded one ("a dog, no
-        # animals") is a caption symbol explained by it; otherwise the part the two do not share
-        # must be witnessed anyway ("water bubbling without water splashing": the splashing).
-        core = (*sound.nouns, *sound.verbs)
-        explained = tuple(asserted) if all(
-            any(self.table.entails(a, b) for a in asserted) for b in core) else ()
-
-        def seen(general: str) -> str | None:
-            found = names & self.witnesses(general, explained)
-            return min(found) if found else None
-
-        specific = [n for n in sound.nouns if self.kind(n) not in GENERIC_KINDS]
-        generic = [n for n in sound.nouns if self.kind(n) in GENERIC_KINDS]
-        seen_nouns = [seen(n) for n in specific]
-        nouns_ok = all(seen_nouns)
-        if sound.verbs:
-            seen_verbs = [seen(v) for v in sound.verbs]
-            found = tuple(dict.fromkeys(w for w in (*seen_nouns, *seen_verbs) if w))
-            if nouns_ok and all(seen_verbs):
-                return Judgement(sound, Evidence.HOLDS, found)
-            if specific and nouns_ok:
-                return Judgement(sound, Evidence.SOURCE, tuple(w for w in seen_nouns if w))
-            return Judgement(sound, Evidence.NONE)
-        if not specific:
-            seen_generic = [seen(n) for n in generic]
-            if generic and all(seen_generic):
-                return Judgement(sound, Evidence.HOLDS, tuple(w for w in seen_generic if w))
-            return Judgement(sound, Evidence.NONE)
-        if nouns_ok:
-            return Judgement(sound, Evidence.HOLDS, tuple(w for w in seen_nouns if w))
-        return Judgement(sound, Evidence.NONE)
+        return self.matcher(sound, tuple(asserted)).judge(names)
 
     def judge_formula(
         self, phi: Formula | None, item: Iterable[PredicateSymbol | str],
@@ -335,6 +317,61 @@ class ViolationCheck:
             if judgement.evidence is Evidence.HOLDS:
                 out.update(dict.fromkeys(judgement.sound.symbols))
         return tuple(out)
+
+
+class SoundMatcher:
+    """One excluded sound's test, made once and applied to many items (formula scoring's candidates).
+
+    Args:
+        check: the :class:`ViolationCheck` whose table and vocabulary it reads.
+        sound: the excluded sound.
+        asserted: the query's asserted sound symbols.
+
+    Example:
+        >>> from fortekit.fol import parse_formula
+        >>> check = default_check()
+        >>> matcher = check.matcher(check.sound_of(parse_formula("∃y Crow(y)")), ("Bird",))
+        >>> matcher.evidence(frozenset({"Crow", "Cawing"})), matcher.evidence(frozenset({"Bird"}))
+        (<Evidence.HOLDS: 'holds'>, <Evidence.NONE: 'none'>)
+    """
+
+    __slots__ = ("generic", "nouns", "sound", "verbs")
+
+    def __init__(self, check: ViolationCheck, sound: ExcludedSound, asserted: tuple[str, ...] = ()) -> None:
+        # Only when the asked-for sound entails every part of the excluded one ("a dog, no
+        # animals") is a caption symbol explained by it; otherwise the part the two do not share
+        # must be witnessed anyway ("water bubbling without water splashing": the splashing).
+        core = (*sound.nouns, *sound.verbs)
+        explained = asserted if all(any(check.table.entails(a, b) for a in asserted) for b in core) else ()
+        self.sound = sound
+        self.nouns = tuple((n, check.witnesses(n, explained)) for n in sound.nouns
+                           if check.kind(n) not in GENERIC_KINDS)
+        self.generic = tuple((n, check.witnesses(n, explained)) for n in sound.nouns
+                             if check.kind(n) in GENERIC_KINDS)
+        self.verbs = tuple((v, check.witnesses(v, explained)) for v in sound.verbs)
+
+    def evidence(self, names: frozenset[str]) -> Evidence:
+        """The evidence ``names`` (a caption's asserted symbols) gives: the fast path of :meth:`judge`."""
+        nouns_ok = all(not names.isdisjoint(witnesses) for _, witnesses in self.nouns)
+        if self.verbs:
+            if nouns_ok and all(not names.isdisjoint(witnesses) for _, witnesses in self.verbs):
+                return Evidence.HOLDS
+            return Evidence.SOURCE if self.nouns and nouns_ok else Evidence.NONE
+        if not self.nouns:
+            if self.generic and all(not names.isdisjoint(witnesses) for _, witnesses in self.generic):
+                return Evidence.HOLDS
+            return Evidence.NONE
+        return Evidence.HOLDS if nouns_ok else Evidence.NONE
+
+    def judge(self, names: frozenset[str]) -> Judgement:
+        """The evidence with its witnesses (the caption symbols that gave it)."""
+        evidence = self.evidence(names)
+        if evidence is Evidence.NONE:
+            return Judgement(self.sound, evidence)
+        parts = self.nouns if evidence is Evidence.SOURCE else (
+            (*self.nouns, *self.verbs) if (self.nouns or self.verbs) else self.generic)
+        witnesses = tuple(dict.fromkeys(min(names & found) for _, found in parts if names & found))
+        return Judgement(self.sound, evidence, witnesses)
 
 
 def asserted_sound_symbols(phi: Formula, check: ViolationCheck | None = None) -> tuple[str, ...]:

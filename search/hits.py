@@ -87,7 +87,9 @@ class SearchResult:
         unsure: with ``explain``, the query's negations and connectives whose scope the parser
             could not resolve, one line each ("'apart from': ambiguous cue"): the formula
             leaves them out, so formula scoring keeps the whole-query similarity for them
-            (docs/negation.md).
+            (docs/negation.md); and the negated clauses formula scoring could not judge by
+            evidence, with why ("not 'a crow': the backbone cannot tell it from the asked-for
+            sound ..."; docs/formula_scoring.md, "Exclusion by evidence").
     """
 
     query: str

@@ -399,6 +399,11 @@ class Retriever:
         query_sets = [frozenset() if phi is None else predicates(phi) for phi in formulas]
         scores, rows = self.rank(side.vectors, side.logic, k, plans=plans, query_predicates=query_sets)
         unsure = unresolved_scopes(texts) if explain else [()] * len(texts)
+        if explain and plans is not None:
+            # negated clauses formula scoring could not judge by evidence (issue 42, item 2)
+            unsure = [(*lines, *(f"not '{plan.texts[j]}': {reason}; left to the whole-query similarity"
+                                 for j, reason in sorted(plan.unsure.items())))
+                      for lines, plan in zip(unsure, plans, strict=True)]
         out: list[SearchResult] = []
         for q, text in enumerate(texts):
             plan = plans[q] if plans is not None else None

@@ -83,6 +83,7 @@ if TYPE_CHECKING:
     import torch
 
     from fortekit.fol.ast import Formula
+    from fortekit.search.formula.exclusion import CaptionSymbols
     from fortekit.search.index.audio_index import AudioIndex
 
 __all__ = [
@@ -131,6 +132,7 @@ class FormulaScorer:
             verbaliser = verbalise
         self._verbalise = verbaliser
         self._sample: tuple[weakref.ref[Any], tuple[Any, ...], torch.Tensor] | None = None
+        self._symbols: tuple[Sequence[frozenset[str]], CaptionSymbols] | None = None
 
     def __repr__(self) -> str:
         return f"FormulaScorer({self.config!r})"
@@ -174,20 +176,29 @@ class FormulaScorer:
                 plans.append(QueryPlan(tree, texts, "", negated, sounds, asserted))
         return plans
 
-    def encode_clauses(self, plans: Sequence[QueryPlan]) -> dict[str, torch.Tensor]:
-        """Every distinct clause text of ``plans`` encoded in one encoder call, unit rows on the CPU."""
+    def encode_clauses(self, plans: Sequence[QueryPlan], *, skip: frozenset[str] = frozenset(),
+                       ) -> dict[str, torch.Tensor]:
+        """Every distinct clause text of ``plans`` encoded in one encoder call, unit rows on the CPU.
+
+        ``skip``: texts no similarity is needed for (excluded sounds judged by caption evidence):
+        they get a zero row and cost no encoding.
+        """
         import torch
 
-        texts = list(dict.fromkeys(text for plan in plans for text in plan.texts))
+        texts = list(dict.fromkeys(text for plan in plans for text in plan.texts if text not in skip))
+        skipped = [text for text in dict.fromkeys(t for plan in plans for t in plan.texts) if text in skip]
         if not texts:
-            return {}
+            return {text: torch.zeros(int(getattr(self, "_width", 1))) for text in skipped} if skipped else {}
         vectors = torch.as_tensor(self._encode(texts)).detach().to("cpu", torch.float32)
         if vectors.ndim != 2 or vectors.shape[0] != len(texts):
             raise EvaluationError(Errors.E481.format(
                 problem=f"the encoder returned shape {tuple(vectors.shape)} for {len(texts)} clause texts",
             ))
         vectors = torch.nn.functional.normalize(vectors, dim=1)
-        return dict(zip(texts, vectors, strict=True))
+        self._width = int(vectors.shape[1])
+        found = dict(zip(texts, vectors, strict=True))
+        found.update((text, vectors.new_zeros(vectors.shape[1])) for text in skipped)
+        return found
 
     def score(
         self,
@@ -198,7 +209,7 @@ class FormulaScorer:
         candidates: torch.Tensor | None = None,
         plans: Sequence[QueryPlan] | None = None,
         evidence: LabelEvidence | None = None,
-        captions: Sequence[frozenset[str]] | None = None,
+        captions: Sequence[frozenset[str]] | CaptionSymbols | None = None,
     ) -> torch.Tensor:
         """The blended score of every (query, item) pair, or of each query's candidate items.
 
@@ -228,7 +239,7 @@ class FormulaScorer:
     def _score(
         self, formulas: Sequence[Formula | None], query_scores: torch.Tensor, items: torch.Tensor, *,
         candidates: torch.Tensor | None, plans: Sequence[QueryPlan] | None, evidence: LabelEvidence | None,
-        captions: Sequence[frozenset[str]] | None,
+        captions: Sequence[frozenset[str]] | CaptionSymbols | None,
     ) -> tuple[torch.Tensor, dict[int, torch.Tensor]]:
         """:meth:`score`, and per query with an excluded sound, which candidates hold evidence of it."""
         import torch
@@ -253,7 +264,8 @@ class FormulaScorer:
             self.config.gamma == 0.0 and self.config.conjunction_gamma in (None, 0.0)
         ):
             return out, evidenced
-        vectors = self.encode_clauses(plans)
+        symbols = self._caption_symbols(captions)
+        vectors = self.encode_clauses(plans, skip=self._judged_by_captions(plans, symbols, evidence))
         item_matrix = items.detach().to(out.device, torch.float32)
         texts = list(vectors)
         clause_matrix = torch.stack([vectors[text] for text in texts]).to(out.device)
@@ -270,7 +282,7 @@ class FormulaScorer:
             self._score_block(block, plans, out, item_matrix, candidates, gathered, clause_matrix,
                               [[row_of[text] for text in plans[q].texts] for q in block],
                               (location, spread), grounded, evidence,
-                              _Exclusion(sample, captions, evidenced))
+                              _Exclusion(sample, symbols, evidenced))
         return out, evidenced
 
     def _score_block(
@@ -292,6 +304,7 @@ class FormulaScorer:
         sims = out.new_empty((len(leaf_rows), int(out.shape[1])))
         where, scale = statistics[0][leaf_rows], statistics[1][leaf_rows]
         spans: list[tuple[int, int, int]] = []
+        contrasted: list[tuple[int, torch.Tensor]] = []
         start = 0
         for q, query_rows in zip(block, rows, strict=True):
             end = start + len(query_rows)
@@ -302,14 +315,20 @@ class FormulaScorer:
                                               out=gathered)
             leaf_matrix = clause_matrix[query_rows]
             if self._contrasts(plans[q], exclusion):
-                leaf_matrix = self._orthogonalise(plans[q], leaf_matrix, exclusion.sample,
-                                                  where[start:end], scale[start:end])
+                leaf_matrix = self._orthogonalise(plans[q], leaf_matrix, start, contrasted)
             torch.mm(leaf_matrix, selected.T, out=sims[start:end])
             if config.negated_scope is not None and any(plans[q].negated):
                 where[start:end], scale[start:end] = scoped_statistics(
                     sims[start:end], out[q], where[start:end], scale[start:end], plans[q].negated, config)
             spans.append((q, start, end))
             start = end
+        if contrasted:
+            # each orthogonalised clause calibrated over its own direction, in one product
+            at = torch.tensor([row for row, _ in contrasted], dtype=torch.long, device=where.device)
+            projected = torch.stack([vector for _, vector in contrasted]).to(exclusion.sample.device) \
+                @ exclusion.sample.T
+            where[at] = projected.mean(dim=1).to(where.device)
+            scale[at] = projected.std(dim=1).clamp(min=1e-6).to(scale.device)
         degrees = calibrate(sims, where, scale, negated, config)
         logic_rows: list[torch.Tensor] = []
         gammas: list[float] = []
@@ -364,15 +383,43 @@ class FormulaScorer:
         weight = torch.tensor(gammas, dtype=out.dtype, device=out.device)
         out[index] = keep[:, None] * out[index] + weight[:, None] * torch.stack(logic_rows)
 
+    def _caption_symbols(self, captions: Sequence[frozenset[str]] | CaptionSymbols | None,
+                         ) -> CaptionSymbols | None:
+        """``captions`` as a :class:`CaptionSymbols`, made once per list the caller passes again."""
+        from fortekit.search.formula.exclusion import CaptionSymbols
+
+        if captions is None or isinstance(captions, CaptionSymbols):
+            return captions
+        cached = self._symbols
+        if cached is not None and cached[0] is captions:
+            return cached[1]
+        symbols = CaptionSymbols(captions)
+        self._symbols = (captions, symbols)
+        return symbols
+
+    def _judged_by_captions(self, plans: Sequence[QueryPlan], symbols: CaptionSymbols | None,
+                            evidence: LabelEvidence | None) -> frozenset[str]:
+        """Clause texts only caption evidence judges: their similarity is never read."""
+        if symbols is None or evidence is not None or self.config.exclusion != "evidence":
+            return frozenset()
+        judged: set[str] = set()
+        needed: set[str] = set()
+        for plan in plans:
+            sounds = plan.sounds or (None,) * len(plan.texts)
+            for text, flag, sound in zip(plan.texts, plan.negated, sounds, strict=True):
+                (judged if flag and sound is not None else needed).add(text)
+        return frozenset(judged - needed)
+
     def _contrasts(self, plan: QueryPlan, exclusion: _Exclusion) -> bool:
         """Whether ``plan``'s negated clauses take the contrastive test (no captions to judge by)."""
         return (self.config.exclusion == "evidence" and exclusion.captions is None
                 and any(plan.negated) and not all(plan.negated))
 
-    def _orthogonalise(self, plan: QueryPlan, leaf_matrix: torch.Tensor, sample: torch.Tensor,
-                       where: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
-        """The query's leaf vectors with each negated one made orthogonal to the asked-for ones,
-        and its calibration statistics (``where``, ``scale``, in place) taken over that direction."""
+    def _orthogonalise(self, plan: QueryPlan, leaf_matrix: torch.Tensor, start: int,
+                       contrasted: list[tuple[int, torch.Tensor]]) -> torch.Tensor:
+        """The query's leaf vectors with each negated one made orthogonal to the asked-for ones;
+        each such vector is added to ``contrasted`` with its row in the block (its calibration
+        statistics are taken over its own direction)."""
         from fortekit.search.formula.exclusion import orthogonal_clause
 
         leaf_matrix = leaf_matrix.clone()
@@ -386,8 +433,7 @@ class FormulaScorer:
                                   f"(clause cosine {cosine:.2f} >= {self.config.max_clause_cosine})")
                 continue
             leaf_matrix[j] = vector
-            projected = sample @ vector
-            where[j], scale[j] = projected.mean(), projected.std().clamp(min=1e-6)
+            contrasted.append((start + j, vector))
         return leaf_matrix
 
     def _exclude_by_evidence(
@@ -404,7 +450,7 @@ class FormulaScorer:
         config = self.config
         width = int(truth[0].shape[0])
         held = torch.zeros(width, dtype=torch.bool, device=truth[0].device)
-        rows = list(range(width)) if candidates is None else candidates[q].tolist()
+        rows = torch.arange(width) if candidates is None else candidates[q]
         usable = 0
         for j, flag in enumerate(plan.negated):
             if not flag:
@@ -419,8 +465,8 @@ class FormulaScorer:
                 else:
                     degrees, flags = caption_degrees(sound, plan.asserted, exclusion.captions, rows,
                                                      default_check(), config.source_weight)
-                    truth[j] = torch.tensor(degrees, dtype=truth[j].dtype, device=truth[j].device)
-                    evidence_row = torch.tensor(flags, dtype=torch.bool, device=held.device)
+                    truth[j] = degrees.to(truth[j].device, truth[j].dtype)
+                    evidence_row = flags.to(held.device)
             elif j in plan.unsure:
                 evidence_row = None
             else:
@@ -512,7 +558,7 @@ class FormulaScorer:
         k: int | None = None,
         plans: Sequence[QueryPlan] | None = None,
         evidence: LabelEvidence | None = None,
-        captions: Sequence[frozenset[str]] | None = None,
+        captions: Sequence[frozenset[str]] | CaptionSymbols | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Re-score each query's first-pass candidates by its formula and sort them.
 
@@ -580,7 +626,7 @@ class _Exclusion:
     """What the evidence test of one :meth:`FormulaScorer.score` call shares across blocks."""
 
     sample: torch.Tensor
-    captions: Sequence[frozenset[str]] | None
+    captions: CaptionSymbols | None
     evidenced: dict[int, torch.Tensor]
 
 
