@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fortekit.fol.caption.lemmas import WordNetLemmas
+from fortekit.fol.caption.negation_coherence import coherent
 from fortekit.fol.caption.negation_context import NOUNS, Match, ScopeContext, Verdict
 from fortekit.fol.caption.negation_lexical import negated_object
 from fortekit.fol.caption.negation_rules import Connective, Cue, NegationRules
@@ -306,7 +307,8 @@ class _Pass:
         for name in cue.scopes:
             verdict = SCOPE_RULES[name](self.ctx, match)
             if verdict is not None:
-                verdict = negated_object(self.ctx, match, verdict)  # a denied verb's object
+                # a denied verb's object; what the rest of the caption asserts
+                verdict = coherent(self.ctx, match, negated_object(self.ctx, match, verdict))
                 break
         if verdict is not None and verdict.effect == "none":
             self.ctx.pending.clear()

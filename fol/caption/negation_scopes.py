@@ -104,8 +104,8 @@ def exceptive(ctx: ScopeContext, match: Match) -> Verdict | None:
     if isinstance(cue, Cue) and cue.cls == "preposition" and _after_absence(ctx, match):
         # "quiet except for the alarm": an exception to an absence is what is heard
         following = ctx.first_after(match.last)
-        if following is not None and ctx.nominal(following, match.last):
-            noun = _noun_after_modifiers(ctx, following) or following
+        noun = (_noun_after_modifiers(ctx, following) or following) if following is not None else None
+        if noun is not None and ctx.nominal(noun, match.last):  # "except for the distant barking"
             return Verdict("assert", "exceptive", noun.i, cue_tokens=list(range(match.first, match.last + 1)))
         return None
     if not isinstance(cue, Cue) or cue.cls not in ("determiner", "pronoun"):
@@ -176,7 +176,7 @@ def _after_absence(ctx: ScopeContext, match: Match) -> bool:
     # "a silent room except for a clock": the exceptive hangs on the noun the adjective modifies
     modifiers = [child for child in ctx.view.children(head.i) if child.dep == "amod"]
     return any(
-        tok is not None and (tok.lower in absence or tok.lemma in absence) and tok.pos == "ADJ"
+        tok is not None and (tok.lower in absence or tok.lemma in absence) and tok.pos in ("ADJ", "NOUN")
         for tok in (head, previous, *modifiers)
     )
 
@@ -658,8 +658,10 @@ def _predicated(ctx: ScopeContext, match: Match, *, device: bool) -> Verdict | N
         ):
             return not_a_cue  # "drives off", "is being turned off": an event, not a state
         tok = participle  # "with the radio switched off": the participle is predicated of the noun
-    if any(c.lower in ctx.words("approximators") for c in view.children(tok.i, ("advmod",))) or any(
-        view[k].lower in ctx.words("approximators") for k in range(max(0, tok.i - 3), tok.i)
+    approximators = ctx.words("approximators")
+    governors = (tok.i, tok.head) if tok.dep in ("ccomp", "oprd", "xcomp") else (tok.i,)  # "almost making B"
+    if any(c.lower in approximators for g in governors for c in view.children(g, ("advmod",))) or any(
+        view[k].lower in approximators for k in range(max(0, tok.i - 3), tok.i)
     ):
         return not_a_cue  # "almost inaudible": quiet, not absent
     if tok.dep in ("acomp", "oprd", "xcomp") and view[tok.head].lemma in ctx.words("inchoatives"):
@@ -866,8 +868,9 @@ def of_object(ctx: ScopeContext, match: Match) -> Verdict | None:
     k = match.last + 1
     prepositions = ("of", "from") if view[match.first].lower == "free" else ("of",)
     if k >= len(view) or view[k].lower not in prepositions or not ctx.same_segment(k, match.first):
-        return not_a_cue
+        return None  # no construction here ("a free kick"; "lack" as a verb tries its other rules)
     obj = ctx.first_after(k)
+    obj = _noun_after_modifiers(ctx, obj) or obj if obj is not None else None  # "lack of clear signal"
     if obj is None or not ctx.is_noun(obj):
         return None
     tok = view[match.first]

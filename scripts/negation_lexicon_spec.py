@@ -1,0 +1,190 @@
+"""The data of scripts/build_negation_lexicon.py: its classes, the published cues and their sources.
+
+Each class names the WordNet synsets it is walked from (docs/negation.md, "Cue classes from
+lexical semantics", gives the reason for each from its gloss) and where its words join the
+inventory of ``grammars/negation.toml``. The published cues are transcribed from NegEx's
+trigger list and the cue inventories of ConanDoyle-neg and the SFU Review corpus; only those
+that fit sound queries.
+
+Example:
+    >>> [c.name for c in CLASSES][:2]
+    ['omission_verb', 'removal_verb']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["CLASSES", "PUBLISHED", "SOURCES", "ClassSpec", "Entry"]
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One word of a derived class.
+
+    Attributes:
+        cls: the lexicon class (``omission_verb``, ``perception_verb``, ...).
+        lemma: the word, lower case; a phrasal verb's words joined by a space.
+        pos: ``verb``, ``adj`` or ``word`` (a cue of any part of speech).
+        source: ``wordnet``, ``negex``, ``conandoyle-neg``, ``sfu-review`` or ``negation.toml``.
+        provenance: the synset, relation or published list it came from.
+        joins: where a published cue goes ("cue:ID", "list:NAME"); "" for a derived entry,
+            whose class says it; "attests:TARGET" for a word the rule file already lists there.
+    """
+
+    cls: str
+    lemma: str
+    pos: str
+    source: str
+    provenance: str
+    joins: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ClassSpec:
+    """A class of the lexicon: where its words go in the parser, and the synsets it is walked from."""
+
+    name: str
+    joins: str
+    doc: str
+    roots: tuple[str, ...] = ()
+
+
+#: The classes (docs/negation.md gives the reason for each root from its gloss).
+CLASSES: tuple[ClassSpec, ...] = (
+    ClassSpec(
+        "omission_verb",
+        "cue:lacking-verb",
+        "verbs of omitting, excluding, avoiding and lacking: their object is excluded",
+        ("exclude.v.01", "neglect.v.01", "miss.v.06", "avoid.v.01", "shun.v.01"),
+    ),
+    ClassSpec(
+        "removal_verb",
+        "cue:removal-verb",
+        "verbs of removing whose object is what is removed: in a resultative participle "
+        '("with B removed", "B has been deleted") the object is excluded',
+        (
+            "remove.v.01",
+            "get_rid_of.v.01",
+            "extinguish.v.04",
+            "delete.v.01",
+            "erase.v.03",
+            "filter.v.01",
+            "hush.v.02",
+        ),
+    ),
+    ClassSpec(
+        "desire_verb",
+        "list:perception",
+        'verbs of wanting: negated, their object is excluded ("I don\'t want B")',
+        ("desire.v.01", "want.v.02"),
+    ),
+    ClassSpec(
+        "need_verb",
+        "list:perception",
+        'verbs of needing: negated, their object is excluded ("without needing B")',
+        ("necessitate.v.01", "need.v.03"),
+    ),
+    ClassSpec(
+        "perception_verb",
+        "list:perception",
+        "verbs of (auditory or modality-free) perception: negated, their object is excluded",
+        ("perceive.v.01", "hear.v.01", "detect.v.01", "sense.v.02", "pick_up.v.09"),
+    ),
+    ClassSpec(
+        "containment_verb",
+        "list:perception",
+        "verbs of containing and including: negated, their object is excluded",
+        ("include.v.01", "incorporate.v.02", "hold.v.11", "involve.v.05", "subsume.v.01"),
+    ),
+    ClassSpec(
+        "obscuring_verb",
+        "list:obscuring_verbs",
+        "verbs of hiding or covering a percept: negated, the object is perceived and the verb is denied",
+        ("hide.v.01", "submerge.v.02", "smother.v.03", "muffle.v.02"),
+    ),
+    ClassSpec(
+        "absence_adjective",
+        "cue:absence-adjective",
+        "adjectives whose antonym is an adjective of presence or perceptibility (absent, inaudible)",
+        ("present.a.02", "existent.a.01", "audible.a.01", "perceptible.a.01"),
+    ),
+    ClassSpec(
+        "privative_participle",
+        "cue:privative-participle",
+        "negatively prefixed participles of co-occurrence (unaccompanied, uninterrupted): the "
+        "by/with object is excluded",
+        (
+            "attach_to.v.01",
+            "play_along.v.02",
+            "blend.v.03",
+            "mix.v.05",
+            "mix.v.04",
+            "join.v.03",
+            "interrupt.v.01",
+            "interrupt.v.02",
+            "break.v.24",
+            "intersperse.v.01",
+        ),
+    ),
+    ClassSpec(
+        "negative_implicative",
+        "cue:implicative-verb",
+        "prefixed adjectives whose antonym is a positive implicative of negation.toml (unable)",
+    ),
+    ClassSpec(
+        "published", "", "cues of published lexicons that fit sound queries (each entry names where it joins)"
+    ),
+)
+
+#: Published cue lexicons: (source, lemma, class it joins, what the source lists). Only
+#: the cues that fit sound queries; the medical ones (denies, negative for, rules out,
+#: unremarkable, resolved) are left out (docs/negation.md).
+PUBLISHED: tuple[tuple[str, str, str, str], ...] = (
+    ("negex", "no", "cue:negative-determiner", "pre-negation 'no', 'with no'"),
+    ("negex", "not", "cue:particle", "pre-negation 'not'"),
+    ("negex", "without", "cue:privative-preposition", "pre-negation 'without', 'without sign of'"),
+    ("negex", "absence", "cue:absence-noun", "pre-negation 'absence of'"),
+    ("negex", "free", "cue:privative-adjective", "pre-negation 'free of', post-negation 'free'"),
+    ("negex", "rather than", "cue:privative-preposition", "pre-negation 'rather than'"),
+    ("negex", "exclude", "cue:lacking-verb", "pre-negation 'to exclude'"),
+    ("negex", "have", "list:perception", "pre-negation 'not have', 'never had'"),
+    ("negex", "indication", "list:filler_nouns", "pre-negation 'without indication of', 'no indication of'"),
+    ("negex", "evidence", "list:filler_nouns", "pre-negation 'no evidence of', 'without evidence'"),
+    ("negex", "sign", "list:filler_nouns", "pre-negation 'no sign of', 'no signs of'"),
+    ("negex", "associate", "list:cooccurrence_verbs", "pre-negation 'not associated with'"),
+    ("negex", "however", "segments:conjunctions", "scope terminator 'however'"),
+    ("negex", "nevertheless", "segments:conjunctions", "scope terminator 'nevertheless'"),
+    ("conandoyle-neg", "never", "cue:particle", "syntactic cue 'never'"),
+    ("conandoyle-neg", "n't", "cue:particle", "syntactic cue 'n't'"),
+    ("conandoyle-neg", "nothing", "cue:negative-pronoun", "syntactic cue 'nothing'"),
+    ("conandoyle-neg", "nobody", "cue:negative-pronoun", "syntactic cue 'nobody'"),
+    ("conandoyle-neg", "none", "cue:negative-pronoun", "syntactic cue 'none'"),
+    ("conandoyle-neg", "nor", "cue:neither-nor", "syntactic cue 'neither ... nor'"),
+    ("conandoyle-neg", "neither", "cue:neither-nor", "syntactic cue 'neither ... nor'"),
+    ("conandoyle-neg", "nowhere", "cue:negative-adverb", "syntactic cue 'nowhere'"),
+    ("conandoyle-neg", "except", "cue:except", "lexical cue 'except'"),
+    ("conandoyle-neg", "fail", "cue:implicative-verb", "lexical cue 'fail'"),
+    ("conandoyle-neg", "refuse", "cue:implicative-verb", "lexical cue 'refuse'"),
+    ("conandoyle-neg", "neglect", "cue:implicative-verb", "lexical cue 'neglect'"),
+    ("conandoyle-neg", "instead of", "cue:privative-preposition", "multi-word cue 'instead of'"),
+    ("conandoyle-neg", "unable", "cue:implicative-verb", "affixal cue 'un-' in 'unable'"),
+    ("sfu-review", "lack", "cue:lacking-verb", "negation cue 'lack' (verb)"),
+    ("sfu-review", "lack", "cue:absence-noun", "negation cue 'lack' (noun)"),
+    ("sfu-review", "absent", "cue:absence-adjective", "negation cue 'absent'"),
+    ("sfu-review", "missing", "cue:absence-adjective", "negation cue 'missing'"),
+    ("sfu-review", "no one", "cue:negative-pronoun", "negation cue 'no one'"),
+)
+
+SOURCES: dict[str, str] = {
+    "wordnet": "WordNet 3.0 (Princeton University), read with NLTK's WordNetCorpusReader",
+    "negex": "W. W. Chapman et al. (2001), 'A simple algorithm for identifying negated findings and "
+    "diseases in discharge summaries', J. Biomedical Informatics 34(5); the NegEx trigger list "
+    "(negex_triggers.txt: PREN, POST and CONJ terms)",
+    "conandoyle-neg": "R. Morante, E. Blanco (2012), '*SEM 2012 shared task: resolving the scope and focus "
+    "of negation' (ConanDoyle-neg, R. Morante, W. Daelemans, LREC 2012), cue annotation guidelines "
+    "(Morante, Schrauwen, Daelemans 2011)",
+    "sfu-review": "N. Konstantinova et al. (2012), 'A review corpus annotated for negation, speculation and "
+    "their scope', LREC 2012 (SFU Review corpus with negation), negation cues",
+    "negation.toml": "the co-occurrence connectives of grammars/negation.toml",
+}
