@@ -3,7 +3,9 @@
 The folder is read by :func:`fortekit.search.eval.beir.load_beir`; the systems come from
 :data:`fortekit.search.eval.beir_systems.SYSTEMS`; the metrics are trec_eval's through
 ir-measures (:mod:`fortekit.search.eval.beir_metrics`), with violation@10 when the folder has
-``item_concepts.jsonl`` (read for that metric only). Outputs in ``out``: ``metrics.json``,
+``item_concepts.jsonl`` (read for that metric only) and violated@10, the grounded violation check
+over the items' captions, for every query whose formula excludes a sound
+(:mod:`fortekit.search.eval.grounded`). Outputs in ``out``: ``metrics.json``,
 ``results.md``, ``per_query/<system>.jsonl``, ``config.json``, Stage 1's cache ``stage1/`` and,
 with audio items, ``modality_gap.png``. Both directions by default (``directions``): text to
 audio ranks the items for each query; audio to text ranks the query texts for each item by the
@@ -32,6 +34,7 @@ from fortekit import __version__
 from fortekit.errors import Errors, EvaluationError
 from fortekit.search.eval.beir import BeirCollection, load_beir
 from fortekit.search.eval.beir_metrics import (
+    GROUNDED_VIOLATION,
     VIOLATION,
     breakdown_fields,
     group_summary,
@@ -42,6 +45,7 @@ from fortekit.search.eval.beir_metrics import (
 from fortekit.search.eval.beir_report import results_markdown
 from fortekit.search.eval.beir_systems import SYSTEMS, BeirData, parse_systems
 from fortekit.search.eval.evaluate import EvalResult
+from fortekit.search.eval.grounded import TOP_MARKS, add_grounded, beir_marks
 from fortekit.search.formula.scoring import FormulaScoringConfig
 from fortekit.search.stage1.config import RefineConfig
 
@@ -153,7 +157,8 @@ def _rankings(collection: BeirCollection, order: np.ndarray) -> dict[str, list[s
 
 def _records(collection: BeirCollection, rankings: Mapping[str, list[str]],
              extra: Mapping[str, Sequence[Any]], violation_kinds: Sequence[str]) -> list[dict[str, Any]]:
-    """Per query: id, text, metadata, the measures, violation@10 (None where not applicable), the top 10."""
+    """Per query: id, text, metadata, the measures, violation@10 (None where not applicable), the top 10
+    (violated@10 and the top's marks left None, for :func:`~fortekit.search.eval.grounded.add_grounded`)."""
     values = per_query_measures(collection.qrels, rankings)
     concepts = collection.item_concepts
     records: list[dict[str, Any]] = []
@@ -165,7 +170,8 @@ def _records(collection: BeirCollection, rankings: Mapping[str, list[str]],
             violation = violation_at(ranking, b, concepts, k=TOP_STORED)
         record: dict[str, Any] = {
             "query_id": query.id, "query": query.text, "kind": kind, "metadata": dict(query.metadata),
-            **values[query.id], VIOLATION: violation, "top": ranking[:TOP_STORED],
+            **values[query.id], VIOLATION: violation, GROUNDED_VIOLATION: None, "top": ranking[:TOP_STORED],
+            TOP_MARKS: None,
         }
         for name, column in extra.items():
             record[name] = column[position]
@@ -334,8 +340,6 @@ def _run_beir(settings: BeirSettings, log: Callable[[str], None] | None,
             "ms_per_query_ranking": 1000 * ranking.seconds / len(collection.queries),
             "s_per_1000_items": 1000 * item_seconds / len(collection.items),
         }
-        if "t2a" in settings.directions:
-            files.append(_write(settings.out / "per_query" / f"{name}.jsonl", records[name]))
         mean_ndcg = np.mean([row["nDCG@10"] for row in records[name]])
         say(f"{name}: nDCG@10 {mean_ndcg:.3f} ({timings[name]['ms_per_query']:.1f} ms/query)")
     metrics: dict[str, Any] = {
@@ -344,6 +348,10 @@ def _run_beir(settings: BeirSettings, log: Callable[[str], None] | None,
         "directions": list(settings.directions),
     }
     if "t2a" in settings.directions:
+        marks = beir_marks(data)  # after the timings: parsing for the measure is no system's cost
+        for name, rows in records.items():
+            add_grounded(rows, marks, k=TOP_STORED)
+            files.append(_write(settings.out / "per_query" / f"{name}.jsonl", rows))
         overall, breakdown = _summaries(collection, records, by)
         for name, row in overall.items():
             row.update(timings[name], description=SYSTEMS[name].description)
@@ -382,6 +390,7 @@ def _run_beir(settings: BeirSettings, log: Callable[[str], None] | None,
         "breakdown_fields": by, "stage1_key": key,
         "systems": {name: SYSTEMS[name].description for name in settings.systems},
         "item_concepts": "read for violation@10 only" if collection.item_concepts is not None else None,
+        GROUNDED_VIOLATION: "the grounded violation check (fortekit.fol.violation) over the items' captions",
     }
     files.append(write_json(settings.out / "metrics.json", metrics))
     files.append(write_json(settings.out / "config.json", config))

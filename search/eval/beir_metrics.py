@@ -1,4 +1,4 @@
-"""Metrics for multi-relevance collections: trec_eval through ir-measures, violation@10, breakdowns.
+"""Multi-relevance metrics: trec_eval through ir-measures, violation@10, violated@10, breakdowns.
 
 Every query may have several relevant items (graded scores from qrels), so the metrics
 are those of trec_eval, computed by ``ir-measures`` with its ``pytrec_eval`` provider
@@ -9,7 +9,11 @@ is passed as scores ``n - position``, so trec_eval sees exactly the order a syst
 
 violation@10 is this project's: for a query whose metadata names a concept ``b`` (an
 exclusion "A without B"), the share of its top 10 whose item mentions ``b`` in at least
-one caption (``item_concepts.jsonl``). It reads the concepts for scoring only.
+one caption (``item_concepts.jsonl``). It reads the concepts for scoring only: the dataset's
+annotation, independent of the system. violated@10 (:data:`GROUNDED_VIOLATION`) is the same
+share judged by meaning: the items whose captions hold a sound the query's formula excludes, by
+the system's own grounded check (:mod:`fortekit.search.eval.grounded`), for every query whose
+formula excludes a sound; a consistency figure, not an independent one.
 
 Example:
     >>> qrels = {"q1": {"d1": 1, "d2": 1}, "q2": {"d3": 1}}
@@ -30,6 +34,7 @@ from fortekit.errors import Errors, EvaluationError
 from fortekit.search.eval.metrics import paired_t_test
 
 __all__ = [
+    "GROUNDED_VIOLATION",
     "MEASURES",
     "TESTED",
     "VIOLATION",
@@ -43,6 +48,9 @@ __all__ = [
 MEASURES: tuple[str, ...] = ("nDCG@10", "AP", "P@10", "R@1", "R@5", "R@10")
 TESTED: tuple[str, ...] = ("nDCG@10", "AP")  # paired t-tests against the baseline
 VIOLATION = "violation@10"
+#: The grounded violation measure (:mod:`fortekit.search.eval.grounded`): per-query files,
+#: metrics.json, results.md and the evaluation page name it so.
+GROUNDED_VIOLATION = "violated@10"
 MAX_BREAKDOWN_VALUES = 10
 
 
@@ -175,14 +183,16 @@ def group_summary(
     """Mean metrics of some queries and the paired t-tests against the baseline's same queries.
 
     Args:
-        rows: per query, the measures of :data:`MEASURES` and ``violation@10`` (None where
-            it does not apply).
+        rows: per query, the measures of :data:`MEASURES`, ``violation@10`` and, where the rows
+            have it, ``violated@10`` (:data:`GROUNDED_VIOLATION`) (None where one does not apply).
         baseline: the baseline's rows for the same queries in the same order (None: no tests).
 
     Returns:
-        ``{"queries": n, measure: mean, ..., "violation@10": mean or None,
-        "p_nDCG@10": p, "t_nDCG@10": t, "p_AP": p, "t_AP": t}`` (p and t None with fewer than
-        2 queries or no baseline; an infinite t as the string "inf" or "-inf").
+        ``{"queries": n, measure: mean, ..., "violation@10": mean or None, ["violated@10": mean
+        or None,] "p_nDCG@10": p, "t_nDCG@10": t, "p_AP": p, "t_AP": t}`` (a violation mean
+        over the queries it applies to; ``violated@10`` only when some row has the field; p and
+        t None with fewer than 2 queries or no baseline; an infinite t as the string "inf" or
+        "-inf").
 
     Example:
         >>> a = [{"nDCG@10": 1.0, "AP": 1.0, "violation@10": None}, {"nDCG@10": 0.5, "AP": 0.2}]
@@ -195,6 +205,8 @@ def group_summary(
     for name in MEASURES:
         summary[name] = _mean([row.get(name) for row in rows])
     summary[VIOLATION] = _mean([row.get(VIOLATION) for row in rows])
+    if any(GROUNDED_VIOLATION in row for row in rows):
+        summary[GROUNDED_VIOLATION] = _mean([row.get(GROUNDED_VIOLATION) for row in rows])
     for name in TESTED:
         t = p = None
         if baseline is not None and len(rows) >= 2:

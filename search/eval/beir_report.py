@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from fortekit.search.eval.beir_metrics import MEASURES, VIOLATION
+from fortekit.search.eval.beir_metrics import GROUNDED_VIOLATION, MEASURES, VIOLATION
 
 __all__ = ["results_markdown"]
 
@@ -33,6 +33,8 @@ def _p_value(value: object) -> str:
 def _table(rows: Mapping[str, Mapping[str, Any]], chance: Mapping[str, float] | None = None,
            timing: str | None = "ms_per_query") -> str:
     columns = [*MEASURES, VIOLATION]
+    if any(GROUNDED_VIOLATION in row for row in rows.values()):  # a run of this version: beside violation@10
+        columns.append(GROUNDED_VIOLATION)
     tail = " | ms / query |" if timing else " |"
     lines = ["| System | " + " | ".join(columns) + " | p nDCG@10 | p AP" + tail,
              "|" + "---|" * (len(columns) + 3 + (1 if timing else 0))]
@@ -80,7 +82,10 @@ def results_markdown(metrics: Mapping[str, Any]) -> str:
     lines = [f"# fortekit eval --beir: {metrics['collection']}", "",
              f"{metrics['queries']} queries, {metrics['items']} items. Metrics by trec_eval (ir-measures); "
              "p: two-sided paired t-test against the baseline, per query (per item for audio to text); "
-             "chance: the expected value of a random ranking.", ""]
+             "chance: the expected value of a random ranking. violation@10: the share of the top 10 whose "
+             "captions mention the excluded concept (item_concepts.jsonl); violated@10: whose captions "
+             "hold a sound the query's formula excludes, by fortekit's own grounded check "
+             "(docs/evaluation.md).", ""]
     t2a = _text_to_audio(metrics)
     if t2a is not None:
         chance = t2a.get("chance", {})

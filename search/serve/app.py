@@ -201,13 +201,13 @@ def create_app(service: "SearchService | None" = None, *, eval_run: "EvalRun | N
     @app.get("/v1/eval/queries", tags=["evaluation"], summary="Per query: a system against the baseline")
     def eval_queries(system: str = Query(..., max_length=200),
                      baseline: str | None = Query(None, max_length=200)) -> JSONResponse:
-        """One row per query with both systems' nDCG@10 and violation@10, and the gain."""
+        """One row per query with both systems' nDCG@10, violation@10 and violated@10, and the gain."""
         return JSONResponse(need_run().queries(system, baseline))
 
     @app.get("/v1/eval/queries/{query_id}", tags=["evaluation"], summary="Both systems' top 10 for a query")
     def eval_query(query_id: str, system: str = Query(..., max_length=200),
                    baseline: str | None = Query(None, max_length=200)) -> JSONResponse:
-        """Each side's top 10 with captions, relevance and violations."""
+        """Each side's top 10 with captions, relevance and violations (the grounded check's marks)."""
         return JSONResponse(need_run().query(query_id, system, baseline))
 
     folder = static_dir()

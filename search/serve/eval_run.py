@@ -10,10 +10,13 @@ systems' means (:meth:`EvalRun.summary`), one row per query comparing a system w
 Nothing here imports FastAPI or torch. ``config.json`` and ``metrics.json`` are read by
 :meth:`EvalRun.load`; a system's per-query file and the collection are read on first use, once
 (:meth:`EvalRun.preload` reads everything at once), through the readers of ``fortekit eval
---beir`` (:func:`~fortekit.search.eval.beir.load_beir`). An item *violates* a query when the
+--beir`` (:func:`~fortekit.search.eval.beir.load_beir`). An item *violates* a query when its
+captions hold a sound the query's formula excludes, by the grounded check that counts
+``violated@10`` (:mod:`fortekit.search.serve.eval_marks`: the run's stored judgement, else the
+check on the parsed captions); an item with no caption the parser read falls back to the
+concept annotation: the
 query is an exclusion (its metadata names a concept ``b`` and its ``kind`` is one of the run's
-``violation_kinds``, "without" by default) and the item mentions ``b`` in at least one caption,
-as :func:`~fortekit.search.eval.beir_metrics.violation_at` counts it.
+``violation_kinds``, "without" by default) and ``item_concepts.jsonl`` says the item mentions ``b``.
 
 Example:
     >>> import json, tempfile
@@ -50,6 +53,8 @@ Example:
     >>> view = evaluation.query("q1", "formula")
     >>> [(hit["id"], hit["relevance"], hit["violates"]) for hit in view["baseline"]["top"]]
     [('d2', 0, True), ('d1', 1, False)]
+    >>> view["baseline"]["top"][0]["violated"], view["system"]["top"][1]["judged_by"]
+    (['¬∃y Thunder(y)'], 'captions')
     >>> view["system"]["top"][0]["caption"], view["relevant"]
     ('rain on a roof', 1)
 """
@@ -63,25 +68,28 @@ from pathlib import Path
 from typing import Any
 
 from fortekit.errors import Errors, FortekitError, ServeError
-from fortekit.search.eval.beir import CORPUS, QRELS, QUERIES, BeirCollection, BeirItem, load_beir
+from fortekit.search.eval.beir import BeirCollection, BeirItem, load_beir
+from fortekit.search.eval.beir_metrics import GROUNDED_VIOLATION, VIOLATION
 from fortekit.search.eval.beir_metrics import MEASURES as _RANKING_MEASURES
-from fortekit.search.eval.beir_metrics import VIOLATION, violation_at
+from fortekit.search.serve.eval_marks import PageMarks
 from fortekit.search.serve.run_files import (
     CONFIG,
     GAIN_MEASURE,
     METRICS,
     PER_QUERY,
     RunRecord,
+    find_collection,
     finite_number,
     not_a_run,
     read_object,
     read_records,
+    t2a_systems,
 )
 
 __all__ = ["MEASURES", "QUERY_FIELDS", "QUERY_ROUTE", "EvalRun"]
 
 #: The measures :meth:`EvalRun.summary` reports for each system, in the page's column order.
-MEASURES: tuple[str, ...] = (*_RANKING_MEASURES, VIOLATION)
+MEASURES: tuple[str, ...] = (*_RANKING_MEASURES, VIOLATION, GROUNDED_VIOLATION)
 #: How an E792 about ``k`` names the route and its fields (the API's route for :meth:`EvalRun.query`).
 QUERY_ROUTE = "GET /v1/eval/queries/{query_id}"
 QUERY_FIELDS = "query_id, system, baseline, k"
@@ -125,6 +133,7 @@ class EvalRun:
         self._reference: str | None = None
         self._collection: BeirCollection | None = None
         self._items: dict[str, BeirItem] = {}
+        self._marks: PageMarks | None = None
         self._lock = threading.Lock()
 
     # --- loading -------------------------------------------------------------------------------
@@ -160,7 +169,7 @@ class EvalRun:
         path = path.resolve()
         config = read_object(path, CONFIG)
         metrics = read_object(path, METRICS)
-        systems = cls._systems(path, metrics)
+        systems = t2a_systems(path, metrics)
         folder = path / PER_QUERY
         if not folder.is_dir():
             raise not_a_run(path, f"it has no {PER_QUERY}/ folder")
@@ -168,79 +177,7 @@ class EvalRun:
             if not (folder / f"{name}.jsonl").is_file():
                 raise not_a_run(path, f"{PER_QUERY}/{name}.jsonl is missing, although metrics.json "
                                        f"lists the system {name!r}")
-        return cls(path, config, metrics, systems, cls._find_collection(path, config, metrics, collection))
-
-    @staticmethod
-    def _systems(path: Path, metrics: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-        """metrics.json's text-to-audio systems: its "t2a" block, else the top-level "systems"."""
-        block = metrics.get("t2a")
-        systems = block.get("systems") if isinstance(block, dict) else metrics.get("systems")
-        if not isinstance(systems, dict) or not systems:
-            directions = metrics.get("directions")
-            why = (" (it evaluated audio to text only: run it with --direction t2a)"
-                   if isinstance(directions, list) and "t2a" not in directions else "")
-            raise not_a_run(path, f"metrics.json lists no text-to-audio systems{why}")
-        for name, row in systems.items():
-            if not name or name in {".", ".."} or "/" in name or "\\" in name or "\0" in name:
-                raise not_a_run(path, f"metrics.json names a system {name!r}, which is no file name")
-            if not isinstance(row, dict):
-                raise not_a_run(path, f"metrics.json's system {name!r} is a JSON {type(row).__name__}, "
-                                       "not an object")
-        return systems
-
-    @staticmethod
-    def _candidates(path: Path, config: Mapping[str, Any], metrics: Mapping[str, Any]) -> list[Path]:
-        """Where the collection may be, most likely first."""
-        found: list[Path] = []
-        data = config.get("data")
-        corpus = data.get("corpus") if isinstance(data, dict) else None
-        corpus_path = corpus.get("path") if isinstance(corpus, dict) else None
-        if isinstance(corpus_path, str) and corpus_path:
-            found.append(Path(corpus_path).expanduser().parent)
-        settings = config.get("settings")
-        beir = settings.get("beir") if isinstance(settings, dict) else None
-        if not isinstance(beir, str) or not beir:
-            beir = metrics.get("collection")
-        if isinstance(beir, str) and beir:
-            given = Path(beir).expanduser()
-            if given.is_absolute():
-                found.append(given)
-            else:
-                bases: list[Path] = []
-                out = settings.get("out") if isinstance(settings, dict) else None
-                if isinstance(out, str) and out and not Path(out).is_absolute():
-                    parts = Path(out).parts  # the run was made from the folder that -o OUT was relative to
-                    if len(parts) < len(path.parts) and path.parts[-len(parts):] == parts:
-                        bases.append(Path(*path.parts[:-len(parts)]))
-                bases += [path.parent, Path.cwd()]
-                found += [base / given for base in bases]
-        unique: list[Path] = []
-        for candidate in found:
-            if candidate not in unique:
-                unique.append(candidate)
-        return unique
-
-    @classmethod
-    def _find_collection(cls, path: Path, config: Mapping[str, Any], metrics: Mapping[str, Any],
-                         collection: str | os.PathLike[str] | None) -> Path:
-        if collection is not None:
-            folder = Path(collection).expanduser()
-            missing = [name for name in (CORPUS, QUERIES, str(QRELS)) if not (folder / name).is_file()]
-            if missing:
-                where = "no such folder" if not folder.exists() else f"it has no {', '.join(missing)}"
-                raise ServeError(Errors.E801.format(path=folder, run=path, problem=where))
-            return folder.resolve()
-        candidates = cls._candidates(path, config, metrics)
-        for folder in candidates:
-            if (folder / CORPUS).is_file():
-                return folder.resolve()
-        if not candidates:
-            raise ServeError(Errors.E801.format(
-                path="(unnamed)", run=path, problem="config.json names no collection (data.corpus.path "
-                                                    "or settings.beir)"))
-        looked = ", ".join(str(folder) for folder in candidates)
-        raise ServeError(Errors.E801.format(path=candidates[0], run=path,
-                                            problem=f"no {CORPUS} was found (looked in {looked})"))
+        return cls(path, config, metrics, systems, find_collection(path, config, metrics, collection))
 
     def _system_records(self, system: str) -> dict[str, RunRecord]:
         """A system's records, read on first use (E802 for an unknown system)."""
@@ -279,6 +216,7 @@ class EvalRun:
                     raise ServeError(Errors.E801.format(path=self.collection_path, run=self.path,
                                                         problem=exc.strerror or str(exc))) from None
                 self._items = {item.id: item for item in collection.items}
+                self._marks = PageMarks(self._items, collection.item_concepts)
                 self._collection = collection
             return self._collection
 
@@ -347,7 +285,8 @@ class EvalRun:
             baseline: the system to compare with (None: :attr:`baseline`).
 
         Returns:
-            ``[{"query_id", "query", "kind", "excluded", "baseline": {"nDCG@10", "violation@10"},
+            ``[{"query_id", "query", "kind", "excluded", "baseline": {"nDCG@10", "violation@10",
+            "violated@10"},
             "system": {...}, "gain"}]``: ``excluded`` is the concept an exclusion query excludes
             (else None), ``gain`` the system's nDCG@10 minus the baseline's; sorted by gain
             descending, ties in the run's query order.
@@ -367,31 +306,32 @@ class EvalRun:
             rows.append((record.ndcg - base.ndcg, {
                 "query_id": query_id, "query": record.query, "kind": record.kind,
                 "excluded": self._excluded(record),
-                "baseline": {GAIN_MEASURE: base.ndcg, VIOLATION: base.violation},
-                "system": {GAIN_MEASURE: record.ndcg, VIOLATION: record.violation},
+                "baseline": {GAIN_MEASURE: base.ndcg, VIOLATION: base.violation,
+                             GROUNDED_VIOLATION: base.grounded},
+                "system": {GAIN_MEASURE: record.ndcg, VIOLATION: record.violation,
+                           GROUNDED_VIOLATION: record.grounded},
                 "gain": record.ndcg - base.ndcg,
             }))
         rows.sort(key=lambda pair: -pair[0])  # stable: ties keep the run's query order
         return [row for _, row in rows]
 
     def _side(self, name: str, record: RunRecord, excluded: str | None, k: int) -> dict[str, Any]:
-        collection = self._collection
-        assert collection is not None  # read by the caller
+        collection, marks = self._collection, self._marks
+        assert collection is not None and marks is not None  # read by the caller
         judged = collection.qrels.get(record.query_id, {})
-        concepts = collection.item_concepts or {}
-        top = []
-        for rank, item_id in enumerate(record.top[:k], start=1):
-            item = self._items.get(item_id)
-            if item is None:
+        for item_id in record.top[:k]:
+            if item_id not in self._items:
                 raise ServeError(Errors.E801.format(
                     path=self.collection_path, run=self.path,
                     problem=f"its corpus has no item {item_id!r}, which {name} ranked for the query "
                             f"{record.query_id!r}: the run evaluated another collection",
                 ))
-            violates = excluded is not None and violation_at([item_id], excluded, concepts, k=1) >= 1.0
-            top.append({"rank": rank, "id": item_id, "caption": item.text,
-                        "relevance": int(judged.get(item_id, 0)), "violates": violates})
-        return {"name": name, GAIN_MEASURE: record.ndcg, VIOLATION: record.violation, "top": top}
+        top = [{"rank": rank, "id": item_id, "caption": self._items[item_id].text,
+                "relevance": int(judged.get(item_id, 0)), **mark}
+               for rank, (item_id, mark) in enumerate(zip(record.top[:k], marks.hits(record, excluded, k),
+                                                          strict=True), start=1)]
+        return {"name": name, GAIN_MEASURE: record.ndcg, VIOLATION: record.violation,
+                GROUNDED_VIOLATION: record.grounded, "top": top}
 
     def query(self, query_id: str, system: str, baseline: str | None = None, k: int = 10) -> dict[str, Any]:
         """One query's top ``k`` under the baseline and under ``system``, side by side.
@@ -405,10 +345,13 @@ class EvalRun:
         Returns:
             ``{"query_id", "query", "kind", "excluded", "relevant", "baseline": side, "system":
             side, "gain"}``, ``relevant`` the number of items the qrels judge relevant (score 1 or
-            more) and each side ``{"name", "nDCG@10", "violation@10", "top": [{"rank", "id",
-            "caption", "relevance", "violates"}]}``: ``caption`` the corpus ``text``,
-            ``relevance`` the qrels score (0 when not judged), ``violates`` whether the item
-            mentions the excluded concept (always False for a query that excludes none).
+            more) and each side ``{"name", "nDCG@10", "violation@10", "violated@10", "top":
+            [{"rank", "id", "caption", "relevance", "violates", "violated", "judged_by"}]}``:
+            ``caption`` the corpus ``text``, ``relevance`` the qrels score (0 when not judged),
+            ``violates`` whether the item's captions hold a sound the query excludes, by the
+            grounded check (``violated``: those sounds; ``judged_by`` "captions"), or, for an
+            item with no caption, whether it mentions the excluded concept ``b`` (``judged_by``
+            "concepts"); ``judged_by`` None: nothing excluded to judge.
 
         Raises:
             ServeError: an unknown system (E802, status 404) or query (E808, status 404); k not

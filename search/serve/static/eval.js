@@ -7,7 +7,7 @@
 'use strict';
 
 (() => {
-  const DEFAULT_MEASURES = ['nDCG@10', 'AP', 'P@10', 'R@1', 'R@5', 'R@10', 'violation@10'];
+  const DEFAULT_MEASURES = ['nDCG@10', 'AP', 'P@10', 'R@1', 'R@5', 'R@10', 'violation@10', 'violated@10'];
   const TOP_N = 10;
   const DASH = '—';
 
@@ -33,7 +33,7 @@
     return n > 0 ? 'gain-pos' : 'gain-neg';
   }
 
-  const lowerIsBetter = (measure) => /^violation/i.test(measure);
+  const lowerIsBetter = (measure) => /^violat/i.test(measure);
 
   // ---------------------------------------------------------------- elements
 
@@ -332,6 +332,24 @@
     }
   }
 
+  // The grounded check (the one behind violated@10) names the excluded sounds the item's captions
+  // hold; an item with no caption to judge falls back to the concept annotation (item_concepts.jsonl).
+  function violatesBadge(item, excluded) {
+    const sounds = asArray(item.violated).filter(isText);
+    if (item.judged_by === 'captions' || sounds.length > 0) {
+      return el('span', {
+        cls: 'badge badge-violates',
+        text: sounds.length > 0 ? '✗ violates ' + sounds.join('; ') : '✗ violates',
+        attrs: { title: 'its captions hold a sound the query excludes (the grounded check of violated@10)' },
+      });
+    }
+    return el('span', {
+      cls: 'badge badge-violates',
+      text: isText(excluded) ? '✗ mentions ' + excluded : '✗ violates',
+      attrs: { title: 'no caption to judge: the concept annotation (item_concepts.jsonl) of violation@10' },
+    });
+  }
+
   function renderColumn(side, label, data, excluded) {
     const d = isObj(data) ? data : {};
     const name = isText(d.name) ? d.name : '';
@@ -344,6 +362,7 @@
     );
     const metrics = ['nDCG@10 ' + fmt3(d['nDCG@10'])];
     if (num(d['violation@10']) !== null) metrics.push('violation@10 ' + fmt3(d['violation@10']));
+    if (num(d['violated@10']) !== null) metrics.push('violated@10 ' + fmt3(d['violated@10']));
     section.appendChild(el('p', { cls: 'col-metrics', text: metrics.join(' · ') }));
 
     const top = asArray(d.top).filter(isObj).slice(0, TOP_N);
@@ -371,14 +390,7 @@
           el('span', { cls: 'badge badge-relevant', text: relevance > 1 ? 'relevant (' + relevance + ')' : 'relevant' })
         );
       }
-      if (violates) {
-        meta.appendChild(
-          el('span', {
-            cls: 'badge badge-violates',
-            text: isText(excluded) ? '✗ mentions ' + excluded : '✗ violates',
-          })
-        );
-      }
+      if (violates) meta.appendChild(violatesBadge(item, excluded));
       li.appendChild(meta);
       ol.appendChild(li);
     });
