@@ -49,7 +49,8 @@ def run(name: str, clips: list[list[str]], backbone: object) -> None:
     queries = [captions[0] for captions in clips]
     others = [captions[1:] for captions in clips]
     flat = [text for group in others for text in group]
-    vectors = torch.nn.functional.normalize(backbone.encode_text(flat).float(), dim=1)  # type: ignore[attr-defined]
+    encode = backbone.encode_text  # type: ignore[attr-defined]
+    vectors = torch.nn.functional.normalize(encode(flat).float(), dim=1)
     items, at = [], 0
     for group in others:
         items.append(torch.nn.functional.normalize(vectors[at: at + len(group)].mean(dim=0), dim=0))
@@ -58,21 +59,24 @@ def run(name: str, clips: list[list[str]], backbone: object) -> None:
     parsed = [parse.formula for parse in parse_captions(flat)]
     sets, at = [], 0
     for group in others:
-        sets.append(frozenset().union(*(predicates(f) for f in parsed[at: at + len(group)] if f is not None)))
+        found = [predicates(f) for f in parsed[at: at + len(group)] if f is not None]
+        sets.append(frozenset().union(*found))
         at += len(group)
     ids = [f"clip{i}" for i in range(len(clips))]
-    index = AudioIndex.from_captions(ids, [group[0] for group in others], backbone.name,  # type: ignore[attr-defined]
-                                     embeddings=item_matrix.numpy(), parse_captions=False, predicate_sets=sets)
-    query_vectors = torch.nn.functional.normalize(backbone.encode_text(queries).float(), dim=1)  # type: ignore[attr-defined]
+    name_of_backbone = backbone.name  # type: ignore[attr-defined]
+    index = AudioIndex.from_captions(ids, [group[0] for group in others], name_of_backbone,
+                                     embeddings=item_matrix.numpy(), parse_captions=False,
+                                     predicate_sets=sets)
+    query_vectors = torch.nn.functional.normalize(encode(queries).float(), dim=1)
     formulas = [parse.formula for parse in parse_captions(queries)]
-    base = Retriever(index, backbone, stage1=None, projection=None, order_check=False, formula=None, rerank=None,
-                     candidates=len(ids), device="cpu")
+    base = Retriever(index, backbone, stage1=None, projection=None, order_check=False, formula=None,
+                     rerank=None, candidates=len(ids), device="cpu")
     systems = {
         "frozen baseline": base,
         "resemblance (before)": base.with_stages(formula=FormulaScoringConfig(exclusion="resemblance"),
                                                  rerank=Reranker(alpha=DEFAULT_ALPHA), captions=sets),
-        "evidence (now)": base.with_stages(formula=FormulaScoringConfig(), rerank=Reranker(alpha=DEFAULT_ALPHA),
-                                           captions=sets),
+        "evidence (now)": base.with_stages(formula=FormulaScoringConfig(),
+                                           rerank=Reranker(alpha=DEFAULT_ALPHA), captions=sets),
     }
     ranks: dict[str, list[int]] = {}
     for system, retriever in systems.items():

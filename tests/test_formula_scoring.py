@@ -309,7 +309,8 @@ def test_rerank_keeps_the_order_of_a_stable_sort(k: int) -> None:
     top = torch.randint(0, 4, (2, 300), generator=generator).float() / 4
     rows = torch.randperm(300, generator=generator).repeat(2, 1)
     # resemblance: no floor, so the order is the sort of the blended scores (the floor: test_exclusion.py)
-    scorer = FormulaScorer(_fixed_encoder(), FormulaScoringConfig(calibration="none", exclusion="resemblance"))
+    config = FormulaScoringConfig(calibration="none", exclusion="resemblance")
+    scorer = FormulaScorer(_fixed_encoder(), config)
     blended = scorer.score(formulas, top, items, candidates=rows)
     order = torch.sort(blended, dim=1, descending=True, stable=True).indices[:, :k]
     scores, found = scorer.rerank(formulas, top, rows, items, k=k)
