@@ -29,7 +29,9 @@ relation of WordNet (Miller 1995; Fellbaum 1998, ch. 1-3):
   lemma by derivation is a dominant sense of *g*, or (from an event noun to a verb) one of that
   sense's lemmas is: "speech" entails "speaking" and "talking" (speech -> speak), "applause"
   and "applauding" entail each other, "hammering" entails "hammer" (the instrument a verb
-  names); a verb never entails its agent ("speaking" does not entail "speaker").
+  names); a verb never entails its agent ("speaking" does not entail "speaker"). An event noun
+  whose synonyms include a verb's gerund entails the verb (applause, whose synset holds
+  "clapping", entails "clapping").
 
 * **Closed compounds.** A compound noun holds the sound its first or last constituent names
   when its WordNet gloss names that constituent: "thunderstorm" ("... rain or hail along with
@@ -286,12 +288,15 @@ def derive_entailment(entries: Iterable[Any], wordnet: Any) -> EntailmentTable:
            for symbol, word in words.items()}
     every = {symbol: senses.every(*word) for symbol, word in words.items()}
     lemma_sets = {symbol: senses.lemma_names(*word) for symbol, word in words.items()}
+    gerunds = {symbol: _gerunds(word[0]) if word[1] == "v" else frozenset() for symbol, word in words.items()}
     above: dict[str, frozenset[str]] = {}
     kinds: dict[str, str] = {}
     for symbol, (lemma, pos) in words.items():
         upward = senses.upward(lemma, pos)
         related = senses.derived(lemma, pos)
         related_lemmas = frozenset(name.lower() for synset in related for name in synset.lemma_names())
+        events = frozenset(name.lower() for synset in senses.dominant(lemma, pos)
+                           if synset.lexname() in EVENT_LEXNAMES for name in synset.lemma_names())
         entailed = set()
         for other, (_, other_pos) in words.items():
             if other == symbol:
@@ -299,9 +304,11 @@ def derive_entailment(entries: Iterable[Any], wordnet: Any) -> EntailmentTable:
             if other_pos == pos:
                 if upward & own[other]:
                     entailed.add(other)
-            elif (pos == "n" and (related & every[other] or related_lemmas & lemma_sets[other])) or (
+            elif (pos == "n" and (related & every[other] or related_lemmas & lemma_sets[other]
+                                  or (events and gerunds[other] & events))) or (
                     pos == "v" and related & own[other]):
-                # noun -> verb: the event noun's verb and that verb's synonyms (speech -> speak ~ talk)
+                # noun -> verb: the event noun's verb and that verb's synonyms (speech -> speak ~ talk),
+                # or an event noun whose synonyms hold the verb's gerund (applause ~ clapping -> clap)
                 entailed.add(other)
         above[symbol] = frozenset(entailed)
         kind = senses.kind(lemma, pos)
@@ -311,6 +318,17 @@ def derive_entailment(entries: Iterable[Any], wordnet: Any) -> EntailmentTable:
     for entry in entries:
         above.setdefault(entry.symbol, frozenset())
     return EntailmentTable(above, kinds)
+
+
+def _gerunds(verb: str) -> frozenset[str]:
+    """The -ing forms a verb's gerund may take (clap -> clapping, ride -> riding, cheer -> cheering)."""
+    base = verb.lower().replace(" ", "_")
+    forms = {base + "ing"}
+    if base.endswith("e") and not base.endswith("ee"):
+        forms.add(base[:-1] + "ing")
+    if len(base) >= 3 and base[-1] not in "aeiouwxy" and base[-2] in "aeiou" and base[-3] not in "aeiou":
+        forms.add(base + base[-1] + "ing")
+    return frozenset(forms)
 
 
 def _add_compounds(words: Mapping[str, tuple[str, str]], senses: _Senses,
