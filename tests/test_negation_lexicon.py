@@ -267,3 +267,13 @@ def test_a_negative_implicative_from_antonymy() -> None:
 def test_a_published_scope_terminator_ends_a_segment() -> None:
     excluded, _, asserted = parts("no goose honking; however a harp playing")
     assert {"Goose"} <= excluded and {"Harp", "Playing"} <= asserted
+
+
+@pytest.mark.parametrize("text", ["the goose avoids", "a dishwasher that omits", "a harp lacking"])
+def test_a_verb_of_lacking_with_nothing_to_scope_is_unsure_never_an_assertion(text: str) -> None:
+    """Item c: the subject of a verb of lacking is no absence, and the verb, with no object,
+    is recorded as unresolved and adds nothing."""
+    result = parser().parse(text)
+    assert not any(r.excluded or r.negated for r in result.predicates), str(result.formula)
+    assert not result.symbols & {"Avoid", "Omit", "Lack", "Lacking", "Avoiding"}
+    assert [n.resolved for n in result.scopes] == [False]

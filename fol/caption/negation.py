@@ -48,7 +48,7 @@ _VERB_TAGS = frozenset({"VB", "VBD", "VBG", "VBN", "VBP", "VBZ"})
 #: Cue classes whose words are negative wherever they stand: with no scope found they are
 #: recorded as unresolved. The others are negative only in their constructions ("a car
 #: stops", "a free kick", "flies over" are no negations) and are otherwise left alone.
-_ALWAYS_NEGATIVE = frozenset({"determiner", "pronoun", "particle", "preposition"})
+_ALWAYS_NEGATIVE = frozenset({"determiner", "pronoun", "particle", "preposition", "lacking_verb"})
 
 
 @dataclass(frozen=True, slots=True)

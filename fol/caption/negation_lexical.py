@@ -33,6 +33,7 @@ __all__ = [
     "absolute_particle",
     "absolute_preposition",
     "exclusion",
+    "is_absence_word",
     "is_attributive",
     "locative_position",
     "negated_object",
@@ -98,6 +99,12 @@ def is_attributive(ctx: ScopeContext, tok: Tok) -> bool:
         and ctx.same_segment(nxt, tok.i)
         and tok.dep not in ("acomp", "ROOT", "conj")
     )
+
+
+def is_absence_word(ctx: ScopeContext, tok: Tok) -> bool:
+    """Whether a word is an adjective of absence of the inventory ("missing"), whatever cue
+    entry matched it first (a verb of lacking shares "missing" with them)."""
+    return any(cue.cls == "absence_adjective" and tok.lower in cue.words for cue in ctx.rules.cues)
 
 
 def locative_position(ctx: ScopeContext, tok: Tok) -> bool:

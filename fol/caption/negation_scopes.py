@@ -17,6 +17,7 @@ from fortekit.fol.caption.negation_context import NOUNS, VERBS, Match, ScopeCont
 from fortekit.fol.caption.negation_lexical import (
     LEXICAL_RULES,
     absolute_particle,
+    is_absence_word,
     locative_position,
     not_a_cue,
 )
@@ -641,6 +642,9 @@ def _predicated(ctx: ScopeContext, match: Match, *, device: bool) -> Verdict | N
     tok = view[match.first]
     if isinstance(cue, Cue) and not cue.attributive and _is_attributive(ctx, tok):
         return not_a_cue
+    lacking = isinstance(cue, Cue) and cue.cls == "lacking_verb"
+    if lacking and tok.tag != "VBN" and not is_absence_word(ctx, tok):
+        return None  # "the goose avoids", "a voice lacking": the subject lacks something, it is not absent
     if device and locative_position(ctx, tok):
         return not_a_cue  # "off in the distance", "far off": a word of position, no absence
     absolute = absolute_particle(ctx, match) if device else None
