@@ -76,6 +76,24 @@ INDEFINITE_KINDS = {"Someone": "person", "Somebody": "person", "Anyone": "person
                     "Everyone": "person", "Everybody": "person"}
 #: Indefinites that name no kind of source: a sound of "something" cannot be judged.
 UNSPECIFIC = frozenset({"Something", "Anything", "Everything", "Thing", "Sound", "Sounds"})
+#: Words that name no sound of their own, as lemmas: the light (support) verbs of English, whose
+#: meaning the phrase around them carries ("going on", "makes a noise"; Jespersen 1942, Butt
+#: 2010), and the general nouns of things ("an item", "an object"; Halliday & Hasan 1976).
+#: A symbol V_audio lacks is otherwise judged by its name.
+NON_SOUND_LEMMAS = frozenset({"be", "have", "do", "go", "make", "get", "take", "give", "come", "keep",
+                              "happen", "occur", "item", "object", "thing", "stuff"})
+
+
+def _names_no_sound(symbol: str) -> bool:
+    """True for a light verb or a general noun, in any of its -ing or plural spellings."""
+    word = symbol.lower()
+    if word in NON_SOUND_LEMMAS or word.rstrip("s") in NON_SOUND_LEMMAS:
+        return True
+    if word.endswith("ing"):
+        stem = word[:-3]
+        return bool({stem, stem + "e", stem[:-1] if len(stem) > 2 and stem[-1] == stem[-2] else stem}
+                    & NON_SOUND_LEMMAS)
+    return False
 
 
 class Evidence(StrEnum):
@@ -186,7 +204,8 @@ class ViolationCheck:
             if symbol in UNSPECIFIC:
                 role = ""
             elif entry is None:
-                role = "noun"  # a word V_audio lacks is judged by its name
+                # a word V_audio lacks is judged by its name, unless it names no sound at all
+                role = "" if _names_no_sound(symbol) else "noun"
             elif not entry.category.is_event:
                 role = ""
             else:
