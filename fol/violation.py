@@ -231,6 +231,8 @@ class ViolationCheck:
         spine: list[tuple[Formula, bool]] = []
         _walk(phi, False, spine)
         nouns_of: dict[Var, list[str]] = {}
+        asserted_vars = {part.args[0] for part, negated in spine
+                         if not negated and isinstance(part, Atom) and len(part.args) == 1}
         for part, negated in spine:
             if (not negated and isinstance(part, Atom) and len(part.args) == 1
                     and isinstance(part.args[0], Var) and self.role(part.predicate) == "noun"):
@@ -241,12 +243,15 @@ class ViolationCheck:
                 continue
             body = part.body
             atoms = list(_unary(body))
-            if isinstance(body, Atom) and atoms and atoms[0].args[0] in nouns_of:
-                # a denied property of an asserted source: the source's nouns with the denied word;
-                # a denied quality ("music, not loud") names no sound of its own: nothing to judge
-                if not self.role(body.predicate):
+            if isinstance(body, Atom) and atoms and atoms[0].args[0] in asserted_vars:
+                # a denied property of an asserted source: the source's nouns with the denied word.
+                # A denied quality ("music, not loud") names no sound of its own, nor does a kind
+                # denied of an unspecific thing ("an item that is not metal"): nothing to judge.
+                sources = nouns_of.get(atoms[0].args[0], [])
+                role = self.role(body.predicate)
+                if not role or (role == "noun" and not sources):
                     continue
-                atoms = [Atom(name, atoms[0].args) for name in nouns_of[atoms[0].args[0]]] + atoms
+                atoms = [Atom(name, atoms[0].args) for name in sources] + atoms
             head = next((atom.args[0] for atom in atoms), None)
             core = [atom.predicate for atom in atoms if atom.args[0] == head]
             nouns = tuple(dict.fromkeys(n for n in core if self.role(n) == "noun"))
