@@ -122,9 +122,8 @@ def main() -> None:
                 log=print,
             )
         per_system = {s: _rows(out / "per_query" / f"{s}.jsonl") for s in systems}
-        report[name] = {
-            field: summarise(per_system, field) for field in ("wording", "cue_class", "half")
-        }
+        fields = dict.fromkeys(("wording", "cue_class", "half", args.by, "relation", "pair"))
+        report[name] = {field: summarise(per_system, field) for field in fields}
         for field in dict.fromkeys([args.by, "cue_class", "half"]):
             text.append(
                 f"### {name}, by {field}\n\n" + markdown(report[name][field], systems, field)
