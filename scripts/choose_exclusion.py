@@ -61,33 +61,50 @@ def main() -> None:
     parser.add_argument("--grid", default="{}", help="JSON: setting -> list of values")
     parser.add_argument("--paths", default="captions,contrast", help="captions, contrast or both")
     parser.add_argument("--json", type=Path, help="write every row here")
+    parser.add_argument("--backbone", default="minilm", help="a registered backbone (default minilm)")
+    parser.add_argument("--backbone-option", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--captioner", help="a captioner plug-in for audio items (e.g. tagger)")
+    parser.add_argument("--captioner-option", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--evidence", action="store_true",
+                        help="also run each setting with the captioner's label evidence (a tagger)")
     args = parser.parse_args()
     grid: dict[str, list[Any]] = json.loads(args.grid)
     names = list(grid)
     settings = [dict(zip(names, values, strict=True)) for values in itertools.product(*grid.values())] or [{}]
-    backbone = get_backbone("minilm")
+    backbone = get_backbone(args.backbone, **_options(args.backbone_option))
+    captioner = None
+    if args.captioner:
+        from fortekit.plugins import get_captioner
+
+        captioner = get_captioner(args.captioner, **_options(args.captioner_option))
     rows: list[dict[str, Any]] = []
     for folder in args.sets:
-        data = BeirData(load_beir(folder), backbone, search=RefineConfig.online())
+        data = BeirData(load_beir(folder), backbone, search=RefineConfig.online(), captioner=captioner)
         base = data.retriever(formula=False, rerank=None)
         baseline = measure(data, _ranking(base, data.queries, None).order)
         print(f"{folder.name} baseline: {fmt(baseline)}", flush=True)
         rows.append({"set": folder.name, "path": "baseline", "setting": {}, **baseline})
         resemblance = FormulaScoringConfig(exclusion="resemblance")
-        old = measure(data, _ranking(base.with_stages(formula=resemblance, captions=None), data.queries,
-                                     data.query_formulas).order)
+        old = measure(data, _ranking(base.with_stages(formula=resemblance, captions=None,
+                                                      evidence=data.evidence if args.evidence else None),
+                                     data.queries, data.query_formulas).order)
         print(f"{folder.name} resemblance (before): {fmt(old)}", flush=True)
         rows.append({"set": folder.name, "path": "resemblance", "setting": {}, **old})
+        evidence = data.evidence if args.evidence else None
         for path in args.paths.split(","):
             captions = data.caption_sets if path == "captions" else None
             for setting in settings:
                 config = FormulaScoringConfig(**setting)
-                retriever = base.with_stages(formula=config, captions=captions)
+                retriever = base.with_stages(formula=config, captions=captions, evidence=evidence)
                 result = measure(data, _ranking(retriever, data.queries, data.query_formulas).order)
                 print(f"{folder.name} {path} {setting}: {fmt(result)}", flush=True)
                 rows.append({"set": folder.name, "path": path, "setting": setting, **result})
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1), encoding="utf-8")
+
+
+def _options(pairs: list[str]) -> dict[str, str]:
+    return dict(pair.split("=", 1) for pair in pairs)
 
 
 def fmt(values: dict[str, float]) -> str:
