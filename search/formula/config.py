@@ -101,6 +101,9 @@ class FormulaScoringConfig:
             the asked-for clause from which the backbone cannot tell them apart: the clause is unsure.
         floor: with ``"evidence"``, keep every item with no evidence of an excluded sound at or above
             its first-pass place (:func:`~fortekit.search.formula.exclusion.floor_order`).
+        label_threshold: with ``"evidence"`` and a tagger's label evidence, the probability from
+            which an item holds an excluded sound the tagger knows (it may then go below its
+            first-pass place; below it, the probability still lowers the item's logic).
 
     Raises:
         EvaluationError: a setting out of range (E480).
@@ -137,6 +140,7 @@ class FormulaScoringConfig:
     contrast_margin: float = 0.5
     max_clause_cosine: float = 0.9
     floor: bool = True
+    label_threshold: float = 0.5
 
     def __post_init__(self) -> None:
         checks: list[tuple[bool, str, str, object]] = [
@@ -188,6 +192,8 @@ class FormulaScoringConfig:
             (_number(self.max_clause_cosine) and -1.0 <= self.max_clause_cosine <= 1.0, "max_clause_cosine",
              "a number in [-1, 1]", self.max_clause_cosine),
             (isinstance(self.floor, bool), "floor", "True or False", self.floor),
+            (_number(self.label_threshold) and 0.0 <= self.label_threshold <= 1.0, "label_threshold",
+             "a number in [0, 1]", self.label_threshold),
         ]
         for ok, name, expected, value in checks:
             if not ok:

@@ -338,13 +338,14 @@ class FormulaScorer:
             tree = plan.tree
             assert tree is not None
             truth = list(degrees[start:end])
-            judged = False
+            labelled: set[int] = set()
             if grounded is not None and evidence is not None:
-                truth, judged = self._with_evidence(truth, query_rows, plan.negated, grounded, evidence,
-                                                    None if candidates is None else candidates[q])
+                truth, labelled = self._with_evidence(truth, query_rows, plan.negated, grounded, evidence,
+                                                      None if candidates is None else candidates[q])
+            judged = bool(labelled)
             if self.config.exclusion == "evidence" and any(plan.negated):
                 z = (sims[start:end] - where[start:end, None]) / scale[start:end, None]
-                if not self._exclude_by_evidence(q, plan, truth, z, candidates, exclusion, judged):
+                if not self._exclude_by_evidence(q, plan, truth, z, candidates, exclusion, labelled):
                     logic_rows.append(torch.zeros_like(out[q]))  # every exclusion unsure: similarity
                     gammas.append(0.0)
                     keeps.append(1.0)
@@ -438,7 +439,7 @@ class FormulaScorer:
 
     def _exclude_by_evidence(
         self, q: int, plan: QueryPlan, truth: list[torch.Tensor], z: torch.Tensor,
-        candidates: torch.Tensor | None, exclusion: _Exclusion, judged: bool,
+        candidates: torch.Tensor | None, exclusion: _Exclusion, labelled: set[int],
     ) -> bool:
         """Replace the negated leaves' degrees (``truth``, in place) by evidence; record which
         candidates hold evidence. False when every negated leaf is unsure (similarity alone)."""
@@ -456,8 +457,8 @@ class FormulaScorer:
             if not flag:
                 continue
             sound = plan.sounds[j] if j < len(plan.sounds) else None
-            if judged and j not in plan.unsure and exclusion.captions is None:
-                evidence_row = truth[j] >= 0.5  # a tagger's probability judged it
+            if j in labelled:  # a tagger's probability: the richest evidence there is
+                evidence_row = truth[j] >= config.label_threshold
             elif exclusion.captions is not None:
                 if sound is None:
                     plan.unsure[j] = "it names no sound the grounded check can judge"
@@ -534,18 +535,18 @@ class FormulaScorer:
     def _with_evidence(
         self, truth: list[torch.Tensor], rows: list[int], negated: Sequence[bool],
         grounded: list[int | None], evidence: LabelEvidence, candidates: torch.Tensor | None,
-    ) -> tuple[list[torch.Tensor], bool]:
-        """The leaves' degrees with the evidence blended in, and whether any leaf read it."""
+    ) -> tuple[list[torch.Tensor], set[int]]:
+        """The leaves' degrees with the evidence blended in, and the leaves that read it."""
         weight = self.config.evidence_weight
         out = list(truth)
-        judged = False
+        judged: set[int] = set()
         for leaf, (row, is_negated) in enumerate(zip(rows, negated, strict=True)):
             label = grounded[row]
             if label is None or (self.config.evidence_scope == "negated" and not is_negated):
                 continue
             probability = evidence.column(label, candidates).to(truth[leaf].device, truth[leaf].dtype)
             out[leaf] = (1.0 - weight) * truth[leaf] + weight * probability
-            judged = True
+            judged.add(leaf)
         return out, judged
 
     def rerank(
