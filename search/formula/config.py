@@ -102,8 +102,9 @@ class FormulaScoringConfig:
         floor: with ``"evidence"``, keep every item with no evidence of an excluded sound at or above
             its first-pass place (:func:`~fortekit.search.formula.exclusion.floor_order`).
         label_threshold: with ``"evidence"`` and a tagger's label evidence, the probability from
-            which an item holds an excluded sound the tagger knows (it may then go below its
-            first-pass place; below it, the probability still lowers the item's logic).
+            which an item holds an excluded sound the tagger knows, and under which it lacks an
+            asked-for sound the tagger knows: either is evidence that lets the item go below its
+            first-pass place (otherwise the probability still weighs in its logic).
 
     Raises:
         EvaluationError: a setting out of range (E480).

@@ -455,6 +455,9 @@ class FormulaScorer:
         usable = 0
         for j, flag in enumerate(plan.negated):
             if not flag:
+                if j in labelled:
+                    # a tagger that does not hear an asked-for sound is evidence against the item too
+                    held |= truth[j] < config.label_threshold
                 continue
             sound = plan.sounds[j] if j < len(plan.sounds) else None
             if j in labelled:  # a tagger's probability: the richest evidence there is
