@@ -58,6 +58,8 @@ PREFIXES = ("un", "non", "in", "im", "il", "ir", "dis")
 #: The prefixes that negate an English participle (un-, non-); in-/im-/dis- attach to Latinate
 #: adjectives, and on a participle they are reversative ("disjoined") or no prefix ("impaired").
 PARTICIPLE_PREFIXES = ("un", "non")
+#: WordNet's verb frame 14, "Somebody ----s somebody something" (the double-object construction).
+DOUBLE_OBJECT = 14
 
 
 # -- WordNet walks -------------------------------------------------------------------------------
@@ -87,6 +89,19 @@ def _provenance(synset: Any, root: str) -> str:
     return f"{name} (root)" if name == root else f"{name}, hyponym of {root}"
 
 
+def _first_sense_with_frame(wn: Any, lemma: str, frame: int | None) -> Any | None:
+    """The lemma's most frequent verb sense, or, with ``frame``, its most frequent sense that
+    takes that WordNet verb frame: the construction selects the sense ("spare me the
+    details" is frame 14, "Somebody ----s somebody something", whose first sense is "save or
+    relieve from an experience", not the more frequent "refrain from harming")."""
+    for synset in wn.synsets(lemma, "v"):
+        if frame is None:
+            return synset
+        if any(frame in lem.frame_ids() for lem in synset.lemmas() if lem.name().lower() == lemma.lower()):
+            return synset
+    return None
+
+
 def verb_class(
     wn: Any,
     spec: ClassSpec,
@@ -94,8 +109,10 @@ def verb_class(
     *,
     single: bool = False,
     no_adjective: bool = False,
+    frame: int | None = None,
 ) -> Iterator[Entry]:
-    """The verbs whose most frequent sense lies in the kept closure of the class's roots."""
+    """The verbs whose most frequent sense (with ``frame``: most frequent sense in that verb
+    frame) lies in the kept closure of the class's roots."""
     synsets = _closure(wn, spec.roots, keep)
     seen: set[str] = set()
     for synset in sorted(synsets, key=lambda s: s.name()):
@@ -107,12 +124,14 @@ def verb_class(
                 or not word.replace(" ", "").replace("-", "").isalpha()
             ):
                 continue
-            if _first_sense(wn, lemma, "v") not in synsets:
+            first = _first_sense_with_frame(wn, lemma, frame)
+            if first not in synsets:
                 continue  # the word's dominant sense is another one ("drop", "take", "catch")
-            if no_adjective and wn.synsets(lemma, "a"):
-                continue  # an adjective too ("long"): the list is also read for adjectives
+            if no_adjective and " " not in word and wn.synsets(lemma, "a"):
+                # an adjective too ("long"): the list is also read for adjectives; a phrasal
+                # verb ("cut out") is never read as one
+                continue
             seen.add(word)
-            first = _first_sense(wn, lemma, "v")
             yield Entry(spec.name, word, "verb", "wordnet", _provenance(first, synsets[first]))
 
 
@@ -143,6 +162,33 @@ def _not_debone(synset: Any) -> bool:
 
 def _containment(synset: Any) -> bool:
     return bool(re.search(r"\b(contain|include|part|component)", synset.definition()))
+
+
+#: A gloss that defines a noun as a kind of evidence or indication ("a slight indication",
+#: "any factual evidence that ..."), not as a thing that happens to indicate ("symptom: any
+#: sensation or change in bodily function ...").
+_EVIDENTIAL_GLOSS = re.compile(r"^(?:(?:a|an|any|the|some)\s+)?(?:[a-z]+\s+)?(?:indication|evidence)\b")
+
+
+def evidential_nouns(wn: Any, spec: ClassSpec) -> Iterator[Entry]:
+    """Nouns of evidence and indication: the roots' own lemmas and the hyponyms whose gloss
+    defines them as evidence or an indication, kept where the noun's most frequent sense is
+    one of them ("trace" is first "a just detectable amount", already a filler noun)."""
+    roots = set(spec.roots)
+    synsets = _closure(
+        wn,
+        spec.roots,
+        lambda s: s.name() in roots or bool(_EVIDENTIAL_GLOSS.search(s.definition())),
+    )
+    seen: set[str] = set()
+    for synset in sorted(synsets, key=lambda s: s.name()):
+        for lemma in synset.lemma_names():
+            word = lemma.lower()
+            if word in seen or not word.isalpha() or _first_sense(wn, lemma, "n") not in synsets:
+                continue
+            seen.add(word)
+            first = _first_sense(wn, lemma, "n")
+            yield Entry(spec.name, word, "noun", "wordnet", _provenance(first, synsets[first]))
 
 
 def _participles(wn: Any, verb: str) -> list[str]:
@@ -316,6 +362,18 @@ def derive(wn: Any, rules: dict[str, Any] | None = None) -> list[Entry]:
     entries += verb_class(wn, spec["perception_verb"], _hearing_only, single=True, no_adjective=True)
     entries += verb_class(wn, spec["containment_verb"], _containment, single=True, no_adjective=True)
     entries += verb_class(wn, spec["obscuring_verb"], single=True)
+    for name in ("ceasing_verb", "appearance_verb", "seeking_verb"):
+        entries += verb_class(wn, spec[name], defined_by_roots(wn, spec[name].roots), no_adjective=True)
+    entries += verb_class(
+        wn,
+        spec["disclosure_verb"],
+        defined_by_roots(wn, spec["disclosure_verb"].roots),
+        single=True,
+        no_adjective=True,
+    )
+    for name in ("giving_verb", "sparing_verb"):  # read in the double-object construction only
+        entries += verb_class(wn, spec[name], single=True, frame=DOUBLE_OBJECT)
+    entries += evidential_nouns(wn, spec["evidential_noun"])
     entries += absence_adjectives(wn, spec["absence_adjective"])
     entries += privative_participles(wn, spec["privative_participle"], connective_verbs)
     entries += negative_implicatives(

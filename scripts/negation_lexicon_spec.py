@@ -56,7 +56,15 @@ CLASSES: tuple[ClassSpec, ...] = (
         "omission_verb",
         "cue:lacking-verb",
         "verbs of omitting, excluding, avoiding and lacking: their object is excluded",
-        ("exclude.v.01", "neglect.v.01", "miss.v.06", "avoid.v.01", "shun.v.01"),
+        (
+            "exclude.v.01",
+            "neglect.v.01",
+            "miss.v.06",
+            "avoid.v.01",
+            "shun.v.01",
+            "rule_out.v.03",
+            "preclude.v.02",
+        ),
     ),
     ClassSpec(
         "removal_verb",
@@ -104,6 +112,53 @@ CLASSES: tuple[ClassSpec, ...] = (
         ("hide.v.01", "submerge.v.02", "smother.v.03", "muffle.v.02"),
     ),
     ClassSpec(
+        "ceasing_verb",
+        "cue:ceasing-verb",
+        'verbs of ending and disappearing: in a resultative form ("B having vanished") the subject is '
+        "no longer heard",
+        ("end.v.01", "disappear.v.01", "vanish.v.04"),
+    ),
+    ClassSpec(
+        "appearance_verb",
+        "list:appearance_verbs",
+        'verbs of appearing: as the complement of a negative implicative ("B failed to show up") the '
+        "subject is not there",
+        ("appear.v.05", "come_on.v.01", "happen.v.04"),
+    ),
+    ClassSpec(
+        "disclosure_verb",
+        "list:perception",
+        "verbs of revealing (causatives of perceiving): negated, or the complement of a negative "
+        "implicative, their object is excluded",
+        ("show.v.04", "uncover.v.01"),
+    ),
+    ClassSpec(
+        "seeking_verb",
+        "list:perception",
+        'verbs of seeking ("look for"): negated, their object is excluded',
+        ("search.v.01",),
+    ),
+    ClassSpec(
+        "giving_verb",
+        "list:giving_verbs",
+        'verbs of giving: negated with the speaker as recipient ("don\'t give me B"), a request not to '
+        "be given B: the object is excluded",
+        ("give.v.01", "give.v.03"),
+    ),
+    ClassSpec(
+        "sparing_verb",
+        "cue:sparing-verb",
+        'verbs of sparing someone an experience, in the double-object construction ("spare me B"): '
+        "the object is excluded",
+        ("exempt.v.01",),
+    ),
+    ClassSpec(
+        "evidential_noun",
+        "list:filler_nouns",
+        'nouns of evidence and indication: inside a negation they are filler ("no indication of B" is no B)',
+        ("evidence.n.01", "evidence.n.02", "indication.n.01", "sign.n.01"),
+    ),
+    ClassSpec(
         "absence_adjective",
         "cue:absence-adjective",
         "adjectives whose antonym is an adjective of presence or perceptibility (absent, inaudible)",
@@ -138,8 +193,9 @@ CLASSES: tuple[ClassSpec, ...] = (
 )
 
 #: Published cue lexicons: (source, lemma, class it joins, what the source lists). Only
-#: the cues that fit sound queries; the medical ones (denies, negative for, rules out,
-#: unremarkable, resolved) are left out (docs/negation.md).
+#: the cues that fit sound queries; the medical ones (denies, unremarkable, resolved) are left
+#: out (docs/negation.md). "rule out" and "negative for" are no medical words: they say that a
+#: test excludes its object, which a query may say of a sound.
 PUBLISHED: tuple[tuple[str, str, str, str], ...] = (
     ("negex", "no", "cue:negative-determiner", "pre-negation 'no', 'with no'"),
     ("negex", "not", "cue:particle", "pre-negation 'not'"),
@@ -153,6 +209,10 @@ PUBLISHED: tuple[tuple[str, str, str, str], ...] = (
     ("negex", "evidence", "list:filler_nouns", "pre-negation 'no evidence of', 'without evidence'"),
     ("negex", "sign", "list:filler_nouns", "pre-negation 'no sign of', 'no signs of'"),
     ("negex", "associate", "list:cooccurrence_verbs", "pre-negation 'not associated with'"),
+    ("negex", "finding", "list:filler_nouns", "pre-negation 'no findings of', 'no new findings'"),
+    ("negex", "suggestion", "list:filler_nouns", "pre-negation 'no suggestion of'"),
+    ("negex", "rule out", "cue:lacking-verb", "pre-negation 'rule out', 'rules out', 'ruled out'"),
+    ("negex", "negative for", "cue:privative-preposition", "pre-negation 'negative for'"),
     ("negex", "however", "segments:conjunctions", "scope terminator 'however'"),
     ("negex", "nevertheless", "segments:conjunctions", "scope terminator 'nevertheless'"),
     ("conandoyle-neg", "never", "cue:particle", "syntactic cue 'never'"),

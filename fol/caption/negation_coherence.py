@@ -131,6 +131,8 @@ def _goes_on(ctx: ScopeContext, verb: Tok, subject: Tok) -> bool:
     for tok in view.tokens:
         if tok.i == verb.i or tok.i in complements or tok.pos != "VERB":
             continue
+        if tok.dep in ("acl", "relcl") and tok.head == subject.i:
+            continue  # "the birds chirping having vanished": the phrase's own verb is what ceased
         own = ctx.subject_of(tok.i)
         shared = own is None and tok.dep == "conj" and tok.head == verb.i  # "has finished X and is making Y"
         if (

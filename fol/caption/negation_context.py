@@ -353,8 +353,9 @@ class ScopeContext:
 
     def filler_object(self, noun: Tok) -> tuple[Tok, list[int]] | None:
         """'sign of B', 'the sound of B': the noun after a filler noun and its "of", and the filler tokens."""
-        if noun.lower not in self.words("filler_nouns"):
-            return None
+        fillers = self.words("filler_nouns")
+        if noun.lower not in fillers and not (noun.pos in NOUNS and noun.lemma in fillers):
+            return None  # "no findings of B": a plural filler is read by its lemma
         view = self.view
         of = noun.i + 1
         if of < len(view) and view[of].lower == "of" and self.same_segment(of, noun.i):

@@ -37,7 +37,10 @@ __all__ = [
     "is_attributive",
     "locative_position",
     "negated_object",
+    "closes_noun_phrase",
     "not_a_cue",
+    "phrasal_object",
+    "sound_object",
 ]
 
 #: A verdict that says the word is no negation here ("a silent film", "a car stops").
@@ -173,11 +176,18 @@ def removed_object(ctx: ScopeContext, match: Match) -> Verdict | None:
     view = ctx.view
     tok = view[match.first]
     cue = match.entry
+    subjectless = not any(c.dep in SUBJECT_DEPS or c.dep == "expl" for c in view.children(tok.i))
+    if tok.tag in ("VB", "VBG") or (tok.tag == "VBD" and subjectless and _opens_segment(ctx, tok.i)):
+        return _directive_object(ctx, match)  # "cut/VBD out the B": a past needs a subject
     if isinstance(cue, Cue) and not cue.attributive and is_attributive(ctx, tok):
         return not_a_cue
     if tok.tag not in ("VBN", "VBD"):
         return None
     auxiliaries = [c.i for c in view.children(tok.i) if c.dep in ("aux", "auxpass")]
+    if not auxiliaries and not subjectless:
+        misread = _misread_participle(ctx, match)
+        if misread is not None:
+            return misread
     perfect = any(view[k].lower in ctx.words("perfect_auxiliaries") for k in auxiliaries)
     noun, construction = (ctx.subject_of(tok.i), "copular") if perfect and tok.tag == "VBN" else (None, "")
     if noun is None and not auxiliaries:
@@ -194,6 +204,90 @@ def removed_object(ctx: ScopeContext, match: Match) -> Verdict | None:
     if noun is None or not ctx.is_noun(noun) or not ctx.same_segment(noun.i, tok.i):
         return None
     return exclusion(ctx, match, noun, construction, auxiliaries)
+
+
+def _opens_segment(ctx: ScopeContext, i: int) -> bool:
+    """Whether ``i`` is the first word of its segment but for conjunctions and adverbs."""
+    view = ctx.view
+    return all(
+        view[k].pos in ("CCONJ", "ADV", "INTJ", "PART", "PUNCT") or view[k].lower == "please"
+        for k in ctx.segment_tokens(i)
+        if k < i
+    )
+
+
+def _directive_object(ctx: ScopeContext, match: Match) -> Verdict | None:
+    """'A; cut out the B', 'A, eliminating B': a verb of removing with no subject of its own.
+
+    An imperative, or a participle that opens its segment and is no noun's modifier, has no
+    source in the clip for its subject: it says what the query wants done with B (the
+    imperative is addressed to the search; the free participle describes the result), so B
+    is removed. With a subject ("a man removes a lid", "a man removing a lid") it is an event.
+    """
+    view = ctx.view
+    tok = view[match.first]
+    if any(c.dep in SUBJECT_DEPS or c.dep == "expl" for c in view.children(tok.i)):
+        return None
+    if not _opens_segment(ctx, tok.i) or (
+        tok.tag == "VBG" and tok.dep == "acl" and ctx.is_noun(view[tok.head])
+    ):
+        return None
+    head = view[tok.head]
+    if tok.dep in ("conj", "xcomp") and head.tag == tok.tag:
+        return None  # "walking ... and removing branches": a conjunct of the same form shares its subject
+    objects = [c for c in view.children(tok.i) if c.dep in ("dobj", "obj") and c.i > match.last]
+    obj = objects[0] if objects else ctx.first_after(match.last)
+    if obj is None or not ctx.nominal(obj, match.last):
+        return None
+    if any(view[k].pos not in ("DET", "ADJ", "NUM", "PRON") for k in range(match.last + 1, obj.i)):
+        return None  # the object follows the verb: "removing of the cap" is a noun; "Silence then B"
+
+    return exclusion(ctx, match, obj, "imperative" if tok.tag == "VB" else "participial")
+
+
+def closes_noun_phrase(ctx: ScopeContext, tok: Tok) -> bool:
+    """Whether a verb form is said of the noun before it as a participle: its subject comes
+    first, in its segment, and it takes no object and nothing follows it ("the B silenced")."""
+    view = ctx.view
+    subject = ctx.subject_of(tok.i)
+    return not (
+        subject is None
+        or subject.i > tok.i
+        or not ctx.is_noun(subject)
+        or not ctx.same_segment(subject.i, tok.i)
+        or any(c.dep in ("dobj", "obj", "ccomp", "xcomp") and c.i > tok.i for c in view.children(tok.i))
+        or ctx.first_after(tok.i) is not None
+    )
+
+
+def _misread_participle(ctx: ScopeContext, match: Match) -> Verdict | None:
+    """'A, the B filtered out': a verb of removing takes an object; with none, after its
+    noun and closing its segment, its past form is the tagger's reading of the participle."""
+    tok = ctx.view[match.first]
+    if ctx.first_after(match.last) is not None or not closes_noun_phrase(ctx, tok):
+        return None
+    subject = ctx.subject_of(tok.i)
+    assert subject is not None
+    return exclusion(ctx, match, subject, "post-nominal")
+
+
+def double_object(ctx: ScopeContext, match: Match) -> Verdict | None:
+    """'spare me the B': a verb of sparing in the double-object construction excludes its
+    second object (the experience the recipient is spared); with one object no cue."""
+    view = ctx.view
+    tok = view[match.first]
+    after = [c for c in view.children(tok.i) if c.i > tok.i]
+    recipient = next((c for c in after if c.dep in ("dative", "iobj")), None)
+    objects = [c for c in after if c.dep in ("dobj", "obj")]
+    if recipient is None and len(objects) >= 2 and objects[0].pos == "PRON":
+        recipient = objects[0]  # "spare me/dobj the B/dobj": the first object is the recipient
+    if recipient is None:
+        return not_a_cue  # "spare the trees": refrain from harming
+    objects = [c for c in view.children(tok.i) if c.dep in ("dobj", "obj") and c.i > recipient.i]
+    obj = objects[0] if objects else ctx.first_after(recipient.i)
+    if obj is None or not ctx.nominal(obj, recipient.i):
+        return not_a_cue
+    return exclusion(ctx, match, obj, "double-object", [recipient.i])
 
 
 def by_object(ctx: ScopeContext, match: Match) -> Verdict | None:
@@ -215,7 +309,7 @@ def by_object(ctx: ScopeContext, match: Match) -> Verdict | None:
 
 
 #: The scope rules of this module, by the names ``grammars/negation.toml`` uses.
-LEXICAL_RULES = {"removed_object": removed_object, "by_object": by_object}
+LEXICAL_RULES = {"removed_object": removed_object, "by_object": by_object, "double_object": double_object}
 
 
 # -- a denied verb and its object ---------------------------------------------------------------------
@@ -242,6 +336,13 @@ def _sound_object(ctx: ScopeContext, verb: Tok) -> Tok | None:
             if inner is not None:
                 return _sound_phrase(ctx, inner)
     return None
+
+
+def sound_object(ctx: ScopeContext, verb: Tok) -> Tok | None:
+    """The sound phrase a verb takes as its object (direct, of a clausal object, or of a
+    prepositional verb of the perception list), or None."""
+    phrasal = phrasal_object(ctx, verb)
+    return phrasal[0] if phrasal is not None else _sound_object(ctx, verb)
 
 
 def _before_exceptive(ctx: ScopeContext, obj: Tok) -> bool:
@@ -280,6 +381,31 @@ def _connective_object(ctx: ScopeContext, verb: Tok) -> tuple[Tok, list[int]] | 
     return None
 
 
+def phrasal_object(ctx: ScopeContext, verb: Tok) -> tuple[Tok, int] | None:
+    """'look for B': the object of a prepositional verb the perception list holds as a phrase
+    (the lexicon's seeking verbs), with the preposition."""
+    perception = ctx.words("perception")
+    view = ctx.view
+    for prep in view.children(verb.i, ("prep",)):
+        if prep.i > verb.i and f"{verb.lemma} {prep.lower}" in perception:
+            obj = next((c for c in view.children(prep.i, ("pobj",))), None) or ctx.first_after(prep.i)
+            if obj is not None and ctx.same_segment(obj.i, verb.i):
+                found = _sound_phrase(ctx, obj)
+                if found is not None:
+                    return found, prep.i
+    return None
+
+
+def _speaker_recipient(ctx: ScopeContext, verb: Tok) -> int | None:
+    """'give me B': the speaker as the recipient of a verb of giving (double object)."""
+    if verb.lemma not in ctx.words("giving_verbs"):
+        return None
+    for child in ctx.view.children(verb.i, ("dative", "iobj")):
+        if child.lower in ctx.words("speaker_pronouns"):
+            return child.i
+    return None
+
+
 def negated_object(ctx: ScopeContext, match: Match, verdict: Verdict) -> Verdict:
     """What a denied verb's object is (docs/negation.md, "A negated verb and its object").
 
@@ -312,9 +438,15 @@ def negated_object(ctx: ScopeContext, match: Match, verdict: Verdict) -> Verdict
     if connective is not None:  # "not accompanied by B": B is not heard
         joined, tokens = connective
         return exclusion(ctx, match, joined, verdict.construction, [*verdict.cue_tokens, *tokens])
-    obj = _sound_object(ctx, verb)
+    phrasal = phrasal_object(ctx, verb)
+    obj = _sound_object(ctx, verb) if phrasal is None else phrasal[0]
     if obj is None or obj.i in ctx.claimed or _before_exceptive(ctx, obj):
         return verdict
+    recipient = _speaker_recipient(ctx, verb)
+    if recipient is not None:  # "don't give me B": a request not to be given B
+        return exclusion(ctx, match, obj, "clausal", [*verdict.cue_tokens, verb.i, recipient])
+    if phrasal is not None:  # "not looking for B"
+        return exclusion(ctx, match, obj, "clausal", [*verdict.cue_tokens, verb.i, phrasal[1]])
     if verb.lemma in ctx.words("perception") or verb.lower in ctx.words("perception"):
         subject = ctx.subject_in_segment(verb.i)
         tokens = [*verdict.cue_tokens, verb.i]

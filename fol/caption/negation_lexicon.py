@@ -220,7 +220,7 @@ def merge_lexicon(data: Mapping[str, Any], lexicon: NegationLexicon) -> dict[str
 
     A single word joins its cue's ``words`` unless some cue already has it (the inventory
     keeps its reading: "devoid" stays a privative adjective); a phrasal verb joins its cue's
-    ``lemma_phrases``; a list entry joins its ``[lexicon]`` or ``[segments]`` list; an
+    ``lemma_phrases``, another multi-word cue its cue's ``phrases`` where the cue has them; a list entry joins its ``[lexicon]`` or ``[segments]`` list; an
     ``attests:`` entry adds nothing (the rule file listed the word when the lexicon was built,
     and a copy of the file that takes it out is obeyed).
 
@@ -245,7 +245,11 @@ def merge_lexicon(data: Mapping[str, Any], lexicon: NegationLexicon) -> dict[str
             raw = cues.get(name)
             if raw is None:
                 raise _fail(lexicon.source, f"entry {entry.lemma!r}", f"cue {name!r} is not in the rule file")
-            key = "lemma_phrases" if " " in entry.lemma else "words"
+            # a phrasal verb is matched on its lemmas ("rules out"); another multi-word cue joins
+            # the word phrases of a cue that has them ("negative for", a preposition)
+            key = "words"
+            if " " in entry.lemma:
+                key = "phrases" if entry.pos != "verb" and "phrases" in raw else "lemma_phrases"
             if key == "words" and entry.lemma in claimed:
                 continue
             words = raw.setdefault(key, [])

@@ -74,6 +74,8 @@ SCOPE_RULE_NAMES: tuple[str, ...] = (
     "ambiguous",
     "removed_object",
     "by_object",
+    "double_object",
+    "negative_adverbial",
 )
 _CUE_KEYS = frozenset(
     {"id", "class", "words", "phrases", "lemma_phrases", "pos", "scopes", "attributive", "form"}

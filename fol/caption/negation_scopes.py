@@ -17,9 +17,11 @@ from fortekit.fol.caption.negation_context import NOUNS, VERBS, Match, ScopeCont
 from fortekit.fol.caption.negation_lexical import (
     LEXICAL_RULES,
     absolute_particle,
+    closes_noun_phrase,
     is_absence_word,
     locative_position,
     not_a_cue,
+    sound_object,
 )
 from fortekit.fol.caption.negation_lexical import absolute_preposition as _absolute_preposition
 from fortekit.fol.caption.negation_lexical import exclusion as _exclusion
@@ -203,14 +205,18 @@ def own_phrase(ctx: ScopeContext, match: Match) -> Verdict | None:
         # "none of the sound of B": a filler noun stands for the sound of its complement,
         # so the partitive has no referent of its own to presuppose
         filler = noun.lower in ctx.words("filler_nouns") or noun.lemma in ctx.words("filler_nouns")
-        predicate = None if filler else next(
-            (
-                view[k]
-                for k in range(noun.i + 1, len(view))
-                if ctx.same_segment(k, noun.i)
-                and (view[k].pos in ("ADJ", "VERB") or view[k].tag in ("VBG", "VBN"))
-            ),
-            None,
+        predicate = (
+            None
+            if filler
+            else next(
+                (
+                    view[k]
+                    for k in range(noun.i + 1, len(view))
+                    if ctx.same_segment(k, noun.i)
+                    and (view[k].pos in ("ADJ", "VERB") or view[k].tag in ("VBG", "VBN"))
+                ),
+                None,
+            )
         )
         if predicate is not None:
             cue_tokens = [k for k in range(match.last + 1, noun.i) if not ctx.is_noun(view[k])]
@@ -354,6 +360,53 @@ def _relative_antecedent(ctx: ScopeContext, i: int) -> Tok | None:
         if ctx.is_noun(before):
             return before
     return None
+
+
+def negative_adverbial(ctx: ScopeContext, match: Match) -> Verdict | None:
+    """'at no point is there B', 'at no time does B bark': a fronted adverbial with a negative
+    determiner negates its clause when the clause inverts subject and auxiliary (the test
+    for clausal negation of Klima 1964 and Huddleston & Pullum 2002, ch. 9 §3.3: "in no time
+    the kettle boiled" does not invert and negates nothing). The clause is then read as
+    negated: an existential excludes its pivot, a verb of perception its object, another verb
+    its subject's phrase."""
+    view = ctx.view
+    cue = view[match.first]
+    if cue.head == cue.i:
+        return None
+    noun = view[cue.head]
+    if noun.dep != "pobj" or noun.i < cue.i:
+        return None
+    preposition = view[noun.head]
+    if preposition.pos != "ADP" or preposition.head == preposition.i or preposition.i > cue.i:
+        return None
+    verb = view[preposition.head]
+    if verb.pos not in VERBS or verb.i < noun.i or not ctx.same_segment(verb.i, cue.i):
+        return None
+    children = view.children(verb.i)
+    subject = next(
+        (c for c in children if c.dep in (*SUBJECT_DEPS, "expl") or (c.lower == "there" and c.i > verb.i)),
+        None,
+    )
+    auxiliary = next((c for c in children if c.dep in ("aux", "auxpass") and c.i < verb.i), None)
+    if subject is None or subject.i < (auxiliary or verb).i:
+        return None  # no inversion: no clausal negation
+    tokens = [preposition.i, noun.i, *(c.i for c in view.children(noun.i) if c.i != cue.i)]
+    tokens += [verb.i] if verb.lemma in ("be", "have") else []
+    tokens += [auxiliary.i] if auxiliary is not None else []
+    if subject.lower == "there":  # "at no point is there B"
+        pivot = ctx.first_after(subject.i)
+        if pivot is None or not ctx.nominal(pivot, subject.i):
+            return None
+        return _exclusion(ctx, match, pivot, "clausal", [*tokens, subject.i])
+    perception = ctx.words("perception")
+    if verb.lemma in perception:  # "at no time do you hear B"
+        obj = sound_object(ctx, verb)
+        if obj is not None:
+            extra = [subject.i] if subject.pos == "PRON" else []
+            return _exclusion(ctx, match, obj, "clausal", [*tokens, verb.i, *extra])
+    if ctx.is_noun(subject) and not _asserted_elsewhere(ctx, subject, verb):
+        return _exclusion(ctx, match, subject, "verbal", tokens)
+    return Verdict("unresolved", "clausal", subject.i, cue_tokens=tokens, reason="negated verb of no class")
 
 
 def _noun_after_modifiers(ctx: ScopeContext, tok: Tok) -> Tok | None:
@@ -676,6 +729,7 @@ def _predicated(ctx: ScopeContext, match: Match, *, device: bool) -> Verdict | N
         and not any(c.lemma == "be" for c in view.children(tok.i, ("aux", "auxpass")))
         and view[tok.head].lemma != "be"
         and not (tok.i > 0 and ctx.is_noun(view[tok.i - 1]))
+        and not (tok.tag == "VBD" and closes_noun_phrase(ctx, tok))  # "the B meowing silenced/VBD"
     ):
         return not_a_cue  # "keeps missing": the verb, not the absence
     tokens = sorted({*match.tokens, tok.i})
@@ -843,11 +897,42 @@ def implicative(ctx: ScopeContext, match: Match) -> Verdict | None:
     if not complements:
         return not_a_cue
     subject = ctx.subject_of(tok.i) or ctx.noun_before(match.first)
+    auxiliaries = [c.i for c in view.children(tok.i) if c.dep in ("aux", "auxpass")]
+    entailed = _implicative_absence(ctx, match, complements[0], subject, auxiliaries)
+    if entailed is not None:
+        return entailed
     holder = subject if subject is not None else _holder_before(ctx, match.first)
     if holder is None:
         return None
-    auxiliaries = [c.i for c in view.children(tok.i) if c.dep in ("aux", "auxpass")]
     return Verdict("deny", "implicative", complements[0].i, holder.i, cue_tokens=auxiliaries, rehead=True)
+
+
+def _implicative_absence(
+    ctx: ScopeContext, match: Match, complement: Tok, subject: Tok | None, auxiliaries: list[int]
+) -> Verdict | None:
+    """A negative implicative entails that its complement did not happen (Karttunen 1971);
+    where the complement is a verb of perceiving or revealing, or of appearing, that entails
+    absence, as "you can't hear B" does: "listening fails to reveal B" excludes B, "B failed
+    to show up" excludes B (its subject)."""
+    view = ctx.view
+    perception = ctx.words("perception")
+    tokens = [*auxiliaries, complement.i, *(c.i for c in view.children(complement.i, ("aux", "prt")))]
+    if complement.lemma in perception:
+        obj = sound_object(ctx, complement)
+        if obj is None:
+            after = ctx.first_after(complement.i)
+            obj = after if after is not None and ctx.nominal(after, complement.i) else None
+        if obj is not None:
+            if subject is not None and (subject.pos == "PRON" or subject.lemma in perception):
+                tokens.append(subject.i)  # "listening fails to reveal B": the perceiving is no sound
+            return _exclusion(ctx, match, obj, "clausal", tokens)
+    particles = [c.lower for c in view.children(complement.i, ("prt",))]
+    appearing = ctx.words("appearance_verbs")
+    if (complement.lemma in appearing or any(f"{complement.lemma} {p}" in appearing for p in particles)) and (
+        subject is not None and ctx.is_noun(subject) and subject.i < match.first
+    ):
+        return _exclusion(ctx, match, subject, "clausal", tokens)
+    return None
 
 
 def affix_stem(ctx: ScopeContext, match: Match) -> Verdict | None:
@@ -915,6 +1000,7 @@ SCOPE_RULES: dict[str, ScopeRule] = {
     "verb_object": verb_object,
     "ceased_subject": ceased_subject,
     "implicative": implicative,
+    "negative_adverbial": negative_adverbial,
     "affix_stem": affix_stem,
     "of_object": of_object,
     "ambiguous": ambiguous,
