@@ -355,7 +355,7 @@ def derive(wn: Any, rules: dict[str, Any] | None = None) -> list[Entry]:
         {phrase.split()[0] for c in rules.get("connective", []) for phrase in c.get("lemma_phrases", [])}
     )
     entries: list[Entry] = []
-    for name in ("omission_verb", "removal_verb"):
+    for name in ("omission_verb", "removal_verb", "elimination_verb"):
         entries += verb_class(wn, spec[name], defined_by_roots(wn, spec[name].roots), no_adjective=True)
     entries += verb_class(wn, spec["desire_verb"], single=True, no_adjective=True)
     entries += verb_class(wn, spec["need_verb"], single=True, no_adjective=True)

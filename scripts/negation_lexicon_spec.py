@@ -82,6 +82,14 @@ CLASSES: tuple[ClassSpec, ...] = (
         ),
     ),
     ClassSpec(
+        "elimination_verb",
+        "list:elimination_verbs",
+        "verbs of removing that make their object cease to be (the removal roots but the concrete "
+        'remove.v.01): with no subject of their own ("A; cut out the B", "A, eliminating B") the '
+        "object is excluded",
+        ("get_rid_of.v.01", "extinguish.v.04", "delete.v.01", "erase.v.03", "filter.v.01", "hush.v.02"),
+    ),
+    ClassSpec(
         "desire_verb",
         "list:perception",
         'verbs of wanting: negated, their object is excluded ("I don\'t want B")',

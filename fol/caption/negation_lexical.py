@@ -32,12 +32,12 @@ __all__ = [
     "LEXICAL_RULES",
     "absolute_particle",
     "absolute_preposition",
+    "closes_noun_phrase",
     "exclusion",
     "is_absence_word",
     "is_attributive",
     "locative_position",
     "negated_object",
-    "closes_noun_phrase",
     "not_a_cue",
     "phrasal_object",
     "sound_object",
@@ -176,8 +176,12 @@ def removed_object(ctx: ScopeContext, match: Match) -> Verdict | None:
     view = ctx.view
     tok = view[match.first]
     cue = match.entry
-    subjectless = not any(c.dep in SUBJECT_DEPS or c.dep == "expl" for c in view.children(tok.i))
-    if tok.tag in ("VB", "VBG") or (tok.tag == "VBD" and subjectless and _opens_segment(ctx, tok.i)):
+    # a subject across a segment boundary is the parser's ("A; cut out the B"), not the verb's
+    subjectless = not any(
+        (c.dep in SUBJECT_DEPS or c.dep == "expl") and ctx.same_segment(c.i, tok.i)
+        for c in view.children(tok.i)
+    )
+    if subjectless and (tok.tag in ("VB", "VBG") or (tok.tag == "VBD" and _opens_segment(ctx, tok.i))):
         return _directive_object(ctx, match)  # "cut/VBD out the B": a past needs a subject
     if isinstance(cue, Cue) and not cue.attributive and is_attributive(ctx, tok):
         return not_a_cue
@@ -206,6 +210,10 @@ def removed_object(ctx: ScopeContext, match: Match) -> Verdict | None:
     return exclusion(ctx, match, noun, construction, auxiliaries)
 
 
+#: Words that cannot stand between a verb and the noun phrase of its object.
+_NOT_PREMODIFIERS = frozenset({"ADP", "ADV", "VERB", "AUX", "SCONJ", "CCONJ", "PUNCT", "PART"})
+
+
 def _opens_segment(ctx: ScopeContext, i: int) -> bool:
     """Whether ``i`` is the first word of its segment but for conjunctions and adverbs."""
     view = ctx.view
@@ -222,24 +230,34 @@ def _directive_object(ctx: ScopeContext, match: Match) -> Verdict | None:
     An imperative, or a participle that opens its segment and is no noun's modifier, has no
     source in the clip for its subject: it says what the query wants done with B (the
     imperative is addressed to the search; the free participle describes the result), so B
-    is removed. With a subject ("a man removes a lid", "a man removing a lid") it is an event.
+    is removed. This holds for the verbs of eliminating (``elimination_verbs``: eliminate, cut
+    out, filter out, get rid of), which say that B no longer exists; a concrete removal
+    ("removing a branch", WordNet's remove.v.01 "remove something concrete, as by lifting,
+    pushing, or taking off") is an action heard in the clip, whoever does it. With a subject
+    ("a man removes a lid", "a man removing a lid") every removal is an event.
     """
     view = ctx.view
     tok = view[match.first]
-    if any(c.dep in SUBJECT_DEPS or c.dep == "expl" for c in view.children(tok.i)):
-        return None
-    if not _opens_segment(ctx, tok.i) or (
-        tok.tag == "VBG" and tok.dep == "acl" and ctx.is_noun(view[tok.head])
-    ):
-        return None
     head = view[tok.head]
-    if tok.dep in ("conj", "xcomp") and head.tag == tok.tag:
+    if not _opens_segment(ctx, tok.i) or (
+        tok.tag == "VBG" and tok.dep == "acl" and ctx.is_noun(head) and ctx.same_segment(head.i, tok.i)
+    ):
+        return None  # "a man removing a lid": a noun's participle is its event
+    if tok.lemma not in ctx.words("elimination_verbs") and " ".join(
+        view[k].lemma for k in match.tokens
+    ) not in (ctx.words("elimination_verbs")):
+        return None  # "someone walking by, removing a branch": a concrete removal is an action in the clip
+    if (
+        tok.dep in ("conj", "xcomp")
+        and head.tag == tok.tag
+        and not any(view[k].pos == "PUNCT" for k in range(min(head.i, tok.i), max(head.i, tok.i)))
+    ):
         return None  # "walking ... and removing branches": a conjunct of the same form shares its subject
     objects = [c for c in view.children(tok.i) if c.dep in ("dobj", "obj") and c.i > match.last]
     obj = objects[0] if objects else ctx.first_after(match.last)
     if obj is None or not ctx.nominal(obj, match.last):
         return None
-    if any(view[k].pos not in ("DET", "ADJ", "NUM", "PRON") for k in range(match.last + 1, obj.i)):
+    if any(view[k].pos in _NOT_PREMODIFIERS for k in range(match.last + 1, obj.i)):
         return None  # the object follows the verb: "removing of the cap" is a noun; "Silence then B"
 
     return exclusion(ctx, match, obj, "imperative" if tok.tag == "VB" else "participial")
@@ -279,11 +297,11 @@ def double_object(ctx: ScopeContext, match: Match) -> Verdict | None:
     after = [c for c in view.children(tok.i) if c.i > tok.i]
     recipient = next((c for c in after if c.dep in ("dative", "iobj")), None)
     objects = [c for c in after if c.dep in ("dobj", "obj")]
-    if recipient is None and len(objects) >= 2 and objects[0].pos == "PRON":
-        recipient = objects[0]  # "spare me/dobj the B/dobj": the first object is the recipient
+    if recipient is None and objects and objects[0].pos == "PRON":
+        recipient = objects[0]  # "spare me/dobj the B": a pronoun object before a noun phrase
     if recipient is None:
         return not_a_cue  # "spare the trees": refrain from harming
-    objects = [c for c in view.children(tok.i) if c.dep in ("dobj", "obj") and c.i > recipient.i]
+    objects = [c for c in objects if c.i > recipient.i]
     obj = objects[0] if objects else ctx.first_after(recipient.i)
     if obj is None or not ctx.nominal(obj, recipient.i):
         return not_a_cue

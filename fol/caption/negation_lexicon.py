@@ -220,7 +220,8 @@ def merge_lexicon(data: Mapping[str, Any], lexicon: NegationLexicon) -> dict[str
 
     A single word joins its cue's ``words`` unless some cue already has it (the inventory
     keeps its reading: "devoid" stays a privative adjective); a phrasal verb joins its cue's
-    ``lemma_phrases``, another multi-word cue its cue's ``phrases`` where the cue has them; a list entry joins its ``[lexicon]`` or ``[segments]`` list; an
+    ``lemma_phrases``, another multi-word cue its cue's ``phrases`` where the cue has them;
+    a list entry joins its ``[lexicon]`` or ``[segments]`` list; an
     ``attests:`` entry adds nothing (the rule file listed the word when the lexicon was built,
     and a copy of the file that takes it out is obeyed).
 
