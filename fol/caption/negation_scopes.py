@@ -383,8 +383,13 @@ def negative_adverbial(ctx: ScopeContext, match: Match) -> Verdict | None:
     if verb.pos not in VERBS or verb.i < noun.i or not ctx.same_segment(verb.i, cue.i):
         return None
     children = view.children(verb.i)
-    subject = next(
-        (c for c in children if c.dep in (*SUBJECT_DEPS, "expl") or (c.lower == "there" and c.i > verb.i)),
+    subject = next(  # a subject across a segment boundary is the parser's, not the clause's
+        (
+            c
+            for c in children
+            if ctx.same_segment(c.i, verb.i)
+            and (c.dep in (*SUBJECT_DEPS, "expl") or (c.lower == "there" and c.i > verb.i))
+        ),
         None,
     )
     auxiliary = next((c for c in children if c.dep in ("aux", "auxpass") and c.i < verb.i), None)
