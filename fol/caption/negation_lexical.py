@@ -243,9 +243,8 @@ def _directive_object(ctx: ScopeContext, match: Match) -> Verdict | None:
         tok.tag == "VBG" and tok.dep == "acl" and ctx.is_noun(head) and ctx.same_segment(head.i, tok.i)
     ):
         return None  # "a man removing a lid": a noun's participle is its event
-    if tok.lemma not in ctx.words("elimination_verbs") and " ".join(
-        view[k].lemma for k in match.tokens
-    ) not in (ctx.words("elimination_verbs")):
+    eliminating = ctx.words("elimination_verbs")
+    if tok.lemma not in eliminating and " ".join(view[k].lemma for k in match.tokens) not in eliminating:
         return None  # "someone walking by, removing a branch": a concrete removal is an action in the clip
     if (
         tok.dep in ("conj", "xcomp")
@@ -259,7 +258,6 @@ def _directive_object(ctx: ScopeContext, match: Match) -> Verdict | None:
         return None
     if any(view[k].pos in _NOT_PREMODIFIERS for k in range(match.last + 1, obj.i)):
         return None  # the object follows the verb: "removing of the cap" is a noun; "Silence then B"
-
     return exclusion(ctx, match, obj, "imperative" if tok.tag == "VB" else "participial")
 
 
