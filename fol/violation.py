@@ -247,7 +247,8 @@ class ViolationCheck:
                 # a denied property of an asserted source: the source's nouns with the denied word.
                 # A denied quality ("music, not loud") names no sound of its own, nor does a kind
                 # denied of an unspecific thing ("an item that is not metal"): nothing to judge.
-                sources = nouns_of.get(atoms[0].args[0], [])
+                subject = atoms[0].args[0]
+                sources = nouns_of.get(subject, []) if isinstance(subject, Var) else []
                 role = self.role(body.predicate)
                 if not role or (role == "noun" and not sources):
                     continue
