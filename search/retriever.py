@@ -469,8 +469,12 @@ class Retriever:
             scores, rows = exact_top_k(items, vectors.detach().float().cpu(), pool)
         tick = _lap(clock, "first_pass", tick)
         if self.formula_scorer is not None:
+            # the places read after formula scoring: the hits, and Stage 3's and the order check's heads
+            depth = max(k, self.reranker.top_n if self.reranker is not None else 0,
+                        self.order_check.top_n if self.order_check is not None else 0)
             scores, rows = self.formula_scorer.rerank(formulas, scores, rows, items, plans=plans,
-                                                      evidence=self.evidence, captions=self.caption_names)
+                                                      evidence=self.evidence, captions=self.caption_names,
+                                                      depth=depth)
             tick = _lap(clock, "formula", tick)
         item_sets = self.index.predicate_sets
         if self.reranker is not None and any(item_sets):

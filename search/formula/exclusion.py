@@ -168,7 +168,7 @@ def orthogonal_clause(negated: torch.Tensor, asserted: torch.Tensor) -> tuple[to
     return torch.nn.functional.normalize(rest, dim=0), cosine
 
 
-def floor_order(scores: torch.Tensor, evidenced: torch.Tensor) -> torch.Tensor:
+def floor_order(scores: torch.Tensor, evidenced: torch.Tensor, depth: int | None = None) -> torch.Tensor:
     """Candidates sorted by ``scores``, with no unevidenced one below its first-pass place.
 
     The candidates come in first-pass order (place 0 first). At each place, the candidate whose
@@ -179,6 +179,8 @@ def floor_order(scores: torch.Tensor, evidenced: torch.Tensor) -> torch.Tensor:
     Args:
         scores: (k,) formula-scored values of the candidates, in first-pass order.
         evidenced: (k,) bool, whether each candidate has evidence of an excluded sound.
+        depth: only the first ``depth`` places are needed (a search shows its top k): they are
+            exactly the floor's, the places after them follow the scores. None: every place.
 
     Returns:
         (k,) long: the candidates' positions in the new order.
@@ -206,7 +208,8 @@ def floor_order(scores: torch.Tensor, evidenced: torch.Tensor) -> torch.Tensor:
         placed[choice] = 1
     append = order.append
     cursor = first
-    for place in range(first, len(flags)):
+    last = len(flags) if depth is None else min(len(flags), max(depth, first))
+    for place in range(first, last):
         if not flags[place] and not placed[place]:
             choice = place
         else:
@@ -215,6 +218,8 @@ def floor_order(scores: torch.Tensor, evidenced: torch.Tensor) -> torch.Tensor:
             choice = by_score[cursor]
         placed[choice] = 1
         append(choice)
+    if last < len(flags):
+        order.extend(by_score[i] for i in range(cursor, len(by_score)) if not placed[by_score[i]])
     return torch.tensor(order, dtype=torch.long, device=scores.device)
 
 

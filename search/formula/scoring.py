@@ -563,6 +563,7 @@ class FormulaScorer:
         plans: Sequence[QueryPlan] | None = None,
         evidence: LabelEvidence | None = None,
         captions: Sequence[frozenset[str]] | CaptionSymbols | None = None,
+        depth: int | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Re-score each query's first-pass candidates by its formula and sort them.
 
@@ -575,6 +576,8 @@ class FormulaScorer:
             plans: the :meth:`plan` of ``formulas``, when already made.
             evidence: label probabilities of every item (see :meth:`score`).
             captions: per item row, its caption's asserted symbol names (see :meth:`score`).
+            depth: how many places the caller will read (default ``k``, else all): the floor is
+                exact there; the places after them follow the scores.
 
         Returns:
             ``(scores, indices)``, (queries, k), best first; ties keep the first-pass order.
@@ -597,7 +600,7 @@ class FormulaScorer:
         blended, evidenced = self._score(formulas, top_scores, items, candidates=top_indices, plans=plans,
                                          evidence=evidence, captions=captions)
         if evidenced and self.config.floor:
-            return self._floored(blended, top_indices, evidenced, k)
+            return self._floored(blended, top_indices, evidenced, k, depth)
         if k is not None and 0 < k < blended.shape[1] and blended.shape[0] > 0:
             # only the best k need an order: a selection, not a sort of every candidate
             values, order = stable_top_k(blended, k)
@@ -609,7 +612,7 @@ class FormulaScorer:
 
 
     def _floored(self, blended: torch.Tensor, top_indices: torch.Tensor, evidenced: dict[int, torch.Tensor],
-                 k: int | None) -> tuple[torch.Tensor, torch.Tensor]:
+                 k: int | None, depth: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Sort each query's candidates, under the floor where it has evidence of an exclusion."""
         import torch
 
@@ -617,8 +620,9 @@ class FormulaScorer:
 
         order = torch.sort(blended, dim=1, descending=True, stable=True).indices
         values = torch.gather(blended, 1, order)
+        depth = k if depth is None else depth
         for q, held in evidenced.items():
-            order[q] = floor_order(blended[q], held.to(blended.device))
+            order[q] = floor_order(blended[q], held.to(blended.device), depth)
             values[q] = monotone_scores(blended[q][order[q]])
         if k is not None:
             order, values = order[:, :k], values[:, :k]
