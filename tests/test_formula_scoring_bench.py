@@ -16,6 +16,10 @@ already made), encoding the clause texts (cold), the queries with their clauses 
 encoder call (against the queries alone), and the re-scoring itself (clause vectors
 already encoded).
 
+A third group runs the first group's whole pipeline under each way of judging an excluded sound
+(issue 42): by resemblance (before), by caption evidence (each of the 100,000 items given the
+caption symbols of a real AudioCaps caption) and by the contrastive test, in the same run.
+
 Run: pytest tests/test_formula_scoring_bench.py --benchmark-group-by=group -s -p no:cacheprovider
 """
 
