@@ -112,11 +112,14 @@ class ExcludedSound:
         formula: the negated sub-formula as written (``¬∃y [Person(y) ∧ Talking(y)]``).
         nouns: its source nouns (V_audio symbols, or unknown names).
         verbs: its verbs.
+        qualities: its restrictive acoustic qualities ("no *heavy* rain", "no *loud* music"): a
+            caption must name them too to hold the sound; without them it names its source only.
     """
 
     formula: Formula
     nouns: tuple[str, ...]
     verbs: tuple[str, ...]
+    qualities: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         return str(self.formula)
@@ -213,6 +216,12 @@ class ViolationCheck:
             self._roles[symbol] = role
         return role
 
+    def quality(self, symbol: str) -> bool:
+        """True for an acoustic quality or intensity of V_audio ("heavy", "loud", "muffled"): a
+        restrictive modifier of the sound it qualifies, unlike a place or a time."""
+        entry = self.vocabulary.get(symbol)
+        return entry is not None and entry.category.value in ("acoustic_property", "intensity")
+
     def kind(self, symbol: str) -> str:
         return INDEFINITE_KINDS.get(symbol) or self.table.kind(symbol)
 
@@ -257,8 +266,9 @@ class ViolationCheck:
             core = [atom.predicate for atom in atoms if atom.args[0] == head]
             nouns = tuple(dict.fromkeys(n for n in core if self.role(n) == "noun"))
             verbs = tuple(dict.fromkeys(v for v in core if self.role(v) == "verb"))
+            qualities = tuple(dict.fromkeys(a for a in core if self.quality(a)))
             if nouns or verbs:
-                sounds.append(ExcludedSound(part, nouns, verbs))
+                sounds.append(ExcludedSound(part, nouns, verbs, qualities))
         return tuple(sounds)
 
     def sound_of(self, clause: Formula) -> ExcludedSound | None:
@@ -360,7 +370,7 @@ class SoundMatcher:
         (<Evidence.HOLDS: 'holds'>, <Evidence.NONE: 'none'>)
     """
 
-    __slots__ = ("generic", "nouns", "sound", "verbs")
+    __slots__ = ("generic", "nouns", "qualities", "sound", "verbs")
 
     def __init__(self, check: ViolationCheck, sound: ExcludedSound, asserted: tuple[str, ...] = ()) -> None:
         # Only when the asked-for sound entails every part of the excluded one ("a dog, no
@@ -374,9 +384,18 @@ class SoundMatcher:
         self.generic = tuple((n, check.witnesses(n, explained)) for n in sound.nouns
                              if check.kind(n) in GENERIC_KINDS)
         self.verbs = tuple((v, check.witnesses(v, explained)) for v in sound.verbs)
+        self.qualities = tuple((a, check.table.below(a)) for a in sound.qualities)
 
     def evidence(self, names: frozenset[str]) -> Evidence:
         """The evidence ``names`` (a caption's asserted symbols) gives: the fast path of :meth:`judge`."""
+        found = self._core(names)
+        if found is Evidence.HOLDS and self.qualities and not all(
+                not names.isdisjoint(witnesses) for _, witnesses in self.qualities):
+            # "no heavy rain" against a caption of rain that says nothing of heaviness
+            return Evidence.SOURCE
+        return found
+
+    def _core(self, names: frozenset[str]) -> Evidence:
         nouns_ok = all(not names.isdisjoint(witnesses) for _, witnesses in self.nouns)
         if self.verbs:
             if nouns_ok and all(not names.isdisjoint(witnesses) for _, witnesses in self.verbs):

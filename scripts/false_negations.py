@@ -100,7 +100,9 @@ def cases(clips: list[tuple[str, str, list[str]]], batch_size: int = 256) -> Ite
                 if _denies_no_sound(check, sound):
                     continue
                 best: tuple[Judgement, str] | None = None
-                for j, other in enumerate(names):
+                # the caption itself first: a parse that contradicts its own caption is the parser's error
+                for j in [k, *(i for i in range(len(names)) if i != k)]:
+                    other = names[j]
                     # the caption's own asserted sound explains what it shares with the negated one
                     judgement = check.judge_names(sound, other, asserted if j == k else ())
                     witness = "itself" if j == k else captions[j]
@@ -134,10 +136,14 @@ def main(argv: list[str] | None = None) -> int:
     found = list(cases(clips))
     holds = [c for c in found if c.evidence is Evidence.HOLDS]
     source = [c for c in found if c.evidence is Evidence.SOURCE]
+    own = [c for c in holds if c.witness == "itself"]
     total = sum(len(captions) for _, _, captions in clips)
     print(
         f"{total} captions of {len(clips)} clips; false negations (the clip holds the negated sound): "
-        f"{len(holds)}; negated source named by the clip (no contradiction): {len(source)}"
+        f"{len(holds)}, of which the caption itself holds it (the parse contradicts its caption): "
+        f"{len(own)} and another caption of the clip does (the annotators disagree): "
+        f"{len(holds) - len(own)}; "
+        f"negated source named by the clip (no contradiction): {len(source)}"
     )
     lines = ["# False negations", ""]
     for title, group in (("holds", holds), ("source", source)):

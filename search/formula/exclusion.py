@@ -140,6 +140,10 @@ def caption_degrees(
         holds, source = every(matcher.generic), torch.zeros_like(nouns)
     else:
         holds = source = torch.zeros_like(nouns)
+    if matcher.qualities:  # "no heavy rain": rain said without its heaviness names the source only
+        qualified = every(matcher.qualities)
+        source = source | (holds & ~qualified)
+        holds = holds & qualified
     degrees = holds.float() + float(source_weight) * source.float()
     return degrees, degrees > 0.0
 
