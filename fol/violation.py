@@ -22,7 +22,9 @@ it and are not needed as evidence. The item **holds** the sound when:
 
 A caption that holds the specific source but not what it does ("a dog whimpering" against
 "no dogs barking") gives **source** evidence: the excluded source is there, doing
-something else or something unsaid. Evidence that only the asked-for sound explains is no
+something else or something unsaid; when that source is the asked-for one or a part of it
+("an engine running without the engine revving", "a truck without an engine idling"), the
+source alone is no evidence at all. Evidence that only the asked-for sound explains is no
 evidence: when the query's own asserted sound entails every part of the excluded one ("a
 dog, no animals"), a caption symbol that entails both stands for the asked-for source. When
 they share only a part ("water bubbling without water splashing"), the part they do not
@@ -370,7 +372,7 @@ class SoundMatcher:
         (<Evidence.HOLDS: 'holds'>, <Evidence.NONE: 'none'>)
     """
 
-    __slots__ = ("generic", "nouns", "qualities", "sound", "verbs")
+    __slots__ = ("generic", "nouns", "own_source", "qualities", "sound", "verbs")
 
     def __init__(self, check: ViolationCheck, sound: ExcludedSound, asserted: tuple[str, ...] = ()) -> None:
         # Only when the asked-for sound entails every part of the excluded one ("a dog, no
@@ -385,6 +387,12 @@ class SoundMatcher:
                              if check.kind(n) in GENERIC_KINDS)
         self.verbs = tuple((v, check.witnesses(v, explained)) for v in sound.verbs)
         self.qualities = tuple((a, check.table.below(a)) for a in sound.qualities)
+        # The excluded source is the asked-for one, or a part of it ("an engine running without
+        # the engine revving", "a truck without an engine idling"): what distinguishes the
+        # excluded sound is its event, and the source alone is no evidence of it.
+        self.own_source = bool(self.nouns) and all(
+            any(check.table.entails(a, n) or check.table.part_of(n, a) for a in asserted)
+            for n, _ in self.nouns)
 
     def evidence(self, names: frozenset[str]) -> Evidence:
         """The evidence ``names`` (a caption's asserted symbols) gives: the fast path of :meth:`judge`."""
@@ -392,7 +400,9 @@ class SoundMatcher:
         if found is Evidence.HOLDS and self.qualities and not all(
                 not names.isdisjoint(witnesses) for _, witnesses in self.qualities):
             # "no heavy rain" against a caption of rain that says nothing of heaviness
-            return Evidence.SOURCE
+            found = Evidence.SOURCE
+        if found is Evidence.SOURCE and self.own_source:
+            return Evidence.NONE
         return found
 
     def _core(self, names: frozenset[str]) -> Evidence:

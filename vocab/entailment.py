@@ -37,6 +37,11 @@ relation of WordNet (Miller 1995; Fellbaum 1998, ch. 1-3):
   when its WordNet gloss names that constituent: "thunderstorm" ("... rain or hail along with
   thunder and lightning") holds thunder, "rainstorm" rain, "birdsong" a bird.
 
+* **Parts.** Per noun, the nouns one of its parts is a kind of (WordNet part meronymy of its
+  first sense and that sense's hypernyms): a truck has an engine. No entailment: a caption of
+  a truck does not hold "an engine idling"; the check uses parts to tell a sound's own source
+  from another one.
+
 Each symbol also gets a **kind**: ``person`` (the unspecific human: person, people),
 ``group`` (a group of people: crowd, audience), ``human`` (any other person noun: man,
 child), or empty. A query that excludes "people talking" names its sound by the verb; the
@@ -90,7 +95,7 @@ GENERIC_GROUP = frozenset({"social_group.n.01", "gathering.n.01", "people.n.01"}
 _WORD_POS = {"NOUN": "n", "PROPN": "n", "VERB": "v"}
 _HEADER = (
     "# V_audio symbol entailment derived from WordNet 3.0 (fortekit.vocab.entailment;\n"
-    "# regenerate: python -m fortekit.vocab.entailment). symbol, kind, symbols it entails.\n"
+    "# regenerate: python -m fortekit.vocab.entailment). symbol, kind, symbols it entails, parts.\n"
 )
 
 
@@ -106,6 +111,7 @@ class EntailmentTable:
 
     above: Mapping[str, frozenset[str]] = field(default_factory=dict)
     kinds: Mapping[str, str] = field(default_factory=dict)
+    parts: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
     def entails(self, specific: str, general: str) -> bool:
         """True when a caption naming ``specific`` names ``general`` (equal symbols included)."""
@@ -114,6 +120,15 @@ class EntailmentTable:
     def kind(self, symbol: str) -> str:
         """``'person'``, ``'group'``, ``'human'`` or ``''``."""
         return self.kinds.get(symbol, "")
+
+    def part_of(self, part: str, whole: str) -> bool:
+        """True when WordNet gives ``whole`` a part that is a kind of ``part`` (a truck has an engine).
+
+        Example:
+            >>> load_entailment().part_of("Engine", "Truck"), load_entailment().part_of("Truck", "Engine")
+            (True, False)
+        """
+        return part in self.parts.get(whole, frozenset())
 
     def __len__(self) -> int:
         return len(self.above)
@@ -162,21 +177,25 @@ def parse_entailment(text: str) -> EntailmentTable:
     """
     above: dict[str, frozenset[str]] = {}
     kinds: dict[str, str] = {}
+    parts: dict[str, frozenset[str]] = {}
     for line in split_text_lines(text):
         if not line.strip() or line.startswith("#"):
             continue
-        symbol, kind, entailed = [*line.split("\t"), "", ""][:3]
+        symbol, kind, entailed, held = [*line.split("\t"), "", "", ""][:4]
         above[symbol] = frozenset(name for name in entailed.split(",") if name)
         if kind:
             kinds[symbol] = kind
-    return EntailmentTable(above, kinds)
+        if held:
+            parts[symbol] = frozenset(name for name in held.split(",") if name)
+    return EntailmentTable(above, kinds, parts)
 
 
 def write_entailment(table: EntailmentTable, path: str | Path) -> None:
     """Write ``table`` as TSV (sorted, so that a rebuild gives the same bytes)."""
     lines = [_HEADER.rstrip("\n")]
     for symbol in sorted(table.above):
-        lines.append(f"{symbol}\t{table.kind(symbol)}\t{','.join(sorted(table.above[symbol]))}")
+        held = ",".join(sorted(table.parts.get(symbol, ())))
+        lines.append(f"{symbol}\t{table.kind(symbol)}\t{','.join(sorted(table.above[symbol]))}\t{held}".rstrip("\t"))
     Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
@@ -317,7 +336,26 @@ def derive_entailment(entries: Iterable[Any], wordnet: Any) -> EntailmentTable:
     _add_compounds(words, senses, above)
     for entry in entries:
         above.setdefault(entry.symbol, frozenset())
-    return EntailmentTable(above, kinds)
+    return EntailmentTable(above, kinds, _parts(words, senses, own))
+
+
+def _parts(words: Mapping[str, tuple[str, str]], senses: _Senses,
+           own: Mapping[str, frozenset[Any]]) -> dict[str, frozenset[str]]:
+    """Per noun symbol, the noun symbols a part of it is a kind of (WordNet part meronymy of its
+    first sense and of that sense's hypernyms: a truck, as a motor vehicle, has an engine)."""
+    nouns = {symbol: lemma for symbol, (lemma, pos) in words.items() if pos == "n"}
+    out: dict[str, frozenset[str]] = {}
+    for symbol, lemma in nouns.items():
+        first = senses.dominant(lemma, "n")[0]
+        wholes = [first, *first.closure(lambda s: s.hypernyms())]
+        meronyms = {m for whole in wholes for m in whole.part_meronyms()}
+        kinds = set(meronyms)
+        for meronym in meronyms:
+            kinds.update(meronym.closure(lambda s: s.hypernyms()))
+        found = frozenset(other for other in nouns if other != symbol and own[other] & kinds)
+        if found:
+            out[symbol] = found
+    return out
 
 
 def _gerunds(verb: str) -> frozenset[str]:

@@ -144,6 +144,8 @@ def caption_degrees(
         qualified = every(matcher.qualities)
         source = source | (holds & ~qualified)
         holds = holds & qualified
+    if matcher.own_source:  # the asked-for source (or a part of it) is no evidence of the excluded event
+        source = torch.zeros_like(source)
     degrees = holds.float() + float(source_weight) * source.float()
     return degrees, degrees > 0.0
 
