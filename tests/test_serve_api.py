@@ -67,8 +67,8 @@ def test_a_search_returns_exactly_what_retriever_search_returns(cafe: Path, cafe
     expected = [result.to_dict() for result in retriever.search(QUERIES, k=5, explain=True)]
     single = [_search(cafe_client, query=query, k=5, explain=True)["results"][0] for query in QUERIES]
     batch = _search(cafe_client, queries=QUERIES, k=5, explain=True)["results"]
-    assert single == expected
-    assert batch == expected
+    _assert_same_results(single, expected)
+    _assert_same_results(batch, expected)
 
 
 def test_the_stage_switches_give_the_retriever_of_those_stages(cafe: Path, cafe_client: TestClient) -> None:

@@ -38,6 +38,7 @@ from fortekit.fol.caption.negation_context import NOUNS, Match, ScopeContext, Ve
 from fortekit.fol.caption.negation_lexical import negated_object
 from fortekit.fol.caption.negation_rules import Connective, Cue, NegationRules
 from fortekit.fol.caption.negation_scopes import SCOPE_RULES
+from fortekit.fol.caption.negation_search import search_clauses
 from fortekit.fol.caption.separation import OrderLink, separate_segments
 from fortekit.fol.caption.tokens import SUBJECT_DEPS, Tok, TokenView, reattach
 
@@ -482,6 +483,7 @@ def resolve_scopes(view: TokenView, rules: NegationRules, lex: WordNetLemmas) ->
     lemmas = [t.lemma for t in view.tokens]
     cues = not trigger.isdisjoint(lowers) or not trigger.isdisjoint(lemmas) or rules.has_lemma_phrase(lemmas)
     prefixed = _prefixed_participles(view, rules, lex) if "by" in lowers else []
+    prefixed += search_clauses(view, rules)
     boundaries = not rules.boundary_words.isdisjoint(lowers)
     if not cues and not boundaries and not prefixed:
         return None

@@ -19,7 +19,7 @@ scope are here:
 
 Example:
     >>> sorted(LEXICAL_RULES)
-    ['by_object', 'removed_object']
+    ['by_object', 'double_object', 'removed_object']
 """
 
 from __future__ import annotations
@@ -189,6 +189,12 @@ def removed_object(ctx: ScopeContext, match: Match) -> Verdict | None:
         return None
     auxiliaries = [c.i for c in view.children(tok.i) if c.dep in ("aux", "auxpass")]
     if not auxiliaries and not subjectless:
+        # "A with the B removed": the participle that closes an absolute construction is its
+        # predicate, whatever subject the tagger gave its past reading; only the absolute's own
+        # noun phrase is removed, the noun the with-phrase modifies is asserted
+        absolute = _absolute_noun(ctx, match)
+        if absolute is not None:
+            return exclusion(ctx, match, absolute[0], "absolute", [absolute[1]])
         misread = _misread_participle(ctx, match)
         if misread is not None:
             return misread

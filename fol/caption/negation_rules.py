@@ -76,6 +76,7 @@ SCOPE_RULE_NAMES: tuple[str, ...] = (
     "by_object",
     "double_object",
     "negative_adverbial",
+    "search_clause",
 )
 _CUE_KEYS = frozenset(
     {"id", "class", "words", "phrases", "lemma_phrases", "pos", "scopes", "attributive", "form"}

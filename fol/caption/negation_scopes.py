@@ -27,6 +27,7 @@ from fortekit.fol.caption.negation_lexical import absolute_preposition as _absol
 from fortekit.fol.caption.negation_lexical import exclusion as _exclusion
 from fortekit.fol.caption.negation_lexical import is_attributive as _is_attributive
 from fortekit.fol.caption.negation_rules import Cue
+from fortekit.fol.caption.negation_search import search_clause
 from fortekit.fol.caption.tokens import SUBJECT_DEPS, Tok, reattach
 
 __all__ = ["SCOPE_RULES", "ScopeRule", "not_a_cue"]
@@ -1009,5 +1010,6 @@ SCOPE_RULES: dict[str, ScopeRule] = {
     "affix_stem": affix_stem,
     "of_object": of_object,
     "ambiguous": ambiguous,
+    "search_clause": search_clause,
     **LEXICAL_RULES,
 }
