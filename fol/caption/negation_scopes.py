@@ -490,6 +490,9 @@ def negated_predicate(ctx: ScopeContext, match: Match) -> Verdict | None:
     view = ctx.view
     particle = view[match.first]
     head = view[particle.head] if particle.head != particle.i else None
+    # a phrase cue ("no longer") negates what its last word hangs on, not its own words
+    while head is not None and match.first <= head.i <= match.last and head.head != head.i:
+        head = view[head.head]
     if head is None or not ctx.same_segment(head.i, particle.i) or head.pos in NOUNS:
         following = [
             view[k]
