@@ -1,7 +1,8 @@
 """Rules added after the first held-out measurement of issue 42 (docs/negation.md, "Added after
 the issue-42 held-out measurement"): the absolute "with the B removed", clauses about the
-search whose verb has no class, and "no longer". Sound phrases are constructed for this file
-(a sitar, a walrus, a gong, a harmonica) and appear in no benchmark query.
+search whose verb has no class, "no longer", and a negative prefix the tokenizer splits off.
+Sound phrases are constructed for this file (a sitar, a walrus, a gong, a harmonica) and appear
+in no benchmark query.
 """
 
 from __future__ import annotations
@@ -81,3 +82,16 @@ def test_no_longer_is_a_verbal_negation_not_a_determiner(text: str) -> None:
     excluded, asserted = parts(text)
     assert excluded & {"Gong", "Walrus"} and excluded & {"Ringing", "Bellowing"}, (text, excluded)
     assert asserted & {"Sitar", "Harmonica"}
+
+
+@pytest.mark.parametrize(
+    ("text", "kept", "never"),
+    [
+        ("a non-musical gong", "NonMusical", "Musical"),
+        ("non-human walruses bellowing", "NonHuman", "Human"),
+        ("a sitar droning, non-inclusive of a gong", "NonInclusive", "Inclusive"),
+    ],
+)
+def test_a_split_negative_prefix_stays_on_its_word(text: str, kept: str, never: str) -> None:
+    _, asserted = parts(text)
+    assert kept in asserted and never not in asserted, (text, asserted)

@@ -166,11 +166,15 @@ def _heads_and_starts(
     after a compound noun), in token order: one pass over the tokens for both."""
     indefinite = graph.words("indefinite_pronouns")
     first_words = graph.lexicon.multiword_adjective_starts
+    prefixes = graph.lexicon.lists.get("bound_negative_prefixes", frozenset())
     heads: Heads = []
     starts: list[Tok] = []
     suppressed, emit, toks = graph.suppressed, graph.emit, graph.view.tokens
     for tok in toks:
         pos = tok.pos  # the part of speech first: most words are no noun
+        if tok.lower in prefixes:  # "non-musical", whatever the tagger made of "non"
+            starts.append(tok)
+            continue
         if pos in _NOUNS:
             if compounds and tok.i > 0 and toks[tok.i - 1].dep == "compound" and tok.dep != "compound":
                 starts.append(tok)  # a chain of one noun is no compound
@@ -214,6 +218,11 @@ def _objects(graph: Graph, tok: Tok, lemma: str, share: bool) -> list[int]:
 
 def _multiword_adjective(graph: Graph, tok: Tok) -> tuple[str, list[int]] | None:
     view, table = graph.view, graph.lexicon.multiword_adjectives
+    if tok.lower in graph.lexicon.lists.get("bound_negative_prefixes", frozenset()):
+        # "non-musical": the prefix and its word are one predicate, never the bare word
+        k = tok.i + 1 + (tok.i + 1 < len(view) and view[tok.i + 1].lower == "-")
+        if k < len(view) and view[k].lower.isalpha():
+            return f"{tok.lower} {view[k].lower}", list(range(tok.i, k + 1))
     following = [j for j in range(tok.i + 1, min(tok.i + 3, len(view))) if view[j].lower != "-"][:1]
     if following:
         phrase = f"{tok.lower} {view[following[0]].lower}"
