@@ -137,3 +137,40 @@ def test_the_three_queries_of_issue_42_on_the_bundled_sample(
         assert sum(holds_wanted) >= 3, (record["query"], captions)
         assert not any(holds_excluded), (record["query"], captions)
         assert not any(hit["violated"] for hit in record["hits"]), record["query"]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "rain on a roof with no thunder",
+        "water dripping but no heavy rain",  # a restrictive quality
+        "an engine running without the engine revving",  # the asked-for source
+        "a truck passing without an engine idling",  # a part of the asked-for source
+        "a dog barking, no people talking",  # a generic person
+    ],
+)
+def test_the_vectorised_caption_check_gives_the_grounded_checks_answers(query: str) -> None:
+    """caption_degrees mirrors SoundMatcher.evidence row by row, on the bundled real captions."""
+    import csv
+
+    from fortekit.fol.caption import parse_captions
+    from fortekit.fol.violation import Evidence, asserted_sound_symbols, default_check
+    from fortekit.search.formula.exclusion import CaptionSymbols, caption_degrees
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "audiocaps_train_sample.csv"
+    with path.open(encoding="utf-8", newline="") as handle:
+        texts = [row["caption"] for row in csv.DictReader(handle)][:400]
+    names = [positive_names(predicates(result.formula)) for result in parse_captions(texts)]
+    check = default_check()
+    formula = parse_caption(query).formula
+    asserted = asserted_sound_symbols(formula, check)
+    degree_of = {Evidence.HOLDS: 1.0, Evidence.SOURCE: 0.5, Evidence.NONE: 0.0}
+    sounds = check.excluded(formula)
+    assert sounds, query
+    symbols, rows = CaptionSymbols(names), torch.arange(len(names))
+    for sound in sounds:
+        matcher = check.matcher(sound, asserted)
+        degrees, held = caption_degrees(sound, asserted, symbols, rows, check, 0.5)
+        expected = [degree_of[matcher.evidence(n)] for n in names]
+        assert degrees.tolist() == expected, (query, str(sound))
+        assert held.tolist() == [d > 0 for d in expected]
