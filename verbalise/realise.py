@@ -297,7 +297,7 @@ def _excluded_clause(clause: Quant, outer: _Reading, lexicon: Lexicon) -> str:
 
     A relation from an entity outside the clause ("detecting nothing": ``¬∃y
     [Detect(x, y) ∧ Something(y)]``) is said of that entity as "detecting nothing",
-    "in no room", as the caption parser reads it back.
+    "not in any room", as the caption parser reads it back.
     """
     bound: list[str] = []
     body: Formula = clause
@@ -328,13 +328,18 @@ def _excluded_clause(clause: Quant, outer: _Reading, lexicon: Lexicon) -> str:
         head = " ".join(entity.nouns) or "thing"
         said = " ".join([*entity.adjectives, *entity.manners])  # "onto no heavy rainfall"
         pronoun = _NEGATIVE_PRONOUNS.get(head)
-        if pronoun is not None:  # "by nothing else alone": 'else' keeps the adjective on 'nothing'
-            phrase = f"{pronoun} else {said}" if said else pronoun
-        else:
-            phrase = f"no {said} {head}" if said else f"no {head}"
         word = _word(atom.predicate, 2, lexicon)
+        noun_phrase = f"{said} {head}" if said else head
+        if pronoun is not None:  # "by nothing else alone": 'else' keeps the adjective on 'nothing'
+            written = f"{word.surface} {pronoun} else {said}" if said else f"{word.surface} {pronoun}"
+        elif word.role is Role.VERB:  # "detecting no signal": the verb's object is denied
+            written = f"{word.surface} no {noun_phrase}"
+        else:
+            # "not in any room": the particle before the preposition denies the relation
+            # with its object; "in no room" would deny the room alone, and Π reads it so
+            written = f"not {word.surface} any {noun_phrase}"
         slot = "events" if word.role is Role.VERB else "adverbs"
-        getattr(_entity(outer, outside), slot).append(f"{word.surface} {phrase}")
+        getattr(_entity(outer, outside), slot).append(written)
     reading.resolve_events()
     if not reading.entities:
         return ""
