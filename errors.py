@@ -766,6 +766,44 @@ class Errors(metaclass=_Messages):
         "exact search only; auto: hnsw from {threshold:,} items on (the size at which it was measured "
         "to pay), none below."
     )
+    E638 = (
+        "The output file {path} holds results ranked against the index {directory} in the state "
+        "{then}, but the index is now in the state {now}: items were added, removed or compacted "
+        "since (`fortekit index add|remove|compact`), or the index was rebuilt or copied. Resuming "
+        "would mix rankings of two collections. Pass --overwrite to rank every query again against "
+        "the index as it is now, or write to a new file with -o."
+    )
+    E639 = (
+        "The audio index {where} holds no items{why}. An index needs at least one item to be "
+        "searched, and fortekit never writes one without (no load would accept it). Add items with "
+        "`fortekit index add --index DIR --captions FILE` (or --audio), restore shards.json from a "
+        "copy if it was edited by hand, or rebuild the index with `fortekit index build ... "
+        "--overwrite`."
+    )
+    E640 = (
+        "Item {position}{source} has the id {item_id!r}, which holds {character}. An id may not "
+        "hold line breaks (\\n, \\r, U+0085, U+2028, ...), other control characters or lone "
+        "surrogates, nor be empty or begin or end with a space: every id must fit on one line of "
+        "an ids file (`fortekit index remove --ids`), a TSV row or a TREC run, and read back the "
+        "same. Rename the item (its id in the captions file, or its file name) and build again."
+    )
+    E641 = (
+        "The index folder {directory} holds {entries}: {why}. fortekit never "
+        "deletes what it did not write, and writing the index again (`fortekit index add|remove|"
+        "compact`, a save over it) would drop it, so nothing was written. Move it out of "
+        "{directory} (if it is a shard taken off shards.json by hand, restore shards.json from a "
+        "copy instead), then run again."
+    )
+    E642 = (
+        "The index {directory} changed while this run started: it was in the state {then} when the "
+        "output's settings were recorded and in the state {now} when it was loaded (another "
+        "command wrote it in between). Nothing was ranked. Run the command again."
+    )
+    E643 = (
+        "This index has no state to record: it was built or changed in memory, not loaded from a "
+        "folder ({what}). An index state names the files of a saved index; save the index "
+        "(index.save(DIR)) and load it (AudioIndex.load(DIR)), or pass the folder."
+    )
 
     # --- E650-E699: search/refine: query files, outputs, resuming, lookup tables ---
     E650 = (
@@ -836,6 +874,21 @@ class Errors(metaclass=_Messages):
         "line {first} ({count} repeated in all). Two runs wrote it at once, or files were joined, so "
         "its records may come from two configurations. Pass --overwrite to start it over, or choose "
         "another file with -o."
+    )
+    E671 = (
+        "{function}() got text that is not valid Unicode: {problem}. No encoder's tokenizer takes it "
+        "and no output could hold it. It comes from bytes that are not UTF-8 (a shell argument or a "
+        "file in another encoding: convert it, e.g. `iconv -f LATIN1 -t UTF-8`) or from a JSON "
+        "\\uD800-\\uDFFF escape without its pair. Pass the text as UTF-8, or decode bytes with "
+        "text.decode('utf-8', errors='replace')."
+    )
+    E672 = (
+        "The output file {path} cannot be resumed: it holds the result of line {line} of {queries} "
+        "for the text {then}, but that line now reads {now}. The query file changed after that "
+        "record was written: it was still being written then (its last line, without a line end, "
+        "was read before it was finished), or it was edited. Resuming would keep a result for text "
+        "the file no longer holds and write a second record of the line. Let the query file be "
+        "finished; then pass --overwrite to search every line again, or choose another file with -o."
     )
 
     # --- E700-E729: plug-ins: converting checkpoints (`fortekit convert laion-clap`) ---
@@ -919,6 +972,22 @@ class Errors(metaclass=_Messages):
     E747 = (
         "The folder {path} was not created by fortekit and already holds {names}, which this run "
         "writes: they would be replaced. Choose a new or empty folder, or move those files away."
+    )
+    E748 = (
+        "{path} is {kind}, not a regular file: fortekit writes an output into a regular file, a FIFO "
+        "or a character device (such as /dev/null) only, and never replaces anything else. Choose "
+        "another path."
+    )
+    E749 = (
+        "{path} already exists, and {why}, never resumed: the run would replace it. Pass --overwrite "
+        "to replace it, choose another file with -o, or write JSON lines (--format jsonl), which a "
+        "re-run of the same command resumes."
+    )
+    E750 = (
+        "The {what} {value!r} cannot be written to a TREC run file: it {problem}, and a TREC line is 6 "
+        "fields separated by white space, so no reader (fortekit eval --run, trec_eval) would read it "
+        "back. Give the items (or queries) ids without white space, or write --format jsonl or tsv, "
+        "which keep any id."
     )
 
     # --- E760-E789: the command line: shared options, query files, exit codes ---
@@ -1008,6 +1077,35 @@ class Errors(metaclass=_Messages):
     E808 = (
         "The evaluation run has no query {query_id!r} ({count} queries). Query ids are those of "
         "/v1/eval/queries."
+    )
+    E809 = (
+        "The Host header {host!r} is not a name this server answers to ({allowed}). fortekit serve "
+        "has no authentication, so it answers only the names of the address it listens on: a web "
+        "page cannot then read it through DNS rebinding. Open it as http://127.0.0.1:PORT/ (or "
+        "localhost), or, when {host!r} is your own name for this machine (a proxy, a LAN name), "
+        "start it with `fortekit serve --allowed-host NAME`."
+    )
+    E810 = (
+        "{method} {path} from a page of {origin!r} is refused: only this server's own pages may send "
+        "it (their origin is the Host the request names, {host!r}). Send it from a program (it sends "
+        "no Origin header) or from this server's pages, or name that page's host with `fortekit serve "
+        "--allowed-host NAME`."
+    )
+    E811 = (
+        "The index {name!r} changed on disk but cannot be loaded: {problem}. The server keeps serving "
+        "the state it had ({state}, {items} items). Let the `fortekit index add/remove/compact` that "
+        "writes it finish (or run it again, or restore the index); the server loads it when it changes "
+        "again, on SIGHUP or on POST /v1/reload."
+    )
+    E812 = (
+        "--allowed-host {value!r} is not a host name: {problem}. Give a name or an address as it is "
+        "written in the URL (example.org, 192.168.1.20, [fe80::1]; no scheme, port or path), "
+        "'.example.org' for it and its subdomains, or '*' (unsafe: every Host header)."
+    )
+    E813 = (
+        "--allowed-host '*' answers every Host header: any web page opened on a machine that reaches "
+        "this server can read its API through DNS rebinding (it has no authentication). Name the "
+        "hosts instead (--allowed-host example.org), or put it behind a proxy that authenticates."
     )
 
     # --- E820-E829: search/distributed: the Ray Data jobs (`index build --ray`, `fol-refine --ray`) ---
@@ -1268,6 +1366,10 @@ class CaptionTypeError(FortekitError, TypeError):
     """The parser was given something other than a str (E302)."""
 
 
+class CaptionTextError(CaptionError):
+    """The caption or query is a str that is not valid Unicode text: it holds a lone surrogate (E671)."""
+
+
 class ArcRulesError(FortekitError, ValueError):
     """The arc rule file of Pass 1 is invalid (E304)."""
 
@@ -1316,6 +1418,10 @@ class AudioIndexError(FortekitError, ValueError):
 
 class QueryFileError(FortekitError, ValueError):
     """A query file, output file or lookup table of fol-refine or fortekit search is unusable (E650-E699)."""
+
+
+class ResumeConflictError(QueryFileError):
+    """An output holds the result of a query line whose text has changed since (E672): no run resumes it."""
 
 
 class OutputError(FortekitError, ValueError):

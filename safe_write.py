@@ -8,6 +8,14 @@ collections) goes through this module, which guarantees:
   never half of one. A write that fails (a full disk, ``ulimit -f``, no permission) raises
   :class:`~fortekit.errors.OutputWriteError` (E743) naming the file, removes the temporary
   file and leaves the old target as it was.
+* **One rule for every output path** (:func:`check_output_target`). A FIFO or a character
+  device (``/dev/null``, a terminal) is written in place and never renamed over; a folder where
+  a file is needed is refused (E745), and so is anything else that is not a regular file (a
+  socket, a block device: E748); an existing file is replaced only with ``overwrite`` (E746,
+  or E749 for an output that could have been resumed); a missing one must be creatable (E743
+  before any work, naming the read-only folder). :func:`atomic_write` and :class:`AtomicFile`
+  apply it to every write, and the command line applies it to every output option before a
+  command starts (``fortekit.search.cli.common.check_output_options``).
 * **No links followed.** A target that is a symbolic link is refused (E741): a planted
   ``out.jsonl.settings.json -> ~/.bashrc`` never redirects a write.
 * **No output is an input.** :func:`check_not_input` compares device and inode (so hard
@@ -35,8 +43,11 @@ Example:
 
 from __future__ import annotations
 
+import enum
 import errno
 import functools
+import glob
+import io
 import json
 import os
 import shutil
@@ -44,10 +55,10 @@ import stat
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal, TextIO
 
 from fortekit.errors import (
     Errors,
@@ -58,7 +69,9 @@ from fortekit.errors import (
 
 __all__ = [
     "MARKER_FILE",
+    "AtomicFile",
     "OutputLock",
+    "OutputTarget",
     "adopt_directory",
     "atomic_write",
     "atomic_write_bytes",
@@ -66,11 +79,13 @@ __all__ = [
     "check_no_foreign_files",
     "check_not_input",
     "check_not_symlink",
+    "check_output_target",
     "create_output_directory",
     "exchange_paths",
     "is_fortekit_directory",
     "output_lock",
     "remove_output_directory",
+    "remove_stale_temporaries",
     "replace_directory",
     "same_file",
     "write_error",
@@ -227,6 +242,176 @@ def check_not_symlink(path: _PATH) -> None:
         raise OutputError(Errors.E741.format(path=target, target=pointed))
 
 
+# --- the one rule for every output path ---------------------------------------------------------
+class OutputTarget(enum.Enum):
+    """What an output path is now, which decides how it is written (:func:`check_output_target`)."""
+
+    NEW = "new"
+    """Nothing is there: a file is created atomically, a folder made."""
+    FILE = "file"
+    """An existing regular file: replaced atomically (with ``overwrite``) or resumed by its command."""
+    STREAM = "stream"
+    """A FIFO or a character device (``/dev/null``, a terminal): written in place, never renamed over."""
+    FOLDER = "folder"
+    """An existing folder, where a folder is the output: its command decides what it may replace."""
+
+
+_NOT_REGULAR = (
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISBLK, "a block device (a disk)"),
+    (stat.S_ISFIFO, "a FIFO (a named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISREG, "a file"),
+)
+
+
+def _kind_of(mode: int) -> str:
+    """What a file of this mode is, in words ("a socket", "a block device (a disk)", ...)."""
+    return next((name for test, name in _NOT_REGULAR if test(mode)), "a special file")
+
+
+def _refuse_unwritable(path: Path, exc_path: Path | None = None) -> None:
+    """E743 now, before any work, where ``path`` (a folder or a device) may not be written."""
+    if os.access(path, os.W_OK | (os.X_OK if path.is_dir() else 0)):
+        return
+    code = errno.EACCES
+    with suppress(OSError):  # statvfs not supported here: the plainer message stands
+        if os.statvfs(path).f_flag & os.ST_RDONLY:
+            code = errno.EROFS
+    raise write_error(exc_path or path, OSError(code, os.strerror(code), str(path)))
+
+
+def _check_creatable(target: Path) -> None:
+    """A path that does not exist: its nearest existing folder must be a folder we may write (E743)."""
+    for folder in target.absolute().parents:
+        try:
+            info = folder.stat()  # a linked folder above the output is the user's layout: followed
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise write_error(target, exc) from exc
+        if not stat.S_ISDIR(info.st_mode):
+            raise write_error(target, OSError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(folder)))
+        _refuse_unwritable(folder, target)
+        return
+
+
+def check_output_target(
+    path: _PATH,
+    *,
+    overwrite: bool = False,
+    kind: Literal["file", "folder"] = "file",
+    resumable: bool = False,
+    whole_file: str | None = None,
+    links: bool = False,
+) -> OutputTarget:
+    """The one rule for every output path: what ``path`` is, or a coded error before anything is written.
+
+    For a file output: a FIFO or a character device is written in place and never renamed over
+    (STREAM); an existing regular file is replaced only with ``overwrite`` (or resumed by a
+    command that says so, ``resumable``); a folder (E745), a socket, a block device or any other
+    special file (E748) is refused. For a folder output: an existing folder is its command's to
+    judge (FOLDER); anything else that exists is refused (E745). A link is refused (E741), save
+    with ``links`` a link to a FIFO or a character device (``/dev/stdout``). The folder a new
+    output goes into, or an existing folder output, must be writable (E743 names it; a user who
+    may write anywhere, such as root, may write there too).
+
+    Args:
+        path: the output the user named.
+        overwrite: an existing regular file may be replaced (``--overwrite``).
+        kind: ``"file"`` or ``"folder"``: what the command writes at ``path``.
+        resumable: an existing regular file is resumed by the command, which checks it (E662).
+        whole_file: why an existing file of a command that resumes others is written whole
+            (``"--format trec writes a whole TREC run file"``): E749 instead of E746.
+        links: take a link to a FIFO or a character device (the user's own ``-o /dev/stdout``);
+            never for a file the run names itself (a sidecar).
+
+    Returns:
+        The :class:`OutputTarget`.
+
+    Raises:
+        OutputError: a link (E741), the wrong kind (E745), not a regular file (E748), an existing
+            file without ``overwrite`` (E746, E749).
+        OutputWriteError: its folder (or the device) may not be written, or a part of the path
+            is a file (E743).
+
+    Example:
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> check_output_target(folder / "new.trec"), check_output_target(os.devnull)
+        (<OutputTarget.NEW: 'new'>, <OutputTarget.STREAM: 'stream'>)
+        >>> _ = (folder / "notes.txt").write_text("mine")
+        >>> check_output_target(folder / "notes.txt")
+        Traceback (most recent call last):
+        ...
+        fortekit.errors.OutputError: [E746] ...notes.txt already exists. Pass --overwrite ...
+        >>> check_output_target(folder / "notes.txt", overwrite=True)
+        <OutputTarget.FILE: 'file'>
+        >>> check_output_target(folder, kind="folder")
+        <OutputTarget.FOLDER: 'folder'>
+    """
+    target = Path(path)
+    try:
+        mode = os.lstat(target).st_mode
+    except FileNotFoundError:
+        _check_creatable(target)
+        return OutputTarget.NEW
+    except OSError as exc:  # a part of the path is a file, the name is too long, no permission
+        raise write_error(target, exc) from exc
+    if stat.S_ISLNK(mode):
+        try:
+            followed = os.stat(target).st_mode
+        except OSError:
+            followed = 0  # a dangling link or a loop
+        if not (links and kind == "file" and (stat.S_ISFIFO(followed) or stat.S_ISCHR(followed))):
+            check_not_symlink(target)
+        mode = followed  # /dev/stdout, a link to a pipe or a terminal: written in place
+    wanted = "a file" if kind == "file" else "a folder"
+    if stat.S_ISDIR(mode):
+        if kind == "file":
+            raise OutputError(Errors.E745.format(path=target, kind="a folder", what=wanted))
+        _refuse_unwritable(target)
+        return OutputTarget.FOLDER
+    if kind == "folder":
+        raise OutputError(Errors.E745.format(path=target, kind=_kind_of(mode), what=wanted))
+    if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode):
+        _refuse_unwritable(target)
+        return OutputTarget.STREAM
+    if not stat.S_ISREG(mode):
+        raise OutputError(Errors.E748.format(path=target, kind=_kind_of(mode)))
+    if not overwrite and not resumable:
+        if whole_file:
+            raise OutputError(Errors.E749.format(path=target, why=whole_file))
+        raise OutputError(Errors.E746.format(path=target))
+    _refuse_unwritable(target.absolute().parent, target)  # replaced by a rename beside it
+    return OutputTarget.FILE
+
+
+def remove_stale_temporaries(path: _PATH) -> list[Path]:
+    """Remove the temporary files a killed earlier write of ``path`` left (``.NAME.XXXX.tmp``).
+
+    Only while holding the output's :class:`OutputLock`: a temporary file of a write in flight
+    would be removed too. A link or a folder of that name is left alone.
+
+    Returns:
+        The files removed.
+
+    Example:
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> _ = (folder / ".run.trec.x1y2z3w4.tmp").write_text("q1 Q0 d")
+        >>> [p.name for p in remove_stale_temporaries(folder / "run.trec")], sorted(folder.iterdir())
+        (['.run.trec.x1y2z3w4.tmp'], [])
+    """
+    target = Path(path)
+    removed: list[Path] = []
+    with suppress(OSError):  # mkstemp's 8 random characters: not the temporary file of OUT.settings.json
+        for stale in target.parent.glob(f".{glob.escape(target.name)}.{'?' * 8}.tmp"):
+            if stale.is_file() and not stale.is_symlink():
+                stale.unlink(missing_ok=True)
+                removed.append(stale)
+    return removed
+
+
 def _fsync_directory(folder: Path) -> None:
     try:
         descriptor = os.open(folder, os.O_RDONLY)
@@ -251,6 +436,8 @@ def atomic_write(path: _PATH, write: Callable[[Path], Any], *, overwrite: bool =
 
     The temporary file is a fresh, uniquely named file beside the target (same folder, so
     the rename is atomic), forced to disk before the rename; the folder is forced after it.
+    A target that is a FIFO or a character device (``/dev/null``) is written in place instead,
+    never renamed over (:func:`check_output_target`, the one rule for every output path).
 
     Args:
         path: the target file.
@@ -261,8 +448,8 @@ def atomic_write(path: _PATH, write: Callable[[Path], Any], *, overwrite: bool =
         ``path``, as a Path.
 
     Raises:
-        OutputError: the target is a symbolic link (E741), a folder (E745), or exists and
-            ``overwrite`` is False (E746).
+        OutputError: the target is a symbolic link (E741), a folder (E745), another special
+            file (E748), or exists and ``overwrite`` is False (E746).
         OutputWriteError: the write failed (E743); the old target is unchanged and the
             temporary file removed.
 
@@ -271,13 +458,16 @@ def atomic_write(path: _PATH, write: Callable[[Path], Any], *, overwrite: bool =
         >>> _ = atomic_write(folder / "a.bin", lambda p: p.write_bytes(b"x"))
         >>> (folder / "a.bin").read_bytes()
         b'x'
+        >>> atomic_write(os.devnull, lambda p: p.write_bytes(b"x")), Path(os.devnull).is_char_device()
+        (PosixPath('/dev/null'), True)
     """
     target = Path(path)
-    check_not_symlink(target)
-    if target.is_dir():
-        raise OutputError(Errors.E745.format(path=target, kind="a folder", what="a file"))
-    if not overwrite and target.exists():
-        raise OutputError(Errors.E746.format(path=target))
+    if check_output_target(target, overwrite=overwrite) is OutputTarget.STREAM:
+        try:  # a pipe or a device keeps nothing to lose, and renaming over it would replace it
+            write(target)
+        except OSError as exc:
+            raise write_error(target, exc) from exc
+        return target
     folder = target.parent
     try:
         descriptor, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
@@ -287,17 +477,128 @@ def atomic_write(path: _PATH, write: Callable[[Path], Any], *, overwrite: bool =
     temporary = Path(name)
     try:
         write(temporary)
-        # mkstemp makes the file 0o600; the target keeps its own mode, a new one gets what
-        # open() would give it (0o666 less the umask), so a shared folder stays readable.
-        os.chmod(temporary, stat.S_IMODE(target.stat().st_mode) if target.exists() else _new_file_mode())
-        _fsync_path(temporary)
-        os.replace(temporary, target)
+        _commit(temporary, target)
     except OSError as exc:
         raise write_error(target, exc) from exc
     finally:
         temporary.unlink(missing_ok=True)
     _fsync_directory(folder)
     return target
+
+
+def _commit(temporary: Path, target: Path) -> None:
+    """Give the temporary file the target's mode, force it to disk and rename it over the target."""
+    # mkstemp makes the file 0o600; the target keeps its own mode, a new one gets what
+    # open() would give it (0o666 less the umask), so a shared folder stays readable.
+    os.chmod(temporary, stat.S_IMODE(target.stat().st_mode) if target.exists() else _new_file_mode())
+    _fsync_path(temporary)
+    if target.is_dir() or target.is_symlink():  # made while we wrote: never replaced (E745, E741)
+        check_not_symlink(target)
+        raise OutputError(Errors.E745.format(path=target, kind="a folder", what="a file"))
+    os.replace(temporary, target)
+
+
+class _OutputHandle(io.TextIOWrapper):
+    """A text handle that knows the output it stands for (``output_name``), for messages."""
+
+    def __init__(self, raw: Any, output: Path, **options: Any) -> None:
+        super().__init__(raw, **options)
+        self.output_name = str(output)
+
+
+class AtomicFile:
+    """A text output written through a handle: into a temporary file beside it, renamed in by :meth:`commit`.
+
+    For a streamed output that must be old or new, never half (``fortekit search --format trec
+    -o FILE``): a run that is killed, interrupted or fails before :meth:`commit` leaves the old
+    file as it was (:meth:`discard`, or the context manager, removes the temporary file; one a
+    SIGKILL left is removed by :func:`remove_stale_temporaries` under the output's lock). A FIFO
+    or a character device is written in place, as :func:`atomic_write` does.
+
+    Args:
+        path: the output.
+        overwrite: an existing regular file may be replaced (else E746).
+        links: take a link to a FIFO or a character device (the user's ``-o /dev/stdout``).
+        encoding: the text encoding.
+
+    Raises:
+        OutputError, OutputWriteError: as :func:`check_output_target`; E743 when the temporary
+            file cannot be made.
+
+    Example:
+        >>> target = Path(tempfile.mkdtemp()) / "run.trec"
+        >>> with AtomicFile(target) as output:
+        ...     _ = output.handle.write("q1 Q0 d1 1 0.5 fortekit\\n")
+        ...     target.exists()
+        ...     _ = output.commit()
+        False
+        >>> target.read_text()
+        'q1 Q0 d1 1 0.5 fortekit\\n'
+    """
+
+    def __init__(self, path: _PATH, *, overwrite: bool = False, links: bool = False,
+                 encoding: str = "utf-8") -> None:
+        self.path = Path(path)
+        self.target = check_output_target(self.path, overwrite=overwrite, links=links)
+        self.temporary: Path | None = None
+        self._done = False
+        try:
+            if self.target is OutputTarget.STREAM:
+                raw = self.path.open("wb")
+            else:
+                descriptor, name = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp",
+                                                    dir=self.path.parent)
+                self.temporary = Path(name)
+                raw = os.fdopen(descriptor, "wb")
+        except OSError as exc:
+            raise write_error(self.path, exc) from exc
+        self.handle: TextIO = _OutputHandle(raw, self.path, encoding=encoding, newline="")
+
+    def commit(self) -> Path:
+        """Flush, force to disk and rename the file into place (a stream is flushed); once.
+
+        Raises:
+            OutputWriteError: the last write or the rename failed (E743): the old file stands.
+        """
+        if self._done:
+            return self.path
+        self._done = True
+        try:
+            self.handle.flush()
+            if self.temporary is not None:
+                os.fsync(self.handle.fileno())
+            self.handle.close()
+            if self.temporary is not None:
+                _commit(self.temporary, self.path)
+                _fsync_directory(self.path.parent)
+        except OSError as exc:
+            self._cleanup()
+            raise write_error(self.path, exc) from exc
+        except BaseException:
+            self._cleanup()
+            raise
+        return self.path
+
+    def discard(self) -> None:
+        """Leave the output as it was: close and remove the temporary file (idempotent)."""
+        if not self._done:
+            self._done = True
+            self._cleanup()
+
+    def _cleanup(self) -> None:
+        with suppress(OSError):
+            self.handle.close()
+        if self.temporary is not None:
+            with suppress(OSError):
+                self.temporary.unlink(missing_ok=True)
+
+    def __enter__(self) -> AtomicFile:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self.discard()  # not committed inside the block: the old output stands
 
 
 def _new_file_mode() -> int:

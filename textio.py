@@ -46,7 +46,7 @@ from typing import IO, Any, Literal, NamedTuple
 
 __all__ = [
     "MAX_JSON_DEPTH", "MAX_LINE_CHARS", "BadLine", "CsvRecord", "Line", "json_value", "read_csv_records",
-    "read_jsonl", "read_lines", "read_text_lines", "shorten", "split_text_lines",
+    "read_jsonl", "read_lines", "read_text_lines", "shorten", "split_text_lines", "unicode_problem",
 ]
 
 #: The default cap on one line (or one CSV record), in characters.
@@ -58,6 +58,7 @@ _BLOCK = 1 << 16
 _CONTINUATION = bytes(range(0x80, 0xC0))
 _LF, _CR, _UNIVERSAL = re.compile(rb"\n"), re.compile(rb"\r"), re.compile(rb"\r\n|\n|\r")
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_SURROGATE = re.compile("[\ud800-\udfff]")
 Source = str | os.PathLike[str] | IO[bytes]
 BadKind = Literal["undecodable", "too_long", "csv", "json"]
 
@@ -391,6 +392,42 @@ def read_csv_records(
             first, "csv", f"the quoted cell opened on line {first} is still open at the end of the file, "
             f"line {number}",
         ))
+
+
+def unicode_problem(text: str) -> str | None:
+    """What makes a str no valid Unicode text (a lone surrogate), or None: the one test of every text.
+
+    A Python str may hold a lone surrogate (U+D800-U+DFFF), which is no character: it cannot be
+    written as UTF-8, and tokenizers refuse it. It arrives from bytes that are not UTF-8 (Python
+    decodes command-line arguments and file names with ``surrogateescape``, so the byte 0xff
+    becomes U+DCFF) or from a JSON ``"\\ud800"`` escape without its pair. The files this module
+    reads never hold one (a line that is not UTF-8 is a :class:`BadLine`); a JSON value may.
+
+    Args:
+        text: the text.
+
+    Returns:
+        None for valid text; else a phrase for a coded message, naming the first such code point
+        and its 1-based position (and the byte it stands for, for an escaped byte).
+
+    Example:
+        >>> unicode_problem("rain on a roof") is None
+        True
+        >>> unicode_problem("rain \\udcff on a roof")
+        'the byte 0xff at character 6 is not UTF-8 (Python holds it as the lone surrogate U+DCFF)'
+        >>> unicode_problem("rain \\ud800")
+        'it holds a lone surrogate (U+D800 at character 6), which is no character'
+    """
+    if text.isascii():  # the usual query: no scan beyond this check
+        return None
+    found = _SURROGATE.search(text)
+    if found is None:
+        return None
+    point, position = ord(found.group()), found.start() + 1
+    if 0xDC80 <= point <= 0xDCFF:  # surrogateescape's stand-in for one undecodable byte
+        return (f"the byte 0x{point - 0xDC00:02x} at character {position} is not UTF-8 "
+                f"(Python holds it as the lone surrogate U+{point:04X})")
+    return f"it holds a lone surrogate (U+{point:04X} at character {position}), which is no character"
 
 
 def shorten(text: str, limit: int) -> str:

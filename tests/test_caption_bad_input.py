@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from fortekit.errors import (
+    CaptionTextError,
     CaptionTooLongError,
     CaptionTypeError,
     EmptyCaptionError,
@@ -113,13 +114,20 @@ def test_binary_junk() -> None:
     rng = random.Random(1)
     junk = [
         bytes(range(256)).decode("latin-1"),
-        os.urandom(200).decode("utf-8", errors="surrogateescape"),
         bytes(rng.randrange(256) for _ in range(500)).decode("utf-8", errors="replace"),
-        "".join(chr(rng.randrange(0x110000)) for _ in range(300)),
+        "".join(chr(code) for code in (rng.randrange(0x110000) for _ in range(300)) if not 0xD800 <= code <= 0xDFFF),
     ]
     for text in junk:
         if text.strip():
             well_formed(parse_caption(text))
+
+
+def test_text_that_is_not_valid_unicode_is_e671() -> None:
+    """Bytes that are not UTF-8, decoded as Python decodes argv (surrogateescape), and lone surrogates."""
+    escaped = (b"rain " + os.urandom(200) + b"\xff").decode("utf-8", errors="surrogateescape")
+    for text in (escaped, "rain \ud800 on a roof", "dog \udfff"):
+        with pytest.raises(CaptionTextError, match=r"\[E671\] parse_caption\(\) got text that is not valid Unicode"):
+            parse_caption(text)
 
 
 def test_random_unicode_never_raises() -> None:

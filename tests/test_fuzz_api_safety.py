@@ -410,7 +410,7 @@ def test_report_and_vocabulary_outputs_never_replace_their_inputs(
     assert main(["parse-report", "--gold", str(gold), "-o", str(gold)]) == 2
     assert "[E740]" in capsys.readouterr().err
     assert main(["vocab", "build", "--clotho", str(csv), "--audiocaps", str(csv), "--ontology",
-                 str(tmp_path / "o.json"), "-o", str(csv)]) == 1
+                 str(tmp_path / "o.json"), "-o", str(csv)]) == 2  # refused at dispatch (the output rule)
     assert "[E740]" in capsys.readouterr().err
     assert {path: path.read_bytes() for path in before} == before
 

@@ -204,7 +204,8 @@ def test_an_output_linked_to_the_input_is_refused(
     before = snapshot(queries, settings_path(alias))
     result = run_file(cli, queries, str(alias), lookup, index_dir)
     assert_clean(result, [unusable(cli)], f"{cli} -o {link} link")
-    assert "[E664]" in result.err, result.show()
+    # a symbolic link meets the one output rule at dispatch, which names the input it is (E740)
+    assert ("[E664]" if link == "hard" else "[E740]") in result.err, result.show()
     assert_unchanged(before, f"{cli} -o {link} link")
 
 

@@ -126,7 +126,8 @@ def test_an_output_that_is_the_query_file_under_another_name_is_refused(work: Pa
     alias = work / "alias.jsonl"
     link(queries, alias)
     status, _, err = refine(work, str(alias), "--overwrite")
-    assert status == 2 and "[E664]" in err
+    # a symlink meets the one output rule at dispatch first, which names the input it is (E740)
+    assert status == 2 and ("[E664]" in err if link is os.link else "[E740]" in err)
     assert queries.read_bytes() == before and not settings_path(alias).exists()
     assert same_file(alias, queries) and not same_file(work / "lookup.jsonl", queries)
     assert not same_file(work / "missing.jsonl", queries)

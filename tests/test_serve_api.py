@@ -30,7 +30,7 @@ def cafe_service(cafe: Path) -> SearchService:
 
 @pytest.fixture(scope="module")
 def cafe_client(cafe_service: SearchService) -> TestClient:
-    return TestClient(create_app(cafe_service))
+    return TestClient(create_app(cafe_service), base_url="http://127.0.0.1")
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +40,7 @@ def sound_service(sound_index: Path) -> SearchService:
 
 @pytest.fixture(scope="module")
 def sound_client(sound_service: SearchService) -> TestClient:
-    return TestClient(create_app(sound_service))
+    return TestClient(create_app(sound_service), base_url="http://127.0.0.1")
 
 
 def _search(client: TestClient, **body: Any) -> dict[str, Any]:
@@ -137,7 +137,7 @@ def test_ids_holding_a_slash_reach_their_item(tmp_path: Path, minilm: Any) -> No
     folder = tmp_path / "slash.index"
     AudioIndex.from_captions(["clips/rain 1.wav", "clips/dog.wav"], ["rain on a roof", "a dog barks"],
                              minilm).save(folder)
-    client = TestClient(create_app(SearchService.open(folder, device="cpu")))
+    client = TestClient(create_app(SearchService.open(folder, device="cpu")), base_url="http://127.0.0.1")
     hits = _search(client, query="rain", k=1, stage1="off")["results"][0]["hits"]
     assert hits[0]["id"] == "clips/rain 1.wav"
     assert client.get("/v1/items/clips%2Frain%201.wav").json()["caption"] == "rain on a roof"

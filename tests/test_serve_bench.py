@@ -79,7 +79,7 @@ def client(service):  # type: ignore[no-untyped-def]
 
     from fortekit.search.serve.app import create_app
 
-    with TestClient(create_app(service)) as made:  # one event loop for every request, as a server has
+    with TestClient(create_app(service), base_url="http://127.0.0.1") as made:  # one event loop, as a server
         yield made
 
 

@@ -7,6 +7,10 @@ Limits (docs/parser.md):
     * ``""`` or whitespace only: :class:`~fortekit.errors.EmptyCaptionError` (E300);
     * more than :data:`MAX_CHARS` characters: :class:`~fortekit.errors.CaptionTooLongError` (E301);
     * not a ``str``: :class:`~fortekit.errors.CaptionTypeError` (E302);
+    * a ``str`` that is not valid Unicode text (a lone surrogate, as an undecodable byte of a
+      command-line argument or a JSON ``"\\ud800"`` becomes):
+      :class:`~fortekit.errors.CaptionTextError` (E671), the test of
+      :func:`fortekit.textio.unicode_problem`;
     * more than ``max_words`` words (256 by default): only the first ones are parsed,
       and the result says ``truncated=True``;
     * a word (a run without whitespace) longer than :data:`MAX_WORD_CHARS` characters:
@@ -18,7 +22,7 @@ Limits (docs/parser.md):
     * input hygiene (:func:`clean_controls`): ANSI escape sequences (``ESC[31m``, OSC
       titles and links) and zero-width/format characters (ZWJ, soft hyphen, BOM, ...)
       are taken out; control characters other than tab and newline, bidi controls
-      (U+202A-U+202E, U+2066-U+2069, U+200E/F, U+061C), U+200B, lone surrogates and
+      (U+202A-U+202E, U+2066-U+2069, U+200E/F, U+061C), U+200B and
       other unprintable code points separate words (one space between two words). The
       result's spans still index the caption as given (:func:`prepare_caption` keeps
       each character's offset), and a caption of nothing else is empty (E300).
@@ -45,12 +49,14 @@ from functools import cache
 from typing import Any, NamedTuple
 
 from fortekit.errors import (
+    CaptionTextError,
     CaptionTooLongError,
     CaptionTypeError,
     EmptyCaptionError,
     Errors,
     PipelineMissingError,
 )
+from fortekit.textio import unicode_problem
 
 __all__ = [
     "DEFAULT_PIPELINE",
@@ -107,7 +113,11 @@ _TOKENS = re.compile(r"\w+|[^\w\s]")
 
 
 def check_text(text: object, *, function: str = "parse_caption", max_chars: int = MAX_CHARS) -> str:
-    """Check a caption's type, emptiness and length.
+    """Check a caption's or query's type, emptiness, length and Unicode: the one text check.
+
+    Every text that fortekit parses, encodes or searches for passes here: ``parse_caption``,
+    ``Retriever.search`` (and so every command and ``fortekit serve``), Stage 1's ``refine``,
+    the captions of an index and the queries of an evaluation.
 
     Args:
         text: the caption.
@@ -121,13 +131,19 @@ def check_text(text: object, *, function: str = "parse_caption", max_chars: int 
         CaptionTypeError: ``text`` is not a str (E302).
         EmptyCaptionError: it is empty or whitespace (E300).
         CaptionTooLongError: it is longer than ``max_chars`` (E301).
+        CaptionTextError: it holds a lone surrogate, which no tokenizer takes and no UTF-8 output
+            can hold (E671); text of nothing but such code points is empty (E300).
 
     Example:
         >>> check_text("  ")
         Traceback (most recent call last):
         ...
         fortekit.errors.EmptyCaptionError: [E300] The caption is empty (only whitespace). ...
-    """
+        >>> check_text("rain \\udcff on a roof", function="Retriever.search")
+        Traceback (most recent call last):
+        ...
+        fortekit.errors.CaptionTextError: [E671] Retriever.search() got text that is not valid Unicode: the byte 0xff at character 6 is not UTF-8 ...
+    """  # noqa: E501
     if isinstance(text, str) and type(text) is not str:
         # numpy.str_ and other str subclasses: spaCy's tokenizer takes an exact str only, and
         # str.__str__ copies the characters without calling a subclass's own __str__.
@@ -150,6 +166,10 @@ def check_text(text: object, *, function: str = "parse_caption", max_chars: int 
             length=len(text),
             limit=max_chars,
         )
+    if not text.isascii():
+        problem = unicode_problem(text)
+        if problem is not None:
+            raise CaptionTextError(Errors.E671.format(function=function, problem=problem))
     return text
 
 

@@ -62,7 +62,7 @@ def add_bench_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
     )
     generate.add_argument("--n", type=int, default=20_000, help="number of clips (default 20000)")
     add_output_option(generate, dest="out", required=True, type=Path, metavar="DIR", old=("--out",),
-                      help="the output folder")
+                      kind="folder", help="the output folder")
     generate.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     generate.add_argument("--test-every", type=int, default=5,
                           help="every N-th clip is a test clip (default 5: 20%% test)")

@@ -43,7 +43,7 @@ def add_train_clap_action(actions: argparse._SubParsersAction[argparse.ArgumentP
     )
     train.add_argument("--data", required=True, type=Path, help="the generated collection (its folder)")
     add_output_option(train, dest="out", required=True, type=Path, metavar="DIR", old=("--out",),
-                      help="output folder")
+                      kind="folder", help="output folder")
     train.add_argument("--epochs", type=int, default=8, help="epochs (default 8)")
     train.add_argument("--batch-size", type=int, default=128, help="clips per step (default 128)")
     train.add_argument("--seed", type=int, default=0, help="random seed (default 0)")

@@ -48,6 +48,7 @@ def add_stage2_data_action(actions: argparse._SubParsersAction[argparse.Argument
     action.add_argument("--data", required=True, type=Path, help="the generated collection (its folder)")
     add_output_option(action, dest="out", required=True, type=Path, metavar="FILE", old=("--out",),
                       help="the .safetensors file to write")
+    action.add_argument("--overwrite", action="store_true", help="replace an existing -o file (else E746)")
     action.add_argument("--backbone", default="small-clap", help="audio-text backbone (default small-clap)")
     action.add_argument("--backbone-option", action="append", metavar="KEY=VALUE",
                         type=option_type("--backbone-option"),

@@ -40,6 +40,8 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from fortekit.search.cli.output_options import OutputKind, OutputPath
+
 __all__ = [
     "EXIT_CODES",
     "add_column_options",
@@ -252,8 +254,26 @@ def add_output_option(
     parser: argparse.ArgumentParser | argparse._ArgumentGroup, *, dest: str = "output",
     required: bool = False, metavar: str = "OUT", help: str = "where to write ('-' for standard output)",
     type: Callable[[str], Any] | None = None, default: Any = None, old: Sequence[str] = (),
+    kind: OutputKind | Callable[[argparse.Namespace], OutputKind] = "file", stdout: bool = False,
+    resumes: Callable[[argparse.Namespace], str | None] | None = None,
 ) -> None:
     """``-o/--output OUT``; each of ``old`` (``--out``) still works for one release (W800).
+
+    The option is declared an output (:class:`~fortekit.search.cli.output_options.OutputPath`),
+    so the one output rule is checked on it before the command starts.
+
+    Args:
+        parser: the command's parser (or one of its groups).
+        dest: where the value goes.
+        required: the option must be given.
+        metavar: its name in the help.
+        help: the help text.
+        type: what the text becomes (default: the text).
+        default: the value when it is not given.
+        old: old spellings (hidden, warning W800).
+        kind: ``"file"`` or ``"folder"`` (or a function of the parsed arguments giving it).
+        stdout: ``-`` means standard output.
+        resumes: for an output the command resumes (see ``OutputPath.resumes``).
 
     Example:
         >>> import warnings
@@ -265,10 +285,11 @@ def add_output_option(
         >>> args.out
         'report.md'
     """
+    marked = OutputPath(kind, convert=type or str, stdout=stdout, resumes=resumes)
     parser.add_argument("-o", "--output", dest=dest, metavar=metavar, default=default,
-                        required=required and not old, help=help, **_typed(type))
+                        required=required and not old, help=help, type=marked)
     for spelling in old:
-        deprecated_alias(parser, spelling, "-o/--output", dest=dest, type=type, metavar=metavar)
+        deprecated_alias(parser, spelling, "-o/--output", dest=dest, type=marked, metavar=metavar)
     if required and old:
         if not isinstance(parser, argparse.ArgumentParser):
             raise TypeError("a required -o/--output with old spellings needs the parser, not a group")

@@ -21,6 +21,8 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from fortekit.search.cli.output_options import OutputPath
+
 __all__ = ["add_convert_commands", "run_convert_laion_clap"]
 
 
@@ -101,7 +103,8 @@ def add_convert_commands(subparsers: Any) -> argparse.ArgumentParser:
         ),
     )
     laion.add_argument("checkpoint", type=Path, help="the LAION-CLAP checkpoint (.pt, or .safetensors)")
-    laion.add_argument("out_dir", type=Path, help="the folder to write (created)")
+    laion.add_argument("out_dir", type=OutputPath("folder", convert=Path), metavar="OUT_DIR",
+                       help="the folder to write (created)")
     laion.add_argument(
         "--tokenizer",
         type=Path,

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TextIO
 
 from fortekit.search.cli.common import add_depth_options, add_output_option
-from fortekit.search.cli.eval_runs import add_run_options, run_runs, wants_runs
+from fortekit.search.cli.eval_runs import add_run_options, fused_output_kind, run_runs, wants_runs
 from fortekit.search.cli.options import option_type
 
 __all__ = ["add_eval_commands", "run_eval"]
@@ -68,8 +68,9 @@ def add_eval_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
                       help="item = mean of captions 2-5 (mean) or caption 2 (single); default mean")
     data.add_argument("--limit-test", type=int, help="only the first N test clips (quick runs)")
     data.add_argument("--limit-train", type=int, help="only the first N training clips (quick runs)")
-    add_output_option(data, dest="out", type=Path, metavar="DIR", old=("--out",),
-                      help="output directory (re-runs reuse its caches); required with --test and --beir")
+    add_output_option(data, dest="out", type=Path, metavar="DIR", old=("--out",), kind=fused_output_kind,
+                      help="output directory (re-runs reuse its caches); required with --test and --beir; "
+                      "with --fuse, the fused run file")
     model = parser.add_argument_group("model and stages")
     model.add_argument("--backbone", default="minilm", help="registered text encoder (default minilm)")
     model.add_argument("--device", default="auto", help="auto (CUDA when present), cpu, cuda, cuda:N")

@@ -17,9 +17,9 @@ import json
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
 
-__all__ = ["add_run_options", "format_table", "run_runs", "wants_runs"]
+__all__ = ["add_run_options", "format_table", "fused_output_kind", "run_runs", "wants_runs"]
 
 _OWN = ("run", "qrels", "fuse", "fuse_k")
 
@@ -54,12 +54,28 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
                        help="fuse these TREC runs by reciprocal rank fusion into the run file -o; with "
                        "--qrels (or --beir) also score them and the fused run")
     group.add_argument("--fuse-k", type=int, metavar="K", help="the RRF constant k (default 60)")
+    group.add_argument("--overwrite", action="store_true",
+                       help="with --fuse: replace an existing -o file (else E746; a FIFO or a device such as "
+                       "/dev/null is written in place)")
     add_json_option(group, help="print the scores as JSON (metrics.json's document) instead of a table")
 
 
 def wants_runs(args: argparse.Namespace) -> bool:
     """Whether a ``fortekit eval`` call gives an option of :func:`add_run_options` (then it is theirs)."""
-    return any(getattr(args, name, None) is not None for name in _OWN) or bool(getattr(args, "json", False))
+    return any(getattr(args, name, None) is not None for name in _OWN) or any(
+        bool(getattr(args, name, False)) for name in ("json", "overwrite"))
+
+
+def fused_output_kind(args: argparse.Namespace) -> Literal["file", "folder"]:
+    """What ``fortekit eval -o`` names: the fused run file with ``--fuse``, else the run folder.
+
+    Example:
+        >>> fused_output_kind(argparse.Namespace(fuse=["a.trec", "b.trec"]))
+        'file'
+        >>> fused_output_kind(argparse.Namespace())
+        'folder'
+    """
+    return "file" if getattr(args, "fuse", None) else "folder"
 
 
 def _fail(problem: str, fix: str) -> Exception:
@@ -73,7 +89,8 @@ def _check(args: argparse.Namespace) -> None:
     from fortekit.search.cli.eval import _BEIR_ONLY, _TEST_ONLY
 
     if args.run is None and args.fuse is None:
-        given = "--qrels" if args.qrels is not None else "--fuse-k" if args.fuse_k is not None else "--json"
+        given = "--qrels" if args.qrels is not None else "--fuse-k" if args.fuse_k is not None else (
+            "--json" if args.json else "--overwrite")
         raise _fail(f"{given} needs --run RUN or --fuse RUN RUN", "Pass the run files to score or fuse.")
     if args.run is not None and args.fuse is not None:
         raise _fail("--run and --fuse are given together",
@@ -95,6 +112,9 @@ def _check(args: argparse.Namespace) -> None:
             raise _fail("--fuse has no output", "Pass -o/--output FILE, the fused run file to write.")
     elif args.fuse_k is not None:
         raise _fail("--fuse-k applies to --fuse only", "Leave out --fuse-k.")
+    elif getattr(args, "overwrite", False):
+        raise _fail("--overwrite applies to --fuse's run file only (-o DIR of --run is a run folder, "
+                    "rewritten in place)", "Leave out --overwrite.")
     if args.run is not None and args.qrels is None and args.beir is None:
         raise _fail("--run has no relevance judgements", "Pass --qrels QRELS, or --beir DIR (its qrels).")
 
@@ -198,7 +218,6 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         read_run,
         reciprocal_rank_fusion,
         score_runs,
-        write_run,
     )
 
     _check(args)
@@ -225,7 +244,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     if args.fuse is not None:
         k = DEFAULT_RRF_K if args.fuse_k is None else args.fuse_k
         fused = reciprocal_rank_fusion(list(runs.values()), k=k)
-        write_run(args.out, fused, tag=f"rrf-k{k}")
+        _write_fused(Path(args.out), fused, f"rrf-k{k}", overwrite=bool(getattr(args, "overwrite", False)))
         log(f"wrote {args.out}: reciprocal rank fusion (k={k}) of {', '.join(str(p) for p in paths)}, "
             f"{len(fused)} queries")
         if qrels is None:
@@ -247,6 +266,35 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     if args.run is not None and args.out is not None:
         _write_folder(args.out, document, scores["per_query"], log)
     return 0
+
+
+def _write_fused(path: Path, fused: Mapping[str, Mapping[str, float]], tag: str, *, overwrite: bool) -> None:
+    """The fused run file, by the one output rule: a FIFO or a device in place, a file atomically.
+
+    A regular file is written under the output's lock (E742) to a temporary file renamed over
+    it, so a kill leaves the old file or the new one; a temporary file an earlier killed run
+    left is removed first. A FIFO or a character device (``/dev/null``) is never renamed over.
+    """
+    from fortekit.safe_write import (
+        OutputTarget,
+        check_output_target,
+        output_lock,
+        remove_stale_temporaries,
+        write_error,
+    )
+    from fortekit.search.eval.runs import format_run, write_run
+
+    if check_output_target(path, overwrite=overwrite, links=True) is OutputTarget.STREAM:
+        text = format_run(fused, tag)  # every line checked (E750) before the stream is opened
+        try:  # in place, through a link such as /dev/stdout too: nothing there to rename over
+            with path.open("w", encoding="utf-8") as handle:
+                handle.write(text)
+        except OSError as exc:
+            raise write_error(path, exc) from exc
+        return
+    with output_lock(path):
+        remove_stale_temporaries(path)
+        write_run(path, fused, tag=tag, overwrite=overwrite)
 
 
 def _write_folder(folder: Path, document: Mapping[str, Any], per_query: Mapping[str, Any],

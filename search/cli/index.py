@@ -224,19 +224,26 @@ def _build_index(args: argparse.Namespace, options: dict[str, Any], cluster: Any
     from fortekit.search.index.audio_index import AudioIndex
 
     progress = not args.quiet
+    from fortekit.search.index.format import check_item_ids
+
     if args.captions is not None:
         from fortekit.search.index.format import check_unique_ids
         from fortekit.search.index.sources import read_caption_file
 
         # Read and check the file before the (slow) model load, so that its errors come at once.
         table = read_caption_file(args.captions, id_column=args.id_column, caption_column=args.caption_column)
+        check_item_ids(table.ids, source=f" of the captions file {args.captions}")
         if not args.merge_duplicates:
             check_unique_ids(table.ids)
         backbone = get_backbone(args.backbone, **options)
         return _build_from_captions(args, table, backbone, _recordable(options), progress)
+    from fortekit.search.index.build import item_id_of
     from fortekit.search.index.sources import find_audio_items
 
     items = find_audio_items(args.audio)
+    # The id rule before any model loads, on every path (a Ray build assembles its index itself).
+    check_item_ids([item_id_of(item, position) for position, item in enumerate(items)],
+                   source=f" of {args.audio}")
     captioner, captioner_options = None, dict(args.captioner_option or [])
     if cluster is not None:
         from fortekit.search.distributed.index_build import build_index_with_ray
@@ -301,12 +308,48 @@ def _predicate_line(index: AudioIndex) -> str:
             f"{index.unparsed_count} caption(s) missing or unparsable")
 
 
+def _empty_info(args: argparse.Namespace, out: TextIO, error: Exception) -> int | None:
+    """``index info`` of an index whose every item is removed: 0 items (and E639, why and the fix, on
+    stderr), exit 0; None when the folder is not such an index (the caller raises `error`)."""
+    from fortekit.errors import FortekitError
+    from fortekit.search.index.growing import read_layout
+
+    try:
+        layout = read_layout(args.directory)
+    except FortekitError:
+        return None
+    if layout.live:
+        return None
+    meta, manifest = layout.meta, layout.manifest
+    facts: dict[str, Any] = {
+        "directory": str(args.directory), "count": 0, "dim": meta.dim, "backbone": meta.backbone,
+        "parts": len(manifest.parts), "removed": manifest.removed_count, "problem": str(error),
+    }
+    if args.json:
+        print(json.dumps(facts, ensure_ascii=False), file=out)
+    else:
+        rows = [("index", facts["directory"]), ("items", "0 (every item is removed)"), ("dim", meta.dim),
+                ("backbone", meta.backbone),
+                ("parts", f"{facts['parts']}, {facts['removed']} removed items")]
+        for label, value in rows:
+            print(f"{label:<11} {value}", file=out)
+    print(f"fortekit index info: {error}", file=sys.stderr)
+    return 0
+
+
 def run_info(args: argparse.Namespace, out: TextIO) -> int:
-    """Handler of ``index info``: what an index holds."""
+    """Handler of ``index info``: what an index holds (an index of no items: 0 items, and E639 on stderr)."""
+    from fortekit.errors import AudioIndexError
     from fortekit.search.index.audio_index import AudioIndex
     from fortekit.search.stages import default_pipeline
 
-    index = AudioIndex.load(args.directory)
+    try:
+        index = AudioIndex.load(args.directory)
+    except AudioIndexError as exc:  # every item removed: say so, with its numbers, instead of failing
+        status = _empty_info(args, out, exc)
+        if status is None:
+            raise
+        return status
     pipeline = default_pipeline(index)
     with_captions = sum(1 for caption in index.captions if caption is not None)
     with_predicates = sum(1 for symbols in index.predicate_sets if symbols)
@@ -424,7 +467,7 @@ def add_index_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
     source.add_argument("--captions", metavar="FILE", help="a .csv/.tsv, .jsonl or .txt file of captions")
     source.add_argument("--audio", metavar="DIR_OR_LIST",
                         help="a folder of audio files (searched recursively) or a text file listing paths")
-    add_output_option(build, dest="out", required=True, metavar="DIR", old=("--out",),
+    add_output_option(build, dest="out", required=True, metavar="DIR", old=("--out",), kind="folder",
                       help="the index directory to write")
     build.add_argument("--backbone", default="minilm", help="the backbone plug-in (default: minilm)")
     _add_backbone_arguments(build)

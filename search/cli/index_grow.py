@@ -60,16 +60,39 @@ def run_add(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _read_ids(path: str) -> list[str]:
-    """The ids of an ids file: one a line, blank lines and surrounding spaces left out."""
-    from fortekit.errors import AudioIndexError, Errors
+    """The ids of an ids file: one a line, blank lines and surrounding spaces and tabs left out.
 
+    Lines end at ``\\n`` alone (a ``\\r`` before it dropped), never at U+2028, U+0085 or a lone
+    ``\\r`` in the middle of a line (:func:`fortekit.textio.read_text_lines`, the one line rule):
+    an id the index holds is read back whole (the id rule, E640, keeps line breaks out of new ids).
+
+    Raises:
+        AudioIndexError: the file cannot be read, or a line is not UTF-8 (E615, with its number).
+
+    Example:
+        >>> import tempfile
+        >>> path = Path(tempfile.mkdtemp()) / "gone.txt"
+        >>> _ = path.write_bytes("a\\u2028b\\r\\n\\n  c \\nd\\x85e\\n".encode())
+        >>> _read_ids(str(path))
+        ['a\\u2028b', 'c', 'd\\x85e']
+    """
+    from fortekit.errors import AudioIndexError, Errors
+    from fortekit.textio import BadLine, read_text_lines
+
+    hint = "Give a UTF-8 text file with one item id a line."
+    ids: list[str] = []
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        for number, text in read_text_lines(path):
+            if isinstance(text, BadLine):
+                raise AudioIndexError(Errors.E615.format(
+                    what="ids file", path=path, problem=f"line {number} is {text.reason}", hint=hint))
+            item_id = text.strip(" \t")  # the id rule keeps spaces and tabs off an id's ends
+            if item_id:
+                ids.append(item_id)
+    except OSError as exc:
         raise AudioIndexError(Errors.E615.format(
-            what="ids file", path=path, problem=f"{type(exc).__name__}: {exc}",
-            hint="Give a UTF-8 text file with one item id a line.")) from None
-    return [line.strip() for line in text.splitlines() if line.strip()]
+            what="ids file", path=path, problem=f"{type(exc).__name__}: {exc}", hint=hint)) from None
+    return ids
 
 
 def run_remove(args: argparse.Namespace, out: TextIO) -> int:

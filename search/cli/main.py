@@ -23,7 +23,8 @@ from fortekit import __version__
 from fortekit.search.cli.common import apply_fixups, run_cli
 from fortekit.search.cli.parse import ECHO_CHARS, echo_text
 
-__all__ = ["ECHO_CHARS", "build_parser", "build_refine_parser", "echo_text", "fol_refine_main", "main"]
+__all__ = ["ECHO_CHARS", "build_parser", "build_refine_parser", "echo_text", "fol_refine_main", "main",
+           "refuse_outputs"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -79,6 +80,9 @@ def _run(argv: Sequence[str] | None) -> int:
     texts = getattr(args, "texts_field", None)
     if texts is not None and not getattr(args, texts) and args.file is None:
         parser.error(f"{args.command}: give a text or --file")
+    refused = refuse_outputs(parser, args)
+    if refused is not None:
+        return refused
     try:
         return int(args.handler(args, sys.stdout))
     except BrokenPipeError:
@@ -86,6 +90,31 @@ def _run(argv: Sequence[str] | None) -> int:
     except OSError as exc:  # a named input that cannot be read is bad input (2); a failed write, 1
         print(f"fortekit: {exc}", file=sys.stderr)
         return 2 if exc.filename is not None else 1
+
+
+def refuse_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int | None:
+    """The one output rule on every output option of the chosen command, before it starts.
+
+    Every command's outputs are checked here, at dispatch (see
+    :mod:`fortekit.search.cli.output_options`), so a new command is checked without code of its own.
+
+    Returns:
+        None when every output may be written; else 2, with one coded line on stderr.
+
+    Example:
+        >>> parser = build_parser()
+        >>> refuse_outputs(parser, parser.parse_args(["eval", "--fuse", "a", "b", "-o", "/dev/null"])) is None
+        True
+    """
+    from fortekit.errors import FortekitError
+    from fortekit.search.cli.output_options import check_output_options, chosen_parsers
+
+    try:
+        check_output_options(parser, args)
+    except FortekitError as exc:
+        print(f"{chosen_parsers(parser, args)[-1].prog}: {exc}", file=sys.stderr)
+        return 2
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

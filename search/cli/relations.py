@@ -69,4 +69,5 @@ def add_relations_commands(commands: argparse._SubParsersAction[argparse.Argumen
     add_output_option(build, dest="out", required=True, metavar="TSV", old=("--out",),
                       help="the TSV to write (the shipped one: vocab/relations.tsv)")
     build.add_argument("--min-count", type=int, default=3, help="drop rarer triples (default 3)")
+    build.add_argument("--overwrite", action="store_true", help="replace an existing -o file (else E746)")
     build.set_defaults(handler=run_relations_build)

@@ -34,6 +34,7 @@ from fortekit.search.cli.common import (
     projection_value,
     switch_value,
 )
+from fortekit.search.cli.search_file import whole_file_reason
 
 __all__ = ["add_search_command", "check_queries", "format_record", "make_retriever", "run_search"]
 
@@ -86,8 +87,10 @@ def add_search_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
     files = parser.add_argument_group("query files")
     files.add_argument("--queries", dest="queries_file", metavar="FILE",
                        help="search the queries of FILE ('-' for standard input), one record per query")
-    add_output_option(files, help="where --queries writes (one record per query; default and '-': "
-                      "standard output); re-running the command resumes a JSONL file")
+    add_output_option(files, stdout=True, resumes=whole_file_reason,
+                      help="where --queries writes (one record per query; default and '-': standard output); "
+                      "re-running the command resumes a JSONL file; tsv and trec are written whole (an "
+                      "existing file needs --overwrite) and are old or new, never half")
     files.add_argument("--input-format", choices=QUERY_FORMATS,
                        help="the query file's format (default: from its extension; standard input: txt)")
     add_column_options(files, text_help="the CSV/TSV column or JSONL field of the queries (default: query)",
@@ -96,7 +99,7 @@ def add_search_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
     files.add_argument("--max-chars", metavar="N", type=int, default=DEFAULT_MAX_CHARS,
                        help=f"skip longer queries as bad lines (default: {DEFAULT_MAX_CHARS})")
     files.add_argument("--overwrite", action="store_true",
-                       help="start the output over instead of resuming it")
+                       help="start the output over instead of resuming it (tsv, trec: replace it)")
     files.add_argument("--batch-size", metavar="N", type=int, default=32,
                        help="queries searched together (default: 32)")
     add_quiet_option(files)
@@ -215,21 +218,35 @@ def format_record(record: dict[str, Any], file_format: str, qid: str | int | Non
     Returns:
         The lines.
 
+    Raises:
+        OutputError: with "trec", a query or item id that a TREC run file cannot hold (white
+            space, empty: E750), so the file is always one ``fortekit eval --run`` reads back.
+
     Example:
         >>> record = {"line": 3, "query": "rain", "hits": [{"rank": 1, "id": "clip7", "score": 0.5}]}
         >>> format_record(record, "trec")
         '3 Q0 clip7 1 0.500000 fortekit\\n'
+        >>> format_record({**record, "hits": [{"rank": 1, "id": "a\\tb", "score": 0.5}]}, "tsv")
+        '3\\train\\t1\\ta\\\\tb\\t0.500000\\n'
     """
     if file_format == "jsonl":
         return json.dumps(record, ensure_ascii=False) + "\n"
     qid = record.get("line") if qid is None else qid
     lines = []
-    for hit in record.get("hits", []):
-        if file_format == "trec":
+    if file_format == "trec":
+        from fortekit.search.eval.runs import check_trec_id
+
+        check_trec_id(str(qid), "query id")
+        for hit in record.get("hits", []):
+            check_trec_id(str(hit["id"]), "item id")
             lines.append(f"{qid} Q0 {hit['id']} {hit['rank']} {hit['score']:.6f} fortekit\n")
-        else:
-            query = " ".join(str(record.get("query", "")).split())  # no tab or newline inside a field
-            lines.append(f"{qid}\t{query}\t{hit['rank']}\t{hit['id']}\t{hit['score']:.6f}\n")
+        return "".join(lines)
+    from fortekit.search.refine.output import tsv_escape
+
+    query = " ".join(str(record.get("query", "")).split())  # no tab or newline inside a field
+    for hit in record.get("hits", []):  # ids escaped as fol-refine's TSV cells are (tsv_escape)
+        lines.append(f"{tsv_escape(str(qid))}\t{query}\t{hit['rank']}\t{tsv_escape(str(hit['id']))}\t"
+                     f"{hit['score']:.6f}\n")
     return "".join(lines)
 
 

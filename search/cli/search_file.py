@@ -3,9 +3,12 @@
 The query file is read as fol-refine reads it (.txt, .jsonl, .csv, .tsv; a bad line is reported
 with its number and the rest runs), each batch's records are appended and flushed as they are
 made, and re-running the same command resumes: queries already in OUT are skipped, and a
-resumed OUT must have been written with the same settings (``OUT.settings.json``).
-``--queries -`` reads standard input; ``--format tsv|trec`` writes rows instead of JSON lines
-(such an output is written afresh, not resumed).
+resumed OUT must have been written with the same settings (``OUT.settings.json``), against the
+index in the same state (E638 after ``fortekit index add``, ``remove`` or ``compact``).
+``--queries -`` reads standard input; ``--format tsv|trec`` writes rows instead of JSON lines,
+written whole, never resumed: into a temporary file beside OUT, renamed over it when every query
+is done (a kill leaves the old OUT), so an existing OUT needs ``--overwrite`` (E749); a FIFO or
+a device is written in place. ``--format trec`` refuses an id a TREC line cannot hold (E750).
 
 Example:
     $ fortekit search --index clips.index --queries queries.txt -o ranked.jsonl -k 20
@@ -25,13 +28,22 @@ from fortekit.errors import Errors, FortekitError, QueryFileError
 if TYPE_CHECKING:
     from fortekit.search.refine.run import RunReport
 
-__all__ = ["search_file", "search_settings"]
+__all__ = ["search_file", "search_settings", "whole_file_reason"]
 
 _PROG = "fortekit search"
 
 
-def search_settings(args: argparse.Namespace) -> dict[str, Any]:
+def search_settings(args: argparse.Namespace, index_state: str | None = None) -> dict[str, Any]:
     """What changes the records: a resumed output must have been written with the same.
+
+    Args:
+        args: the parsed arguments of ``fortekit search``.
+        index_state: the index's state (:func:`~fortekit.search.index.state.index_state`), recorded
+            so that a resume after ``fortekit index add|remove|compact`` is refused (E638); None
+            records none (standard output, which is not resumed).
+
+    Returns:
+        The settings, as JSON values.
 
     Example:
         >>> args = argparse.Namespace(index=Path("idx"), top_k=5, explain=False, stage1="off", lookup=None,
@@ -44,13 +56,31 @@ def search_settings(args: argparse.Namespace) -> dict[str, Any]:
         return None if path is None else str(Path(path).expanduser().resolve())
 
     projection = args.projection if args.projection in (None, "auto", "none") else resolved(args.projection)
-    return {
+    settings: dict[str, Any] = {
         "index": resolved(args.index), "k": args.top_k, "explain": args.explain, "stage1": args.stage1,
         "lookup": resolved(args.lookup), "projection": projection,
         "formula_scoring": args.formula_scoring, "stage3": args.stage3,
         "order_check": getattr(args, "order_check", "auto"),
         "format": getattr(args, "format", None) or "jsonl",
     }
+    if index_state is not None:
+        settings["index_state"] = index_state
+    return settings
+
+
+def whole_file_reason(args: argparse.Namespace) -> str | None:
+    """None when ``-o`` is resumed (JSON lines); else why it is written whole (E749 without --overwrite).
+
+    Example:
+        >>> whole_file_reason(argparse.Namespace(format=None)) is None
+        True
+        >>> whole_file_reason(argparse.Namespace(format="trec"))
+        '--format trec writes a whole TREC run file'
+    """
+    file_format = getattr(args, "format", None) or "jsonl"
+    if file_format == "jsonl":
+        return None
+    return f"--format {file_format} writes a whole {'TREC run' if file_format == 'trec' else 'TSV'} file"
 
 
 def search_file(args: argparse.Namespace, out: TextIO) -> int:
@@ -138,14 +168,27 @@ def _search_file(args: argparse.Namespace, out: TextIO) -> int:
     queries = _stdin_file(args) if args.queries_file == "-" else Path(args.queries_file).expanduser()
     output = None if args.output in (None, "-") else Path(args.output).expanduser()
     file_format = args.format or "jsonl"
-    job = QueryFileJob(_PROG, queries, output, settings=search_settings(args),
-                       overwrite=args.overwrite or file_format != "jsonl",
-                       input_format=args.input_format, quiet=args.quiet, progress=args.progress, stream=out,
-                       other_inputs=[args.lookup],
-                       inputs={"index": args.index, "Stage 2 head": _head_file(args.projection)})
-    input_format = args.input_format or ("txt" if args.queries_file == "-" else None)
-    lines = read_queries(queries, file_format=input_format, column=args.text_column,
-                         field=args.text_column or "query", max_chars=args.max_chars, target=args.id_column)
+    # The index's state, for a resumable output: recorded beside it, and the index loaded must be in it.
+    state = _index_state(args.index) if output is not None else None
+    inputs = {"index": args.index, "Stage 2 head": _head_file(args.projection)}
+    # TSV and TREC are written whole (old or new, never half): the job streams into the file's
+    # temporary twin, renamed over OUT once every query is done (_WholeFile).
+    whole = _WholeFile(output, args, [("query file", queries), ("lookup table", args.lookup),
+                                      *inputs.items()]) if file_format != "jsonl" and output else None
+    try:
+        job = QueryFileJob(_PROG, queries, None if whole else output, settings=search_settings(args, state),
+                           overwrite=args.overwrite, input_format=args.input_format, quiet=args.quiet,
+                           progress=args.progress, stream=whole.handle if whole else out,
+                           other_inputs=[args.lookup], inputs=inputs)
+        input_format = args.input_format or ("txt" if args.queries_file == "-" else None)
+        lines = read_queries(queries, file_format=input_format, column=args.text_column,
+                             field=args.text_column or "query", max_chars=args.max_chars, target=args.id_column)
+    except BaseException:
+        if whole:  # a query file or an output refused before the run: nothing left beside OUT
+            whole.discard()
+        raise
+    if whole:
+        job.where = str(output)
     ids: dict[int, str] = {}
 
     def remember(items: Any) -> Any:
@@ -156,15 +199,22 @@ def _search_file(args: argparse.Namespace, out: TextIO) -> int:
 
     def build() -> Any:
         try:
-            return make_retriever(args)
+            retriever = make_retriever(args)
+            _check_loaded_state(args.index, state, retriever.index)
+            if file_format == "trec":  # every id must fit a TREC line (E750) before a query is searched
+                from fortekit.search.eval.runs import check_trec_ids
+
+                check_trec_ids(retriever.index.ids)
         except (FortekitError, OSError) as exc:
             raise SetupError(exc) from exc
+        return retriever
 
-    def make_runner(writer: Any, resume: Any, report: Any, progress: Any) -> SearchRunner:
+    def make_runner(writer: Any, resume: Any, report: Any, progress: Any) -> SearchRunner | _Finished:
         if file_format != "jsonl":
             writer = _RowWriter(writer, file_format, ids)
-        return SearchRunner(build, writer, k=args.top_k, explain=args.explain, batch_size=args.batch_size,
-                            resume=resume, report=report, progress=progress, where=str(queries))
+        runner = SearchRunner(build, writer, k=args.top_k, explain=args.explain, batch_size=args.batch_size,
+                              resume=resume, report=report, progress=progress, where=str(queries))
+        return whole.watch(runner) if whole else runner
 
     def summary(report: RunReport, runner: Any) -> str:
         parts = [f"{report.refined} searched", f"{report.from_lookup} from the lookup table",
@@ -173,7 +223,104 @@ def _search_file(args: argparse.Namespace, out: TextIO) -> int:
             parts.append(f"{len(numbers)} {label}" + (f" (lines {format_lines(numbers)})" if numbers else ""))
         return f"{_PROG}: {', '.join(parts)} in {report.seconds:.1f} s; results: {job.where}"
 
-    return job.run(remember(lines), make_runner, summary)
+    if whole is None:
+        return job.run(remember(lines), make_runner, summary)
+    try:
+        return whole.finish(job.run(remember(lines), make_runner, summary), quiet=args.quiet)
+    finally:
+        whole.discard()
+
+
+class _Finished:
+    """A runner that records whether its run returned (not interrupted, not stopped by an error)."""
+
+    def __init__(self, runner: Any) -> None:
+        self.runner, self.finished = runner, False
+
+    def run(self, lines: Any) -> Any:
+        report = self.runner.run(lines)
+        self.finished = True
+        return report
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.runner, name)
+
+
+class _WholeFile:
+    """``--format tsv|trec -o OUT``: OUT written whole, under its lock, by the one output rule.
+
+    A regular file is written to a temporary file beside it and renamed over it only when the
+    run finished: a kill, a Ctrl-C or an error leaves the old OUT (or none) as it was. A FIFO or
+    a device is written in place. An existing OUT needs --overwrite (E749): it is not resumed.
+    """
+
+    def __init__(self, output: Path, args: argparse.Namespace, inputs: list[tuple[str, Any]]) -> None:
+        from fortekit.safe_write import (
+            AtomicFile,
+            OutputLock,
+            OutputTarget,
+            check_not_input,
+            check_output_target,
+            remove_stale_temporaries,
+        )
+
+        check_not_input(output, [(what, path) for what, path in inputs if path is not None])
+        self.output, self.format = output, args.format
+        self.lock: OutputLock | None = None
+        self.runner: _Finished | None = None
+        # the rule (E741-E749) before anything is made beside OUT, its lock file included
+        target = check_output_target(output, overwrite=args.overwrite, whole_file=whole_file_reason(args),
+                                     links=True)
+        if target is not OutputTarget.STREAM:  # nothing to lock or clean up beside a pipe or a device
+            self.lock = OutputLock(output).acquire()
+            remove_stale_temporaries(output)  # a run killed before it finished left its temporary file
+        try:
+            self.file = AtomicFile(output, overwrite=True, links=True)
+        except BaseException:
+            self._unlock()
+            raise
+        self.handle = self.file.handle
+
+    def watch(self, runner: Any) -> _Finished:
+        self.runner = _Finished(runner)
+        return self.runner
+
+    def finish(self, status: int, *, quiet: bool) -> int:
+        """Rename the file into place if the run finished (some bad lines included), else keep the old."""
+        if self.runner is not None and self.runner.finished and status in (0, 1):
+            self.file.commit()
+            return status
+        self.discard()
+        if not quiet and self.file.temporary is not None:
+            print(f"{_PROG}: {self.output} was left as it was: --format {self.format} writes it whole, "
+                  "when every query is done; run the command again (with --overwrite if it exists)",
+                  file=sys.stderr)
+        return status
+
+    def discard(self) -> None:
+        self.file.discard()
+        self._unlock()
+
+    def _unlock(self) -> None:
+        if self.lock is not None:
+            self.lock.release()
+            self.lock = None
+
+
+def _index_state(index: str | Path) -> str:
+    from fortekit.search.index.state import index_state
+
+    return index_state(Path(index).expanduser())
+
+
+def _check_loaded_state(directory: str | Path, recorded: str | None, index: Any) -> None:
+    """E642 when the index loaded is not in the state recorded beside the output (it was written
+    between the two reads): its rankings would be recorded as the other state's."""
+    if recorded is None or index.state == recorded:
+        return
+    from fortekit.errors import AudioIndexError
+
+    raise AudioIndexError(Errors.E642.format(directory=directory, then=recorded, now=index.state))
 
 
 def _head_file(projection: str | None) -> Path | None:

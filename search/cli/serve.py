@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import socket
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -21,6 +22,7 @@ from fortekit.search.cli.common import (
     projection_value,
     switch_value,
 )
+from fortekit.search.serve.hosts import HostPolicy
 
 __all__ = ["add_serve_command", "run_serve"]
 
@@ -59,6 +61,15 @@ def add_serve_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
     parser.add_argument("--host", default="127.0.0.1",
                         help="the address to listen on (default: 127.0.0.1, this machine only)")
     parser.add_argument("--port", type=int, default=8000, help="the port (default: 8000; 0: any free one)")
+    parser.add_argument("--allowed-host", action="append", metavar="NAME",
+                        help="a Host name to answer besides localhost, 127.0.0.1, [::1] and the --host "
+                        "address (repeatable): a proxy's or the machine's LAN name; .example.org: it and "
+                        "its subdomains; '*': every name, which lets any web page read the API through "
+                        "DNS rebinding (unsafe). Other names get 403 (E809); docs/serve.md")
+    parser.add_argument("--reload-check", type=float, default=2.0, metavar="SECONDS",
+                        help="check at most this often, when requests come, whether the index changed on "
+                        "disk (index add/remove/compact), and load it again in the background "
+                        "(default: 2; 0: never; SIGHUP and POST /v1/reload reload too)")
     parser.add_argument("--audio-root", action="append", type=Path, metavar="DIR",
                         help="a folder audio files may be served from (repeatable; default: the folders "
                         "of the files the index registers); relative paths in the index are read from "
@@ -103,19 +114,36 @@ def run_serve(args: argparse.Namespace, out: TextIO) -> int:
         require_serve_extra()
         if args.index is None and args.eval_run is None:
             raise ServeError(Errors.E803)
+        if not 0 <= args.reload_check < float("inf"):
+            raise ServeError(Errors.E807.format(name="--reload-check", expected="a number of seconds >= 0",
+                                                value=args.reload_check))
+        hosts = HostPolicy(bound=args.host, allowed=tuple(args.allowed_host or ()))  # E812 before loading
         listener = _listen(args.host, args.port)
-        app = _make_app(args, out)
+        hosts = _with_bound_address(hosts, listener.getsockname()[0])
+        app, service = _make_app(args, out, hosts)
     except FortekitError as exc:
         print(f"fortekit serve: {exc}", file=sys.stderr)
         return 2
     host, port = listener.getsockname()[:2]
     if args.host not in LOOPBACK:
         print(f"fortekit serve: {Errors.W870.format(host=host, port=port)}", file=sys.stderr)
+    if hosts.everyone:
+        print(f"fortekit serve: {Errors.E813}", file=sys.stderr)
     shown = f"[{host}]" if ":" in host else host
-    print(f"fortekit serve: http://{shown}:{port}/ (API: /v1, described at /docs; Ctrl-C stops)", file=out)
+    print(f"fortekit serve: http://{shown}:{port}/ (API: /v1, described at /docs; Ctrl-C stops; "
+          f"SIGHUP reloads the index)", file=out)
     out.flush()
-    _run_uvicorn(app, listener, args.log_level)
+    _run_uvicorn(app, listener, args.log_level, on_hangup=service.reload_in_background if service else None)
     return 0
+
+
+def _with_bound_address(hosts: HostPolicy, address: str) -> HostPolicy:
+    """The policy with the address the socket got (``--host`` may be a name) among its names."""
+    from dataclasses import replace
+
+    if address in ("0.0.0.0", "::") or address == hosts.bound:
+        return hosts
+    return replace(hosts, allowed=(*hosts.allowed, f"[{address}]" if ":" in address else address))
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -136,7 +164,8 @@ def _listen(host: str, port: int) -> socket.socket:
     return listener
 
 
-def _make_app(args: argparse.Namespace, out: TextIO) -> Any:
+def _make_app(args: argparse.Namespace, out: TextIO, hosts: HostPolicy) -> tuple[Any, Any]:
+    """The app and its search service (None without --index)."""
     from fortekit.search.retriever import build_retriever
     from fortekit.search.serve.app import create_app
     from fortekit.search.serve.limits import ServeLimits
@@ -146,37 +175,64 @@ def _make_app(args: argparse.Namespace, out: TextIO) -> Any:
                          max_queue=args.max_queue)
     service = None
     if args.index is not None:
-        print(f"fortekit serve: loading {args.index} ...", file=out)
-        out.flush()
-        from fortekit.search.refine.lookup import LookupTable
-
-        retriever = build_retriever(
-            args.index, stage1=args.stage1, projection=projection_value(args.projection),
-            lookup=LookupTable.load(args.lookup) if args.lookup is not None else None,
-            formula_scoring=switch_value(args.formula_scoring), stage3=switch_value(args.stage3),
-            order_check=switch_value(args.order_check), device=args.device,
-        )
         if args.cache_entries < 1:
             from fortekit.errors import Errors, ServeError
 
             raise ServeError(Errors.E807.format(name="--cache-entries", expected="an int >= 1",
                                                 value=args.cache_entries))
-        retriever.encoder.cache.max_entries = args.cache_entries
-        service = SearchService(retriever, limits=limits, audio_roots=args.audio_root, index_path=args.index)
-        service.search(["warm up"], k=1)  # the first request then finds every model loaded
-        print(f"fortekit serve: {retriever!r}", file=out)
+        print(f"fortekit serve: loading {args.index} ...", file=out)
+        out.flush()
+        from fortekit.search.refine.lookup import LookupTable
+
+        lookup = LookupTable.load(args.lookup) if args.lookup is not None else None
+
+        def make_retriever(index: Any, backbone: Any) -> Any:
+            """The server's Retriever of an index; a reload passes the backbone already loaded."""
+            retriever = build_retriever(
+                index, backbone=backbone, stage1=args.stage1, projection=projection_value(args.projection),
+                lookup=lookup, formula_scoring=switch_value(args.formula_scoring),
+                stage3=switch_value(args.stage3), order_check=switch_value(args.order_check),
+                device=args.device,
+            )
+            retriever.encoder.cache.max_entries = args.cache_entries
+            return retriever
+
+        # open() warms it (one search), so the first request finds every model loaded
+        service = SearchService.open(args.index, device=args.device, limits=limits,
+                                     audio_roots=args.audio_root, make_retriever=make_retriever,
+                                     reload_check_s=args.reload_check)
+        print(f"fortekit serve: {service.retriever!r}", file=out)
     run = None
     if args.eval_run is not None:
         from fortekit.search.serve.eval_run import EvalRun
 
         run = EvalRun.load(args.eval_run, collection=args.eval_collection)
         run.preload()  # a damaged run or collection is refused now, not on the first request
-    return create_app(service, eval_run=run, limits=limits)
+    return create_app(service, eval_run=run, limits=limits, hosts=hosts), service
 
 
-def _run_uvicorn(app: Any, listener: socket.socket, log_level: str) -> None:
+def _run_uvicorn(app: Any, listener: socket.socket, log_level: str,
+                 on_hangup: Callable[[], None] | None = None) -> None:
+    """Serve with uvicorn's h11 protocol and a lingering close (a 413 reaches the client, not a reset);
+    SIGHUP calls ``on_hangup`` (a reload of the index) from the event loop, not from the signal."""
+    import asyncio
+    import copy
+    import signal
+
     import uvicorn
 
+    from fortekit.search.serve.lingering import lingering_protocol
+
+    class Server(uvicorn.Server):
+        async def serve(self, sockets: list[socket.socket] | None = None) -> None:
+            if on_hangup is not None and hasattr(signal, "SIGHUP"):
+                asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, on_hangup)
+            await super().serve(sockets)
+
+    # the service's own lines (a refused request's code, a reload, E811) beside uvicorn's, as its are
+    logs = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
+    logs["loggers"]["fortekit.serve"] = {"handlers": ["default"], "level": log_level.upper(),
+                                         "propagate": False}
     config = uvicorn.Config(app, log_level=log_level, access_log=log_level in ("info", "debug"),
-                            timeout_graceful_shutdown=5)
-    uvicorn.Server(config).run(sockets=[listener])
+                            timeout_graceful_shutdown=5, http=lingering_protocol(), log_config=logs)
+    Server(config).run(sockets=[listener])

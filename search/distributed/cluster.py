@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fortekit.errors import DistributedError, Errors, FortekitError
-from fortekit.search.distributed.options import RaySettings
+from fortekit.search.distributed.options import RaySettings, check_actor_size
 
 __all__ = [
     "CONNECT_TIMEOUT_S",
@@ -110,11 +110,37 @@ class RayCluster:
         cpus: the cluster's CPUs (``ray.cluster_resources()``).
         gpus: its GPUs.
         where: in words, for the summaries.
+        node_cpus: the CPUs of its largest node, where one actor must fit (None: ``cpus``).
+        node_gpus: the GPUs of its node with the most (None: ``gpus``).
     """
 
     cpus: float
     gpus: float
     where: str
+    node_cpus: float | None = None
+    node_gpus: float | None = None
+
+    def check_fits(self, settings: RaySettings) -> None:
+        """Raise E822 unless one model actor (``--ray-actor-cpus``, ``--ray-gpus``) fits on a node.
+
+        Called before a job starts its actors: one that fits nowhere would never be placed, and
+        the job would wait for it forever without a word.
+
+        Args:
+            settings: the ``--ray*`` settings.
+
+        Raises:
+            DistributedError: an actor larger than every node (E822).
+
+        Example:
+            >>> RayCluster(2.0, 0.0, "a local Ray with 2 CPUs").check_fits(RaySettings(gpus=1.0))
+            Traceback (most recent call last):
+            ...
+            fortekit.errors.DistributedError: [E822] --ray-gpus asks 1 GPUs for each model actor, more than one node of a local Ray with 2 CPUs has (0): ...
+        """  # noqa: E501
+        cpus = self.cpus if self.node_cpus is None else self.node_cpus
+        gpus = self.gpus if self.node_gpus is None else self.node_gpus
+        check_actor_size(settings, cpus, gpus, where=self.where)
 
     def actor_cpus(self, settings: RaySettings, actors: int) -> float:
         """CPUs per model actor: ``--ray-actor-cpus``, else 1, or less where ``actors`` actors of one
@@ -192,8 +218,11 @@ def ray_session(settings: RaySettings, *, command: str) -> Iterator[RayCluster]:
         started = True
     try:
         resources = ray.cluster_resources()
+        nodes = [node.get("Resources", {}) for node in ray.nodes() if node.get("Alive", True)]
         yield RayCluster(cpus=float(resources.get("CPU", 0.0)), gpus=float(resources.get("GPU", 0.0)),
-                         where=settings.describe())
+                         where=settings.describe(),
+                         node_cpus=max((float(node.get("CPU", 0.0)) for node in nodes), default=None),
+                         node_gpus=max((float(node.get("GPU", 0.0)) for node in nodes), default=None))
     finally:
         if started:
             ray.shutdown()

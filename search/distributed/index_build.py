@@ -328,6 +328,7 @@ class _Plan:
 
     def run(self, items: list[AudioItem], settings: RaySettings, cluster: RayCluster) -> list[dict[str, Any]]:
         ray = require_ray("fortekit index build")
+        cluster.check_fits(settings)  # E822: an actor that fits on no node would be waited for forever
         stages = 1 + (self.captioner is not None)
         actors = settings.actors or 1
         model = {"compute": ray.data.ActorPoolStrategy(size=actors),

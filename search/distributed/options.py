@@ -28,7 +28,7 @@ from typing import Any
 
 from fortekit.errors import Errors
 
-__all__ = ["LOCAL", "RaySettings", "add_ray_options", "settings_from_args"]
+__all__ = ["LOCAL", "RaySettings", "add_ray_options", "check_actor_size", "settings_from_args"]
 
 #: What ``--ray`` without an address stands for (a local Ray).
 LOCAL = "local"
@@ -193,7 +193,51 @@ def settings_from_args(args: argparse.Namespace, *, command: str = "fortekit") -
             "which has the CPUs its nodes were started with",
             fix="Leave it out, or give --ray without an address to start a local Ray of that size.",
         ))
-    return RaySettings(
+    settings = RaySettings(
         address=address, cpus=args.ray_cpus, actors=args.ray_actors,
         actor_cpus=args.ray_actor_cpus, gpus=float(args.ray_gpus or 0.0),
     )
+    if settings.local:  # a local Ray's size is known before it starts: refused before Ray starts
+        check_actor_size(settings, settings.local_cpus(), None, where=settings.describe())
+    return settings
+
+
+def check_actor_size(settings: RaySettings, cpus: float, gpus: float | None, *, where: str) -> None:
+    """Raise E822 unless one model actor of `settings` fits on a node of `cpus` CPUs and `gpus` GPUs.
+
+    Ray places an actor on one node that has the CPUs and GPUs it asks for; an actor that fits on
+    no node is never placed, and a Ray Data job waits for it forever, printing nothing. So an
+    actor larger than every node is refused: before a local Ray starts (``--ray-cpus`` or this
+    machine's CPUs; its GPUs are known once it runs) and, for a cluster, once it is reached
+    (:meth:`~fortekit.search.distributed.cluster.RayCluster.check_fits`).
+
+    Args:
+        settings: the ``--ray*`` settings (``actor_cpus`` None: sized to fit, never refused).
+        cpus: the CPUs of the largest node.
+        gpus: the GPUs of the largest node; None: not known yet (not checked).
+        where: the Ray in words, for the message.
+
+    Raises:
+        DistributedError: ``--ray-actor-cpus`` above `cpus`, or ``--ray-gpus`` above `gpus` (E822).
+
+    Example:
+        >>> check_actor_size(RaySettings(cpus=2, actor_cpus=2.0), 2, None, where="a local Ray with 2 CPUs")
+        >>> check_actor_size(RaySettings(cpus=2, actor_cpus=1e9), 2, None, where="a local Ray with 2 CPUs")
+        Traceback (most recent call last):
+        ...
+        fortekit.errors.DistributedError: [E822] --ray-actor-cpus asks 1e+09 CPUs for each model actor, more than one node of a local Ray with 2 CPUs has (2): ...
+    """  # noqa: E501
+    from fortekit.errors import DistributedError
+
+    asked = [("--ray-actor-cpus", settings.actor_cpus, cpus, "CPUs",
+              "more CPUs (--ray-cpus N for a local Ray, a larger node for a cluster)")]
+    if gpus is not None:
+        asked.append(("--ray-gpus", settings.gpus, gpus, "GPUs", "a Ray with GPUs, or leave --ray-gpus out"))
+    for option, wanted, has, unit, more in asked:
+        if wanted is not None and wanted > 0 and wanted > has:
+            fix = f"Give at most {has:g} (fractions share one), or {more}." if has else f"Give {more}."
+            raise DistributedError(Errors.E822.format(
+                option=option, problem=f"asks {wanted:g} {unit} for each model actor, more than one node of "
+                f"{where} has ({has:g}): Ray would never place such an actor, and the job would wait for it "
+                "forever", fix=fix,
+            ))

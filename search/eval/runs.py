@@ -13,7 +13,10 @@ descending; the rank column is checked to be an integer but, as in trec_eval, no
 A (query, document) pair listed twice is refused (E512, naming both lines) rather than
 resolved silently, since trec_eval and ranx resolve it differently. A line that is not
 UTF-8, does not have 6 fields, or has a non-integer rank or a non-finite score is E512 with
-its line number.
+its line number. The writer (:func:`format_run`, :func:`write_run`, ``fortekit search --format
+trec``) never writes a line this reader refuses: an id or tag that is empty, holds white space
+or is not valid text is refused (E750, :func:`check_trec_id`), not escaped, since every other
+TREC tool would read an escape back as it stands.
 
 **Qrels** are read in both layouts (:func:`read_qrels`): TREC's 4 columns
 ``query-id iteration doc-id relevance`` and BEIR's ``query-id corpus-id score`` TSV with its
@@ -42,7 +45,8 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -63,6 +67,8 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_RRF_K",
     "Run",
+    "check_trec_id",
+    "check_trec_ids",
     "format_run",
     "ranking",
     "read_qrels",
@@ -232,13 +238,69 @@ def read_qrels(path: str | os.PathLike[str]) -> dict[str, dict[str, int]]:
     return qrels
 
 
-def _check_field(value: str, what: str) -> None:
-    if not value or any(character.isspace() for character in value):
-        raise EvaluationError(Errors.E513.format(
-            problem=f"the {what} {value!r} cannot be written to a TREC run file (it is empty or holds "
-            "white space, which separates the fields)",
-            fix="Use ids and a tag without spaces.",
-        ))
+def check_trec_id(value: str, what: str = "document id") -> None:
+    """Refuse an id (or run tag) that a TREC run file cannot hold: its reader would not give it back.
+
+    :func:`read_run` splits a line on white space (``str.split``: spaces, tabs, and every other
+    character ``str.isspace`` knows, U+2028 and U+0085 included) and drops a byte-order mark at
+    the start of the file, so a field may hold none of them, nor be empty, and must be valid
+    text (UTF-8). Such an id is refused, not escaped: an escape would be read back unchanged by
+    trec_eval, ranx and every other TREC tool, whose qrels would then not match it.
+
+    Args:
+        value: the id as the run holds it.
+        what: what it is, for the message ("query id", "document id", "run tag").
+
+    Raises:
+        OutputError: E750, naming the id, what is wrong with it and the way out.
+
+    Example:
+        >>> check_trec_id("clip_0001.wav")
+        >>> check_trec_id("rain on a roof.wav")
+        Traceback (most recent call last):
+        ...
+        fortekit.errors.OutputError: [E750] The document id 'rain on a roof.wav' cannot be written ... it holds white space (' ' at character 5), ...
+    """  # noqa: E501
+    from fortekit.errors import OutputError
+
+    problem = None
+    if not value:
+        problem = "is empty"
+    elif value.startswith("\ufeff"):
+        problem = "starts with a byte-order mark (U+FEFF), which a reader drops"
+    else:
+        blank = next((i for i, character in enumerate(value) if character.isspace()), None)
+        if blank is not None:
+            problem = f"holds white space ({value[blank]!r} at character {blank + 1})"
+        else:
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                problem = f"is not valid text (a lone surrogate at character {exc.start + 1})"
+    if problem is not None:
+        raise OutputError(Errors.E750.format(what=what, value=value, problem=problem))
+
+
+#: Anything :func:`check_trec_id` refuses (``\\s`` is ``str.isspace``, which ``str.split`` splits on).
+_NOT_TREC = re.compile("\\s|[\ud800-\udfff]|^\ufeff|^$")
+
+
+def check_trec_ids(ids: Iterable[str], what: str = "item id") -> None:
+    """:func:`check_trec_id` of many ids at the speed of a regular expression (a whole index).
+
+    Raises:
+        OutputError: E750 for the first id a TREC run file cannot hold.
+
+    Example:
+        >>> check_trec_ids(["a.wav", "b.wav"])
+        >>> check_trec_ids(["a.wav", "b\\u2028c.wav"])  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        fortekit.errors.OutputError: [E750] The item id 'b\\u2028c.wav' cannot be written ...
+    """
+    for value in ids:
+        if _NOT_TREC.search(value):
+            check_trec_id(value, what)
 
 
 def format_run(run: Mapping[str, Mapping[str, float]], tag: str = "fortekit") -> str:
@@ -252,20 +314,21 @@ def format_run(run: Mapping[str, Mapping[str, float]], tag: str = "fortekit") ->
         The lines, each ending in ``"\\n"``; scores as Python's shortest round-trip ``repr``.
 
     Raises:
-        EvaluationError: an id or tag that is empty or holds white space, or a score that is
-            not finite (E513).
+        OutputError: an id or tag that a TREC file cannot hold: empty, white space, not valid
+            text (E750, from :func:`check_trec_id`).
+        EvaluationError: a score that is not finite (E513).
 
     Example:
         >>> print(format_run({"q": {"a": 0.5, "b": 0.75}}, tag="x"), end="")
         q Q0 b 1 0.75 x
         q Q0 a 2 0.5 x
     """
-    _check_field(tag, "run tag")
+    check_trec_id(tag, "run tag")
     lines: list[str] = []
     for query, scores in run.items():
-        _check_field(query, "query id")
+        check_trec_id(query, "query id")
         for rank, doc in enumerate(ranking(scores), start=1):
-            _check_field(doc, "document id")
+            check_trec_id(doc, "document id")
             score = float(scores[doc])
             if not math.isfinite(score):
                 raise EvaluationError(Errors.E513.format(
@@ -278,20 +341,26 @@ def format_run(run: Mapping[str, Mapping[str, float]], tag: str = "fortekit") ->
 
 
 def write_run(path: str | os.PathLike[str], run: Mapping[str, Mapping[str, float]],
-              tag: str = "fortekit") -> Path:
+              tag: str = "fortekit", *, overwrite: bool = True) -> Path:
     """Write a TREC run file atomically (:func:`fortekit.safe_write.atomic_write_text`).
 
+    Every line is checked first (:func:`check_trec_id`): the file is one :func:`read_run` reads
+    back as ``run``. A FIFO or a character device is written in place, never renamed over.
+
     Args:
-        path: the file to write (replaced when it exists; its folder is created).
+        path: the file to write (its folder is created).
         run: query id -> {document id: score}.
         tag: the run tag.
+        overwrite: replace an existing file (else E746).
 
     Returns:
         The path written.
 
     Raises:
-        EvaluationError: an id or tag that cannot be written (E513).
-        OutputError: ``path`` is a link (E741) or a folder (E745); the write failed (E743).
+        OutputError: an id or tag that cannot be written (E750); ``path`` is a link (E741), a
+            folder (E745), another special file (E748) or exists without ``overwrite`` (E746).
+        OutputWriteError: the write failed (E743).
+        EvaluationError: a score that is not finite (E513).
 
     Example:
         >>> import tempfile
@@ -299,9 +368,14 @@ def write_run(path: str | os.PathLike[str], run: Mapping[str, Mapping[str, float
         >>> read_run(path)
         {'q': {'a': 1.0}}
     """
-    from fortekit.search.eval.report import write_text
+    from fortekit.safe_write import atomic_write_text, write_error
 
-    return write_text(Path(path), format_run(run, tag))
+    target, text = Path(path), format_run(run, tag)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise write_error(target.parent, exc) from exc
+    return atomic_write_text(target, text, overwrite=overwrite)
 
 
 def reciprocal_rank_fusion(runs: Sequence[Mapping[str, Mapping[str, float]]],

@@ -1,6 +1,7 @@
 """The item index: build, file format, shards, exact and ANN (FAISS) search, sources.
 
-``from fortekit.search.index import AudioIndex`` is the usual entry point.
+``from fortekit.search.index import AudioIndex`` is the usual entry point; ``index_state`` tells
+whether an index changed (a resumed output and a server compare it).
 
 Example:
     >>> import numpy as np
@@ -17,9 +18,11 @@ from fortekit._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from fortekit.search.index.audio_index import AudioIndex
+    from fortekit.search.index.state import index_state
 
-__all__ = ["AudioIndex"]
+__all__ = ["AudioIndex", "index_state"]
 
 # Lazy, so that the command line's parsers can read small modules here (ann) without numpy or torch.
-__getattr__, __dir__ = lazy_exports(__name__, {"AudioIndex": "fortekit.search.index.audio_index"},
+__getattr__, __dir__ = lazy_exports(__name__, {"AudioIndex": "fortekit.search.index.audio_index",
+                                               "index_state": "fortekit.search.index.state"},
                                     names=globals())

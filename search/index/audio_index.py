@@ -51,6 +51,7 @@ from fortekit.search.index.format import (
     FAISS_FILE,
     IndexMeta,
     IndexRecords,
+    check_item_ids,
     check_options,
     check_unique_ids,
     folder_identity,
@@ -85,7 +86,8 @@ class AudioIndex(IndexSearchMixin):
         evidence: a tagger's label evidence, one row per item (see :attr:`evidence`).
 
     Raises:
-        AudioIndexError: `evidence` with another number of rows than items (E610).
+        AudioIndexError: `evidence` with another number of rows than items (E610); no items
+            (E639: no index is ever empty, so none is searched, saved or written empty).
 
     Example:
         >>> import numpy as np
@@ -101,6 +103,8 @@ class AudioIndex(IndexSearchMixin):
         self, embeddings: np.ndarray, records: IndexRecords, meta: IndexMeta,
         *, embeddings_file: Path | None = None, evidence: LabelEvidence | None = None,
     ) -> None:
+        if meta.count < 1 or len(embeddings) < 1:
+            raise AudioIndexError(Errors.E639.format(where="given", why=f" (count {meta.count})"))
         if evidence is not None and len(evidence) != meta.count:
             raise AudioIndexError(Errors.E610.format(what="the label evidence", found=len(evidence),
                                                      count=meta.count))
@@ -116,6 +120,9 @@ class AudioIndex(IndexSearchMixin):
         self._faiss_identity: tuple[int, int] | None = None
         #: How the folder it was loaded from is split (shards, removed items); one part otherwise.
         self.layout = ShardLayout()
+        #: The state of the folder it was loaded from (:func:`~fortekit.search.index.state.index_state`),
+        #: None for an index built or changed in memory.
+        self.state: str | None = None
 
     def __len__(self) -> int:
         return self.meta.count
@@ -159,7 +166,8 @@ class AudioIndex(IndexSearchMixin):
             The index (in memory; :meth:`save` writes it).
 
         Raises:
-            AudioIndexError: no items (E606), an item without id (E617), duplicate ids
+            AudioIndexError: no items (E606), an item without id (E617), an id that breaks the
+                id rule (E640, :func:`~fortekit.search.index.format.check_item_ids`), duplicate ids
                 (E605), a bad batch size (E613), encoder output of the wrong shape (E619),
                 with NaN (E607) or a row of zeros (E625), `predicate_sets` of the wrong length
                 (E610), unusable label evidence (E622), options that are not JSON values or a
@@ -176,6 +184,7 @@ class AudioIndex(IndexSearchMixin):
         if not items:
             raise AudioIndexError(Errors.E606.format(what="no items were given"))
         ids = [item_id_of(item, position) for position, item in enumerate(items)]
+        check_item_ids(ids)  # before any model runs
         check_unique_ids(ids)
         evidence: LabelEvidence | None = None
         name, options = None, check_options(captioner_options or {}, "captioner_options")
@@ -234,7 +243,8 @@ class AudioIndex(IndexSearchMixin):
             The index.
 
         Raises:
-            AudioIndexError: no items (E606), lengths that differ (E610), duplicate ids (E605),
+            AudioIndexError: no items (E606), lengths that differ (E610), duplicate ids (E605), an
+                id that breaks the id rule (E640, :func:`~fortekit.search.index.format.check_item_ids`),
                 a missing caption to embed (E617), embeddings of the wrong dimension (E608),
                 shape or type (E618), with NaN (E607) or a row of zeros (E625), a backbone name
                 that is not registered (E613).
@@ -250,6 +260,7 @@ class AudioIndex(IndexSearchMixin):
             raise AudioIndexError(Errors.E606.format(what="no ids were given"))
         if len(captions) != len(ids):
             raise AudioIndexError(Errors.E610.format(what="captions", found=len(captions), count=len(ids)))
+        check_item_ids(ids)
         check_unique_ids(ids)
         name = backbone if isinstance(backbone, str) else backbone.name
         if embeddings is not None:
@@ -407,24 +418,27 @@ class AudioIndex(IndexSearchMixin):
 
         Raises:
             AudioIndexError: a missing file (E601; E627 when an interrupted save left the
-                previous index aside), corrupt JSON, an array or a field of the wrong type
-                (E600), a format from the future (E602), counts that disagree (E603), a bad
-                dtype or shape (E604), duplicate ids (E605), a bad predicate symbol (E611),
-                rows with NaN or infinity (E623), rows of another length than 1 in a
-                normalised index (E624), rows of zeros (E625), another backbone (E609),
-                damaged label evidence (E621).
+                previous index aside), every item removed (E639), corrupt JSON, an array or a
+                field of the wrong type (E600), a format from the future (E602), counts that
+                disagree (E603), a bad dtype or shape (E604), duplicate ids (E605), a bad
+                predicate symbol (E611), rows with NaN or infinity (E623), rows of another
+                length than 1 in a normalised index (E624), rows of zeros (E625), another
+                backbone (E609), damaged label evidence (E621).
 
         Example:
             >>> AudioIndex.load("clotho.index", backbone=get_backbone("minilm"))  # doctest: +SKIP
             AudioIndex(count=3839, dim=384, backbone='minilm', memory-mapped)
         """
         root = Path(directory)
+        from fortekit.search.index.state import _state_of_files
+
         # A save swaps in a whole new folder: files read while the folder stayed the same come
         # from one build. A read that a swap overtook is done again (never a mix of two builds).
         for attempt in range(_READ_ATTEMPTS):
             before = folder_identity(root)
             try:
                 index = cls._read(root, mmap=mmap)
+                index.state = _state_of_files(root)  # of the files just read: checked with them below
             except AudioIndexError:
                 if attempt + 1 < _READ_ATTEMPTS and folder_identity(root) != before:
                     continue

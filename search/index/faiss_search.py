@@ -64,6 +64,9 @@ HNSW_EF_SEARCH = 128
 #: candidates: on 200,000 development caption rows recall@1000 is 0.985 keeping 1,000 (6 ms),
 #: 0.998 keeping 2,000 (13 ms) and 0.999 keeping 4,000 (30 ms).
 POOL_EF_FACTOR = 2
+#: A query that an IVF kind's ``nprobe`` cells leave short of k rows is searched again with this many
+#: times the cells, until it is full or every cell is probed (see :meth:`FaissSearcher.search`).
+NPROBE_WIDENING = 4
 #: Product quantisation needs about 39 training rows per centroid (FAISS warns below that).
 _PQ_ROWS_PER_CENTROID = 39
 _PQ_MIN_ROWS = 1_000
@@ -236,29 +239,78 @@ class FaissSearcher:
                 "not found at their own places"))
 
     def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """The k best rows per query: (scores (q, k) float32, rows (q, k) int64).
+        """The k best rows per query: (scores (q, k) float32, rows (q, k) int64), never a -1 row.
 
-        An IVF index that finds fewer than k rows pads with row -1 and score -inf. HNSW asked for
-        more than ``efSearch`` rows keeps :data:`POOL_EF_FACTOR` times k candidates for this search.
+        FAISS pads an answer with row -1 when it finds fewer than k rows: an IVF kind whose
+        ``nprobe`` cells hold fewer than k rows, an HNSW graph whose search stops early. No caller
+        sees such padding: a query left short is searched again with :data:`NPROBE_WIDENING` times
+        the cells, up to all of them (every row then is a candidate), and an HNSW query left short
+        is searched exactly over the graph's stored rows. Asked for more than it holds, the index
+        gives every row (k is clipped to the count). HNSW asked for more than ``efSearch`` rows
+        keeps :data:`POOL_EF_FACTOR` times k candidates for this search.
+
+        Args:
+            queries: (q, d) float32 (normalised here).
+            k: rows per query; more than the index holds is clipped.
+
+        Returns:
+            (scores (q, min(k, count)) float32, rows (q, min(k, count)) int64), best first.
 
         Example:
             >>> rows = np.random.default_rng(0).normal(size=(3000, 16)).astype(np.float32)
             >>> found = FaissSearcher.build(rows, kind="hnsw", ef_search=16).search(rows[:2], 1000)[1]
             >>> bool((found >= 0).all())
             True
+            >>> few_cells = FaissSearcher.build(rows, kind="ivf", nprobe=1)  # about 14 rows a cell
+            >>> bool((few_cells.search(rows[:2], 100)[1] >= 0).all())
+            True
         """
         k = min(k, int(self.index.ntotal))
+        unit = _unit_rows(queries)
         if self.kind == "hnsw" and k > self.index.hnsw.efSearch:
             # HNSW keeps efSearch candidates: asked for more, it pads with -1 instead of widening.
             # A pool (formula scoring's 1,000) keeps twice its size: its tail is what the formula
             # lifts, and recall@1000 goes from 0.985 to 0.998 (docs/scale.md).
             params = import_faiss().SearchParametersHNSW()
             params.efSearch = POOL_EF_FACTOR * k
-            scores, rows = self.index.search(_unit_rows(queries), k, params=params)
+            scores, rows = self.index.search(unit, k, params=params)
         else:
-            scores, rows = self.index.search(_unit_rows(queries), k)
-        scores = np.where(rows < 0, -np.inf, scores).astype(np.float32)
-        return scores, rows.astype(np.int64)
+            scores, rows = self.index.search(unit, k)
+        scores, rows = np.asarray(scores, dtype=np.float32), np.asarray(rows, dtype=np.int64)
+        short = np.flatnonzero((rows < 0).any(axis=1))
+        if short.size:
+            # Formula scoring, Stage 3 and the id lookup index rows: a -1 would name the last item
+            # or raise IndexError far from here, so the padding is filled where FAISS answers.
+            scores[short], rows[short] = self._filled(unit[short], k)
+        return scores, rows
+
+    def _filled(self, unit: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The k best rows of queries that a first search left short, searched more widely."""
+        faiss = import_faiss()
+        if self.kind in ("ivf", "ivfpq"):
+            # Widen nprobe step by step: the few short queries pay for more cells, not all of them,
+            # and the last step probes every cell, where each stored row is a candidate.
+            nlist, probes = int(self.index.nlist), int(self.index.nprobe)
+            scores, rows = np.empty((len(unit), k), np.float32), np.empty((len(unit), k), np.int64)
+            todo = np.arange(len(unit))
+            while todo.size:
+                probes = min(nlist, probes * NPROBE_WIDENING)
+                params = faiss.SearchParametersIVF()
+                params.nprobe = probes
+                found_scores, found = self.index.search(unit[todo], k, params=params)
+                done = (found >= 0).all(axis=1) | (probes >= nlist)
+                scores[todo[done]], rows[todo[done]] = found_scores[done], found[done]
+                todo = todo[~done]
+        elif self.kind == "hnsw":
+            # The graph's stored rows, searched exactly: what an HNSW search approximates.
+            scores, rows = faiss.downcast_index(self.index.storage).search(unit, k)
+        else:  # flat: every row is scored, so nothing is ever missing
+            scores, rows = self.index.search(unit, k)
+        rows = np.asarray(rows, dtype=np.int64)
+        if (rows < 0).any():  # cannot happen with k <= count; refused rather than passed on
+            raise AudioIndexError(Errors.E636.format(
+                path="(in memory)", problem=f"a {self.kind} search of all its rows found fewer than {k}"))
+        return np.asarray(scores, dtype=np.float32), rows
 
     def write(self, path: str | os.PathLike[str]) -> None:
         """Write the index with ``faiss.write_index``."""
@@ -268,10 +320,32 @@ class FaissSearcher:
     def read(cls, path: str | os.PathLike[str], kind: str, *, count: int, dim: int) -> FaissSearcher:
         """Read an index that :meth:`write` wrote, and check it covers `count` rows of `dim`.
 
+        Args:
+            path: the ``faiss.index`` file.
+            kind: the kind ``index.json`` records (one of :data:`FAISS_KINDS`).
+            count: the rows the index holds.
+            dim: their dimension.
+
+        Returns:
+            The searcher.
+
         Raises:
-            AudioIndexError: faiss is missing (E612), the file is unreadable or does not
-                match the index (E600).
-        """
+            AudioIndexError: faiss is missing (E612), the file is unreadable (E600); it is a
+                FAISS index of another kind than `kind`, of another metric than the inner
+                product, or of another count or dimension (E636).
+
+        Example:
+            >>> import pathlib, tempfile
+            >>> rows = np.eye(8, dtype=np.float32)
+            >>> path = pathlib.Path(tempfile.mkdtemp()) / "faiss.index"
+            >>> FaissSearcher.build(rows, kind="flat").write(path)
+            >>> FaissSearcher.read(path, "flat", count=8, dim=8).kind
+            'flat'
+            >>> FaissSearcher.read(path, "hnsw", count=8, dim=8)
+            Traceback (most recent call last):
+            ...
+            fortekit.errors.AudioIndexError: [E636] The ANN index ... does not hold this index's rows: it is a FAISS index of kind flat (IndexFlatIP), but ...
+        """  # noqa: E501
         faiss = import_faiss()
         try:
             index = faiss.read_index(os.fspath(path))
@@ -280,6 +354,16 @@ class FaissSearcher:
                 path=path, problem=f"not a FAISS index ({str(exc).splitlines()[0]})",
                 fix="Rebuild it with index.build_faiss() and save the index again.",
             )) from exc
+        # Each kind is searched through its own attributes (hnsw.efSearch, nprobe, the HNSW
+        # storage): a file of another kind would end in an AttributeError at the first search.
+        found = _kind_of(faiss, index)
+        if found != kind:
+            what = f"of kind {found}" if found is not None else "of a kind fortekit does not build"
+            raise AudioIndexError(Errors.E636.format(
+                path=path, problem=f"it is a FAISS index {what} ({type(index).__name__}), but index.json says {kind}"))
+        if int(getattr(index, "metric_type", -1)) != int(faiss.METRIC_INNER_PRODUCT):
+            raise AudioIndexError(Errors.E636.format(
+                path=path, problem="it ranks by another metric than the inner product (cosine) of unit rows"))
         if int(index.ntotal) != count or int(index.d) != dim:
             raise AudioIndexError(Errors.E636.format(
                 path=path, problem=f"it holds {index.ntotal} rows of dimension {index.d}, "
@@ -328,6 +412,16 @@ def measure_recall(searcher: FaissSearcher, rows: np.ndarray, *, k: int = 10,
         got = {row for row in found_rows if row != own}
         shares.append(len(got.intersection(wanted)) / len(wanted))
     return round(float(np.mean(shares)), 4)
+
+
+def _kind_of(faiss: Any, index: Any) -> str | None:
+    """The kind of :data:`FAISS_KINDS` that a read index is, or None (another kind of FAISS index)."""
+    # IndexIVFPQ and IndexIVFFlat are both IndexIVF: the narrower classes are asked first.
+    for kind, name in (("ivfpq", "IndexIVFPQ"), ("ivf", "IndexIVFFlat"), ("hnsw", "IndexHNSWFlat"),
+                       ("flat", "IndexFlat")):
+        if isinstance(index, getattr(faiss, name)):
+            return kind
+    return None
 
 
 def _ivfpq(faiss: Any, n: int, dim: int, cells: int, pq_bytes: int | None) -> Any:

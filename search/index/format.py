@@ -33,6 +33,8 @@ from __future__ import annotations
 
 import math
 import os
+import re
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,6 +60,7 @@ __all__ = [
     "IndexMeta",
     "IndexRecords",
     "check_embedding_rows",
+    "check_item_ids",
     "check_options",
     "folder_identity",
     "format_predicate_symbol",
@@ -525,6 +528,61 @@ def _symbols_of_line(symbols: list[Any], path: Path, number: int) -> frozenset[P
         except AudioIndexError:
             raise AudioIndexError(Errors.E611.format(path=path, line=number, value=value)) from None
     return frozenset(parsed)
+
+
+#: What no item id may hold: control characters (Cc, which holds every line break of
+#: :meth:`str.splitlines` but two), U+2028 and U+2029 (the other two), and lone surrogates (no
+#: UTF-8 file can hold them).
+_BAD_ID_CHARACTER = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+
+def _describe_character(character: str) -> str:
+    name = unicodedata.name(character, "")
+    if not name and unicodedata.category(character) == "Cs":
+        name = "a lone surrogate"
+    elif not name:
+        names = {"\n": "LINE FEED", "\r": "CARRIAGE RETURN", "\t": "TAB", "\x85": "NEXT LINE"}
+        name = names.get(character, "a control character")
+    return f"U+{ord(character):04X} ({name})"
+
+
+def check_item_ids(ids: Sequence[str], *, source: str = "") -> None:
+    """The one id rule, for items built or added: every id fits on one line, and reads back the same.
+
+    An id may not be empty, begin or end with a space, or hold a control character (a line
+    break of :meth:`str.splitlines` among them: ``\\n``, ``\\r``, U+0085, U+2028, U+2029 ...) or
+    a lone surrogate: the ids file of ``fortekit index remove --ids`` (one id a line, lines
+    ending at ``\\n`` only, surrounding spaces left out), a TSV row and a TREC run could not
+    hold it, so such an item could never be removed or evaluated. Indexes written before the
+    rule still load (the rule is not checked on load).
+
+    Args:
+        ids: the ids, in item order.
+        source: where they come from, for the message (" of the captions file clips.csv").
+
+    Raises:
+        AudioIndexError: E640, naming the first bad item (its 1-based position), the character
+            and the fix.
+
+    Example:
+        >>> check_item_ids(["clip_1.wav", "a dog, barking"])
+        >>> check_item_ids(["clip_1.wav", "clip\u20282.wav"])
+        Traceback (most recent call last):
+        ...
+        fortekit.errors.AudioIndexError: [E640] Item 2 has the id 'clip\u20282.wav', which holds U+2028 ...
+    """
+    for position, item_id in enumerate(ids, start=1):
+        match = _BAD_ID_CHARACTER.search(item_id)
+        if match is not None:
+            character = _describe_character(match.group())
+        elif not item_id:
+            character = "nothing (it is empty)"
+        elif item_id[0] == " " or item_id[-1] == " ":
+            character = "a space at its start or end"
+        else:
+            continue
+        raise AudioIndexError(Errors.E640.format(
+            position=position, source=source, item_id=item_id, character=character))
 
 
 def check_unique_ids(ids: Sequence[str]) -> None:

@@ -14,6 +14,15 @@ runs at once never mix (the second gets E742). The layout is described in
 * :func:`remove_from_index`: tombstones in ``shards.json``; the rows stay on disk until
   :func:`compact_index` writes the live items back as one part (and one ANN index).
 
+A new shard is named after every shard folder there is, listed in ``shards.json`` or not, so an
+add never collides with a folder left in ``shards/``. Each shard folder holds the marker file
+``.fortekit-output``: one that ``shards.json`` no longer lists (``shards.json`` restored or edited
+by hand) is fortekit's and is left out of the next write; any other folder or file there that
+the index does not list is never deleted: the write stops with E641, naming it. Every item id
+follows one rule (:func:`~fortekit.search.index.format.check_item_ids`), checked when items are
+built and added, so that every id can be written on one line of the ids file that
+:func:`remove_from_index` takes.
+
 Example:
     >>> import tempfile
     >>> import numpy as np
@@ -44,7 +53,7 @@ from typing import TYPE_CHECKING
 
 from fortekit import __version__
 from fortekit.errors import AudioIndexError, Errors, OutputWriteError
-from fortekit.safe_write import MARKER_FILE, adopt_directory
+from fortekit.safe_write import MARKER_FILE, adopt_directory, write_error
 from fortekit.search.index.evidence_file import EVIDENCE_FILE, evidence_writer
 from fortekit.search.index.faiss_search import FaissSearcher
 from fortekit.search.index.format import (
@@ -52,6 +61,7 @@ from fortekit.search.index.format import (
     META_FILE,
     SINGLE_PART_VERSION,
     IndexMeta,
+    check_item_ids,
     read_items,
     read_meta,
 )
@@ -68,6 +78,7 @@ from fortekit.search.index.writing import (
     Writer,
     _absolute,
     check_index_output,
+    check_shards_folder,
     index_file_writers,
     index_output_lock,
     meta_writer,
@@ -78,7 +89,8 @@ from fortekit.search.index.writing import (
 if TYPE_CHECKING:
     from fortekit.search.index.audio_index import AudioIndex
 
-__all__ = ["AddReport", "RemoveReport", "add_to_index", "compact_index", "remove_from_index"]
+__all__ = ["AddReport", "FolderLayout", "RemoveReport", "add_to_index", "compact_index", "read_layout",
+           "remove_from_index"]
 
 #: The fields of ``index.json`` in which added items must agree with the index.
 _MUST_AGREE = ("backbone", "backbone_options", "dim", "normalised", "parsed")
@@ -103,15 +115,45 @@ class RemoveReport:
 
 
 @dataclass(frozen=True, slots=True)
-class _Layout:
-    """An index folder's metadata and live ids, read without its embeddings."""
+class FolderLayout:
+    """An index folder's metadata, shards and live ids, read without its embeddings.
+
+    Attributes:
+        meta: the first part's ``index.json``.
+        manifest: ``shards.json`` (one part and no removed rows for a folder without one).
+        live: each live item's id -> (its part, its row in the part).
+    """
 
     meta: IndexMeta
     manifest: ShardManifest
-    live: dict[str, tuple[str, int]]  # id -> (part, row)
+    live: dict[str, tuple[str, int]]
 
 
-def _read_layout(root: Path) -> _Layout:
+def read_layout(directory: str | os.PathLike[str]) -> FolderLayout:
+    """Read an index folder's parts and live ids without its embeddings (``index info`` of an
+    index that cannot be loaded, the writes of this module).
+
+    Args:
+        directory: the index folder.
+
+    Returns:
+        Its :class:`FolderLayout`.
+
+    Raises:
+        AudioIndexError: no index there (E601), a damaged ``index.json``, ``shards.json`` or
+            ``items.jsonl`` (E600-E611), a missing shard (E632).
+
+    Example:
+        >>> import tempfile
+        >>> import numpy as np
+        >>> from fortekit.search.index import AudioIndex
+        >>> folder = Path(tempfile.mkdtemp()) / "clips.index"
+        >>> _ = AudioIndex.from_captions(["a", "b"], [None, None], "enc", embeddings=np.eye(2),
+        ...                              parse_captions=False).save(folder)
+        >>> sorted(read_layout(folder).live)
+        ['a', 'b']
+    """
+    root = Path(directory)
     meta = read_meta(root)
     if meta.format_version >= SHARDED_FORMAT_VERSION:
         manifest = read_manifest(root)
@@ -128,32 +170,47 @@ def _read_layout(root: Path) -> _Layout:
         for row, item_id in enumerate(read_items(folder, part_meta).ids):
             if row not in gone:
                 live[item_id] = (name, row)
-    return _Layout(meta, manifest, live)
+    return FolderLayout(meta, manifest, live)
 
 
-def _link_tree(source: Path, target: Path, *, skip: Iterable[str] = ()) -> None:
-    """Hard-link every file of the index folder `source` into `target` (copies where links fail)."""
+def _link_file(source: Path, target: Path) -> None:
+    try:
+        os.link(source, target)
+    except OSError:  # no hard links here (a FAT disk, some network filesystems): copy
+        shutil.copy2(source, target)
+
+
+def _link_tree(source: Path, target: Path, *, skip: Iterable[str] = (), shards: Iterable[str] = ()) -> None:
+    """Hard-link the index folder `source` into `target` (copies where links fail): its files but
+    `skip` and the marker (`target` has its own), and the shard folders `shards`, whole.
+
+    A shard folder not in `shards` is left out: :func:`check_shards_folder` found it to be a shard
+    of ours that ``shards.json`` no longer lists (anything else there stopped the write).
+    """
     left_out = {MARKER_FILE, *skip}
     for entry in sorted(source.iterdir()):
-        if entry.name in left_out or entry.is_symlink():
+        if entry.name in left_out or entry.is_symlink() or entry.is_dir():
             continue
-        if entry.is_dir():
-            if entry.name == SHARDS_DIR or source.name == SHARDS_DIR:
-                (target / entry.name).mkdir()
-                _link_tree(entry, target / entry.name)
-            continue
-        try:
-            os.link(entry, target / entry.name)
-        except OSError:  # no hard links here (a FAT disk, some network filesystems): copy
-            shutil.copy2(entry, target / entry.name)
+        _link_file(entry, target / entry.name)
+    kept = list(shards)
+    if kept:
+        (target / SHARDS_DIR).mkdir()
+    for name in kept:
+        folder = source / SHARDS_DIR / name
+        (target / SHARDS_DIR / name).mkdir()
+        for entry in sorted(folder.iterdir()):  # a part's files and the marker, checked
+            _link_file(entry, target / SHARDS_DIR / name / entry.name)
 
 
-def _open_for_change(root: Path) -> _Layout:
-    """Check the folder under the lock (an index of ours) and read its layout."""
+def _open_for_change(root: Path) -> FolderLayout:
+    """Check the folder under the lock (an index of ours, nothing foreign among its shards) and read
+    its layout."""
     state = check_index_output(root, overwrite=True)
     if state == "legacy":  # an older fortekit's index: ours, so mark it (replace_directory asks)
         adopt_directory(root)
-    return _read_layout(root)
+    layout = read_layout(root)
+    check_shards_folder(root, layout.manifest.shards)  # E641 before anything is written
+    return layout
 
 
 def _check_fits(root: Path, meta: IndexMeta, new: AudioIndex) -> None:
@@ -172,8 +229,16 @@ def _check_fits(root: Path, meta: IndexMeta, new: AudioIndex) -> None:
             directory=root, problem="the new items carry label evidence, the index has none"))
 
 
-def _next_shard_name(manifest: ShardManifest) -> str:
+def _next_shard_name(root: Path, manifest: ShardManifest) -> str:
+    """The name after every shard folder there is, listed or not: a folder left in ``shards/`` (by
+    a hand edit of ``shards.json``, or a foreign one) never collides with the new shard."""
     used = [int(name) for name in manifest.shards]
+    try:
+        used += [int(entry.name) for entry in (root / SHARDS_DIR).iterdir() if entry.name.isdigit()]
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise write_error(root / SHARDS_DIR, exc) from exc
     return f"{max(used, default=0) + 1:04d}"
 
 
@@ -190,7 +255,9 @@ def add_to_index(directory: str | os.PathLike[str], new: AudioIndex) -> AddRepor
 
     Raises:
         AudioIndexError: no index there (E601), items that do not fit it (E630, E635), an id
-            the index holds already (E605), a damaged index (E600-E632).
+            the index holds already (E605) or one that breaks the id rule (E640), a damaged
+            index (E600-E632), a folder or file in ``shards/`` that the index does not list
+            and fortekit did not write (E641).
         OutputError: another run is writing the index (E742); a link or a foreign folder (E741, E626).
         OutputWriteError: a write failed (E743); the index is unchanged.
 
@@ -205,8 +272,9 @@ def add_to_index(directory: str | os.PathLike[str], new: AudioIndex) -> AddRepor
         layout = _open_for_change(root)
         meta, manifest = layout.meta, layout.manifest
         _check_fits(root, meta, new)
+        check_item_ids(new.ids)
         check_unique_ids([*[item_id for item_id in new.ids if item_id in layout.live], *new.ids])
-        name = _next_shard_name(manifest)
+        name = _next_shard_name(root, manifest)
         faiss_writer = None
         if meta.faiss is not None:
             first = FaissSearcher.read(root / FAISS_FILE, meta.faiss, count=meta.count, dim=meta.dim)
@@ -229,12 +297,16 @@ def _swap(root: Path, meta: IndexMeta, manifest: ShardManifest,
                   fortekit_version=__version__)
     failed: list[OutputWriteError] = []
 
+    new_shard = None if shard is None else shard[0]
+    kept = [name for name in manifest.shards if name != new_shard]
+
     def build(folder: Path) -> None:
-        _link_tree(root, folder, skip=(META_FILE, MANIFEST_FILE))
+        _link_tree(root, folder, skip=(META_FILE, MANIFEST_FILE), shards=kept)
         if shard is not None:
             name, writers = shard
             target = folder / SHARDS_DIR / name
             target.mkdir(parents=True)
+            adopt_directory(target)  # the marker: a shard of ours, even if shards.json stops listing it
             write_part_files(target, writers, named=root / SHARDS_DIR / name, failed=failed)
         write_part_files(folder, [(MANIFEST_FILE, lambda path: write_manifest(path, manifest)),
                                   (META_FILE, meta_writer(top))], named=root, failed=failed)
@@ -257,7 +329,8 @@ def remove_from_index(
 
     Raises:
         AudioIndexError: ids the index does not hold, without `missing_ok` (E633); removing
-            every item (E634); no index there (E601).
+            every item (E634); no index there (E601); a folder or file in ``shards/`` that the
+            index does not list and fortekit did not write (E641).
         OutputError: another run is writing the index (E742).
         OutputWriteError: a write failed (E743); the index is unchanged.
 
@@ -298,7 +371,9 @@ def compact_index(directory: str | os.PathLike[str]) -> Path:
         The directory.
 
     Raises:
-        AudioIndexError: as :meth:`~fortekit.search.index.audio_index.AudioIndex.load`.
+        AudioIndexError: as :meth:`~fortekit.search.index.audio_index.AudioIndex.load` (an index
+            whose every item is removed, E639, is refused: it would be written empty, and no load
+            accepts that); a folder or file in ``shards/`` that the index does not list (E641).
         OutputError, OutputWriteError: as :meth:`~fortekit.search.index.audio_index.AudioIndex.save`.
 
     Example:

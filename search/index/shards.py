@@ -342,7 +342,8 @@ def merge_parts(parts: Sequence[IndexPart], manifest: ShardManifest) -> MergedPa
     """The live rows of `parts`, in part order, as one index (the rows are copied into memory).
 
     Raises:
-        AudioIndexError: an id live in two parts (E605).
+        AudioIndexError: an id live in two parts (E605); every row removed (E639: an index of no
+            items is refused when loaded, as it is when saved).
     """
     keeps, global_rows, start = [], [], 0
     for part in parts:
@@ -353,6 +354,11 @@ def merge_parts(parts: Sequence[IndexPart], manifest: ShardManifest) -> MergedPa
         start += int(keep.sum())
         keeps.append(keep)
         global_rows.append(mapping)
+    if start == 0:  # shards.json edited by hand (`index remove` refuses to remove the last item, E634)
+        written = sum(part.meta.count for part in parts)
+        raise AudioIndexError(Errors.E639.format(
+            where=f"at {parts[0].folder}",
+            why=f": its {MANIFEST_FILE} removes all {written} rows of its {len(parts)} part(s)"))
     embeddings = np.concatenate([part.embeddings[keep] for part, keep in zip(parts, keeps, strict=True)])
     records = IndexRecords([], [], [], [])
     for part, keep in zip(parts, keeps, strict=True):

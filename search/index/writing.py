@@ -17,7 +17,9 @@ The layout and its readers are in :mod:`fortekit.search.index.format`; this modu
   ``format_version`` and ``fortekit_version``, the rest index files only), which is adopted
   (marked) first. A folder with any other file, or with index file names but no index of
   ours (a user's own ``embeddings.npy``), is refused (E626) with or without ``--overwrite``;
-  an existing index is replaced only with ``overwrite`` (E614).
+  an existing index is replaced only with ``overwrite`` (E614). Inside its ``shards`` folder,
+  anything but shard folders of index files is refused too (E641, :func:`check_shards_folder`).
+* **Never empty.** An index of no items is refused (E639): no load would accept it.
 
 Example:
     >>> import tempfile
@@ -40,7 +42,7 @@ import os
 import re
 import shutil
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -71,7 +73,9 @@ from fortekit.search.index.format import (
 
 __all__ = [
     "INDEX_FILES",
+    "PART_FILES",
     "check_index_output",
+    "check_shards_folder",
     "index_file_writers",
     "index_output_lock",
     "meta_writer",
@@ -83,6 +87,9 @@ __all__ = [
 #: The files an index folder may hold (besides the marker): what ``save`` writes, and the shards
 #: folder and its list that ``index add`` writes (:mod:`fortekit.search.index.shards`).
 INDEX_FILES = (META_FILE, EMBEDDINGS_FILE, ITEMS_FILE, FAISS_FILE, EVIDENCE_FILE, "shards.json", "shards")
+#: The files one part (the first part, or a shard folder) may hold, besides the marker.
+PART_FILES = (META_FILE, EMBEDDINGS_FILE, ITEMS_FILE, FAISS_FILE, EVIDENCE_FILE)
+_SHARDS_DIR = "shards"  # shards.SHARDS_DIR (shards.py imports this module's neighbours, not this one)
 # Temporary names that older fortekit versions (".embeddings.npy.tmp") and tempfile
 # (".embeddings.npy.k3j_x.tmp") leave beside an index file when killed.
 _LEFTOVER = re.compile(r"\.(?:" + "|".join(re.escape(name) for name in INDEX_FILES) + r")(?:\.[^/]*)?\.tmp")
@@ -219,8 +226,85 @@ def check_index_output(
         raise AudioIndexError(Errors.E626.format(path=root, holding=holding, why=why))
     if has_index and not overwrite:
         raise AudioIndexError(Errors.E614.format(directory=root))
+    if _SHARDS_DIR in names:  # replaced whole: only shard folders of index files, never a user's file
+        check_shards_folder(root)
     # Marked without index.json: an earlier save of ours stopped before the swap; nothing loads.
     return "ours" if marked else "legacy"
+
+
+def _part_leftovers(folder: Path) -> list[str]:
+    """The entries of a shard folder that are not a part's files (a link counts as not)."""
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError as exc:
+        raise write_error(folder, exc) from exc
+    return [entry.name for entry in entries
+            if entry.name not in (*PART_FILES, MARKER_FILE) or entry.is_symlink() or not entry.is_file()]
+
+
+def check_shards_folder(
+    directory: str | os.PathLike[str], listed: Collection[str] | None = None,
+) -> list[str]:
+    """Refuse (E641) anything in an index's ``shards`` folder that fortekit would drop but did not write.
+
+    Every write of an index builds a new folder (:func:`swap_in_folder`); what the old ``shards``
+    folder holds must therefore be the index's own, or it would be lost. A shard folder is the
+    index's own when it holds only a part's files (and the marker) and, for `listed` (``index
+    add|remove|compact``, which keep the index's shards), when ``shards.json`` lists it or it holds
+    the marker file (a shard of ours that is no longer listed: nothing loads it, so it is dropped).
+
+    Args:
+        directory: the index folder.
+        listed: the shards ``shards.json`` lists; None when the whole index is replaced (a save
+            over it), where any shard folder of a part's files is the old index's.
+
+    Returns:
+        The shard folders of ours that ``shards.json`` does not list (their names), which a write
+        leaves out; empty without `listed`.
+
+    Raises:
+        AudioIndexError: E641, naming the entries and the fix.
+
+    Example:
+        >>> import tempfile
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> (folder / "shards" / "0002").mkdir(parents=True)
+        >>> _ = (folder / "shards" / "0002" / "notes.txt").write_text("mine")
+        >>> check_shards_folder(folder, listed=())
+        Traceback (most recent call last):
+        ...
+        fortekit.errors.AudioIndexError: [E641] The index folder ... holds shards/0002/notes.txt: it is ...
+    """
+    root = _absolute(directory)
+    shards = root / _SHARDS_DIR
+    if not shards.exists() and not shards.is_symlink():
+        return []
+    if shards.is_symlink() or not shards.is_dir():
+        raise AudioIndexError(Errors.E641.format(directory=root, entries=_SHARDS_DIR,
+                                                 why="it is a file or a link, not the index's shards folder"))
+    foreign: list[str] = []
+    unlisted_ours: list[str] = []
+    for entry in sorted(shards.iterdir()):
+        name = f"{_SHARDS_DIR}/{entry.name}"
+        if entry.is_symlink() or not entry.is_dir():
+            foreign.append(name)
+            continue
+        leftovers = _part_leftovers(entry)
+        if leftovers:
+            foreign.extend(f"{name}/{child}" for child in leftovers)
+        elif listed is not None and entry.name not in listed:
+            if is_fortekit_directory(entry):
+                unlisted_ours.append(entry.name)
+            else:
+                foreign.append(name)
+    if foreign:
+        shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+        unlisted = listed is not None and all(entry.count("/") == 1 for entry in foreign)
+        why = (f"{'it is' if len(foreign) == 1 else 'they are'} not a shard that shards.json lists, nor "
+               f"left by fortekit (no marker file {MARKER_FILE})") if unlisted else (
+            f"{'it is' if len(foreign) == 1 else 'they are'} not a file of the index")
+        raise AudioIndexError(Errors.E641.format(directory=root, entries=shown, why=why))
+    return unlisted_ours
 
 
 def _fsync(path: Path) -> None:
@@ -261,12 +345,14 @@ def write_index_files(
 
     Raises:
         AudioIndexError: `directory` holds an index and `overwrite` is False (E614), or holds
-            files that are not an index fortekit wrote (E626).
+            files that are not an index fortekit wrote (E626, E641); no items (E639).
         OutputError: a link (E741), a file (E745), another run writing it (E742).
         OutputWriteError: a file cannot be written (E743, naming it); the previous index is
             unchanged.
     """
     root = _absolute(directory)
+    if meta.count < 1 or len(records.ids) < 1:  # no load would accept it: refused, never written
+        raise AudioIndexError(Errors.E639.format(where=f"to be written to {root}", why=""))
     writers = index_file_writers(meta, embeddings, records, faiss_writer=faiss_writer,
                                  optional_files=optional_files)
     failed: list[OutputWriteError] = []

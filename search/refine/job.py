@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from fortekit.errors import Errors, FortekitError, QueryFileError
+from fortekit.errors import Errors, FortekitError, QueryFileError, ResumeConflictError
 
 if TYPE_CHECKING:
     from fortekit.search.refine.output import OutputFormat, ResultWriter
@@ -187,7 +187,8 @@ class QueryFileJob:
             0 every line done, 1 a line bad or failed or the run stopped early, 130 interrupted.
 
         Raises:
-            QueryFileError: the output is unusable before anything was written (E661-E666, E670).
+            QueryFileError: the output is unusable before anything was written (E661-E666, E670);
+                it holds a query line whose text has changed since (E672, when the run reaches it).
             OutputError: another run holds the output (E742); a sidecar that cannot be written.
             FortekitError, OSError: the model side cannot be built (from a :class:`SetupError`).
             BrokenPipeError: standard output's reader went away (see :func:`stdout_closed`).
@@ -248,6 +249,8 @@ class QueryFileJob:
             stopped = "interrupted"
         except SetupError as exc:
             raise exc.error from None  # the model or the index cannot be used: a usage-level error
+        except ResumeConflictError:
+            raise  # the query file changed under the output: running again cannot resume it (E672)
         except BrokenPipeError:
             raise  # standard output's reader is gone: the command stops quietly
         except (FortekitError, OSError) as exc:

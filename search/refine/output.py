@@ -156,6 +156,11 @@ def write_error(path: str | os.PathLike[str], exc: OSError, *, action: str = "wr
     return QueryFileError(Errors.E661.format(path=path, problem=problem))
 
 
+def _stream_name(stream: Any) -> str:
+    """What a stream's errors call it: the output it stands for (an AtomicFile's handle), or stdout."""
+    return str(getattr(stream, "output_name", None) or "<stdout>")
+
+
 class ResultWriter:
     """Appends one record per query to a JSONL or TSV file (or a stream), a line at a time.
 
@@ -239,7 +244,7 @@ class ResultWriter:
         except OSError as exc:
             if self.path is None and isinstance(exc, BrokenPipeError):
                 raise  # the reader of standard output is gone: the caller stops quietly
-            raise write_error(self.path or "<stdout>", exc) from None
+            raise write_error(self.path or _stream_name(self._handle), exc) from None
 
     def _sync(self) -> None:
         """fsync a regular file (a pipe or a device such as /dev/null cannot be, and needs not be)."""
@@ -278,7 +283,7 @@ class ResultWriter:
             except BrokenPipeError:
                 raise
             except OSError as exc:
-                raise write_error("<stdout>", exc) from None
+                raise write_error(_stream_name(self._handle), exc) from None
             return
         try:
             self._handle.flush()

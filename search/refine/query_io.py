@@ -6,6 +6,11 @@ A query file is ``.txt`` (one query per line; ``#`` starts a comment line), ``.j
 by :mod:`fortekit.textio`: lines end at ``"\\n"`` only (never at U+2028 or U+0085), CSV
 records follow ``newline=""`` (CR-only files work), and a line that is not UTF-8, too long,
 nested too deeply or malformed is reported on its own with its number; the others still run.
+A last line without a line end is a query like any other (a finished file often lacks the final
+line break); a file read while it is still being written is read as far as it goes. Each record
+holds its line's number and text, so a resumed run that finds the line grown or edited refuses
+the output (E672, :meth:`fortekit.search.refine.resume.ResumeState.holds`) instead of writing a
+second record of it.
 Every line comes out as a :class:`QueryLine`: a query, or the reason
 it was skipped (empty, not UTF-8, too long, bad JSON, no such field), with its line
 number. Writing results and resuming an interrupted run live in
@@ -34,7 +39,15 @@ from typing import BinaryIO, Literal
 
 from fortekit.errors import Errors, QueryFileError
 from fortekit.fol.caption.pipeline import MAX_CHARS
-from fortekit.textio import MAX_LINE_CHARS, BadLine, CsvRecord, json_value, read_csv_records, read_lines
+from fortekit.textio import (
+    MAX_LINE_CHARS,
+    BadLine,
+    CsvRecord,
+    json_value,
+    read_csv_records,
+    read_lines,
+    unicode_problem,
+)
 
 __all__ = [
     "DEFAULT_MAX_CHARS",
@@ -89,8 +102,8 @@ class QueryLine:
 def resume_key(line: int, query: str) -> str:
     """The key of a query in a file: its line number and its text.
 
-    Both are part of the key so that an edited input is noticed: a line whose text
-    changed is refined again on resume.
+    Both are part of the key so that an edited input is noticed: a resumed run refuses an
+    output holding the line's result for other text (E672).
 
     Example:
         >>> resume_key(3, "rain on a roof")
@@ -263,6 +276,9 @@ class _Lines:
             return _skipped(number, Errors.E657.format(
                 length=len(query), limit=self.max_chars, parser_limit=MAX_CHARS,
             ))
+        problem = unicode_problem(query)  # a JSON "\ud800" escape: the decoded file itself was UTF-8
+        if problem is not None:
+            return _skipped(number, Errors.E671.format(function="read_queries", problem=problem))
         return QueryLine(number, query, None, resume_key(number, query), target)
 
     def txt(self) -> Iterator[QueryLine]:

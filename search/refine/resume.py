@@ -6,9 +6,16 @@ recognisably a fol-refine output: its earlier lines are records (or the TSV head
 and, when the run's settings are given, its sidecar ``<output>.settings.json``
 records the same settings. Anything else (a text file, a JSON config, a picture)
 is refused untouched (E662); an output whose settings are other or unknown is
-refused too (E663), and so is one that holds a query twice (E670: two runs wrote it
+refused too (E663), and so is one that holds a query line twice (E670: two runs wrote it
 at once, or files were joined), so a resumed run never mixes the results of two
-configurations. The sidecar is written atomically (:mod:`fortekit.safe_write`): a crash
+configurations. Each record holds its line's number and text, so a line whose text changed
+since its record was written is refused when the resumed run reaches it (E672, see
+:meth:`ResumeState.holds`): a query file read while it was still being written (its last line,
+without a line end, read before it was finished) or edited in between. An output ranked against
+an index records the index's state (:func:`~fortekit.search.index.state.index_state`, under
+``index_state``): after ``fortekit index add``, ``remove`` or ``compact`` (or a rebuild) the state
+differs, and a resume is refused with both states named (E638) rather than mixing rankings of two
+collections. The sidecar is written atomically (:mod:`fortekit.safe_write`): a crash
 leaves the old one or the new one, and a sidecar that is a symbolic link is refused (E741).
 
 Example:
@@ -34,9 +41,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fortekit.errors import Errors, QueryFileError
+from fortekit.errors import Errors, QueryFileError, ResumeConflictError
 from fortekit.search.refine.output import OutputFormat, tsv_columns, tsv_unescape, write_error
-from fortekit.search.refine.query_io import resume_key
+from fortekit.search.refine.query_io import QueryLine, resume_key
 from fortekit.textio import BadLine, json_value
 
 __all__ = ["ResumeState", "check_settings", "settings_path", "write_settings"]
@@ -53,14 +60,59 @@ class ResumeState:
         done: the resume keys (line number and text) of the queries written.
         records: how many records the file holds.
         cut_bytes: bytes of a torn last line removed from the file (0 if none).
+        queries: the text each query line had when its record was written, by line number.
+        output: the output file, for messages.
     """
 
     done: frozenset[str] = field(default_factory=frozenset)
     records: int = 0
     cut_bytes: int = 0
+    queries: Mapping[int, str] = field(default_factory=dict, compare=False, hash=False)
+    output: str = ""
 
     def __contains__(self, key: object) -> bool:
         return key in self.done
+
+    def holds(self, item: QueryLine, *, where: str = "the query file") -> bool:
+        """Whether the output already holds this line's result (then it is skipped).
+
+        A line is done when a record holds its number and its text. A record of its number with
+        other text means the query file changed since that record was written: its last line was
+        read before it was finished (a last line without a line end is a query, as a finished
+        file's often is, so a file still being written is read as far as it goes), or the file
+        was edited. Searching the line again would leave two records of it, one for text the file
+        no longer holds, so it is refused.
+
+        Args:
+            item: a usable line of the query file.
+            where: the query file's name, for the message.
+
+        Returns:
+            True when the output holds the line's result for this text, False when it holds none.
+
+        Raises:
+            ResumeConflictError: the output holds the line's result for other text (E672), a
+                :class:`~fortekit.errors.QueryFileError`.
+
+        Example:
+            >>> from fortekit.search.refine.query_io import QueryLine, resume_key
+            >>> state = ResumeState(frozenset({resume_key(3, "rain on a")}), 1, queries={3: "rain on a"})
+            >>> state.holds(QueryLine(3, "rain on a", None, resume_key(3, "rain on a")))
+            True
+            >>> state.holds(QueryLine(3, "rain on a roof", None, resume_key(3, "rain on a roof")))
+            Traceback (most recent call last):
+            ...
+            fortekit.errors.ResumeConflictError: [E672] The output file ... holds the result of line 3 of the query file for the text 'rain on a', but that line now reads 'rain on a roof'. ...
+        """  # noqa: E501
+        if item.key in self.done:
+            return True
+        then = self.queries.get(item.line)
+        if then is None or item.query is None or then == item.query:
+            return False
+        raise ResumeConflictError(Errors.E672.format(
+            path=self.output or "(the output)", line=item.line, queries=where,
+            then=_brief_text(then), now=_brief_text(item.query),
+        ))
 
     @classmethod
     def read(
@@ -108,7 +160,7 @@ class ResumeState:
         try:
             if not target.is_file() or target.stat().st_size == 0:
                 return cls()
-            done, records, good_end, size, repeats = _scan(target, file_format, columns)
+            done, records, good_end, size, repeats, queries = _scan(target, file_format, columns)
         except OSError as exc:
             raise write_error(target, exc, action="read") from None
         if settings is not None and (records or good_end < size):
@@ -123,21 +175,24 @@ class ResumeState:
                     os.fsync(handle.fileno())
             except OSError as exc:
                 raise write_error(target, exc) from None
-        return cls(frozenset(done), records, size - good_end)
+        return cls(frozenset(done), records, size - good_end, queries, str(target))
 
 
 def _scan(
     target: Path, file_format: OutputFormat, columns: Sequence[str],
-) -> tuple[set[str], int, int, int, list[tuple[int, int]]]:
-    """(keys, records, end of the last good line, size, repeats) of an output; E662 if it is not one.
+) -> tuple[set[str], int, int, int, list[tuple[int, int]], dict[int, str]]:
+    """(keys, records, end of the last good line, size, repeats, texts) of an output; E662 if it is not one.
 
     A problem is raised when another line follows it, or when it is the only line
     and does not look like the start of a fol-refine line (then it is no torn line).
     ``repeats`` holds (file line, file line of its first record) for each record whose query
-    (line number and text) an earlier record already holds.
+    line an earlier record already holds, with the same text or another (an output resumed
+    after its query file grew, by a fortekit that did not check). ``texts`` maps each query
+    line to the text its record holds.
     """
     done: set[str] = set()
-    first_of: dict[str, int] = {}
+    first_of: dict[int, int] = {}
+    texts: dict[int, str] = {}
     repeats: list[tuple[int, int]] = []
     records = good_lines = offset = good_end = 0
     pending: str | None = None
@@ -155,15 +210,16 @@ def _scan(
             if pending is None:
                 good_end, good_lines = offset, good_lines + 1
                 if key is not None:
-                    if key in first_of:
-                        repeats.append((number, first_of[key]))
+                    line, text = key
+                    if line in first_of:
+                        repeats.append((number, first_of[line]))
                     else:
-                        first_of[key] = number
-                    done.add(key)
+                        first_of[line], texts[line] = number, text
+                    done.add(resume_key(line, text))
                     records += 1
     if pending is not None and good_lines == 0 and not _starts_a_line(last, file_format, columns):
         raise _not_output(target, 1, pending, file_format)
-    return done, records, good_end, offset, repeats
+    return done, records, good_end, offset, repeats, texts
 
 
 def _not_output(target: Path, line: int, problem: str, file_format: OutputFormat) -> QueryFileError:
@@ -184,8 +240,8 @@ def _starts_a_line(raw: bytes, file_format: OutputFormat, columns: Sequence[str]
 
 def _parse_line(
     raw: bytes, number: int, file_format: OutputFormat, columns: Sequence[str],
-) -> tuple[str | None, str | None]:
-    """(key, None) for a good line (the TSV header's key is None), (None, problem) for a bad one."""
+) -> tuple[tuple[int, str] | None, str | None]:
+    """((query line, text), None) for a good line (the TSV header's is None), (None, problem) for a bad one."""
     try:
         text = raw.decode("utf-8").rstrip("\r\n")
     except UnicodeDecodeError:
@@ -198,7 +254,7 @@ def _parse_line(
             )
         if len(cells) != len(columns) or not cells[0].isdigit():
             return None, f"has {len(cells)} cells; expected {len(columns)}, the first a line number"
-        return resume_key(int(cells[0]), tsv_unescape(cells[1])), None
+        return (int(cells[0]), tsv_unescape(cells[1])), None
     record = json_value(0, text)  # fortekit.textio: no RecursionError on deep JSON
     if isinstance(record, BadLine):
         return None, f"is not JSON ({record.reason})"
@@ -206,7 +262,7 @@ def _parse_line(
         isinstance(record.get("line"), bool) or not isinstance(record.get("line"), int)
     ):
         return None, "is not a record with \"line\" and \"query\""
-    return resume_key(record["line"], record["query"]), None
+    return (record["line"], record["query"]), None
 
 
 def settings_path(output: str | os.PathLike[str]) -> Path:
@@ -245,8 +301,9 @@ def check_settings(
             again). fol-refine passes False: results of unknown settings are not resumed.
 
     Raises:
-        QueryFileError: the output was written with other settings, or (`missing_ok`
-            False) with settings nobody recorded (E663).
+        QueryFileError: the output was ranked against the same index folder in another state
+            (E638: items added, removed or compacted since); the output was written with other
+            settings, or (`missing_ok` False) with settings nobody recorded (E663).
 
     Example:
         >>> import pathlib, tempfile
@@ -275,6 +332,7 @@ def check_settings(
     wanted = _normalised(settings)
     if recorded == wanted:
         return
+    _check_index_state(output, recorded, wanted)
     differences = "; ".join(
         f"{name}: {_brief(recorded.get(name))} then, {_brief(wanted.get(name))} now"
         for name in sorted(set(recorded) | set(wanted)) if recorded.get(name) != wanted.get(name)
@@ -282,8 +340,27 @@ def check_settings(
     raise QueryFileError(Errors.E663.format(path=output, differences=differences))
 
 
+def _check_index_state(output: str | os.PathLike[str], recorded: Mapping[str, Any],
+                       wanted: Mapping[str, Any]) -> None:
+    """E638 when the same index folder is now in another state than the output was ranked against.
+
+    An output recorded before index states were (no ``index_state``) is taken as another state:
+    it cannot be told from one ranked before an ``index add``.
+    """
+    now = wanted.get("index_state")
+    if now is None or recorded.get("index") != wanted.get("index") or recorded.get("index_state") == now:
+        return
+    then = recorded.get("index_state") or "unrecorded (written by a fortekit that did not record it)"
+    raise QueryFileError(Errors.E638.format(path=output, directory=wanted.get("index"), then=then, now=now))
+
+
 def _brief(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def _brief_text(text: str, limit: int = 80) -> str:
+    """A query as a message quotes it: repr (line breaks and controls shown), cut after `limit`."""
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + "..."
 
 
 def write_settings(output: str | os.PathLike[str], settings: Mapping[str, Any]) -> None:

@@ -134,7 +134,8 @@ class LineRunner:
             loop is interrupted).
 
         Raises:
-            QueryFileError: the output cannot be written.
+            QueryFileError: the output cannot be written; it holds the result of a line
+                whose text has changed since (E672).
             KeyboardInterrupt: passed on; every finished batch is written.
         """
         started = time.perf_counter()
@@ -145,7 +146,7 @@ class LineRunner:
                     self.summary.bad.append(item.line)
                     self.report(f"{self.where}:{item.line}: skipped: {item.problem}")
                     self.progress(1)
-                elif item.key in self.resume:
+                elif self.resume.holds(item, where=self.where):  # E672: a line whose text changed
                     self.summary.already_done += 1
                     self.progress(1)
                 else:

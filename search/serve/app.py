@@ -7,18 +7,21 @@ Routes (OpenAPI at ``/openapi.json``, browsable at ``/docs``):
 - ``GET /v1/items/{id}`` and ``GET /v1/items/{id}/audio`` (only files the index registers,
   with range requests);
 - ``GET /v1/stage1/tree?query=...``: Stage 1's search tree, as text;
-- ``GET /v1/health``, ``GET /v1/info``;
+- ``GET /v1/health``, ``GET /v1/info`` (the index by its folder's name and its state, never a path);
+- ``POST /v1/reload``: load the index again if its state changed (swapped in once wholly loaded);
 - ``GET /v1/eval``, ``/v1/eval/queries``, ``/v1/eval/queries/{query_id}``: a ``fortekit eval
   --beir`` run (with ``--eval``);
 - ``/`` (the search page), ``/eval`` (the evaluation page), ``/static/{file}``.
 
 Every error is JSON, ``{"error": {"code": "E792", "status": 422, "message": "[E792] ..."}}``,
 with a 4xx status for a bad request and no traceback, in the answer or in the log
-(:mod:`fortekit.search.serve.errors_http`).
+(:mod:`fortekit.search.serve.errors_http`). Only requests that name a host of the server are
+answered (E809; :mod:`fortekit.search.serve.hosts`: no web page reads the API by DNS rebinding).
 
 Example:
     >>> from fastapi.testclient import TestClient  # doctest: +SKIP
-    >>> client = TestClient(create_app(SearchService.open("clips.index")))  # doctest: +SKIP
+    >>> app = create_app(SearchService.open("clips.index"))  # doctest: +SKIP
+    >>> client = TestClient(app, base_url="http://127.0.0.1")  # doctest: +SKIP
     >>> answer = client.post("/v1/search", json={"query": "rain on a roof", "k": 2})  # doctest: +SKIP
     >>> answer.json()["results"][0]["hits"][0]["id"]  # doctest: +SKIP
     'clip3'
@@ -30,11 +33,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fortekit.errors import Errors, ServeError
+from fortekit.search.serve.hosts import HostPolicy
 from fortekit.search.serve.limits import ServeLimits, StageSwitches
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
+    from fortekit.search.serve.errors_http import ASGIApp, Receive, Scope, Send
     from fortekit.search.serve.eval_run import EvalRun
     from fortekit.search.serve.service import SearchService
 
@@ -94,14 +99,30 @@ def static_dir() -> Path:
     return Path(str(resources.files("fortekit.search.serve").joinpath("static")))
 
 
+class _CheckIndex:
+    """Before each request, let the service check (at most every few seconds, in the background)
+    whether its index changed on disk; the request is answered at once from the state served."""
+
+    def __init__(self, app: "ASGIApp", service: "SearchService") -> None:
+        self.app = app
+        self.service = service
+
+    async def __call__(self, scope: "Scope", receive: "Receive", send: "Send") -> None:
+        if scope["type"] == "http":
+            self.service.check_index()
+        await self.app(scope, receive, send)
+
+
 def create_app(service: "SearchService | None" = None, *, eval_run: "EvalRun | None" = None,
-               limits: ServeLimits | None = None) -> "FastAPI":
+               limits: ServeLimits | None = None, hosts: HostPolicy | None = None) -> "FastAPI":
     """The ASGI app of ``fortekit serve``.
 
     Args:
         service: the warm search service (None: no index, only the evaluation page).
         eval_run: a ``fortekit eval --beir`` run for the evaluation page (None: no such page).
         limits: the request bounds (default: the service's, else :class:`ServeLimits`'s).
+        hosts: the Host names answered (default: ``localhost``, ``127.0.0.1`` and ``[::1]`` only;
+            ``fortekit serve`` builds it from ``--host`` and ``--allowed-host``).
 
     Returns:
         A FastAPI app; run it with uvicorn (``fortekit serve`` does).
@@ -126,7 +147,17 @@ def create_app(service: "SearchService | None" = None, *, eval_run: "EvalRun | N
         title="fortekit", version=__version__, redirect_slashes=False,  # no Host-built redirects: E798
         description="FOL-guided text-to-audio retrieval: search an index, read its items, play their audio.",
     )
-    install_error_handling(app, limits)
+    def folders() -> list[Path]:  # read at each error: a reload may change the audio folders
+        found: list[Path] = []
+        if service is not None:
+            found += [*([service.folder] if service.folder is not None else []), *service.audio.roots]
+        if eval_run is not None:
+            found += [eval_run.path, eval_run.collection_path]
+        return found
+
+    if service is not None:  # the innermost: only a request the host check let through checks
+        app.add_middleware(_CheckIndex, service=service)
+    install_error_handling(app, limits, hosts=hosts, folders=folders)
     started = time.time()
 
     def need_service() -> "SearchService":
@@ -146,11 +177,12 @@ def create_app(service: "SearchService | None" = None, *, eval_run: "EvalRun | N
         clock = time.perf_counter()
         queries = [request.query] if request.query is not None else list(request.queries or [])
         switches = StageSwitches(request.stage1, request.formula_scoring, request.stage3)
-        results, pipeline = need_service().search(queries, k=request.k, switches=switches,
-                                                  explain=request.explain)
+        found = need_service()
+        results, pipeline, state = found.search_served(queries, k=request.k, switches=switches,
+                                                       explain=request.explain)
         return JSONResponse({
-            "results": [result.to_dict() for result in results], "pipeline": pipeline.to_dict(),
-            "took_ms": round((time.perf_counter() - clock) * 1000, 3),
+            "results": [found.public_result(result) for result in results], "pipeline": pipeline.to_dict(),
+            "index_state": state, "took_ms": round((time.perf_counter() - clock) * 1000, 3),
         })
 
     @app.get("/v1/items/{item_id:path}/audio", tags=["items"], summary="An item's audio file",
@@ -181,7 +213,15 @@ def create_app(service: "SearchService | None" = None, *, eval_run: "EvalRun | N
                                   "items": len(service.retriever.index) if service is not None else 0}
         if service is not None:  # how many searches ran together (the micro-batcher, docs/serve.md)
             answer["batches"], answer["batched"] = service.batches
+            answer["index_state"], answer["reloads"] = service.state, service.reloads
         return answer
+
+    @app.post("/v1/reload", tags=["service"], summary="Load the index again if it changed on disk")
+    def reload() -> dict[str, Any]:
+        """Load the index again when its state changed (``index add``, ``remove``, ``compact``), and
+        swap it in once it is wholly loaded; the old state answers meanwhile. E811 (409): it cannot
+        be loaded, and the old state is still served."""
+        return need_service().reload()
 
     @app.get("/v1/info", tags=["service"], summary="The index, the pipeline, the switches and the limits")
     def info() -> dict[str, Any]:

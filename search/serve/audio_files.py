@@ -95,7 +95,8 @@ class AudioFiles:
         return real
 
     def _refused(self, item_id: str, reason: str, status: int) -> ServeError:
-        roots = ", ".join(str(root) for root in self.roots) or "none"
+        # the folders by their names: no answer shows a path of the server's disk
+        roots = ", ".join(root.name or str(root) for root in self.roots) or "none"
         return ServeError(Errors.E797.format(item_id=item_id, reason=reason, roots=roots), status=status)
 
     @staticmethod

@@ -6,6 +6,13 @@ batch past the limits, 422 a field that is wrong, 503 a full queue, 500 (E805, w
 id that the log repeats) for a bug. The pages get a few headers that keep a caption from ever
 running as code (a Content-Security-Policy without inline scripts, ``nosniff``).
 
+Before anything else, a request must name a host the server answers to (E809, 403) and, when a
+web page sends one that changes something, come from the server's own pages (E810, 403):
+:mod:`fortekit.search.serve.hosts`. Such answers, and a body past the limit, are sent before the
+request's body is read; ``fortekit serve``'s HTTP protocol then reads and drops the rest before it
+closes (:mod:`fortekit.search.serve.lingering`), so the client reads the answer, not a reset. No
+message names a path of the server's disk: the folders the server reads are shown by their names.
+
 Example:
     >>> error_body("[E795] No item 'x' in this index (3 items).", 404)["error"]["code"]
     'E795'
@@ -15,19 +22,22 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import uuid
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fortekit.errors import CaptionError, CaptionTypeError, Errors, FortekitError, ServeError
+from fortekit.search.serve.hosts import SAFE_METHODS, HostPolicy
 from fortekit.search.serve.limits import ServeLimits
 
 if TYPE_CHECKING:
     from fastapi import FastAPI, Request
     from fastapi.responses import JSONResponse
 
-__all__ = ["LOGGER", "SECURITY_HEADERS", "error_body", "install_error_handling"]
+__all__ = ["LOGGER", "SECURITY_HEADERS", "error_body", "hide_paths", "install_error_handling"]
 
 #: The log of the service: one line per refused or failed request (never a traceback).
 LOGGER = logging.getLogger("fortekit.serve")
@@ -137,6 +147,40 @@ class _BodyLimit:
         await self.app(scope, limited, send)
 
 
+class _HostCheck:
+    """Answer only requests that name a host of the server (E809) and, for a request that changes
+    something sent by a web page, come from the server's own pages (E810): no DNS rebinding."""
+
+    def __init__(self, app: ASGIApp, policy: HostPolicy) -> None:
+        self.app = app
+        self.policy = policy
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        hosts = [value.decode("latin-1") for name, value in scope.get("headers") or [] if name == b"host"]
+        origins = [value.decode("latin-1") for name, value in scope.get("headers") or [] if name == b"origin"]
+        host = hosts[0] if len(hosts) == 1 else None  # none, or two that disagree: no host
+        method, path = str(scope.get("method", "")), _shown(str(scope.get("path", "")))
+        message = ""
+        if not self.policy.allows_host(host):
+            shown = "(none)" if not hosts else hosts[0] if len(hosts) == 1 else " and ".join(hosts[:2])
+            message = Errors.E809.format(host=_logged(shown, 100), allowed=", ".join(self.policy.names()))
+        elif method not in SAFE_METHODS and origins and not (
+                len(origins) == 1 and self.policy.allows_origin(origins[0], host, str(scope.get("scheme")))):
+            message = Errors.E810.format(method=method, path=path, origin=_logged(origins[0], 100),
+                                         host=_logged(host or "", 100))
+        if not message:
+            await self.app(scope, receive, send)
+            return
+        from fastapi.responses import JSONResponse
+
+        body = error_body(message, 403)
+        LOGGER.info("%s %s -> 403 %s", method, _logged(path), body["error"]["code"])
+        await JSONResponse(body, status_code=403)(scope, receive, send)
+
+
 class _SecurityHeaders:
     """Add :data:`SECURITY_HEADERS` to every answer (a looser policy for /docs' CDN page only)."""
 
@@ -201,14 +245,48 @@ def _failure(method: str, path: str, error: BaseException) -> JSONResponse:
     return _answer(Errors.E805.format(kind=type(error).__name__, request_id=request_id), 500)
 
 
-def install_error_handling(app: FastAPI, limits: ServeLimits) -> None:
-    """Put the body limit, the security headers and the coded error answers on ``app``."""
+def hide_paths(message: str, folders: Sequence[str | os.PathLike[str]]) -> str:
+    """``message`` with each folder's path (as given and with its links followed) written as its name.
+
+    Args:
+        message: an error message.
+        folders: the folders the server reads (the index, the audio roots, the evaluation run ...).
+
+    Returns:
+        The message, naming no path of the server's disk that begins with one of the folders.
+
+    Example:
+        >>> hide_paths("[E801] The collection /data/sets/coll cannot be read", ["/data/sets/coll"])
+        '[E801] The collection coll cannot be read'
+    """
+    shown: dict[str, str] = {}
+    for folder in folders:
+        path = Path(folder)
+        for spelling in (os.path.abspath(path), os.path.realpath(path)):
+            if spelling not in ("/", ""):
+                shown[spelling] = path.name or "(folder)"
+    for spelling in sorted(shown, key=len, reverse=True):  # the longest first: a folder inside another
+        message = message.replace(spelling, shown[spelling])
+    return message
+
+
+def install_error_handling(app: FastAPI, limits: ServeLimits, *, hosts: HostPolicy | None = None,
+                           folders: Callable[[], Sequence[str | os.PathLike[str]]] | None = None) -> None:
+    """Put the host check, the body limit, the security headers and the coded error answers on ``app``.
+
+    Args:
+        app: the FastAPI app.
+        limits: the request bounds (the body limit).
+        hosts: the names the server answers to (default: the loopback's, :class:`HostPolicy`).
+        folders: the folders whose paths no answer may show (they are shown by name).
+    """
     from fastapi.exceptions import RequestValidationError
     from starlette.exceptions import HTTPException
     from starlette.requests import ClientDisconnect
 
     app.add_middleware(_Failures)  # the innermost: its answer gets the headers below
     app.add_middleware(_BodyLimit, limit=limits.max_body_bytes)
+    app.add_middleware(_HostCheck, policy=hosts or HostPolicy())  # before the body is read
     app.add_middleware(_SecurityHeaders)
     routes = ", ".join(sorted({getattr(route, "path", "") for route in app.routes} - {""}))
 
@@ -237,7 +315,8 @@ def install_error_handling(app: FastAPI, limits: ServeLimits) -> None:
     async def refused(request: Request, error: FortekitError) -> JSONResponse:
         status = error.status if isinstance(error, ServeError) else (
             422 if isinstance(error, (CaptionError, CaptionTypeError)) else 400)
-        return _answer(str(error), status, request)
+        return _answer(hide_paths(str(error), [*folders(), Path.cwd(), Path.home()] if folders else
+                                  [Path.cwd(), Path.home()]), status, request)
 
     @app.exception_handler(ClientDisconnect)
     async def gone(request: Request, error: ClientDisconnect) -> JSONResponse:

@@ -273,7 +273,8 @@ class EvalRun:
             value = counts.get(key, self._metrics.get(key))
             return value if isinstance(value, int) and not isinstance(value, bool) else None
 
-        return {"run": self.name, "collection": str(self.collection_path), "queries": count("queries"),
+        # the collection by its folder's name, as the run: no answer shows a path of the server's disk
+        return {"run": self.name, "collection": self.collection_path.name, "queries": count("queries"),
                 "items": count("items"), "measures": list(MEASURES), "systems": rows,
                 "baseline": self.baseline}
 

@@ -111,7 +111,7 @@
         parts.push(index.backbone + (dim !== null ? ' (' + dim + '-d)' : ''));
       }
       summary.textContent = parts.join(' · ');
-      if (isText(index.path)) summary.title = index.path;
+      if (isText(index.name)) summary.title = index.name + (isText(index.state) ? ' (state ' + index.state + ')' : '');
       if (noIndex) noIndex.hidden = true;
       if (fieldset) fieldset.disabled = false;
     } else if (info.index === null) {
