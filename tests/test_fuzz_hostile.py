@@ -324,10 +324,10 @@ def _deep_captions(folder: Path) -> Path:
 
 
 #: name -> (make the file, the ids a built index must hold (None: any), exit status(es) allowed)
-SEPARATOR_IDS = ["a.wav", "b\u2029.wav", "c\x85.wav", "d.wav"]
 CAPTION_FILES: dict[str, tuple[Callable[[Path], Path], list[str] | None, tuple[int, ...]]] = {
-    "separators_jsonl": (_corpus("captions_separators.jsonl"), SEPARATOR_IDS, (0,)),
-    "separators_csv": (_corpus("captions_separators.csv"), SEPARATOR_IDS, (0,)),
+    # an id holding a line break could never be removed again (`index remove --ids`): E640
+    "separators_jsonl": (_corpus("captions_separators.jsonl"), None, (2,)),
+    "separators_csv": (_corpus("captions_separators.csv"), None, (2,)),
     "cr_only_csv": (_corpus("captions_cr.csv"), ["a.wav", "b.wav", "c.wav"], (0,)),
     "big_cell_csv": (_big_cell_captions, ["a.wav", "c.wav"], (0, 2)),
     "deep_jsonl": (_deep_captions, ["a.wav", "c.wav"], (0, 2)),
@@ -432,13 +432,20 @@ def test_a_damaged_index_is_a_coded_error_and_is_not_touched(
     assert_unchanged(before, name)
 
 
-def test_an_index_of_separator_ids_and_captions_round_trips(tmp_path: Path, minilm: Any) -> None:
-    """Ids and captions with U+2028, U+2029, U+0085, ANSI and U+202E: saved, loaded, queried."""
+def test_an_index_of_separator_captions_round_trips_and_separator_ids_are_refused(
+    tmp_path: Path, minilm: Any,
+) -> None:
+    """Captions with U+2028, U+2029, U+0085, ANSI and U+202E: saved, loaded, queried; ids holding
+    them are refused (E640), since `index remove --ids` could never name them again."""
+    from fortekit.errors import AudioIndexError
     from fortekit.search.index import AudioIndex
 
-    ids = [*SEPARATOR_IDS, "e\u2028.wav", "f\x1b[31m.wav"]
     captions = ["a dog\u2028barks", "rain\u2029on a roof", "birds\x85chirp", "a car engine idles",
                 "\x1b[31mthunder\x1b[0m rumbles", "people\u202etalk"]
+    for bad in ("b\u2029.wav", "c\x85.wav", "e\u2028.wav", "f\x1b[31m.wav"):
+        with pytest.raises(AudioIndexError, match="E640"):
+            AudioIndex.from_captions(["a.wav", bad], captions[:2], minilm)
+    ids = [f"{name}\u202e.wav" if name == "f" else f"{name}.wav" for name in "abcdef"]
     directory = tmp_path / "separators.index"
     AudioIndex.from_captions(ids, captions, minilm).save(directory)
     before = snapshot(*sorted(directory.iterdir()))

@@ -182,7 +182,8 @@ def _search_file(args: argparse.Namespace, out: TextIO) -> int:
                            other_inputs=[args.lookup], inputs=inputs)
         input_format = args.input_format or ("txt" if args.queries_file == "-" else None)
         lines = read_queries(queries, file_format=input_format, column=args.text_column,
-                             field=args.text_column or "query", max_chars=args.max_chars, target=args.id_column)
+                             field=args.text_column or "query", max_chars=args.max_chars,
+                             target=args.id_column)
     except BaseException:
         if whole:  # a query file or an output refused before the run: nothing left beside OUT
             whole.discard()
