@@ -78,6 +78,9 @@ INDEFINITE_KINDS = {"Someone": "person", "Somebody": "person", "Anyone": "person
                     "Everyone": "person", "Everybody": "person"}
 #: Indefinites that name no kind of source: a sound of "something" cannot be judged.
 UNSPECIFIC = frozenset({"Something", "Anything", "Everything", "Thing", "Sound", "Sounds"})
+#: The most symbols whose role a :class:`ViolationCheck` keeps (emptied when full): every unknown
+#: word of a query is a symbol, about 0.1 kB an entry, so at most about 7 MB.
+ROLE_CACHE_ENTRIES = 1 << 16
 #: Words that name no sound of their own, as lemmas: the light (support) verbs of English, whose
 #: meaning the phrase around them carries ("going on", "makes a noise"; Jespersen 1942, Butt
 #: 2010), and the general nouns of things ("an item", "an object"; Halliday & Hasan 1976).
@@ -215,6 +218,8 @@ class ViolationCheck:
                 role = ""
             else:
                 role = {"NOUN": "noun", "PROPN": "noun", "VERB": "verb"}.get(entry.pos, "")
+            if len(self._roles) >= ROLE_CACHE_ENTRIES:  # a stream of unknown symbols: start again
+                self._roles.clear()
             self._roles[symbol] = role
         return role
 

@@ -95,7 +95,8 @@ def test_the_retriever_over_ivfpq_gets_a_full_pool(minilm, ivfpq_folder: Path) -
     assert all(hit.item_id.startswith("c") for one in result for hit in one.hits)
 
 
-def test_index_query_with_faiss_answers_over_ivfpq(ivfpq_folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_index_query_with_faiss_answers_over_ivfpq(
+        ivfpq_folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from fortekit.search.cli.main import main
 
     code = main(["index", "query", "--index", str(ivfpq_folder), "--faiss", "-k", "3", "a dog barks"])
@@ -122,7 +123,8 @@ def test_a_faiss_file_of_another_kind_is_e636(
 def test_a_faiss_file_of_another_metric_is_e636(rows: np.ndarray, tmp_path: Path) -> None:
     import faiss
 
-    index = AudioIndex.from_captions(["a", "b", "c"], [None] * 3, "enc", embeddings=rows[:3], parse_captions=False)
+    index = AudioIndex.from_captions(["a", "b", "c"], [None] * 3, "enc", embeddings=rows[:3],
+                                     parse_captions=False)
     index.build_faiss("flat")
     folder = index.save(tmp_path / "clips.index")
     l2 = faiss.IndexFlatL2(16)

@@ -15,6 +15,10 @@ from typing import Any
 from fortekit.verbalise.lexicon import Role, Word, adverb, participle, split_symbol, templates_data
 
 _MISSING = object()
+#: The most (symbol, arity) answers a :class:`VocabularyLexicon` keeps; a full table is emptied and
+#: filled again. A query of unknown words adds one per word (its predicate, verbalised or clause-
+#: checked), about 0.25 kB with its key: at most about 16 MB.
+WORD_CACHE_ENTRIES = 1 << 16
 # V_audio part of speech -> role; categories refine it (see VocabularyLexicon.word).
 _ROLE_BY_POS = {"NOUN": Role.NOUN, "VERB": Role.VERB, "ADJ": Role.ADJ, "ADV": Role.ADV, "ADP": Role.PREP}
 
@@ -32,13 +36,15 @@ class VocabularyLexicon:
         cached = self._cache.get(key, _MISSING)
         if cached is not _MISSING:
             return cached  # type: ignore[return-value]
-        if key not in self._cache:
-            phrase = templates_data()["phrases"].get(symbol.lower()) if arity == 1 else None
-            if phrase:
-                self._cache[key] = Word(phrase, Role.ADV)
-            else:
-                self._cache[key] = self._lookup(symbol, arity) or self._guess(symbol, arity)
-        return self._cache[key]
+        phrase = templates_data()["phrases"].get(symbol.lower()) if arity == 1 else None
+        if phrase:
+            found: Word | None = Word(phrase, Role.ADV)
+        else:
+            found = self._lookup(symbol, arity) or self._guess(symbol, arity)
+        if len(self._cache) >= WORD_CACHE_ENTRIES:  # a stream of unknown symbols: start again
+            self._cache.clear()
+        self._cache[key] = found
+        return found
 
     def _guess(self, symbol: str, arity: int) -> Word | None:
         """A symbol V_audio lacks: ask WordNet whether its word is only an adjective or a verb."""

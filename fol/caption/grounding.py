@@ -21,9 +21,14 @@ from typing import Any
 
 from fortekit.fol.caption.lemmas import camel
 
-__all__ = ["Grounded", "Pass2"]
+__all__ = ["GROUNDED_CACHE_ENTRIES", "Grounded", "Pass2"]
 
 _CLOSED_CLASS = frozenset({"ADP", "SCONJ", "CCONJ"})
+#: The most (lemma, POS) groundings and multi-word answers :class:`Pass2` keeps (each table); a
+#: full table is emptied and filled again. Every unseen word of a query adds one (an unknown word:
+#: tier iii's edit-distance search, the answer worth keeping), about 0.3 kB with its key: at most
+#: about 20 MB a table, against a caption vocabulary of a few thousand lemmas that never reaches it.
+GROUNDED_CACHE_ENTRIES = 1 << 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +94,8 @@ class Pass2:
         found = self.cache.get(key)
         if found is None:
             found = self._ground(lemma, pos)
+            if len(self.cache) >= GROUNDED_CACHE_ENTRIES:  # a stream of new words: start again
+                self.cache.clear()
             self.cache[key] = found
         return found
 
@@ -115,11 +122,13 @@ class Pass2:
 
     def is_multiword(self, phrase: str) -> bool:
         """Whether a multi-word lemma (``ice cream truck``) is itself one V_audio entry (tier i)."""
+        if " " not in phrase or self.grounder is None:  # answered without a lookup: nothing to keep
+            return False
         found = self._multi.get(phrase)
         if found is None:
-            found = False
-            if self.grounder is not None and " " in phrase:
-                entries = self.grounder.vocabulary.lookup(phrase)
-                found = any(" " in entry.lemma for entry in entries)
+            entries = self.grounder.vocabulary.lookup(phrase)
+            found = any(" " in entry.lemma for entry in entries)
+            if len(self._multi) >= GROUNDED_CACHE_ENTRIES:
+                self._multi.clear()
             self._multi[phrase] = found
         return found

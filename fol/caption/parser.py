@@ -10,6 +10,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Iterator
 from itertools import islice
 from pathlib import Path
@@ -147,8 +148,21 @@ class CaptionParser:
         clean, truncated, offsets = checked_caption(
             text, function="parse_caption", max_chars=self.max_chars, max_words=self.max_words
         )
-        view = from_doc(self.nlp(clean), self._strings, clean, offsets)
+        with self._zone():
+            view = from_doc(self.nlp(clean), self._strings, clean, offsets)
         return self.parse_view(view, text=text, truncated=truncated)
+
+    def _zone(self) -> contextlib.AbstractContextManager[Any]:
+        """spaCy's memory zone around making and reading Docs (a no-op for a pipeline without one).
+
+        spaCy keeps every string it ever met (each new word's text, lemma, shape, ...) in its
+        vocabulary: about 0.65 kB for each unseen word, for as long as the process runs, so a
+        service that parses queries of made-up words grew without bound. Inside the zone the
+        strings a Doc adds are dropped when it closes; a :class:`TokenView` holds its own
+        Python strings, so nothing read from the Doc outlives it.
+        """
+        zone = getattr(self.nlp, "memory_zone", None)
+        return zone() if zone is not None else contextlib.nullcontext()
 
     def parse_many(
         self, texts: Iterable[str], *, batch_size: int = 256, n_process: int = 1
@@ -187,13 +201,19 @@ class CaptionParser:
         # pulled: taking a batch of Docs before the passes keeps spaCy's tables and ours
         # each warm in the cache, rather than alternating between them per caption.
         while True:
-            chunk = list(islice(stream, batch_size))
-            if not chunk:
+            # Each batch's Docs are made and read inside one memory zone (see _zone): spaCy pulls
+            # exactly one batch through its pipes for `batch_size` Docs, so none outlives it.
+            with self._zone():
+                chunk = list(islice(stream, batch_size))
+                views = [(error, None if error is not None else from_doc(doc, self._strings, clean, offsets),
+                          text, truncated)
+                         for doc, (text, (clean, truncated, offsets), error) in chunk]
+            if not views:
                 return
-            for doc, (text, (clean, truncated, offsets), error) in chunk:
+            for error, view, text, truncated in views:
                 if error is not None:
                     raise error
-                view = from_doc(doc, self._strings, clean, offsets)
+                assert view is not None
                 yield self.parse_view(view, text=text, truncated=truncated)
 
     def parse_doc(self, doc: Any, *, text: str | None = None, truncated: bool = False) -> ParseResult:

@@ -205,6 +205,9 @@ class TokenView:
 # one table serves every parser: six hashes of a token -> its six strings.
 _ROWS: dict[tuple[int, ...], tuple[str, str, str, str, str, str]] = {}
 _MAX_ROWS = 1 << 17
+#: The most hash -> string entries a caller's ``strings`` table keeps (emptied when full): each
+#: unseen word adds its form and lemma, about 0.15 kB an entry, so at most about 20 MB.
+_MAX_STRINGS = 1 << 17
 # spaCy's attribute ids of the columns from_doc reads (set on its first call).
 _ATTRS: list[int] | None = None
 
@@ -230,8 +233,8 @@ def from_doc(
 
     Args:
         doc: a parsed spaCy Doc.
-        strings: a cache of spaCy string hashes, shared across calls (it only grows
-            by the distinct strings seen: tags, labels, lemmas).
+        strings: a cache of spaCy string hashes, shared across calls (it grows by the
+            distinct strings seen: tags, labels, words, lemmas; emptied at ``_MAX_STRINGS``).
         text: ``doc.text`` if the caller has it (spaCy rebuilds it on every access).
         offsets: for each character of the parsed text, its offset in the caption as
             given (``Prepared.offsets`` of :func:`~fortekit.fol.caption.pipeline.prepare_caption`,
@@ -252,6 +255,8 @@ def from_doc(
         value = get(key)
         if value is None:
             value = store[key]
+            if len(strings) >= _MAX_STRINGS:  # a long stream of new words: start again
+                strings.clear()
             strings[key] = value
         return value
 

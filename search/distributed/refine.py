@@ -175,7 +175,8 @@ class RayRefineRunner(LineRunner):
 
     def _run_job(self) -> None:
         ray = require_ray("fol-refine")
-        self.cluster.check_fits(self.settings)  # E822: an actor that fits on no node would be waited for forever
+        # E822: an actor that fits on no node would be waited for forever, without a word
+        self.cluster.check_fits(self.settings)
         actor_cpus = self.settings.actor_cpus or 1.0
         actors = self.settings.actors or max(1, int(self.cluster.cpus // actor_cpus))
         self.actors = min(actors, len(self._batches))

@@ -26,7 +26,7 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Any, TypeAlias
 
@@ -212,7 +212,13 @@ def _is_noun(symbol: str) -> bool:
     return word is not None and word.role is Role.NOUN
 
 
-@cache
+#: Predicate symbols whose lexicon word :func:`_is_noun` keeps. Each unknown word of a query is one
+#: more symbol (about 0.3 kB an entry with its key, so at most about 5 MB); ``functools.cache``
+#: here grew by every word any query ever held.
+LEXICON_WORD_ENTRIES = 1 << 14
+
+
+@lru_cache(maxsize=LEXICON_WORD_ENTRIES)
 def _lexicon_word(lexicon: Any, symbol: str) -> Any:
     from fortekit.verbalise.realise import _word
 

@@ -354,21 +354,22 @@ class FaissSearcher:
                 path=path, problem=f"not a FAISS index ({str(exc).splitlines()[0]})",
                 fix="Rebuild it with index.build_faiss() and save the index again.",
             )) from exc
+        if int(index.ntotal) != count or int(index.d) != dim:
+            raise AudioIndexError(Errors.E636.format(
+                path=path, problem=f"it holds {index.ntotal} rows of dimension {index.d}, "
+                                   f"the index {count} of dimension {dim}",
+            ))
         # Each kind is searched through its own attributes (hnsw.efSearch, nprobe, the HNSW
         # storage): a file of another kind would end in an AttributeError at the first search.
         found = _kind_of(faiss, index)
         if found != kind:
             what = f"of kind {found}" if found is not None else "of a kind fortekit does not build"
             raise AudioIndexError(Errors.E636.format(
-                path=path, problem=f"it is a FAISS index {what} ({type(index).__name__}), but index.json says {kind}"))
+                path=path,
+                problem=f"it is a FAISS index {what} ({type(index).__name__}), but index.json says {kind}"))
         if int(getattr(index, "metric_type", -1)) != int(faiss.METRIC_INNER_PRODUCT):
             raise AudioIndexError(Errors.E636.format(
                 path=path, problem="it ranks by another metric than the inner product (cosine) of unit rows"))
-        if int(index.ntotal) != count or int(index.d) != dim:
-            raise AudioIndexError(Errors.E636.format(
-                path=path, problem=f"it holds {index.ntotal} rows of dimension {index.d}, "
-                                   f"the index {count} of dimension {dim}",
-            ))
         return cls(index, kind)
 
 

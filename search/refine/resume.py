@@ -241,7 +241,7 @@ def _starts_a_line(raw: bytes, file_format: OutputFormat, columns: Sequence[str]
 def _parse_line(
     raw: bytes, number: int, file_format: OutputFormat, columns: Sequence[str],
 ) -> tuple[tuple[int, str] | None, str | None]:
-    """((query line, text), None) for a good line (the TSV header's is None), (None, problem) for a bad one."""
+    """((query line, text), None) for a good line (the TSV header's: None), (None, problem) for a bad one."""
     try:
         text = raw.decode("utf-8").rstrip("\r\n")
     except UnicodeDecodeError:

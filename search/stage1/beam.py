@@ -42,7 +42,13 @@ if TYPE_CHECKING:
 
     from fortekit.plugins.protocols import Backbone, Elaborator
 
-__all__ = ["Refiner", "StageTimes"]
+__all__ = ["VERBALISED_ENTRIES", "Refiner", "StageTimes"]
+
+#: Candidate formulas whose verbalisation a :class:`Refiner` keeps (emptied when full): four times
+#: the most one query may score (``MAX_SCORED_PER_QUERY``), so a query's beam and its neighbours'
+#: are served. An entry is a formula and its text: about 2 kB for a caption's, about 6.5 kB for a
+#: query of 30 unknown words, so at most about 35-110 MB (it was 500,000 entries: up to 3 GB).
+VERBALISED_ENTRIES = 1 << 14
 
 
 class Refiner:
@@ -348,7 +354,7 @@ class Refiner:
             from fortekit.verbalise import verbalise
 
             text = verbalise(phi)
-            if len(self._verbalised) > 500_000:
+            if len(self._verbalised) >= VERBALISED_ENTRIES:  # emptied when full: see the constant
                 self._verbalised.clear()
             self._verbalised[phi] = text
         return text

@@ -243,6 +243,10 @@ class IndexIdf(Mapping[str, float]):
     def _value(self, name: str) -> float | None:
         if name in self._values:
             return self._values[name]
+        if name not in self._used and name not in self._denied:
+            # A name no item holds (every unknown word of a query): None, answered without a
+            # lookup and not kept, so the table stays bounded by the index's own names.
+            return None
         seen = self._used.get(name, 0)
         rows = self._denied.get(name, ())
         if rows:
