@@ -308,7 +308,7 @@ class _EchoRunner(LineRunner):
 
 def _echo_factory(fail_at: int | None) -> Any:
     class Echo:
-        def __init__(self, args: Any, where: str) -> None:
+        def __init__(self, args: Any, where: str, index_state: str | None = None) -> None:
             self.batch_size = args.batch_size
 
         def __call__(self, writer: Any, report: Any) -> LineRunner:

@@ -144,17 +144,8 @@ def test_deep_or_undecodable_caption_jsonl_is_a_coded_error(tmp_path: Path) -> N
         read_caption_file(path)
 
 
-@pytest.mark.parametrize("suffix", [".jsonl", ".csv"])
-def test_index_build_info_query_round_trip_with_separators(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], suffix: str,
-) -> None:
-    from fortekit.search.cli import main
-
-    ids = [f"clip{sep}{n}" for n, sep in enumerate(SEPARATORS)]
-    first, second, third = SEPARATORS
-    captions = [f"rain falling{first}on a roof", f"a dog{second}barks", f"wind{third}howls"]
-    path = tmp_path / f"captions{suffix}"
-    if suffix == ".jsonl":
+def _write_caption_file(path: Path, ids: list[str], captions: list[str]) -> None:
+    if path.suffix == ".jsonl":
         path.write_text("".join(json.dumps({"id": i, "caption": c}, ensure_ascii=False) + "\n"
                                 for i, c in zip(ids, captions, strict=True)), encoding="utf-8")
     else:
@@ -162,6 +153,20 @@ def test_index_build_info_query_round_trip_with_separators(
             writer = csv.writer(handle)
             writer.writerow(["id", "caption"])
             writer.writerows(zip(ids, captions, strict=True))
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".csv"])
+def test_index_build_info_query_round_trip_with_separators(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], suffix: str,
+) -> None:
+    """Captions keep their separators; ids may not hold them (E640): an ids file could not name them."""
+    from fortekit.search.cli import main
+
+    ids = [f"clip {n}" for n in range(3)]
+    first, second, third = SEPARATORS
+    captions = [f"rain falling{first}on a roof", f"a dog{second}barks", f"wind{third}howls"]
+    path = tmp_path / f"captions{suffix}"
+    _write_caption_file(path, ids, captions)
     out = tmp_path / "index"
     assert main(["index", "build", "--captions", str(path), "-o", str(out), "--quiet", "--no-parse",
                  "--device", "cpu"]) == 0
@@ -176,6 +181,15 @@ def test_index_build_info_query_round_trip_with_separators(
 
     records = read_items(out, read_meta(out))
     assert (records.ids, records.captions) == (ids, captions)
+
+    separator_ids = [f"clip{sep}{n}" for n, sep in enumerate(SEPARATORS)]
+    _write_caption_file(path, separator_ids, captions)
+    refused = tmp_path / "refused"
+    assert main(["index", "build", "--captions", str(path), "-o", str(refused), "--quiet", "--no-parse",
+                 "--device", "cpu"]) != 0
+    captured = capsys.readouterr()
+    assert "[E640]" in captured.err and "Traceback" not in captured.err
+    assert not refused.exists()
 
 
 # -- evaluation, parser report, vocabulary --------------------------------------------------

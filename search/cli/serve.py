@@ -124,6 +124,9 @@ def run_serve(args: argparse.Namespace, out: TextIO) -> int:
     except FortekitError as exc:
         print(f"fortekit serve: {exc}", file=sys.stderr)
         return 2
+    from fortekit.search.serve.allocator import fix_mmap_threshold
+
+    fix_mmap_threshold()  # freed encoder buffers go back to the system: docs/serve.md, "Caches and memory"
     host, port = listener.getsockname()[:2]
     if args.host not in LOOPBACK:
         print(f"fortekit serve: {Errors.W870.format(host=host, port=port)}", file=sys.stderr)
