@@ -235,10 +235,12 @@ def test_bad_output_folders_are_coded_errors(tmp_path: Path, capsys: pytest.Capt
     (busy / "notes.txt").write_text("mine")
     a_file = tmp_path / "file"
     a_file.write_text("x")
-    for out, code in ((busy, "E553"), (a_file, "E554"), (a_file / "below", "E554")):
-        assert main(["bench", "generate", "--n", "2", "-o", str(out), "--no-speech", "--quiet"]) == 1
+    # a busy folder is the generator's own refusal (exit 1); a file where the folder should be is
+    # refused by the one output rule at dispatch, before anything runs (exit 2)
+    for out, code, status in ((busy, "E553", 1), (a_file, "E745", 2), (a_file / "below", "E74", 2)):
+        assert main(["bench", "generate", "--n", "2", "-o", str(out), "--no-speech", "--quiet"]) == status
         err = capsys.readouterr().err
-        assert f"[{code}]" in err and "Traceback" not in err, err
+        assert f"[{code}" in err and "Traceback" not in err, err
     assert (busy / "notes.txt").read_text() == "mine"
     # --overwrite replaces only a folder the generator made: the user's folder is refused, untouched
     assert main(["bench", "generate", "--n", "2", "-o", str(busy), "--no-speech", "--quiet",
