@@ -30,6 +30,7 @@ _LAZY = {
     "format_formula": "fortekit.fol",
     "predicates": "fortekit.fol",
     "Retriever": "fortekit.search.retriever",
+    "PipelineSpec": "fortekit.search.pipeline",
     "Collection": "fortekit.search.index.collection",
 }
 

@@ -318,7 +318,7 @@ class Errors(metaclass=_Messages):
         "(fol-refine --corpus PATH: a caption file or a saved corpus; Python: corpus=)."
     )
 
-    # --- E420-E429: search/defaults: the default pipeline per kind of index (search/defaults.toml) ---
+    # --- E420-E429: search/pipeline (the spec, the default pipeline per kind of index) and the retriever ---
     E420 = (
         "The table of default pipelines {path} is unusable ({problem}). Reinstall fortekit; a copy "
         "edited by hand must keep the kinds {kinds}, each with the stages {stages}."
@@ -327,6 +327,15 @@ class Errors(metaclass=_Messages):
     E422 = (
         "Unknown stage {name!r}. Valid stages: {options} (switch each by name: --stage1, --projection, "
         "--formula-scoring, --stage3, --order-check on the command line)."
+    )
+    E423 = (
+        "The pipeline switch {name} must be {expected}, not {value!r}. Give one of these "
+        "(PipelineSpec.from_switches, or the flag of the same name on the command line); docs/retriever.md "
+        "lists every switch."
+    )
+    E424 = (
+        "Retriever {name} must be {expected}, not {value!r}. Pass a valid value; docs/retriever.md "
+        "describes Retriever(index, spec, backbone=..., device=..., cache_dir=...)."
     )
 
     # --- E460-E479: search/projection: Stage 2, the projection head, its training and files ---
@@ -522,7 +531,7 @@ class Errors(metaclass=_Messages):
         "of an earlier `fortekit eval` run (it is reused, with its caches)."
     )
 
-    # --- E550-E569: search/eval/soundgen: the generated sound collection, `fortekit bench generate` ---
+    # --- E550-E569: search/eval/bench/soundgen: the generated sound collection, `fortekit bench generate` ---
     E550 = "The sound generator's setting {name} must be {expected}, not {value!r}; see docs/soundgen.md."
     E551 = (
         "The speech class needs the program espeak-ng, which was not found ({searched}). Install it "
@@ -1133,7 +1142,7 @@ class Errors(metaclass=_Messages):
         "Nothing was written."
     )
 
-    # --- warnings (W001-W099 the formula language, W200-W299 plug-ins, W800-W849 deprecations,
+    # --- warnings (W001-W099 the formula language, W200-W299 plug-ins,
     # W850-W869 the default pipeline and its evaluation, W870-W879 fortekit serve) ---
     W001 = (
         "The formula {formula!r} leaves {names} free although a quantifier binds the "
@@ -1144,10 +1153,6 @@ class Errors(metaclass=_Messages):
     W200 = (
         "The {kind} plug-in {name!r} of the package {dist} (entry point {value!r}) is ignored: "
         "the name is already taken by {source}."
-    )
-    W800 = (
-        "{old} is deprecated and will be removed in the next release: it moved to {new}. "
-        "Use {new} instead; until then {old} still works."
     )
     W850 = (
         "The Stage 2 head shipped for {backbone!r} was trained on {count} of these {total} test "
@@ -1200,14 +1205,6 @@ class FormulaTypeError(FortekitError, TypeError):
 
 class FortekitWarning(UserWarning):
     """Base class of fortekit's warnings."""
-
-
-class FortekitDeprecationWarning(FortekitWarning, FutureWarning):
-    """A name, module or command-line spelling that moved; it works for one more release (W800).
-
-    A :class:`FutureWarning`, so Python shows it to the people who use the name, not only
-    to the package's own tests.
-    """
 
 
 class FreeVariableWarning(FortekitWarning):
@@ -1443,15 +1440,20 @@ class ProjectionError(FortekitError, ValueError):
     """The Stage 2 projection cannot be built, trained, saved or loaded (E460-E479)."""
 
 
-class PipelineDefaultsError(FortekitError, ValueError):
-    """The table of default pipelines, a kind of index or a stage name is invalid (E420-E429)."""
+class PipelineError(FortekitError, ValueError):
+    """The pipeline spec, the table of default pipelines, a kind of index or a stage name is invalid
+    (E420-E423)."""
+
+
+class RetrieverError(FortekitError, ValueError):
+    """A setting of the Retriever or of one search is invalid (E424)."""
 
 
 class EvaluationError(FortekitError, ValueError):
     """Re-ranking, metrics, a dataset file or an evaluation run is invalid (E480-E549)."""
 
 
-# --- search/eval/soundgen: the sound generator, codes E550-E569 ---
+# --- search/eval/bench/soundgen: the sound generator, codes E550-E569 ---
 
 
 class SoundGenError(FortekitError, ValueError):
@@ -1488,15 +1490,3 @@ class DistributedError(FortekitError, RuntimeError):
 class SoundClapError(FortekitError, ValueError):
     """The small CLAP or its tagger cannot be trained as asked: a bad setting, collection or output
     (E573-E576), or Stage 2's training data cannot be drawn from it (E591)."""
-
-
-_RENAMED = {"SearchError": "RefineError"}
-
-
-def __getattr__(name: str) -> object:
-    # Old names kept one release (W800); imported lazily, since _deprecated imports this module.
-    if name not in _RENAMED:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from fortekit._deprecated import renamed_names
-
-    return renamed_names(__name__, _RENAMED, stacklevel=4)(name)

@@ -1,7 +1,6 @@
 """The table of installed plug-ins that ``fortekit plugins`` and ``fol-refine --list-plugins`` print.
 
-The ``plugins`` command itself lives in :mod:`fortekit.search.cli.plugins`; its old names here
-(``add_plugin_commands``, ``run_plugins``) keep working for one release with a warning (W800).
+The ``plugins`` command itself lives in :mod:`fortekit.search.cli.plugins`.
 
 Example:
     >>> "captioners (" in format_plugins("captioner")
@@ -10,7 +9,6 @@ Example:
 
 from __future__ import annotations
 
-from fortekit._deprecated import moved_names
 from fortekit.plugins import KINDS, list_plugins
 
 __all__ = ["format_plugins"]
@@ -44,9 +42,3 @@ def format_plugins(kind: str | None = None) -> str:
                 lines.append(f"  {'':<{widths[0]}}  {row.summary}")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
-
-
-# The commands moved to fortekit.search.cli; their old names work for one release (W800).
-__getattr__ = moved_names(__name__, {
-    "add_plugin_commands": "fortekit.search.cli.plugins", "run_plugins": "fortekit.search.cli.plugins",
-})

@@ -85,7 +85,7 @@ def main() -> None:
         print(f"{folder.name} baseline: {fmt(baseline)}", flush=True)
         rows.append({"set": folder.name, "path": "baseline", "setting": {}, **baseline})
         resemblance = FormulaScoringConfig(exclusion="resemblance")
-        old = measure(data, _ranking(base.with_stages(formula=resemblance, captions=None,
+        old = measure(data, _ranking(base.replace(formula=resemblance, captions=None,
                                                       evidence=data.evidence if args.evidence else None),
                                      data.queries, data.query_formulas).order)
         print(f"{folder.name} resemblance (before): {fmt(old)}", flush=True)
@@ -95,7 +95,7 @@ def main() -> None:
             captions = data.caption_sets if path == "captions" else None
             for setting in settings:
                 config = FormulaScoringConfig(**setting)
-                retriever = base.with_stages(formula=config, captions=captions, evidence=evidence)
+                retriever = base.replace(formula=config, captions=captions, evidence=evidence)
                 result = measure(data, _ranking(retriever, data.queries, data.query_formulas).order)
                 print(f"{folder.name} {path} {setting}: {fmt(result)}", flush=True)
                 rows.append({"set": folder.name, "path": path, "setting": setting, **result})

@@ -66,11 +66,12 @@ def main() -> int:
     from fortekit.search.eval.metrics import ranks_from_indices, ranks_of_targets, retrieval_metrics
     from fortekit.search.eval.tasks import retrieval_task
     from fortekit.search.index import AudioIndex
+    from fortekit.search.index.item_captions import item_predicates_from_captions
     from fortekit.search.projection import ProjectionConfig
     from fortekit.search.projection.data import ProjectionData
     from fortekit.search.projection.files import load_projection
     from fortekit.search.projection.training import train_projection
-    from fortekit.search.rerank import Reranker, item_predicates_from_captions
+    from fortekit.search.rerank import Reranker
     from fortekit.search.stage1.beam import Refiner
     from fortekit.search.stage1.config import RefineConfig
 

@@ -65,7 +65,7 @@ def make_models(folder: Path) -> None:
     from fortekit.plugins.backbones._small_clap_nets import SmallClap, Tagger
     from fortekit.plugins.backbones.small_clap import SmallClapConfig, save_small_clap
     from fortekit.plugins.captioners.tagger import save_tagger
-    from fortekit.search.eval.soundclap.data import tag_layout
+    from fortekit.search.eval.bench.soundclap.data import tag_layout
 
     torch.manual_seed(0)
     config = SmallClapConfig()
@@ -77,8 +77,8 @@ def make_models(folder: Path) -> None:
 def bench_build(work: Path, clips: int, cpus: int) -> list[dict[str, object]]:
     import numpy as np
 
-    from fortekit.search.eval.soundgen.generate import generate
-    from fortekit.search.eval.soundgen.scene import GeneratorConfig
+    from fortekit.search.eval.bench.soundgen.generate import generate
+    from fortekit.search.eval.bench.soundgen.scene import GeneratorConfig
     from fortekit.search.index import AudioIndex
 
     generate(GeneratorConfig(seed=0, n=clips, speech=False), work / "gen")

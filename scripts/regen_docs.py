@@ -23,7 +23,7 @@ kept). ``-slow`` marks blocks that run Stage 1 (``--skip-slow``, ``--only-slow``
 
 Not covered here (no output shown, or it needs data outside the repo): docs/retriever.md's
 command list and docs/refine.md's offline regime; docs/audio_index.md's ``index
-build/query``, every ``parse-report``, ``vocab``, ``eval`` and benchmark output and
+build`` and ``search``, every ``parse-report``, ``vocab``, ``eval`` and benchmark output and
 docs/refine.md's "Measured" table (../shared/data); docs/plugins.md's ``pip install``;
 docs/retriever.md's Python block (it needs an index). The command lists of README.md and
 docs/README.md are parsed, and docs/README.md's quick start is run, by

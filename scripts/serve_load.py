@@ -336,12 +336,13 @@ def _in_process(index: Path, warm: list[str], singles: list[str], batch: list[st
     """``Retriever.search`` alone, the pipeline ``fortekit serve`` runs, warmed as the server was."""
     import torch
 
-    from fortekit.search.retriever import build_retriever
+    from fortekit.search.pipeline import PipelineSpec
+    from fortekit.search.retriever import Retriever
 
     if args.torch_threads:
         torch.set_num_threads(args.torch_threads)
     tick = time.perf_counter()
-    retriever = build_retriever(index, stage1=args.stage1, device=args.device)
+    retriever = Retriever(index, PipelineSpec.from_switches(stage1=args.stage1), device=args.device)
     retriever.search(["warm up"], k=1)
     load = time.perf_counter() - tick
     for text in warm:  # the server's warm-up requests, one at a time

@@ -49,8 +49,8 @@ def build_index(folder: Path, device: str) -> Path:
     """The generated sound collection (24 clips with WAV files) indexed with the bundled MiniLM."""
     from fortekit.plugins import get_backbone
     from fortekit.plugins.protocols import AudioItem
-    from fortekit.search.eval.soundgen.generate import generate
-    from fortekit.search.eval.soundgen.scene import GeneratorConfig
+    from fortekit.search.eval.bench.soundgen.generate import generate
+    from fortekit.search.eval.bench.soundgen.scene import GeneratorConfig
     from fortekit.search.index.audio_index import AudioIndex
 
     collection = folder / "sounds"

@@ -73,9 +73,9 @@ def run(name: str, clips: list[list[str]], backbone: object) -> None:
                      rerank=None, candidates=len(ids), device="cpu")
     systems = {
         "frozen baseline": base,
-        "resemblance (before)": base.with_stages(formula=FormulaScoringConfig(exclusion="resemblance"),
+        "resemblance (before)": base.replace(formula=FormulaScoringConfig(exclusion="resemblance"),
                                                  rerank=Reranker(alpha=DEFAULT_ALPHA), captions=sets),
-        "evidence (now)": base.with_stages(formula=FormulaScoringConfig(),
+        "evidence (now)": base.replace(formula=FormulaScoringConfig(),
                                            rerank=Reranker(alpha=DEFAULT_ALPHA), captions=sets),
     }
     ranks: dict[str, list[int]] = {}

@@ -15,15 +15,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from fortekit._deprecated import renamed_names
 from fortekit._lazy import lazy_exports
 
 if TYPE_CHECKING:  # pragma: no cover
     from fortekit.search.formula.clauses import split_clauses
-    from fortekit.search.formula.scoring import FormulaScorer, FormulaScoringConfig, search_index
+    from fortekit.search.formula.scoring import FormulaScorer, FormulaScoringConfig
     from fortekit.search.hits import explain_predicates
     from fortekit.search.index.audio_index import AudioIndex
     from fortekit.search.index.collection import Collection
+    from fortekit.search.pipeline import PipelineSpec
     from fortekit.search.projection import (
         ProjectionConfig,
         ProjectionData,
@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from fortekit.search.projection.training import TrainingReport, train_projection
     from fortekit.search.query_side import RefinementLookup
     from fortekit.search.rerank import DEFAULT_ALPHA, Reranker, polarity_overlap, predicate_overlap
-    from fortekit.search.retriever import Hit, Retriever, SearchResult, build_retriever
+    from fortekit.search.retriever import Hit, Retriever, SearchResult
     from fortekit.search.stage1.anchor_sources import ANCHOR_SOURCES, make_anchor_source, make_elaborator
     from fortekit.search.stage1.anchors import AnchorBank, NoAnchors, OracleAnchors, ProxyAnchors
     from fortekit.search.stage1.beam import Refiner
@@ -63,9 +63,8 @@ _LAZY = {
     "Collection": "fortekit.search.index.collection",
     "FormulaScorer": "fortekit.search.formula.scoring",
     "FormulaScoringConfig": "fortekit.search.formula.config",
-    "search_index": "fortekit.search.formula.scoring",
     "Retriever": "fortekit.search.retriever",
-    "build_retriever": "fortekit.search.retriever",
+    "PipelineSpec": "fortekit.search.pipeline",
     "SearchResult": "fortekit.search.retriever",
     "Hit": "fortekit.search.retriever",
     "explain_predicates": "fortekit.search.hits",
@@ -108,6 +107,7 @@ __all__ = [
     "NoAnchors",
     "ObjectiveTerms",
     "OracleAnchors",
+    "PipelineSpec",
     "ProjectionConfig",
     "ProjectionData",
     "ProjectionHead",
@@ -122,7 +122,6 @@ __all__ = [
     "SearchResult",
     "TextEmbeddingCache",
     "TrainingReport",
-    "build_retriever",
     "explain_predicates",
     "load_projection",
     "make_anchor_source",
@@ -131,11 +130,9 @@ __all__ = [
     "predicate_overlap",
     "project_embeddings",
     "save_projection",
-    "search_index",
     "split_clauses",
     "train_projection",
 ]
 
 
-_lazy_getattr, __dir__ = lazy_exports(__name__, _LAZY, names=globals())
-__getattr__ = renamed_names(__name__, {"SearchConfig": "RefineConfig"}, _lazy_getattr)
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, names=globals())

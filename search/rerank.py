@@ -1,14 +1,14 @@
 """Stage 3: predicate-aware re-ranking of each query's top-N retrieved items.
 
 Each retrieved item has a caption (stored with it in the index, or written by a
-captioner plug-in) parsed once into its predicate set ``Pred(φ̂_k)``. For query
-``φ*`` the item's score becomes ``s = (1 - α) sim + α s_pred`` with α = 0.3, and the
-top N are sorted by it. The default is the polarity-aware score with α = 0.03
-(:data:`DEFAULT_ALPHA`): chosen on development data (AudioCaps val, Clotho development
-clips 1-2000; ``scripts/choose_rerank_default.py``) as the largest α that loses no R@1
-on AudioCaps, where every larger α loses (0.05: -0.6, 0.3: -7.3); at 0.03 s_pred only
-breaks near-ties of the first pass. The paper's α = 0.3 is :data:`PAPER_ALPHA`. Two
-predicate scores are offered:
+captioner plug-in) parsed once into its predicate set ``Pred(φ̂_k)``
+(:mod:`fortekit.search.index.item_captions`). For query ``φ*`` the item's score becomes
+``s = (1 - α) sim + α s_pred`` with α = 0.3, and the top N are sorted by it. The default
+is the polarity-aware score with α = 0.03 (:data:`DEFAULT_ALPHA`): chosen on development
+data (AudioCaps val, Clotho development clips 1-2000; ``scripts/choose_rerank_default.py``)
+as the largest α that loses no R@1 on AudioCaps, where every larger α loses (0.05: -0.6,
+0.3: -7.3); at 0.03 s_pred only breaks near-ties of the first pass. The paper's α = 0.3
+is :data:`PAPER_ALPHA`. Two predicate scores are offered:
 
 * ``"paper"`` (:func:`predicate_overlap`): ``|A ∩ B| / sqrt(|A| |B|)`` over symbols
   compared by name and arity only, so a ¬Rain in the query matches an item whose
@@ -37,14 +37,6 @@ from fortekit._checks import check_int
 from fortekit.errors import Errors, EvaluationError
 from fortekit.fol.predicates import PredicateSymbol
 
-# Parsing item captions lives in item_captions; these names stay importable from here.
-from fortekit.search.index.item_captions import (
-    captions_from_captioner,
-    item_formulas_from_captions,
-    item_predicates_from_captions,
-    predicate_sets,
-)
-
 if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     import torch
 
@@ -58,12 +50,8 @@ __all__ = [
     "MODES",
     "PAPER_ALPHA",
     "Reranker",
-    "captions_from_captioner",
-    "item_formulas_from_captions",
-    "item_predicates_from_captions",
     "polarity_overlap",
     "predicate_overlap",
-    "predicate_sets",
 ]
 
 Mode = Literal["paper", "polarity"]

@@ -1,23 +1,20 @@
-"""``Retriever``: an index, a backbone and the stages a user switches on, behind one ``search()``.
+"""``Retriever``: an index, a backbone and a :class:`PipelineSpec`, behind one ``search()``.
 
-The pipeline, in order, each part optional:
+The pipeline, in order, each part optional (the spec says which; :mod:`fortekit.search.pipeline`):
 
-1. Stage 1 (a :class:`~fortekit.search.stage1.config.RefineConfig`): each query is refined to
-   q* and phi*; without it the query is encoded as it is and parsed to phi0 = Π(q).
-2. Stage 2 (a trained projection file): the items are projected once, h(e_a).
+1. Stage 1 ("refine"): each query is refined to q* and phi*; without it the query is encoded as
+   it is and parsed to phi0 = Π(q).
+2. Stage 2 (a projection head): the items are projected once, h(e_a).
 3. The first pass: the exact top ``candidates`` items by cosine (the index's rows at unit
-   length, :meth:`~fortekit.search.index.audio_index.AudioIndex.embedding_tensor`, also for an
-   index saved with ``normalise=False``: every path ranks as ``fortekit index query`` does).
-4. Formula scoring (:mod:`fortekit.search.formula.scoring`, on by default): the
-   candidates are re-scored by the query's formula.
-5. Stage 3 (:class:`~fortekit.search.rerank.Reranker`, its default on): the top 50 are
-   re-ranked with the items' caption predicates, where the index holds captions.
+   length, :meth:`~fortekit.search.index.audio_index.AudioIndex.embedding_tensor`), or the
+   index's saved ANN index.
+4. Formula scoring (:mod:`fortekit.search.formula.scoring`): the candidates are re-scored by
+   the query's formula.
+5. Stage 3 ("rerank", :class:`~fortekit.search.rerank.Reranker`): the top 50 are re-ranked with
+   the items' caption predicates, where the index holds captions; then the order check.
 
-The defaults depend on the kind of index (:mod:`fortekit.search.defaults`, a table chosen on
-development data: docs/defaults.md): on human captions embedded as text, Stage 1 (corpus
-elaborator, feedback anchors), the Stage 2 head shipped for the backbone, formula scoring and
-Stage 3; on audio, formula scoring, Stage 3 and the order check where the items have captions.
-Every stage can be switched by name; :attr:`Retriever.pipeline` says what runs and why.
+The defaults depend on the kind of index (:mod:`fortekit.search.pipeline.defaults`, a table
+chosen on development data: docs/defaults.md). :attr:`Retriever.pipeline` says what runs and why.
 
 Example:
     >>> retriever = Retriever("clips.index")  # doctest: +SKIP
@@ -33,12 +30,12 @@ from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fortekit.errors import Errors, EvaluationError
+from fortekit.errors import Errors, RetrieverError
 from fortekit.fol.predicates import PredicateSymbol
-from fortekit.search.defaults import Pipeline
 from fortekit.search.hits import Hit, SearchResult, explain_predicates
+from fortekit.search.pipeline import Pipeline, PipelineSpec, Stages, assemble
+from fortekit.search.pipeline.assemble import caption_names
 from fortekit.search.query_side import RefinementLookup, prepare_queries
-from fortekit.search.stages import DEFAULT, choose_stages
 
 if TYPE_CHECKING:
     import torch
@@ -48,185 +45,99 @@ if TYPE_CHECKING:
     from fortekit.search.formula.config import QueryPlan
     from fortekit.search.formula.evidence import LabelEvidence
     from fortekit.search.formula.order_check import OrderCheck
-    from fortekit.search.formula.scoring import FormulaScorer, FormulaScoringConfig
+    from fortekit.search.formula.scoring import FormulaScorer
     from fortekit.search.index.audio_index import AudioIndex
     from fortekit.search.rerank import Reranker
-    from fortekit.search.stage1.anchors import AnchorSource
     from fortekit.search.stage1.beam import Refiner
-    from fortekit.search.stage1.config import RefineConfig
     from fortekit.search.stage1.encoder import CachedTextEncoder
     from fortekit.search.stage1.result import RefinementResult
 
-__all__ = ["Hit", "RefinementLookup", "Retriever", "SearchResult", "build_retriever", "explain_predicates"]
-
-class _Sentinel:
-    """A default that ``help()`` shows by its meaning, not as ``<object object at 0x...>``."""
-
-    __slots__ = ("_text",)
-
-    def __init__(self, text: str) -> None:
-        self._text = text
-
-    def __repr__(self) -> str:
-        return f"<{self._text}>"
-
-
-# Typed Any, so that a parameter keeps its real type in help(); `is` tells the sentinel apart.
-# "The default of the index's kind" (search/defaults.toml), as distinct from None ("off").
-_DEFAULT: Any = DEFAULT
-_KEEP: Any = _Sentinel("as this retriever has it")  # with_stages
-
+__all__ = ["Hit", "PipelineSpec", "RefinementLookup", "Retriever", "SearchResult", "explain_predicates"]
 
 class Retriever:
-    """Search an index with text queries through the stages a user switches on.
+    """Rank an index for text queries through the stages of a :class:`PipelineSpec`.
+
+    The Retriever only ranks: which stages run is the spec's business (each stage "auto", off
+    or a configuration; :meth:`PipelineSpec.from_switches` reads switches), and
+    :func:`~fortekit.search.pipeline.assemble.assemble` builds them for this index.
 
     Args:
         index: an :class:`~fortekit.search.index.audio_index.AudioIndex`, or its directory.
-        backbone: the text encoder: an instance, a registered name, or None for the one
-            the index was built with (its recorded options are reused, except a recorded
-            ``device``: `device` decides).
-        backbone_options: options of the backbone plug-in over the recorded ones, when ``backbone``
-            is a name or None (a ``device`` among them decides where it runs, else ``device``).
-        stage1: a :class:`~fortekit.search.stage1.config.RefineConfig` to refine each query first
-            (Stage 1), None to search with the query as it is; left out: the default of the
-            index's kind (online Stage 1 on caption-indexed collections).
-        elaborator: Stage 1's elaborator: "auto" (default: "corpus" when the index holds item
-            captions, else "lexical"), "corpus" (the nearest item captions of this index,
-            parsed once: see docs/refine.md), a registered name or an instance.
-        anchors: Stage 1's anchor source: "auto" (default: "feedback" when the index holds
-            item captions, else none), a name ("feedback": the first pass over this index
-            judged by the formula; "proxy"), an instance, or None (the pivot alone).
-        lookup: stored Stage 1 results (a :class:`RefinementLookup`, e.g. ``LookupTable.load(path)``):
-            a query it holds is searched with its stored refinement, without a search; the others
-            go through Stage 1 when ``stage1`` is given, else as they are.
-        projection: a trained Stage 2 head (a ``.safetensors`` file or its directory), or None
-            for none; left out: the head shipped for the backbone where the index's kind uses one
-            (:mod:`fortekit.search.projection.shipped`).
-        formula: a :class:`~fortekit.search.formula.scoring.FormulaScoringConfig`; None switches
-            formula scoring off; left out: the default config, where the kind uses it.
-        rerank: a :class:`~fortekit.search.rerank.Reranker`; None switches Stage 3 off (it is
-            also off when the index has no captions); left out: Stage 3's default, where the
-            kind uses it.
-        candidates: first-pass items re-scored per query.
+        spec: the stages to run; None: every stage as the index's kind has it
+            (:mod:`fortekit.search.pipeline.defaults`).
+        backbone: the text encoder: an instance, a registered name, a
+            :class:`~fortekit.search.stage1.encoder.CachedTextEncoder` whose text cache is shared,
+            or None for the one the index was built with (its recorded options, except a recorded
+            ``device``: ``device`` decides). A Stage 1 refiner in the spec brings its own.
         device: "auto", "cpu", "cuda", ...
         cache_dir: a directory for the on-disk text-embedding cache, or None.
-        encoder: a :class:`~fortekit.search.stage1.encoder.CachedTextEncoder` to share (its text
-            cache) with a caller's Stage 1 refiner; None to make one.
-        order_check: sort each ranking's best 50 items by whether their caption states the
-            query's event order ("a dog barks, then a bell rings"; :mod:`~.formula.order_check`),
-            after Stage 3; left out: the kind's default (on for audio items with captions).
-        evidence: a tagger's :class:`~fortekit.search.formula.evidence.LabelEvidence` for the index's
-            items (one row per item): formula scoring judges the clauses it grounds by it too;
-            None (default): the evidence the index stores, if any.
-        refiner: a Stage 1 :class:`~fortekit.search.stage1.beam.Refiner` already built (fol-refine's,
-            with its own elaborator and anchors), instead of ``stage1``: its backbone and text
-            cache are shared; None (default) builds one from ``stage1`` when given.
-        use_faiss: the first pass (the candidate pool) searches the index's saved FAISS index
-            instead of exactly (``fortekit index query --faiss``; not with a projection); None
-            (default): when the index has an approximate one (``--ann``) and at least
-            :data:`~fortekit.search.index.ann.ANN_MIN_ITEMS` items, and no projection is given.
 
     Raises:
         AudioIndexError: an index that cannot be read (E42x) or another backbone (E609).
-        EvaluationError: a bad option (E480).
+        PipelineError: a spec that does not fit the index (E423).
         FortekitError: from the backbone, Stage 1 or the projection file, with their codes.
 
     Example:
-        >>> retriever = Retriever("clips.index", stage1=RefineConfig.online())  # doctest: +SKIP
+        >>> retriever = Retriever("clips.index", PipelineSpec(stage1=None))  # doctest: +SKIP
         >>> retriever.search(["rain on a roof", "a dog without people talking"], k=3)  # doctest: +SKIP
     """
 
     def __init__(
         self,
         index: AudioIndex | str | os.PathLike[str],
-        backbone: Backbone | str | None = None,
+        spec: PipelineSpec | None = None,
         *,
-        backbone_options: Mapping[str, Any] | None = None,
-        stage1: RefineConfig | None = _DEFAULT,
-        elaborator: Any = "auto",
-        anchors: AnchorSource | str | None = "auto",
-        lookup: RefinementLookup | None = None,
-        projection: str | os.PathLike[str] | None = _DEFAULT,
-        formula: FormulaScoringConfig | None = _DEFAULT,
-        rerank: Reranker | None = _DEFAULT,
-        candidates: int = 1000,
+        backbone: Backbone | CachedTextEncoder | str | None = None,
         device: str = "auto",
         cache_dir: str | os.PathLike[str] | None = None,
-        encoder: CachedTextEncoder | None = None,
-        evidence: LabelEvidence | None = None,
-        order_check: bool = _DEFAULT,
-        refiner: Refiner | None = None,
-        use_faiss: bool | None = None,
     ) -> None:
         from fortekit.plugins import get_backbone
-        from fortekit.search.formula.scoring import FormulaScorer
         from fortekit.search.index.audio_index import AudioIndex
-        from fortekit.search.stage1.encoder import CachedTextEncoder, TextEmbeddingCache
+        from fortekit.search.stage1.beam import Refiner
+        from fortekit.search.stage1.encoder import CachedTextEncoder
 
-        _check_count(candidates, "candidates")
+        if spec is None:
+            spec = PipelineSpec()
+        if not isinstance(spec, PipelineSpec):
+            raise RetrieverError(Errors.E424.format(name="spec", expected="a PipelineSpec or None",
+                                                    value=type(spec).__name__))
         self.index = index if isinstance(index, AudioIndex) else AudioIndex.load(index)
-        if refiner is not None and stage1 is not _DEFAULT and stage1 is not None:
-            raise EvaluationError(Errors.E480.format(what="retriever", name="refiner",
-                                                     expected="None when stage1 is given", value=refiner))
-        if use_faiss and projection is not _DEFAULT and projection is not None:
-            raise EvaluationError(Errors.E480.format(what="retriever", name="use_faiss",
-                                                     expected="False with a projection", value=use_faiss))
-        if use_faiss is None:
-            from fortekit.search.index.ann import first_pass_uses_ann
-
-            use_faiss = (projection is _DEFAULT or projection is None) and first_pass_uses_ann(
-                self.index.faiss_kind, len(self.index), None)
-        if backbone is None and refiner is not None:
-            backbone = refiner.backbone
+        shared: CachedTextEncoder | None = None
+        if isinstance(backbone, CachedTextEncoder):
+            shared, backbone = backbone, backbone.backbone
+        if backbone is None and isinstance(spec.stage1, Refiner):
+            backbone = spec.stage1.backbone
         if backbone is None or isinstance(backbone, str):
             # A recorded "device" (the Python API records what it was given) is where the index was
-            # built; `device` says where to run now (two values for one keyword were a TypeError).
+            # built; `device` says where to run now.
             options = {key: value for key, value in self.index.meta.backbone_options.items()
                        if key != "device"} if backbone is None else {}
-            options.update(backbone_options or {})
             options.setdefault("device", device)
             backbone = get_backbone(backbone or self.index.backbone_name, **options)
         self.index.check_backbone(backbone)
         self.backbone: Backbone = backbone
-        chosen = choose_stages(self.index, backbone, stage1=stage1, refiner=refiner, projection=projection,
-                               formula=formula, rerank=rerank, order_check=order_check, use_faiss=use_faiss)
-        self.pipeline: Pipeline = chosen.pipeline
-        stage1, projection, formula, rerank, order_check = (
-            chosen.stage1, chosen.projection, chosen.formula, chosen.rerank, chosen.order_check)
         self.device = device
-        self.candidates = candidates
-        self.lookup = lookup
-        self.use_faiss = bool(use_faiss)
-        self.refiner: Refiner | None = refiner
-        if refiner is not None:
-            self.encoder: CachedTextEncoder = refiner.encoder
-        elif stage1 is not None:
-            from fortekit.search.stage1.assembly import build_refiner
+        self._cache_dir = cache_dir
+        self._adopt(assemble(spec, self.index, backbone, encoder=shared, device=device, cache_dir=cache_dir))
 
-            self.refiner = build_refiner(backbone, config=stage1, elaborator=elaborator, anchors=anchors,
-                                         index=self.index, device=device, cache_dir=cache_dir)
-            self.encoder = self.refiner.encoder
-        elif encoder is not None:
-            self.encoder = encoder
-        else:
-            cache = TextEmbeddingCache(cache_dir, backbone=backbone.name, dim=int(backbone.dim)) \
-                if cache_dir is not None else None
-            self.encoder = CachedTextEncoder(backbone, cache)
-        self.formula_scorer: FormulaScorer | None = (
-            None if formula is None else FormulaScorer(self.encoder, formula)
-        )
-        self.reranker: Reranker | None = rerank
-        self.projection: str | os.PathLike[str] | None = projection
+    def _adopt(self, stages: Stages) -> None:
+        """Take the assembled stages as this retriever's."""
+        self.stages = stages
+        self.spec: PipelineSpec = stages.spec
+        self.pipeline: Pipeline = stages.pipeline
+        self.encoder: CachedTextEncoder = stages.encoder
+        self.refiner: Refiner | None = stages.refiner
+        self.lookup: RefinementLookup | None = stages.lookup
+        self.projection: str | os.PathLike[str] | None = stages.projection
+        self.formula_scorer: FormulaScorer | None = stages.formula_scorer
+        self.reranker: Reranker | None = stages.reranker
+        self.order_check: OrderCheck | None = stages.order_check
+        self.use_faiss = stages.use_ann
+        self.candidates = stages.candidates
+        self.evidence: LabelEvidence | None = stages.evidence
+        self._caption_names: list[frozenset[str]] | None = stages.captions
+        self._captions_given = stages.captions is not None
         self._items: torch.Tensor | None = None
-        self.order_check: OrderCheck | None = None
-        if order_check:
-            from fortekit.search.formula.order_check import OrderCheck
-
-            self.order_check = OrderCheck(self.index.captions)
-        self.evidence = _check_evidence(
-            evidence if evidence is not None else getattr(self.index, "evidence", None), len(self.index))
-        self._caption_names: list[frozenset[str]] | None = None
-        self._captions_given = False
 
     def __repr__(self) -> str:
         stages = [
@@ -240,65 +151,36 @@ class Retriever:
         return (f"Retriever({len(self.index)} items, backbone={self.backbone.name!r}, "
                 f"kind={self.pipeline.kind!r}, stages=[{', '.join(s for s in stages if s)}])")
 
-    def with_stages(
-        self, *, formula: FormulaScoringConfig | None = _KEEP, rerank: Reranker | None = _KEEP,
-        projection: str | os.PathLike[str] | None = _KEEP, candidates: int = _KEEP,
-        evidence: LabelEvidence | None = _KEEP, refiner: Refiner | None = _KEEP,
-        captions: Sequence[Iterable[PredicateSymbol | str]] | None = _KEEP,
-    ) -> Retriever:
-        """A retriever over the same index, backbone, text cache and query side, other ranking stages.
+    def replace(self, **changes: Any) -> Retriever:
+        """A retriever over the same index, backbone and text cache, with some spec fields changed.
 
-        Nothing is loaded again: the index, the encoder (and its cache), Stage 1 and the lookup
-        table are shared, and so are the item vectors when the projection is the same. The
-        benchmark builds each system it reports this way.
+        Nothing is loaded again: the index, the encoder (and its cache) are shared, and so are
+        Stage 1 and the item vectors when they do not change. The benchmark builds each system it
+        reports this way, and ``fortekit serve`` switches stages per request.
 
         Args:
-            formula: a ``FormulaScoringConfig``, or None for off (left out: as here).
-            rerank: a ``Reranker``, or None for off (left out: as here).
-            projection: a Stage 2 head file, or None for none (left out: as here).
-            candidates: first-pass items re-scored per query (left out: as here).
-            evidence: a ``LabelEvidence`` for the index's items, or None for none (left out: as here).
-            refiner: a Stage 1 :class:`~fortekit.search.stage1.beam.Refiner` over the same backbone,
-                or None to switch Stage 1 off (left out: as here). ``fortekit serve`` switches
-                Stage 1 per request this way.
-            captions: per item, the predicate symbols of everything its captions say (e.g. the
-                union over a clip's five captions), for formula scoring's evidence of excluded
-                sounds and the violation marks; None: the index's own caption predicates (left
-                out: as here).
+            changes: fields of :class:`PipelineSpec` (``formula=None``, ``rerank=Reranker()``,
+                ``stage1=refiner``, ``projection=path``, ``candidates=...``, ``evidence=...``,
+                ``captions=...``).
 
         Returns:
             The new :class:`Retriever`.
 
-        Example:
-            >>> plain = retriever.with_stages(formula=None, rerank=None)  # doctest: +SKIP
-        """
-        from fortekit.search.formula.scoring import FormulaScorer
+        Raises:
+            PipelineError: a change that makes no valid spec (E423).
 
+        Example:
+            >>> plain = retriever.replace(formula=None, rerank=None)  # doctest: +SKIP
+        """
+        spec = self.spec.replace(**changes)
         other = object.__new__(Retriever)
         other.__dict__.update(self.__dict__)
-        if evidence is not _KEEP:
-            other.evidence = _check_evidence(evidence, len(self.index))
-        if formula is not _KEEP:
-            other.formula_scorer = None if formula is None else FormulaScorer(self.encoder, formula)
-            other.pipeline = other.pipeline.replace("formula", formula is not None,
-                                                    "with_stages(formula=...)")
-        if rerank is not _KEEP:
-            other.reranker = rerank
-            other.pipeline = other.pipeline.replace("stage3", rerank is not None, "with_stages(rerank=...)")
-        if refiner is not _KEEP:
-            other.refiner = refiner
-            other.pipeline = other.pipeline.replace("stage1", refiner is not None, "with_stages(refiner=...)")
-        if candidates is not _KEEP:
-            other.candidates = _check_count(candidates, "candidates")
-        if captions is not _KEEP:
-            other._captions_given = captions is not None
-            other._caption_names = None if captions is None else _caption_names(captions, len(self.index))
-        if projection is not _KEEP and projection != self.projection:
-            other.projection = projection
-            other._items = None
-            other.use_faiss = self.use_faiss and projection is None  # the FAISS rows are unprojected
-            other.pipeline = other.pipeline.replace("projection", projection is not None,
-                                                    "with_stages(projection=...)", str(projection or ""))
+        other._adopt(assemble(spec, self.index, self.backbone, device=self.device, cache_dir=self._cache_dir,
+                              previous=self.stages))
+        if other.projection == self.projection:
+            other._items = self._items
+        if spec.captions is None and self._captions_given and "captions" not in changes:
+            other._caption_names, other._captions_given = self._caption_names, True
         return other
 
     @property
@@ -306,13 +188,13 @@ class Retriever:
         """Per item, the asserted symbol names of its captions (None: the index holds no parse).
 
         What formula scoring judges an excluded sound by, and what a hit's ``violated`` mark reads
-        (:mod:`fortekit.fol.violation`): the index's caption predicates, or those given to
-        :meth:`with_stages`.
+        (:mod:`fortekit.fol.violation`): the index's caption predicates, or those the spec gives
+        (``PipelineSpec(captions=...)``).
         """
         if self._caption_names is None and not self._captions_given:
             sets = self.index.predicate_sets
             if sets and any(sets):
-                self._caption_names = _caption_names(sets, len(self.index))
+                self._caption_names = caption_names(sets, len(self.index))
             self._captions_given = True
         return self._caption_names
 
@@ -373,7 +255,7 @@ class Retriever:
         Raises:
             EmptyCaptionError, CaptionTooLongError, CaptionTypeError: a query that is empty,
                 too long or not a str (E300-E302).
-            EvaluationError: ``k`` < 1 (E480).
+            RetrieverError: ``k`` < 1 (E424).
 
         Example:
             >>> [hit.item_id for hit in retriever.search("rain on a roof", k=2)[0].hits]  # doctest: +SKIP
@@ -519,89 +401,6 @@ class Retriever:
                    matched, missed, violated, sims)
 
 
-def build_retriever(
-    index: AudioIndex | str | os.PathLike[str],
-    *,
-    backbone: Backbone | str | None = None,
-    backbone_options: Mapping[str, Any] | None = None,
-    stage1: RefineConfig | str | None = "auto",
-    refiner: Refiner | None = None,
-    lookup: RefinementLookup | None = None,
-    projection: str | os.PathLike[str] | None = _DEFAULT,
-    formula_scoring: bool | None = None,
-    gamma: float | None = None,
-    stage3: bool | None = None,
-    order_check: bool | None = None,
-    use_faiss: bool | None = None,
-    device: str = "auto",
-) -> Retriever:
-    """The one factory of the commands that rank: their settings in, the :class:`Retriever` out.
-
-    ``fortekit search``, ``fortekit index query`` and ``fol-refine --index`` build their Retriever
-    here, so the same settings give the same ranking and the same scores in each.
-
-    Args:
-        index: the index, or its directory.
-        backbone: the text encoder (an instance or a registered name); None: the index's own
-            (with its recorded options), or the refiner's when ``refiner`` is given.
-        backbone_options: options of the backbone plug-in over the recorded ones (a ``device``
-            among them decides where it runs; ``device`` otherwise).
-        stage1: "auto" (the default of the index's kind), "off" (or None), "online", "offline",
-            or a :class:`~fortekit.search.stage1.config.RefineConfig`.
-        refiner: a Stage 1 refiner already built (fol-refine's), instead of ``stage1``.
-        lookup: stored refinements; the queries it holds skip Stage 1.
-        projection: a Stage 2 head file, or None for none; left out: the kind's default (the
-            head shipped for the backbone on caption-indexed collections).
-        formula_scoring: re-score the candidates by each query's formula (None: the kind's default).
-        gamma: formula scoring's weight of the logic (None: the default).
-        stage3: Stage 3's default re-ranking (None: the kind's default).
-        order_check: sort each ranking's best 50 by the event order (None: the kind's default).
-        use_faiss: the first pass through the index's saved FAISS index (None: the Retriever's
-            default: an approximate one from ANN_MIN_ITEMS items on).
-        device: "auto", "cpu", "cuda", ...
-
-    Returns:
-        The :class:`Retriever`.
-
-    Raises:
-        EvaluationError: an unknown ``stage1`` or a bad option (E480).
-        FortekitError: an index, backbone, lookup table, gamma or projection that cannot be used.
-
-    Example:
-        >>> retriever = build_retriever("clips.index", stage3=False)  # doctest: +SKIP
-        >>> retriever  # doctest: +SKIP
-        Retriever(200 items, backbone='minilm', kind='captions', stages=[stage1, projection, formula])
-    """
-    from fortekit.search.formula.scoring import FormulaScoringConfig
-    from fortekit.search.rerank import Reranker
-    from fortekit.search.stage1.config import RefineConfig
-
-    config: Any = stage1
-    if isinstance(stage1, str) or stage1 is None:
-        modes = {"auto": _DEFAULT, "off": None, "online": RefineConfig.online,
-                 "offline": RefineConfig.offline}
-        mode = "off" if stage1 is None else stage1
-        if mode not in modes:
-            raise EvaluationError(Errors.E480.format(
-                what="retriever", name="stage1", expected="'auto', 'off', 'online' or 'offline'",
-                value=stage1))
-        make = modes[mode]
-        config = make() if callable(make) and make is not _DEFAULT else make
-    if refiner is not None and config is _DEFAULT:
-        config = None
-    formula: Any = _DEFAULT
-    if formula_scoring is not None or gamma is not None:
-        formula = None
-        if formula_scoring is not False:
-            formula = FormulaScoringConfig() if gamma is None else FormulaScoringConfig(gamma=gamma)
-    return Retriever(
-        index, backbone, backbone_options=backbone_options, stage1=config, refiner=refiner, lookup=lookup,
-        projection=projection, formula=formula,
-        rerank=_DEFAULT if stage3 is None else (Reranker() if stage3 else None), device=device,
-        order_check=_DEFAULT if order_check is None else order_check, use_faiss=use_faiss,
-    )
-
-
 def unresolved_scopes(texts: Sequence[str]) -> list[tuple[str, ...]]:
     """Per query, its negations and connectives whose scope the parser left unresolved, as lines.
 
@@ -622,33 +421,8 @@ def unresolved_scopes(texts: Sequence[str]) -> list[tuple[str, ...]]:
 
 def _check_count(value: object, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise EvaluationError(Errors.E480.format(what="retriever", name=name, expected="an int >= 1",
-                                                 value=value))
+        raise RetrieverError(Errors.E424.format(name=name, expected="an int >= 1", value=value))
     return value
-
-
-def _check_evidence(evidence: object, items: int) -> LabelEvidence | None:
-    from fortekit.search.formula.evidence import LabelEvidence
-
-    if evidence is None:
-        return None
-    if not isinstance(evidence, LabelEvidence):
-        raise EvaluationError(Errors.E494.format(problem=f"it is a {type(evidence).__name__}"))
-    if len(evidence) != items:
-        raise EvaluationError(Errors.E494.format(
-            problem=f"it has {len(evidence)} rows for an index of {items} items",
-        ))
-    return evidence
-
-
-def _caption_names(captions: Sequence[Iterable[PredicateSymbol | str]], items: int) -> list[frozenset[str]]:
-    from fortekit.fol.violation import positive_names
-
-    if len(captions) != items:
-        raise EvaluationError(Errors.E480.format(what="retriever", name="captions",
-                                                 expected=f"one symbol set per item ({items})",
-                                                 value=f"{len(captions)} sets"))
-    return [positive_names(symbols) for symbols in captions]
 
 
 def _lap(timings: MutableMapping[str, float], step: str, since: float) -> float:

@@ -23,8 +23,8 @@ NEGATION_SET = DATA / "negation" / "audiocaps_test"
 
 @pytest.fixture(scope="session")
 def sound_collection(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from fortekit.search.eval.soundgen.generate import generate
-    from fortekit.search.eval.soundgen.scene import GeneratorConfig
+    from fortekit.search.eval.bench.soundgen.generate import generate
+    from fortekit.search.eval.bench.soundgen.scene import GeneratorConfig
 
     root = tmp_path_factory.mktemp("serve_sounds") / "gen"
     generate(GeneratorConfig(seed=0, n=24, speech=False), root)

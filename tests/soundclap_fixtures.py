@@ -22,8 +22,8 @@ def trained_clap(tmp_path_factory: pytest.TempPathFactory) -> Trained:
     """(collection folder, model folder, result.json, what train-clap printed)."""
     pytest.importorskip("torch")
     from fortekit.search.cli.bench_clap import add_train_clap_action
-    from fortekit.search.eval.soundgen.generate import generate
-    from fortekit.search.eval.soundgen.scene import GeneratorConfig
+    from fortekit.search.eval.bench.soundgen.generate import generate
+    from fortekit.search.eval.bench.soundgen.scene import GeneratorConfig
 
     root = tmp_path_factory.mktemp("soundclap")
     generate(GeneratorConfig(seed=0, n=200, speech=False), root / "gen")

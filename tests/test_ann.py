@@ -13,6 +13,7 @@ pytest.importorskip("faiss", reason="faiss-cpu (the extra fortekit[faiss]) is no
 from fortekit.errors import AudioIndexError
 from fortekit.search.index.audio_index import AudioIndex
 from fortekit.search.index.faiss_search import FaissSearcher
+from fortekit.search.pipeline import PipelineSpec
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 CLOTHO = DATA / "clotho" / "clotho_captions_development.csv"
@@ -112,12 +113,13 @@ def test_the_retriever_takes_its_candidates_from_the_ann_index_of_a_large_index(
     index = AudioIndex.from_captions([f"c{i}" for i in range(2000)], captions, minilm, embeddings=rows,
                                      parse_captions=False)
     index.build_faiss("hnsw")
-    assert not Retriever(index, minilm, stage1=None).use_faiss  # 2,000 items: below the threshold
+    # 2,000 items: below the threshold
+    assert not Retriever(index, PipelineSpec(stage1=None), backbone=minilm).use_faiss
     monkeypatch.setattr(ann, "ANN_MIN_ITEMS", 1000)
-    approximate = Retriever(index, minilm, stage1=None)
+    approximate = Retriever(index, PipelineSpec(stage1=None), backbone=minilm)
     assert approximate.use_faiss and approximate.first_pass.startswith("ann (hnsw; recall@10 against exact")
     assert "projection" not in approximate.pipeline.running  # the FAISS rows are the unprojected ones
-    exact = Retriever(index, minilm, stage1=None, projection=None, use_faiss=False)
+    exact = Retriever(index, PipelineSpec(stage1=None, projection=None, first_pass="exact"), backbone=minilm)
     assert exact.first_pass == "exact"
     queries = ["a dog barking without people talking", "rain falling on a roof and thunder"]
     for mine, theirs in zip(approximate.search(queries, k=10), exact.search(queries, k=10), strict=True):

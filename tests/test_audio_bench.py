@@ -117,7 +117,7 @@ def test_a_captioner_on_items_without_audio_is_a_coded_error(tmp_path: Path,
 def test_stage2_data_refuses_a_bad_split_or_caption_count(trained_clap: Trained) -> None:
     from fortekit.errors import SoundClapError
     from fortekit.plugins import get_backbone
-    from fortekit.search.eval.soundclap.stage2_data import stage2_data
+    from fortekit.search.eval.bench.soundclap.stage2_data import stage2_data
 
     collection, model, _, _ = trained_clap
     clap = get_backbone("small-clap", model=model, device="cpu")

@@ -11,8 +11,8 @@ import pytest
 from caption_fixtures import AUDIOCAPS_VAL, CLOTHO_DEV, GOLD, require
 
 from fortekit.errors import DataFileError, GoldFileError
-from fortekit.fol.caption.report import read_clotho, read_gold, run_report
-from fortekit.search.cli.parse_report import add_parse_report_command
+from fortekit.fol.caption.report import read_clotho, read_gold
+from fortekit.search.cli.parse_report import add_parse_report_command, run_parse_report
 
 
 def _cli() -> argparse.ArgumentParser:
@@ -46,7 +46,7 @@ def _small_files(tmp_path: Path) -> tuple[Path, Path, Path]:
 
 def test_the_command_is_registered_with_a_handler() -> None:
     args = _cli().parse_args(["parse-report", "--clotho", "c.csv", "--gold", "g.jsonl", "-o", "o.md"])
-    assert args.handler is run_report
+    assert args.handler is run_parse_report
     assert (args.clotho, args.audiocaps_val, args.gold, args.out) == (
         Path("c.csv"),
         None,

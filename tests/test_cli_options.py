@@ -45,7 +45,7 @@ def _index_build_options(argv: list[str]) -> dict[str, object]:
     parser = argparse.ArgumentParser(prog="fortekit")
     index_cli.add_index_commands(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["index", "build", "--captions", "x.csv", "-o", "o", *argv])
-    return index_cli._backbone_options(args)
+    return index_cli.backbone_options(args)
 
 
 def test_fol_refine_and_index_build_read_options_alike() -> None:
@@ -58,11 +58,14 @@ def test_fol_refine_and_index_build_read_options_alike() -> None:
     }
 
 
-def test_index_query_options_override_the_recorded_ones() -> None:
+def test_index_add_options_override_the_recorded_ones() -> None:
+    from fortekit.search.index.from_files import backbone_options
+
     parser = argparse.ArgumentParser(prog="fortekit")
     index_cli.add_index_commands(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["index", "query", "--index", "idx", "rain",
+    args = parser.parse_args(["index", "add", "--index", "idx", "--captions", "new.csv",
                               "--backbone-option", "batch_size=4"])
-    assert index_cli._backbone_options(args, {"batch_size": 16, "model": "/m"}) == {
+    given = dict(args.backbone_option)
+    assert backbone_options(given, args.device, recorded={"batch_size": 16, "model": "/m"}) == {
         "batch_size": 4, "model": "/m",
     }

@@ -2,8 +2,8 @@
 
 Walks every sub-parser of ``fortekit`` and ``fol-refine`` and checks the shared options
 (``--index``, ``-k/--top-k``, ``-o/--output``, ``-q/--quiet`` ...); then the query-file rules of
-``fortekit search`` (``--queries``, E760), ``--format trec``, a closed pipe (141), the old
-spellings (W800) and ``python -m fortekit``.
+``fortekit search`` (``--queries``, E760), ``--format trec``, a closed pipe (141), that the old
+spellings are gone (CHANGELOG.md) and ``python -m fortekit``.
 """
 
 from __future__ import annotations
@@ -18,9 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from fortekit.errors import FortekitDeprecationWarning
 from fortekit.search.cli import build_parser, build_refine_parser, main
-from fortekit.search.cli.common import EXIT_CODES, apply_fixups, run_cli
+from fortekit.search.cli.common import EXIT_CODES, run_cli
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -36,7 +35,7 @@ SPELLINGS = {
 }
 #: Each idea's dest, when it has one: an option with this dest must be spelled as above.
 DESTS = {"top_k": "-k", "output": "-o", "quiet": "-q", "json": "--json", "stage1": "--stage1"}
-#: Old spellings: never shown in help (they still work, with W800).
+#: Spellings renamed before 0.2.0 (CHANGELOG.md): no command has them.
 OLD = {"--out", "--online", "--offline", "--column", "--caption-column", "--max-depth"}
 
 
@@ -60,8 +59,7 @@ def test_every_command_is_in_search_cli() -> None:
         handler = parser.get_default("handler")
         if handler is not None:
             module = getattr(handler, "__module__", "")
-            # parse-report's handler computes the report, in fol/caption/report.py
-            assert module.startswith("fortekit.search.cli") or name == "fortekit parse-report", (name, module)
+            assert module.startswith("fortekit.search.cli"), (name, module)
     names = {name for name, _ in PARSERS}
     assert {"fortekit search", "fortekit parse", "fortekit caption", "fortekit vocab build",
             "fortekit plugins", "fortekit convert laion-clap", "fortekit parse-report",
@@ -154,35 +152,53 @@ def test_the_exit_codes() -> None:
     assert "## Exit codes" in readme and "| 141 |" in readme and "| 130 |" in readme
 
 
-def test_old_spellings_still_work_and_warn() -> None:
+@pytest.mark.parametrize("argv", [
+    ["index", "build", "--captions", "c.csv", "-o", "o.index", "--caption-column", "text"],
+    ["eval", "--test", "t.csv", "--max-depth", "3", "-o", "runs"],
+    ["search", "--index", "i", "rain", "--column", "text"],
+    ["index", "info", "i.index"],  # a positional index
+    ["index", "query", "--index", "i.index", "rain"],  # fortekit search --index i.index rain
+], ids=" ".join)
+def test_old_spellings_are_usage_errors(argv: list[str], capsys) -> None:  # type: ignore[no-untyped-def]
+    """The spellings renamed before 0.2.0 (CHANGELOG.md, "Renamed") are gone, not hidden aliases.
+
+    (``--out`` is still read, as argparse reads any unambiguous prefix: of ``--output``.)
+    """
+    with pytest.raises(SystemExit) as stop:
+        build_parser().parse_args(argv)
+    assert stop.value.code == 2 and "Traceback" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [["q.txt", "--offline"], ["q.txt", "--online"],
+                                  ["q.txt", "--column", "text"]])
+def test_old_fol_refine_spellings_are_usage_errors(argv: list[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        build_refine_parser().parse_args(argv)
+    assert stop.value.code == 2
+
+
+def test_the_new_spellings_parse() -> None:
     parser = build_parser()
     cases = [
-        (["index", "build", "--captions", "c.csv", "--out", "o.index", "--caption-column", "text"],
-         {"out": "o.index", "caption_column": "text"}),
-        (["eval", "--test", "t.csv", "--max-depth", "3", "--out", "runs"],
-         {"max_depth": 3, "out": Path("runs")}),
-        (["relations", "build", "c.csv", "--out", "r.tsv"], {"out": "r.tsv"}),
-        (["search", "--index", "i", "rain", "--column", "text"], {"text_column": "text"}),
+        (["index", "build", "--captions", "c.csv", "-o", "o.index", "--text-column", "text"],
+         {"out": "o.index", "text_column": "text"}),
+        (["eval", "--test", "t.csv", "-D", "3", "-o", "runs"], {"max_depth": 3, "out": Path("runs")}),
+        (["relations", "build", "c.csv", "-o", "r.tsv"], {"out": "r.tsv"}),
+        (["search", "--index", "i", "rain", "--text-column", "text"], {"text_column": "text"}),
     ]
     for argv, expected in cases:
-        with pytest.warns(FortekitDeprecationWarning, match=r"\[W800\]"):
-            args = apply_fixups(parser.parse_args(argv))
+        args = parser.parse_args(argv)
         assert {key: getattr(args, key) for key in expected} == expected, argv
-    with pytest.warns(FortekitDeprecationWarning, match=r"\[W800\]") as caught:
-        args = build_refine_parser().parse_args(["q.txt", "--offline", "--column", "text"])
-    assert [str(each.message).split()[1] for each in caught] == ["--offline", "--column"]
-    assert (args.stage1, args.offline, args.online, args.column) == ("offline", True, False, "text")
+    args = build_refine_parser().parse_args(["q.txt", "--stage1", "offline", "--text-column", "text"])
+    assert (args.stage1, args.column) == ("offline", "text")
     args = build_refine_parser().parse_args(["--queries", "q.txt"])
-    assert (args.stage1, args.online, args.offline, args.queries_file) == ("online", True, False, "q.txt")
+    assert (args.stage1, args.queries_file) == ("online", "q.txt")
 
 
-def test_an_old_positional_index_works_and_the_cli_shows_w800(cafe: Path, capsys) -> None:  # type: ignore[no-untyped-def]
-    assert main(["index", "info", str(cafe), "--json"]) == 0
-    captured = capsys.readouterr()
-    assert json.loads(captured.out)["count"] == 8
-    assert "fortekit: warning: [W800]" in captured.err and f"--index {cafe}" in captured.err
+def test_index_info_takes_the_index_by_its_option(cafe: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     assert main(["index", "info", "--index", str(cafe), "--json"]) == 0
-    assert "W800" not in capsys.readouterr().err
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["count"] == 8 and "warning" not in captured.err
 
 
 def test_parse_points_english_to_caption_and_reads_standard_input(monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
@@ -210,6 +226,7 @@ def test_python_dash_m_fortekit() -> None:
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["--explain"], "add --query TEXT"),
+    (["--explain", "a dog barking"], "add --query TEXT"),  # the spelling before 0.2.0: --explain QUERY
     (["q.txt", "--query", "a dog"], "not both"),
     ([], "--query TEXT"),
 ])

@@ -10,10 +10,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fortekit.errors import PipelineDefaultsError
-from fortekit.search.defaults import KINDS, STAGES, default_table, index_kind, parse_table, resolve_pipeline
+from fortekit.errors import PipelineError
 from fortekit.search.index.audio_index import AudioIndex
 from fortekit.search.index.format import IndexMeta, IndexRecords
+from fortekit.search.pipeline import PipelineSpec
+from fortekit.search.pipeline.defaults import (
+    KINDS,
+    STAGES,
+    default_table,
+    index_kind,
+    parse_table,
+    resolve_pipeline,
+)
 
 
 def _audio_index(captions: list[str | None], captioner: str | None = None) -> AudioIndex:
@@ -48,14 +56,15 @@ def test_the_kinds_follow_what_an_index_holds() -> None:
 
 
 def test_a_damaged_table_an_unknown_kind_or_stage_are_coded_errors() -> None:
-    with pytest.raises(PipelineDefaultsError, match="E420"):
+    with pytest.raises(PipelineError, match="E420"):
         parse_table("this is = = not toml")
-    text = Path(__file__).resolve().parents[1].joinpath("search", "defaults.toml").read_text(encoding="utf-8")
-    with pytest.raises(PipelineDefaultsError, match=r"E420.*captions.stage1"):
+    table = Path(__file__).resolve().parents[1] / "search" / "pipeline" / "defaults.toml"
+    text = table.read_text(encoding="utf-8")
+    with pytest.raises(PipelineError, match=r"E420.*captions.stage1"):
         parse_table(text.replace("[captions.stage1]\non = true", "[captions.stage1]\non = 'yes'"))
-    with pytest.raises(PipelineDefaultsError, match="E421"):
+    with pytest.raises(PipelineError, match="E421"):
         resolve_pipeline("podcasts", {})
-    with pytest.raises(PipelineDefaultsError, match=r"E422.*stage1, projection"):
+    with pytest.raises(PipelineError, match=r"E422.*stage1, projection"):
         resolve_pipeline("captions", {"stage2": True})
 
 
@@ -74,7 +83,7 @@ def test_the_retriever_runs_the_default_of_a_caption_index_and_says_why(cafe: Pa
     from fortekit import Retriever
     from fortekit.search.projection.shipped import shipped_head
 
-    retriever = Retriever(cafe, minilm)
+    retriever = Retriever(cafe, backbone=minilm)
     assert retriever.pipeline.kind == "captions"
     assert retriever.refiner is not None  # Stage 1, online
     assert retriever.projection == shipped_head("minilm", 384)
@@ -84,7 +93,8 @@ def test_the_retriever_runs_the_default_of_a_caption_index_and_says_why(cafe: Pa
     lines = "\n".join(retriever.pipeline.lines())
     assert "stage1       on" in lines and "development" in lines
     # Every stage off by name gives the frozen first pass.
-    plain = Retriever(cafe, minilm, stage1=None, projection=None, formula=None, rerank=None)
+    plain = Retriever(cafe, PipelineSpec(stage1=None, projection=None, formula=None, rerank=None),
+                      backbone=minilm)
     assert plain.pipeline.running == ()
     assert plain.refiner is None and plain.projection is None
     hits = plain.search("a dog barks while people are talking", k=1)[0].hits
@@ -94,7 +104,8 @@ def test_the_retriever_runs_the_default_of_a_caption_index_and_says_why(cafe: Pa
 def test_the_default_pipeline_ranks_a_described_clip_first(cafe: Path, minilm) -> None:  # type: ignore[no-untyped-def]
     from fortekit import Retriever
 
-    result = Retriever(cafe, minilm).search(["rain falls on a tin roof", "birds chirp in the morning"], k=3)
+    result = Retriever(cafe, backbone=minilm).search(["rain falls on a tin roof",
+                       "birds chirp in the morning"], k=3)
     assert [r.hits[0].item_id for r in result] == ["clip3", "clip5"]
 
 
@@ -117,7 +128,7 @@ def test_index_info_and_search_explain_print_which_stages_run(cafe: Path, capsys
 
 
 def test_a_stage_default_on_is_unavailable_where_the_index_lacks_what_it_needs() -> None:
-    from fortekit.search.stages import default_pipeline
+    from fortekit.search.pipeline.assemble import default_pipeline
 
     bare = default_pipeline(_audio_index([None, None]))
     assert bare.running == ("formula",)
@@ -128,7 +139,7 @@ def test_a_stage_default_on_is_unavailable_where_the_index_lacks_what_it_needs()
 
 
 def test_the_table_is_shipped_and_read_without_torch() -> None:
-    code = ("import sys; from fortekit.search.defaults import default_table; default_table(); "
+    code = ("import sys; from fortekit.search.pipeline.defaults import default_table; default_table(); "
             "print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
@@ -148,5 +159,5 @@ def test_eval_lists_the_default_and_each_stage_left_out() -> None:
 def test_the_pipeline_is_json_ready(cafe: Path, minilm) -> None:  # type: ignore[no-untyped-def]
     from fortekit import Retriever
 
-    text = json.dumps(Retriever(cafe, minilm, stage1=None).pipeline.to_dict())
+    text = json.dumps(Retriever(cafe, PipelineSpec(stage1=None), backbone=minilm).pipeline.to_dict())
     assert json.loads(text)["stages"]["stage1"]["source"] == "caller"

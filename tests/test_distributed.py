@@ -61,6 +61,7 @@ def test_the_package_and_the_parsers_import_no_ray() -> None:
     code = (
         "import sys\n"
         "import fortekit.search.distributed, fortekit.search.distributed.options\n"
+        "import fortekit.search.cli.ray_options\n"
         "import fortekit.search.distributed.cluster, fortekit.search.distributed.index_build\n"
         "import fortekit.search.distributed.refine\n"
         "from fortekit.search.cli import build_parser, build_refine_parser\n"
@@ -78,7 +79,8 @@ def test_the_package_and_the_parsers_import_no_ray() -> None:
 
 def test_the_ray_options_parse_and_refuse_what_does_not_go_together(tmp_path: Path) -> None:
     from fortekit.search.cli import build_parser, build_refine_parser
-    from fortekit.search.distributed.options import RaySettings, settings_from_args
+    from fortekit.search.cli.ray_options import settings_from_args
+    from fortekit.search.distributed.options import RaySettings
 
     args = build_parser().parse_args(["index", "build", "--audio", "a", "-o", "b", "--ray", "--ray-cpus", "2",
                                       "--ray-actors", "2", "--ray-actor-cpus", "0.5", "--ray-gpus", "1"])

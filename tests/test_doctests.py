@@ -11,13 +11,13 @@ import pytest
 import fortekit.fol
 
 MODULES = sorted(
-    {"fortekit", "fortekit.errors", "fortekit.safe_write", "fortekit._deprecated"}
+    {"fortekit", "fortekit.errors", "fortekit.safe_write", "fortekit._top_k"}
     | {
         f"fortekit.fol.{info.name}"
         for info in pkgutil.iter_modules(fortekit.fol.__path__)
         if not info.ispkg
     }
-    | {"fortekit.fol"}
+    | {"fortekit.fol", "fortekit.verbalise.report"}
 )
 
 

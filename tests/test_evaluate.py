@@ -201,12 +201,13 @@ class _TableBackbone:
 
 def _retriever(items: torch.Tensor, item_sets=None, **stages):  # type: ignore[no-untyped-def]
     from fortekit.search.index import AudioIndex
+    from fortekit.search.pipeline import PipelineSpec
     from fortekit.search.retriever import Retriever
 
     index = AudioIndex.from_captions([f"i{row}" for row in range(len(items))], [None] * len(items), "table",
                                      embeddings=items, parse_captions=False, predicate_sets=item_sets)
     backbone = _TableBackbone({"a dog barking": [1.0, 0.0, 0.0], "a person talking": [0.0, 1.0, 0.0]})
-    return Retriever(index, backbone, device="cpu", **stages)  # type: ignore[arg-type]
+    return Retriever(index, PipelineSpec(**stages), backbone=backbone, device="cpu")  # type: ignore[arg-type]
 
 
 def test_rank_through_with_formula_scoring_changes_only_what_the_formula_scores() -> None:
@@ -237,7 +238,7 @@ def test_rank_through_in_chunks_matches_the_reranker_on_the_full_matrix() -> Non
                                          query_sets, item_sets)
     assert run.ranks.tolist() == ranks_from_indices(order, targets).tolist()
     assert run.top.tolist() == order[:, :10].tolist()
-    plain = rank_through(stage3.with_stages(rerank=None), queries, targets, chunk_rows=4)
+    plain = rank_through(stage3.replace(rerank=None), queries, targets, chunk_rows=4)
     first_pass = torch.argsort(-(queries @ stage3.items.T), dim=1, stable=True)
     assert plain.ranks.tolist() == ranks_from_indices(first_pass, targets).tolist()
     assert hits_at(plain.ranks, 1).shape == (23,)

@@ -15,10 +15,11 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from fortekit.errors import EvaluationError  # noqa: E402
+from fortekit.errors import EvaluationError, PipelineError  # noqa: E402
 from fortekit.fol import parse_formula  # noqa: E402
 from fortekit.search.formula.evidence import LabelEvidence, ground_clauses  # noqa: E402
 from fortekit.search.formula.scoring import FormulaScorer, FormulaScoringConfig  # noqa: E402
+from fortekit.search.pipeline import PipelineSpec  # noqa: E402
 
 Trained = tuple[Path, Path, dict[str, Any], str]
 
@@ -176,7 +177,7 @@ def test_a_retriever_refuses_evidence_that_is_not_one_row_per_item(evidence: obj
     from fortekit.search.retriever import Retriever
 
     index = AudioIndex.from_captions(["a", "b"], ["a dog barks", "rain falls"], minilm)
-    with pytest.raises(EvaluationError, match=r"\[E494\]"):
-        Retriever(index, minilm, evidence=evidence, device="cpu")  # type: ignore[arg-type]
-    with pytest.raises(EvaluationError, match=r"\[E494\]"):
-        Retriever(index, minilm, device="cpu").with_stages(evidence=evidence)
+    with pytest.raises(PipelineError, match=r"\[E423\].*evidence"):
+        Retriever(index, PipelineSpec(evidence=evidence), backbone=minilm, device="cpu")  # type: ignore[arg-type]
+    with pytest.raises(PipelineError, match=r"\[E423\].*evidence"):
+        Retriever(index, backbone=minilm, device="cpu").replace(evidence=evidence)

@@ -20,6 +20,7 @@ pytest.importorskip("faiss", reason="faiss-cpu (the extra fortekit[faiss]) is no
 from fortekit.errors import AudioIndexError
 from fortekit.search.index.audio_index import AudioIndex
 from fortekit.search.index.faiss_search import FaissSearcher
+from fortekit.search.pipeline import PipelineSpec
 
 WORDS = ["dog", "rain", "car", "bird", "bell", "wave", "people", "engine", "wind", "door"]
 ROWS = 1200  # IVF-PQ trains from 1,000 rows on
@@ -89,17 +90,17 @@ def test_the_retriever_over_ivfpq_gets_a_full_pool(minilm, ivfpq_folder: Path) -
     """The Retriever asks the first pass for 1,000 candidates: one cell holds a few dozen."""
     from fortekit.search.retriever import Retriever
 
-    retriever = Retriever(AudioIndex.load(ivfpq_folder), minilm, use_faiss=True)
+    retriever = Retriever(AudioIndex.load(ivfpq_folder), PipelineSpec(first_pass="ann"), backbone=minilm)
     result = retriever.search(["a dog barks in the rain", "a bell and the wind"], k=5)
     assert [len(one.hits) for one in result] == [5, 5]
     assert all(hit.item_id.startswith("c") for one in result for hit in one.hits)
 
 
-def test_index_query_with_faiss_answers_over_ivfpq(
+def test_search_with_the_ann_first_pass_answers_over_ivfpq(
         ivfpq_folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from fortekit.search.cli.main import main
 
-    code = main(["index", "query", "--index", str(ivfpq_folder), "--faiss", "-k", "3", "a dog barks"])
+    code = main(["search", "--index", str(ivfpq_folder), "--first-pass", "ann", "-k", "3", "a dog barks"])
     captured = capsys.readouterr()
     assert code == 0, captured.err
     assert "E481" not in captured.err and "Traceback" not in captured.err

@@ -321,7 +321,7 @@ def test_rerank_keeps_the_order_of_a_stable_sort(k: int) -> None:
 @pytest.mark.parametrize("k", [1, 63, 64, 500, 999, 1000])
 def test_partition_top_k_equals_a_stable_sort(k: int) -> None:
     # formula scoring's candidate pool (k >= PARTITION_FROM) is selected by partition on the CPU
-    from fortekit.search.index.search import PARTITION_FROM, stable_top_k
+    from fortekit._top_k import PARTITION_FROM, stable_top_k
 
     assert PARTITION_FROM <= 1000
     generator = torch.Generator().manual_seed(11)
@@ -334,7 +334,7 @@ def test_partition_top_k_equals_a_stable_sort(k: int) -> None:
 
 
 def test_partition_top_k_leaves_nan_to_torch() -> None:
-    from fortekit.search.index.search import stable_top_k
+    from fortekit._top_k import stable_top_k
 
     scores = torch.randn(2, 500, generator=torch.Generator().manual_seed(2))
     scores[1, 7] = float("nan")
@@ -412,28 +412,33 @@ def test_exclusions_on_audiocaps_val(minilm) -> None:  # type: ignore[no-untyped
     assert before > 0.5 and after < before / 3, (before, after)
 
 
-# -- every retrieval path: fortekit index query ------------------------------------------------------------
+# -- every retrieval path: fortekit search ----------------------------------------------------------------
 CAFE = ["a dog barks while people are talking", "a dog barks loudly in a quiet yard",
         "people talking in a cafe", "rain falls on a tin roof", "a car engine idles",
         "birds chirp in the morning", "a bell rings twice", "waves crash on the shore"]
 
 
-def test_index_query_ranks_by_the_formula(minilm, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
-    from fortekit.errors import FortekitDeprecationWarning
+def test_search_ranks_by_the_formula(minilm, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     from fortekit.search.cli import main
-    from fortekit.search.formula.scoring import search_index
     from fortekit.search.index import AudioIndex
 
     index = AudioIndex.from_captions([f"clip{i}" for i in range(len(CAFE))], CAFE, minilm)
     index.save(tmp_path / "idx")
     query = "a dog barking without people talking"
     _, plain = index.search_text([query], minilm, k=3, device="cpu")
-    with pytest.warns(FortekitDeprecationWarning, match=r"\[W800\]"):  # the Retriever, under its old name
-        _, scored = search_index(index, [query, "", "rain"], minilm, k=3, device="cpu")
-    assert plain[0, 0].item() == 0 and scored[0, 0].item() == 1
-    assert scored[2].tolist() == index.search_text(["rain"], minilm, k=3, device="cpu")[1][0].tolist()
-    assert main(["index", "query", str(tmp_path / "idx"), query, "-k", "2", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["results"][0]["id"] == "clip1"
-    assert main(["index", "query", str(tmp_path / "idx"), query, "-k", "2", "--json",
-                 "--formula-scoring", "off"]) == 0
-    assert json.loads(capsys.readouterr().out)["results"][0]["id"] == "clip0"
+    assert plain[0, 0].item() == 0
+
+    def ranked(*options: str) -> list[list[str]]:
+        assert main(["search", "--index", str(tmp_path / "idx"), query, "rain", "--json", "--device", "cpu",
+                     *options]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        return [[hit["id"] for hit in json.loads(line)["hits"]] for line in lines]
+
+    # The first pass and formula scoring alone; a plain query ("rain") keeps its first-pass ranking.
+    scored = ranked("-k", "3", "--stage1", "off", "--projection", "none", "--stage3", "off",
+                    "--order-check", "off")
+    rain = index.search_text(["rain"], minilm, k=3, device="cpu")[1][0].tolist()
+    assert scored[0][0] == "clip1" and scored[1] == [f"clip{row}" for row in rain]
+    # The default pipeline, with formula scoring and without.
+    assert ranked("-k", "2")[0][0] == "clip1"
+    assert ranked("-k", "2", "--formula-scoring", "off")[0][0] == "clip0"

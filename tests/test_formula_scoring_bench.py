@@ -139,7 +139,7 @@ def prepared(backbone, queries, index):  # type: ignore[no-untyped-def]
 
 
 def _step(name: str, backbone, queries: list[str], index: torch.Tensor, prepared):  # type: ignore[no-untyped-def]
-    from fortekit.search.index.search import stable_top_k
+    from fortekit._top_k import stable_top_k
 
     scorer, plans, texts = prepared["scorer"], prepared["plans"], prepared["texts"]
     return {

@@ -253,8 +253,8 @@ def test_a_third_party_backbone_gets_a_derived_identity(tmp_path: Path) -> None:
 
 # --- 4: bench generate --overwrite ------------------------------------------------------------
 def _generate(out: Path, n: int, **options: object) -> object:
-    from fortekit.search.eval.soundgen.generate import generate
-    from fortekit.search.eval.soundgen.scene import GeneratorConfig
+    from fortekit.search.eval.bench.soundgen.generate import generate
+    from fortekit.search.eval.bench.soundgen.scene import GeneratorConfig
 
     return generate(GeneratorConfig(seed=1, n=n, speech=False), out, **options)  # type: ignore[arg-type]
 
@@ -289,7 +289,7 @@ def test_overwrite_replaces_a_collection_the_generator_made(tmp_path: Path) -> N
 
 def test_an_older_collection_is_recognised_but_not_one_holding_user_files(tmp_path: Path) -> None:
     from fortekit.safe_write import MARKER_FILE
-    from fortekit.search.eval.soundgen.generate import is_legacy_collection
+    from fortekit.search.eval.bench.soundgen.generate import is_legacy_collection
 
     out = tmp_path / "old"
     _generate(out, 3)
@@ -308,7 +308,7 @@ def test_an_older_collection_is_recognised_but_not_one_holding_user_files(tmp_pa
 def test_an_interrupted_overwrite_leaves_the_old_collection(tmp_path: Path,
                                                             capsys: pytest.CaptureFixture[str],
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    from fortekit.search.eval.soundgen.generate import GenerationReplaced
+    from fortekit.search.eval.bench.soundgen.generate import GenerationReplaced
 
     out = tmp_path / "gen"
     _generate(out, 3)
@@ -323,7 +323,7 @@ def test_an_interrupted_overwrite_leaves_the_old_collection(tmp_path: Path,
     assert _tree(out) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["gen"]  # the partial one removed, no lock left
 
-    import fortekit.search.eval.soundgen.generate as module
+    import fortekit.search.eval.bench.soundgen.generate as module
     from fortekit.search.cli.main import main
 
     def interrupted(*args: object, **kwargs: object) -> None:

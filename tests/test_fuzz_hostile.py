@@ -5,7 +5,7 @@ here. Each case asserts the documented exit status (docs/refine.md, docs/retriev
 docs/audio_index.md, docs/parser.md, docs/evaluation.md), that no Python traceback is printed,
 that files which were not to be written are byte-identical afterwards (an input, an `-o`
 that is not an output), and that an index which `fortekit index build` reports as built
-loads (`fortekit index info`) and answers a query (`fortekit index query`).
+loads (`fortekit index info`) and answers a query (`fortekit search`).
 
 Most cases run the CLIs in this process (`run_in_process`: an escaping exception counts as a
 traceback); a handful run the installed scripts in a subprocess, where a traceback printed by
@@ -168,8 +168,8 @@ def check_built(directory: Path, what: str) -> None:
     """An index that `fortekit index build` reported as built loads and answers a query."""
     info = fortekit("index", "info", "--index", str(directory))
     assert_clean(info, [0], f"{what}: index info")
-    query = fortekit("index", "query", "--index", str(directory), "a dog barks", "-k", "2", "--device", "cpu")
-    assert_clean(query, [0], f"{what}: index query")
+    query = fortekit("search", "--index", str(directory), "a dog barks", "-k", "2", "--device", "cpu")
+    assert_clean(query, [0], f"{what}: search")
     assert "query:" in query.out, query.show()
 
 
@@ -412,7 +412,6 @@ BROKEN_INDEXES: dict[str, Callable[[Path], None]] = {
 
 def _index_commands(directory: Path) -> list[list[str]]:
     return [["index", "info", "--index", str(directory)],
-            ["index", "query", "-k", "2", "--device", "cpu", str(directory), "a dog barks"],
             ["search", "--index", str(directory), "-k", "2", "--device", "cpu", "a dog barks"]]
 
 
@@ -558,7 +557,7 @@ def test_fortekit_caption_hostile(
     assert_unchanged(before, f"caption {name}")
 
 
-# --- fortekit search and index query with hostile query text --------------------------------------
+# --- fortekit search with hostile query text ------------------------------------------------------
 
 QUERY_TEXT_CASES = cases("hostile_query_texts", [
     "", "   ", "\x1b[31ma dog barks\x1b[0m", "dog\u202ebarking", "a dog\u2028barks", "(" * 10_000,
@@ -568,13 +567,11 @@ QUERY_TEXT_CASES = cases("hostile_query_texts", [
 
 
 @pytest.mark.parametrize("text", QUERY_TEXT_CASES, ids=range(len(QUERY_TEXT_CASES)))
-def test_search_and_index_query_with_hostile_text(text: str, index_dir: Path) -> None:
-    for argv in (["search", "--index", str(index_dir), "-k", "2", "--device", "cpu", "--", text],
-                 ["index", "query", "-k", "2", "--device", "cpu", str(index_dir), "--", text]):
-        result = fortekit(*argv)
-        assert_clean(result, [0, 1], " ".join(argv[:2]))
-        if result.status:
-            assert "[E" in result.err, f"no coded error\n{result.show()}"
+def test_search_with_hostile_text(text: str, index_dir: Path) -> None:
+    result = fortekit("search", "--index", str(index_dir), "-k", "2", "--device", "cpu", "--", text)
+    assert_clean(result, [0, 1], "search")
+    if result.status:
+        assert "[E" in result.err, f"no coded error\n{result.show()}"
 
 
 # --- fortekit eval --beir on a tiny folder with hostile text --------------------------------------
@@ -640,8 +637,6 @@ OPTION_CASES = cases("hostile_options", [
     ("index build", ["--backbone-option", "model"], (2,)),
     ("index build", ["--id-column", "nope"], (2,)),
     ("index build", ["--faiss", "ivf"], (0, 1)),
-    ("index query", ["-k", "0"], (2,)),
-    ("index query", ["--faiss"], (2,)),
 ])
 
 
@@ -664,12 +659,10 @@ def test_hostile_option_values_are_coded_errors(
     elif command == "search":
         result = fortekit("search", "--index", str(index_dir), "--queries", str(queries), "-o", str(out),
                           "--no-progress", *common, *options)
-    elif command == "index build":
+    else:
         out = tmp_path / "built.index"
         result = fortekit("index", "build", "--captions", str(captions), "-o", str(out), "--quiet",
                           *common, *options)
-    else:
-        result = fortekit("index", "query", "--index", str(index_dir), "a dog barks", *common, *options)
     assert_clean(result, allowed, f"{command} {options}")
     if result.status:
         assert "[E" in result.err or "usage:" in result.err, f"no coded error\n{result.show()}"
@@ -937,10 +930,9 @@ def test_fortekit_parse_random_formulas(texts: list[str]) -> None:
 
 @examples("query_text_random", 8)
 @given(text=nasty_text | any_text | query_text)
-def test_index_query_and_search_random_text(text: str, index_dir: Path) -> None:
-    for argv in (["index", "query", "-k", "2", "--device", "cpu", str(index_dir), "--", text],
-                 ["search", "--index", str(index_dir), "-k", "2", "--device", "cpu", "--", text]):
-        assert_clean(fortekit(*argv), [0, 1], " ".join(argv[:2]))
+def test_search_random_text(text: str, index_dir: Path) -> None:
+    argv = ["search", "--index", str(index_dir), "-k", "2", "--device", "cpu", "--", text]
+    assert_clean(fortekit(*argv), [0, 1], "search")
 
 
 # --- the count --------------------------------------------------------------------------------------

@@ -46,6 +46,7 @@ from fortekit.errors import AudioIndexError, OutputLockedError, OutputWriteError
 from fortekit.safe_write import MARKER_FILE, OutputLock
 from fortekit.search.cli.main import main
 from fortekit.search.index import AudioIndex, writing
+from fortekit.search.pipeline import PipelineSpec
 from tests.fuzz_fixtures import Result, assert_clean, run_in_process, snapshot
 
 FAKE = "index-safety-fake"
@@ -303,7 +304,6 @@ def test_rows_that_would_lie_are_refused_on_load(name: str, tmp_path: Path) -> N
     with pytest.raises(AudioIndexError, match=rf"\[{code}\].*{item}"):
         AudioIndex.load(directory)
     for argv in (["index", "info", "--index", str(directory)],
-                 ["index", "query", "--index", str(directory), "a dog", "--device", "cpu"],
                  ["search", "--index", str(directory), "a dog", "--device", "cpu"]):
         result = fortekit(*argv)
         # an unusable index: fortekit search exits with 2 (bad input); the index commands still with 1
@@ -349,8 +349,8 @@ def test_an_unnormalised_index_ranks_by_cosine_on_every_path(tmp_path: Path, min
         assert torch.equal(found, want_rows) and torch.allclose(scores, want_scores, atol=1e-6)
         torch.testing.assert_close(index.embedding_tensor("cpu"), unit.embedding_tensor("cpu"))
         for formula in (None, FormulaScoringConfig()):  # the first pass alone, and formula scoring's
-            retriever = Retriever(index, minilm, stage1=None, projection=None, formula=formula, rerank=None,
-                                  device="cpu")
+            retriever = Retriever(index, PipelineSpec(stage1=None, projection=None, formula=formula,
+                                  rerank=None), backbone=minilm, device="cpu")
             scores, found = retriever.rank(query, [None], k=4)
             assert torch.equal(found, want_rows), f"Retriever ranks by dot product ({formula})"
             assert torch.allclose(scores, want_scores, atol=1e-6)
@@ -389,7 +389,6 @@ def test_every_index_json_field_is_type_checked(name: str, tmp_path: Path) -> No
     with pytest.raises(AudioIndexError, match=r"\[E6(00|21)\]"):
         AudioIndex.load(directory)
     for argv in (["index", "info", "--index", str(directory)],
-                 ["index", "query", "--index", str(directory), "rain", "--device", "cpu"],
                  ["search", "--index", str(directory), "rain", "--device", "cpu"]):
         result = fortekit(*argv)
         # an unusable index: fortekit search exits with 2 (bad input); the index commands still with 1
@@ -454,16 +453,15 @@ def test_a_recorded_device_is_no_type_error(tmp_path: Path, minilm: Any) -> None
         ["rain", "dog"], captions, "minilm", embeddings=minilm.encode_text(captions),
         parse_captions=False, backbone_options={"device": "cpu"},
     ).save(tmp_path / "clips.index")
-    retriever = Retriever(directory, formula=None, rerank=None, device="cpu")
+    retriever = Retriever(directory, PipelineSpec(formula=None, rerank=None), device="cpu")
     assert retriever.backbone.name == "minilm"
     assert retriever.search("rain falling on a roof", k=1)[0].hits[0].item_id == "rain"
-    query = fortekit("index", "query", "--index", str(directory), "a dog", "-k", "1",
-                     "--formula-scoring", "off")
-    assert_clean(query, [0], "index query of an index that recorded a device")
+    query = fortekit("search", "--index", str(directory), "a dog", "-k", "1", "--formula-scoring", "off")
+    assert_clean(query, [0], "search of an index that recorded a device")
     assert "dog" in query.out
-    unknown = fortekit("index", "query", "--index", str(directory), "rain", "--formula-scoring", "off",
-                       "--backbone-option", "device=cuda:99")
-    assert_clean(unknown, [0, 2], "--backbone-option device=cuda:99")
+    unknown = fortekit("search", "--index", str(directory), "rain", "--formula-scoring", "off",
+                       "--device", "cuda:99")
+    assert_clean(unknown, [0, 2], "--device cuda:99")
 
 
 # --- 11 and the lock: two writers never mix -------------------------------------------------------

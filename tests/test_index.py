@@ -433,7 +433,7 @@ def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, s
     return code, captured.out, captured.err
 
 
-def test_cli_build_info_query_from_a_clotho_csv(clotho_rows, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_cli_build_info_search_from_a_clotho_csv(clotho_rows, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     path = tmp_path / "clotho.csv"
     with path.open("w", encoding="utf-8", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(clotho_rows[0]))
@@ -449,7 +449,7 @@ def test_cli_build_info_query_from_a_clotho_csv(clotho_rows, tmp_path: Path, cap
     facts = json.loads(out)
     assert (facts["count"], facts["backbone"], facts["predicate_share"]) == (20, "minilm", 1.0)
     target = clotho_rows[7]
-    argv = ["index", "query", "--index", str(out_dir), target["caption_1"], "rain", "-k", "2"]
+    argv = ["search", "--index", str(out_dir), target["caption_1"], "rain", "-k", "2", "--device", "cpu"]
     code, out, _ = run_cli(argv, capsys)
     lines = out.splitlines()
     assert code == 0 and len(lines) == 6 and lines[3] == "query: rain"
@@ -459,6 +459,28 @@ def test_cli_build_info_query_from_a_clotho_csv(clotho_rows, tmp_path: Path, cap
     assert float(lines[1].split()[1]) > 0.8
     code, _, err = run_cli(["index", "build", "--captions", str(path), "-o", str(out_dir)], capsys)
     assert code == 2 and "[E614]" in err
+
+
+def test_build_index_folder_writes_what_index_build_writes(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """The command only forwards: the Python function gives the same folder, and refuses the same."""
+    from fortekit.search.index import IndexSource, build_index_folder
+
+    captions = tmp_path / "c.jsonl"
+    captions.write_text('{"id": "a", "caption": "rain on a roof"}\n{"id": "b", "caption": "a dog barks"}\n'
+                        '{"id": "a", "caption": "rain falling on a tin roof"}\n', encoding="utf-8")
+    code, _, _ = run_cli(["index", "build", "--captions", str(captions), "-o", str(tmp_path / "cli"),
+                          "--quiet", "--device", "cpu", "--merge-duplicates"], capsys)
+    assert code == 0
+    index = build_index_folder(tmp_path / "api", IndexSource(captions=captions, merge_duplicates=True),
+                               options={"device": "cpu"})
+    by_cli = AudioIndex.load(tmp_path / "cli")
+    assert index.ids == by_cli.ids == ["a", "b"] and index.captions == by_cli.captions
+    np.testing.assert_allclose(AudioIndex.load(tmp_path / "api").embeddings, by_cli.embeddings, atol=1e-6)
+    with pytest.raises(AudioIndexError, match=r"\[E620\].*--text-column applies to --captions"):
+        build_index_folder(tmp_path / "x", IndexSource(audio=tmp_path, text_column="caption"))
+    with pytest.raises(AudioIndexError, match=r"\[E605\]"):  # a repeated id without merge_duplicates
+        build_index_folder(tmp_path / "y", IndexSource(captions=captions))
+    assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()
 
 
 def test_cli_errors_are_messages_with_exit_codes(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
@@ -534,9 +556,9 @@ def test_cli_indexes_audio_files_with_a_clap_backbone(
     assert index.meta.backbone_options == {"model": str(clap_dir.resolve())}
     paths = [str(audio_folder / name) for name in index.ids]
     np.testing.assert_allclose(index.embeddings, tiny_clap.encode_audio(paths).numpy(), atol=1e-5)
-    code, out, _ = run_cli(["index", "query", "--index", str(out_dir), "a dog barks", "-k", "5",
+    code, out, _ = run_cli(["search", "--index", str(out_dir), "a dog barks", "-k", "5",
                             "--device", "cpu", "--json"], capsys)
-    results = json.loads(out)["results"]
+    results = json.loads(out)["hits"]
     assert code == 0 and sorted(hit["id"] for hit in results) == sorted(index.ids)
     assert {hit["caption"] for hit in results} == {"a dog barks twice", None}
 
@@ -556,8 +578,9 @@ def test_build_from_a_list_of_audio_files(audio_folder: Path, tiny_clap, tmp_pat
 # -- docstring examples -------------------------------------------------------------------------
 @pytest.mark.parametrize("name", ["index", "index.audio_index", "index.build", "index.format",
                                   "index.writing", "index.search", "index.querying", "index.faiss_search",
-                                  "index.parse", "index.sources", "cli.index",
-                                  "index.ann", "index.shards", "index.growing", "cli.index_grow"])
+                                  "index.parse", "index.sources", "cli.index", "index.from_files",
+                                  "index.describe", "index.ann", "index.shards", "index.growing",
+                                  "cli.index_grow"])
 def test_docstring_examples(name: str) -> None:
     module = importlib.import_module(f"fortekit.search.{name}")
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)

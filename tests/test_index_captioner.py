@@ -134,20 +134,11 @@ def test_search_runs_over_it_with_captions_and_evidence(captioned: tuple[Path, P
     assert json.loads(out)["source"] == "search" and len(json.loads(out)["hits"]) == 3
     retriever = Retriever(directory, device="cpu")
     assert retriever.evidence is not None and len(retriever.evidence) == CLIPS
-    plain = retriever.with_stages(evidence=None)
+    plain = retriever.replace(evidence=None)
     scores = [[hit.score for hit in r.search(["a dog barking without rain", "rain falling"], k=10)[i].hits]
               for r in (retriever, plain) for i in (0, 1)]
     assert scores[0] != scores[2]  # the exclusion "without rain" reads the tagger's rain probability
     assert scores[1] == scores[3]  # a plain query has no negated clause: the evidence is not read
-    # The deprecated search_index (a Retriever under its old name, W800) reads the index's evidence too.
-    from fortekit.errors import FortekitDeprecationWarning
-    from fortekit.search.formula.scoring import search_index
-
-    query = ["a dog barking without rain"]
-    with pytest.warns(FortekitDeprecationWarning, match=r"\[W800\]"):
-        with_evidence = search_index(index, query, retriever.backbone, k=10, device="cpu")[0]
-        without = search_index(index.with_evidence(None), query, retriever.backbone, k=10, device="cpu")[0]
-    assert not torch.equal(with_evidence, without)
 
 
 @pytest.mark.parametrize("damage", ["garbage", "rows", "columns", "range", "missing", "name", "labels"])

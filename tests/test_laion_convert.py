@@ -320,7 +320,6 @@ def test_reading_keeps_tensors_and_strips_the_prefix(tmp_path: Path) -> None:
     [
         "fortekit.plugins.backbones.laion_keys",
         "fortekit.plugins.backbones.laion_convert",
-        "fortekit.plugins.convert_cli",
         "fortekit.search.cli.convert",
     ],
 )

@@ -1,8 +1,8 @@
 """One ranking path: every command and API that ranks gives the same ids and scores for the same settings.
 
-`fortekit search`, `fortekit index query` (its deprecated old name), `fol-refine --index`, the
-Retriever and the benchmark's loop (`fortekit eval`) all rank through `Retriever`, on a real
-caption index (the first 120 AudioCaps captions of examples/, the bundled MiniLM).
+`fortekit search`, `fol-refine --index`, the Retriever and the benchmark's loop (`fortekit eval`) all
+rank through `Retriever`, on a real caption index (the first 120 AudioCaps captions of examples/, the
+bundled MiniLM).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import pytest
 
 from fortekit.search.cli import fol_refine_main, main
 from fortekit.search.index import AudioIndex
+from fortekit.search.pipeline import PipelineSpec
 from fortekit.search.retriever import Retriever
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -89,43 +90,31 @@ def from_refine(tmp_path: Path, index: Path, queries: list[str], *options: str) 
     return [[(hit["id"], hit["score"]) for hit in record["ranking"]] for record in records]
 
 
-def test_search_index_query_retriever_and_eval_rank_alike(
+def test_search_retriever_and_eval_rank_alike(
     captions_index: Path, minilm, capsys: pytest.CaptureFixture[str],  # type: ignore[no-untyped-def]
 ) -> None:
-    retriever = Retriever(captions_index, minilm, device="cpu")
+    retriever = Retriever(captions_index, backbone=minilm, device="cpu")
     expected = from_retriever(retriever, QUERIES)
     searched = from_search(capsys, "--index", str(captions_index), *QUERIES)
-    assert main(["index", "query", str(captions_index), *QUERIES, "-k", str(K), "--json",
-                 "--device", "cpu"]) == 0
-    captured = capsys.readouterr()
-    assert "[W800]" in captured.err and "fortekit search --index" in captured.err
-    queried = [[(hit["id"], hit["score"]) for hit in json.loads(line)["results"]]
-               for line in captured.out.splitlines()]
     evaluated = from_eval(retriever, QUERIES)
     for q, query in enumerate(QUERIES):
         assert len(expected[q]) == K
         assert_same(f"fortekit search: {query}", searched[q], expected[q])
-        assert_same(f"fortekit index query: {query}", queried[q], expected[q])
         assert_same(f"eval: {query}", evaluated[q], expected[q])
 
 
 def test_the_exclusion_is_scored_and_switching_stages_off_agrees(
     captions_index: Path, minilm, capsys: pytest.CaptureFixture[str],  # type: ignore[no-untyped-def]
 ) -> None:
-    plain = Retriever(captions_index, minilm, formula=None, device="cpu")
-    scored = Retriever(captions_index, minilm, device="cpu")
+    plain = Retriever(captions_index, PipelineSpec(formula=None), backbone=minilm, device="cpu")
+    scored = Retriever(captions_index, backbone=minilm, device="cpu")
     assert scored.search(QUERIES[0])[0].clauses == (("a dog barking", False), ("a person talking", True))
     assert from_retriever(plain, QUERIES[:1]) != from_retriever(scored, QUERIES[:1])  # the formula counts
     off = from_search(capsys, "--index", str(captions_index), "--formula-scoring", "off", *QUERIES)
-    assert main(["index", "query", str(captions_index), *QUERIES, "-k", str(K), "--json", "--device", "cpu",
-                 "--formula-scoring", "off"]) == 0
-    queried = [[(hit["id"], hit["score"]) for hit in json.loads(line)["results"]]
-               for line in capsys.readouterr().out.splitlines()]
     expected = from_retriever(plain, QUERIES)
     evaluated = from_eval(plain, QUERIES)
     for q, query in enumerate(QUERIES):
         assert_same(f"fortekit search --formula-scoring off: {query}", off[q], expected[q])
-        assert_same(f"fortekit index query --formula-scoring off: {query}", queried[q], expected[q])
         assert_same(f"eval, formula scoring off: {query}", evaluated[q], expected[q])
 
 
@@ -137,7 +126,8 @@ def test_fol_refine_ranks_as_search_and_the_retriever_with_stage1(
 
     queries = QUERIES[:2]  # Stage 1 is the slow part: the exclusion and a conjunction
     refined = from_refine(tmp_path, captions_index, queries)
-    retriever = Retriever(captions_index, minilm, stage1=RefineConfig.online(), device="cpu")
+    retriever = Retriever(captions_index, PipelineSpec(stage1=RefineConfig.online()), backbone=minilm,
+                          device="cpu")
     expected = from_retriever(retriever, queries)
     searched = from_search(capsys, "--index", str(captions_index), "--stage1", "online", *queries)
     evaluated = from_eval(retriever, queries)
@@ -148,24 +138,10 @@ def test_fol_refine_ranks_as_search_and_the_retriever_with_stage1(
     # The stored refinements: fol-refine --lookup and fortekit search --lookup rank alike too.
     table = next(path for path in tmp_path.iterdir() if path.name.startswith("ranked"))
     looked_up = from_refine(tmp_path, captions_index, queries, "--lookup", str(table))
-    expected = from_retriever(Retriever(captions_index, minilm, lookup=LookupTable.load(table), device="cpu"),
+    expected = from_retriever(Retriever(captions_index, PipelineSpec(lookup=LookupTable.load(table)),
+                                        backbone=minilm, device="cpu"),
                               queries)
     searched = from_search(capsys, "--index", str(captions_index), "--lookup", str(table), *queries)
     for q, query in enumerate(queries):
         assert_same(f"fol-refine --lookup --index: {query}", looked_up[q], expected[q])
         assert_same(f"fortekit search --lookup: {query}", searched[q], expected[q])
-
-
-def test_search_index_is_a_deprecated_wrapper_over_the_retriever(captions_index: Path, minilm) -> None:  # type: ignore[no-untyped-def]
-    from fortekit.errors import FortekitDeprecationWarning
-    from fortekit.search.formula.scoring import search_index
-
-    index = AudioIndex.load(captions_index)
-    with pytest.warns(FortekitDeprecationWarning, match=r"\[W800\] fortekit.search.search_index"):
-        scores, rows = search_index(index, QUERIES, minilm, k=K, device="cpu")
-    plain = Retriever(index, minilm, stage1=None, projection=None, rerank=None, device="cpu")
-    expected = from_retriever(plain, QUERIES)
-    got = [[(index.ids[row], score) for row, score in zip(rows[q].tolist(), scores[q].tolist(), strict=True)]
-           for q in range(len(QUERIES))]
-    for q, query in enumerate(QUERIES):
-        assert_same(f"search_index: {query}", got[q], expected[q])

@@ -11,6 +11,7 @@ torch = pytest.importorskip("torch")
 
 from fortekit.fol import parse_formula  # noqa: E402
 from fortekit.search.formula.order_check import OrderCheck, event_orders, order_agreement  # noqa: E402
+from fortekit.search.pipeline import PipelineSpec  # noqa: E402
 
 DOG_THEN_BELL = "∃x ∃y [Dog(x) ∧ Barking(x) ∧ Before(x, y) ∧ Bell(y) ∧ Ringing(y)]"
 CAPTIONS = ["a bell rings and then a dog barks", "rain falls on a roof", "a dog barks and then a bell rings"]
@@ -41,8 +42,9 @@ def test_the_retriever_puts_the_stated_order_first(tmp_path: Path, minilm) -> No
 
     index = AudioIndex.from_captions(["swapped", "rain", "same"], CAPTIONS, minilm)
     query = "a dog barks and then a bell rings"
-    plain = Retriever(index, minilm, rerank=None, formula=None, device="cpu")
-    checked = Retriever(index, minilm, rerank=None, formula=None, device="cpu", order_check=True)
+    plain = Retriever(index, PipelineSpec(rerank=None, formula=None), backbone=minilm, device="cpu")
+    checked = Retriever(index, PipelineSpec(rerank=None, formula=None, order_check=True), backbone=minilm,
+                        device="cpu")
     assert "order_check" in repr(checked) and "order_check" not in repr(plain)
     hits = [hit.item_id for hit in checked.search(query, k=3)[0].hits]
     assert hits.index("same") < hits.index("swapped")

@@ -95,7 +95,7 @@ def test_a_hit_without_a_caption_or_violations() -> None:
 
 
 @pytest.mark.parametrize("function", [
-    Retriever.__init__, Retriever.search, Retriever.with_stages, AudioIndex.from_captions,
+    Retriever.__init__, Retriever.search, Retriever.replace, AudioIndex.from_captions,
     AudioIndex.build, fortekit.Collection.from_captions, parse_caption,
 ], ids=lambda function: function.__qualname__)
 def test_signatures_read_well(function) -> None:  # type: ignore[no-untyped-def]
@@ -104,10 +104,13 @@ def test_signatures_read_well(function) -> None:  # type: ignore[no-untyped-def]
     assert "'Any'" not in shown.split("formula:")[-1].split(",")[0]
 
 
-def test_the_retriever_defaults_name_themselves() -> None:
-    shown = str(inspect.signature(Retriever.__init__))
-    assert "formula: 'FormulaScoringConfig | None' = <the default of the index's kind>" in shown
-    assert "rerank: 'Reranker | None' = <the default of the index's kind>" in shown
+def test_the_pipeline_defaults_name_themselves() -> None:
+    from fortekit.search.pipeline import PipelineSpec
+
+    shown = str(inspect.signature(PipelineSpec))
+    assert "formula: 'FormulaScoringConfig | Auto | None' = 'auto'" in shown
+    assert "rerank: 'Reranker | Auto | None' = 'auto'" in shown
+    assert len(inspect.signature(Retriever.__init__).parameters) - 1 <= 6  # the Retriever only ranks
 
 
 def test_a_backbone_name_builds_an_index(collection) -> None:  # type: ignore[no-untyped-def]

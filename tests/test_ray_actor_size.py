@@ -17,8 +17,9 @@ import pytest
 from conftest import run_fol_refine
 
 from fortekit.errors import DistributedError
+from fortekit.search.cli.ray_options import settings_from_args
 from fortekit.search.distributed.cluster import RayCluster
-from fortekit.search.distributed.options import RaySettings, check_actor_size, settings_from_args
+from fortekit.search.distributed.options import RaySettings, check_actor_size
 
 
 def test_fol_refine_refuses_an_actor_larger_than_the_local_ray_before_it_starts(tmp_path: Path) -> None:

@@ -173,7 +173,7 @@ def test_index_build_info_query_round_trip_with_separators(
     assert "indexed 3 items" in capsys.readouterr().out
     assert main(["index", "info", "--index", str(out), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["count"] == 3
-    assert main(["index", "query", "--index", str(out), "a dog barks", "-k", "1"]) == 0
+    assert main(["search", "--index", str(out), "a dog barks", "-k", "1", "--device", "cpu"]) == 0
     captured = capsys.readouterr()
     assert "Traceback" not in captured.err and ids[1] in captured.out
 

@@ -3,8 +3,8 @@
 Each command of their ```bash blocks that starts with ``.venv/bin/fortekit``,
 ``.venv/bin/fol-refine``, ``fortekit`` or ``fol-refine`` (found by
 ``scripts/regen_docs.py``'s ``shell_commands``, beside the example outputs that
-tests/test_docs_examples.py checks) must parse with the real argument parsers, without a
-deprecated spelling (W800 is an error in the tests). Commands that need files a user brings
+tests/test_docs_examples.py checks) must parse with the real argument parsers (a fortekit
+warning is an error in the tests). Commands that need files a user brings
 (``clips.csv``, ``CLOTHO.csv``) are only parsed.
 
 The quick start of docs/README.md is also run for real, in a temporary folder, on the
@@ -75,8 +75,8 @@ def test_every_command_parses(page: str, line: int, command: str) -> None:
             parser.parse_args(argv)
         except SystemExit as exc:
             pytest.fail(f"{page}:{line}: `{command}` does not parse (exit {exc.code}):\n{stderr.getvalue()}")
-        except Warning as warning:  # W800 and the other fortekit warnings are errors in the tests
-            pytest.fail(f"{page}:{line}: `{command}` uses an old spelling: {warning}")
+        except Warning as warning:  # fortekit's warnings are errors in the tests
+            pytest.fail(f"{page}:{line}: `{command}` warns: {warning}")
 
 
 def _quick_start() -> tuple[list[str], str]:

@@ -187,8 +187,6 @@ def test_explain_prints_the_tree_and_the_chosen_formula(base: Base) -> None:
     assert "φ*" in out and "★" in out
     assert f"G(φ*)  {first['refined_text']}" in out
     assert str(first["phi_star"]) in out
-    old_status, old_out, err = run("--explain", str(first["query"]), *SMALL)  # the old spelling
-    assert old_status == 0 and old_out == out and "[W800] fol-refine --explain QUERY" in err
     status, out, _ = run("--query", str(first["query"]), *SMALL)  # no --explain: the result as JSON
     assert status == 0 and json.loads(out)["refined_text"] == first["refined_text"]
 
@@ -297,7 +295,8 @@ def test_an_index_of_another_backbone_is_refused(workdir: Path) -> None:
     ("argv", "expected"),
     [
         ([], "give a query file"),
-        (["q.txt", "--stage1", "bogus"], "invalid choice"),  # --online/--offline: old spellings of it
+        (["q.txt", "--stage1", "bogus"], "invalid choice"),
+        (["q.txt", "--offline"], "unrecognized arguments: --offline"),  # --stage1 offline since 0.2.0
         (["q.txt", "--anchors", "proxy"], "[E667] --anchors proxy needs --index DIR"),
         (["q.txt", "--anchors", "oracle", "--index", "i"], "[E667] --anchors oracle needs --target-column"),
         (["q.txt", "--backbone-option", "novalue"], "[E668] --backbone-option takes KEY=VALUE"),

@@ -25,13 +25,8 @@ from fortekit.search.eval.metrics import (
     retrieval_metrics,
 )
 from fortekit.search.eval.tasks import retrieval_task
-from fortekit.search.rerank import (
-    Reranker,
-    captions_from_captioner,
-    item_predicates_from_captions,
-    polarity_overlap,
-    predicate_overlap,
-)
+from fortekit.search.index.item_captions import captions_from_captioner, item_predicates_from_captions
+from fortekit.search.rerank import Reranker, polarity_overlap, predicate_overlap
 
 CLOTHO_DEV = SHARED_DATA / "clotho" / "clotho_captions_development.csv"
 

@@ -10,9 +10,10 @@ import torch
 from beir_fixtures import CORPUS, QUERIES, make_beir
 from cafe_fixtures import CAFE
 
-from fortekit.errors import EvaluationError, FortekitError
+from fortekit.errors import FortekitError, RetrieverError
 from fortekit.search.cli import main
 from fortekit.search.index import AudioIndex
+from fortekit.search.pipeline import PipelineSpec
 from fortekit.search.retriever import Retriever, explain_predicates
 
 
@@ -32,7 +33,7 @@ def test_three_lines_from_a_notebook(cafe: Path) -> None:
 
 
 def test_a_plain_query_ranks_as_the_index_without_stage3(cafe: Path, minilm) -> None:  # type: ignore[no-untyped-def]
-    retriever = Retriever(cafe, minilm, stage1=None, projection=None, rerank=None)
+    retriever = Retriever(cafe, PipelineSpec(stage1=None, projection=None, rerank=None), backbone=minilm)
     result = retriever.search(["rain on a roof"], k=5)[0]
     _, rows = retriever.index.search_text(["rain on a roof"], minilm, k=5, device="cpu")
     assert [hit.item_id for hit in result.hits] == [retriever.index.ids[i] for i in rows[0].tolist()]
@@ -40,7 +41,8 @@ def test_a_plain_query_ranks_as_the_index_without_stage3(cafe: Path, minilm) -> 
 
 
 def test_a_batch_is_one_encoder_call_for_queries_and_one_for_clauses(cafe: Path, minilm) -> None:  # type: ignore[no-untyped-def]
-    retriever = Retriever(cafe, minilm, stage1=None)  # Stage 1 adds one call per search depth
+    # Stage 1 adds one call per search depth
+    retriever = Retriever(cafe, PipelineSpec(stage1=None), backbone=minilm)
     retriever.search(["a dog barking without people talking", "birds chirping and rain falling", "rain"])
     assert retriever.encoder.stats.calls == 2
 
@@ -50,14 +52,15 @@ def test_stages_can_be_switched_off_and_on(cafe: Path, minilm, tmp_path: Path) -
     from fortekit.search.projection.files import save_projection
     from fortekit.search.stage1.config import RefineConfig
 
-    off = Retriever(cafe, minilm, stage1=None, projection=None, formula=None, rerank=None)
+    off = Retriever(cafe, PipelineSpec(stage1=None, projection=None, formula=None, rerank=None),
+                    backbone=minilm)
     assert "stages=[]" in repr(off)
     plain = off.search("a dog barking without people talking", k=2)[0]
     assert plain.hits[0].item_id == "clip0" and plain.fallback == "off"
     torch.manual_seed(0)
     head = ProjectionHead(384)
     weights = save_projection(head, tmp_path / "head")
-    staged = Retriever(cafe, minilm, stage1=RefineConfig.online(), projection=weights)
+    staged = Retriever(cafe, PipelineSpec(stage1=RefineConfig.online(), projection=weights), backbone=minilm)
     result = staged.search("a dog barking", k=4)[0]
     assert result.refined_text is not None and len(result.hits) == 4
     assert staged.items.shape == (len(CAFE), 384)
@@ -66,7 +69,7 @@ def test_stages_can_be_switched_off_and_on(cafe: Path, minilm, tmp_path: Path) -
 def test_numpy_strings_are_queries(cafe: Path, minilm) -> None:  # type: ignore[no-untyped-def]
     import numpy as np
 
-    retriever = Retriever(cafe, minilm, rerank=None)
+    retriever = Retriever(cafe, PipelineSpec(rerank=None), backbone=minilm)
     plain = [r.hits[0].item_id for r in retriever.search(["rain on a roof", "a dog barking"], k=1)]
     from_numpy = retriever.search(np.array(["rain on a roof", "a dog barking"]), k=1)
     assert [r.hits[0].item_id for r in from_numpy] == plain
@@ -77,12 +80,12 @@ def test_numpy_strings_are_queries(cafe: Path, minilm) -> None:  # type: ignore[
 @pytest.mark.parametrize("query", ["", "   ", 42, b"rain"])
 def test_bad_queries_are_coded_errors(cafe: Path, minilm, query: object) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(FortekitError, match=r"\[E30[02]\]"):
-        Retriever(cafe, minilm).search([query])  # type: ignore[list-item]
+        Retriever(cafe, backbone=minilm).search([query])  # type: ignore[list-item]
     if isinstance(query, bytes):  # one undecoded query, named as bytes with the decoding hint
         with pytest.raises(FortekitError, match=r"\[E302\].*not bytes.*decode"):
-            Retriever(cafe, minilm).search(query)  # type: ignore[arg-type]
-    with pytest.raises(EvaluationError, match=r"\[E480\]"):
-        Retriever(cafe, minilm).search("rain", k=0)
+            Retriever(cafe, backbone=minilm).search(query)  # type: ignore[arg-type]
+    with pytest.raises(RetrieverError, match=r"\[E424\]"):
+        Retriever(cafe, backbone=minilm).search("rain", k=0)
 
 
 def test_explain_predicates() -> None:
@@ -135,7 +138,7 @@ def test_eval_and_search_give_the_same_ranking(minilm, tmp_path: Path) -> None: 
     items = item_embeddings(minilm, [tuple(row["captions"]) for row in CORPUS])
     index = AudioIndex.from_captions([row["_id"] for row in CORPUS], [row["text"] for row in CORPUS], minilm,
                                      embeddings=items)
-    results = Retriever(index, minilm).search([query["text"] for query in QUERIES], k=len(CORPUS))
+    results = Retriever(index, backbone=minilm).search([query["text"] for query in QUERIES], k=len(CORPUS))
     for query, result in zip(QUERIES, results, strict=True):
         assert [hit.item_id for hit in result.hits] == evaluated[query["_id"]][: len(result.hits)]
 
@@ -151,6 +154,7 @@ def test_fol_refine_ranks_through_the_same_retriever(cafe: Path, minilm, tmp_pat
     assert fol_refine_main([str(source), "--index", str(cafe), "-k", "3", "-o", str(output), "--quiet",
                             "--no-progress", "--device", "cpu"]) == 0
     written = [json.loads(line) for line in output.read_text("utf-8").splitlines()]
-    results = Retriever(cafe, minilm, stage1=RefineConfig.online()).search(queries, k=3)
+    results = Retriever(cafe, PipelineSpec(stage1=RefineConfig.online()), backbone=minilm).search(queries,
+                        k=3)
     for record, result in zip(written, results, strict=True):
         assert [item["id"] for item in record["ranking"]] == [hit.item_id for hit in result.hits]

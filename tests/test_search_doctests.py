@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import doctest
 import importlib
-import importlib.util
 import pkgutil
 
 import pytest
@@ -15,19 +14,10 @@ import pytest
 import fortekit.plugins
 import fortekit.search
 
-
-def _moved(name: str) -> bool:
-    """An old path that only aliases the module's new home (W800): its examples run there."""
-    spec = importlib.util.find_spec(name)
-    origin = spec.origin if spec is not None else None
-    return origin is not None and "alias_module(__name__" in open(origin, encoding="utf-8").read()
-
-
 MODULES = sorted(
     info.name
     for package in (fortekit.search, fortekit.plugins)
     for info in pkgutil.walk_packages(package.__path__, f"{package.__name__}.")
-    if not _moved(info.name)
 )
 
 

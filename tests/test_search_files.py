@@ -10,6 +10,7 @@ from beir_fixtures import CORPUS, QUERIES, make_beir
 
 from fortekit.search.cli import main
 from fortekit.search.index import AudioIndex
+from fortekit.search.pipeline import PipelineSpec
 from fortekit.search.retriever import Retriever
 
 
@@ -76,14 +77,16 @@ def test_stored_refinements_replace_stage1_for_the_queries_they_hold(cafe: Path,
             return {"refined_text": "a dog barking loudly", "phi_star": "∃x [Dog(x) ∧ Barking(x) ∧ Loud(x)]",
                     "phi0": "∃x [Dog(x)]"}
 
-    retriever = Retriever(cafe, minilm, lookup=Table(), stage1=None)  # the others go as they are
+    # the others go as they are
+    retriever = Retriever(cafe, PipelineSpec(lookup=Table(), stage1=None), backbone=minilm)
     stored, plain = retriever.search(["a dog", "rain on a roof"], k=2)
     assert stored.source == "lookup" and stored.refined_text == "a dog barking loudly"
     assert stored.phi_star == "∃x [Dog(x) ∧ Barking(x) ∧ Loud(x)]" and stored.phi0 == "∃x [Dog(x)]"
     assert stored.hits[0].item_id == "clip1"
     assert plain.source == "query" and plain.refined_text is None and plain.hits[0].item_id == "clip3"
     assert "lookup" in repr(retriever)
-    direct = Retriever(cafe, minilm, stage1=None).search("a dog barking loudly", k=2)[0]
+    direct = Retriever(cafe, PipelineSpec(stage1=None), backbone=minilm).search("a dog barking loudly",
+                       k=2)[0]
     assert [hit.item_id for hit in direct.hits] == [hit.item_id for hit in stored.hits]
 
 

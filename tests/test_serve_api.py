@@ -72,14 +72,15 @@ def test_a_search_returns_exactly_what_retriever_search_returns(cafe: Path, cafe
 
 
 def test_the_stage_switches_give_the_retriever_of_those_stages(cafe: Path, cafe_client: TestClient) -> None:
-    from fortekit.search.retriever import build_retriever
+    from fortekit.search.pipeline import PipelineSpec
+    from fortekit.search.retriever import Retriever
 
     for switches, options in [
         ({"stage1": "off"}, {"stage1": "off"}),
         ({"formula_scoring": "off", "stage3": "off"}, {"formula_scoring": False, "stage3": False}),
         ({"stage1": "off", "formula_scoring": "off"}, {"stage1": "off", "formula_scoring": False}),
     ]:
-        retriever = build_retriever(cafe, device="cpu", **options)  # type: ignore[arg-type]
+        retriever = Retriever(cafe, PipelineSpec.from_switches(**options), device="cpu")
         expected = [result.to_dict() for result in retriever.search(QUERIES, k=4)]
         answer = _search(cafe_client, queries=QUERIES, k=4, **switches)
         _assert_same_results(answer["results"], expected)

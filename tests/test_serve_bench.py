@@ -54,9 +54,9 @@ def clotho_index(minilm, tmp_path_factory: pytest.TempPathFactory) -> Path:  # t
 
 
 def _retriever(index: Path, minilm):  # type: ignore[no-untyped-def]
-    from fortekit.search.retriever import build_retriever
+    from fortekit.search.retriever import Retriever
 
-    return build_retriever(index, backbone=minilm, device="cpu")
+    return Retriever(index, backbone=minilm, device="cpu")
 
 
 @pytest.fixture(scope="module")

@@ -85,10 +85,11 @@ def layout(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _retriever_maker(minilm: Any) -> Any:
-    from fortekit.search.retriever import build_retriever
+    from fortekit.search.pipeline import PipelineSpec
+    from fortekit.search.retriever import Retriever
 
     def make(index: Any, backbone: Any) -> Any:
-        return build_retriever(index, backbone=backbone or minilm, stage1="off", device="cpu")
+        return Retriever(index, PipelineSpec(stage1=None), backbone=backbone or minilm, device="cpu")
 
     return make
 

@@ -178,7 +178,7 @@ def test_the_tagger_captions_audio_alone_and_the_parser_reads_its_captions(
 
 
 def test_training_is_deterministic_for_a_seed(trained: Trained, tmp_path: Path) -> None:
-    from fortekit.search.eval.soundclap.train import train_small_clap
+    from fortekit.search.eval.bench.soundclap.train import train_small_clap
 
     collection, folder, _, _ = trained
     runs = [train_small_clap(collection, tmp_path / name, epochs=1, batch_size=32, seed=5, device="cpu",
@@ -193,7 +193,7 @@ def test_training_is_deterministic_for_a_seed(trained: Trained, tmp_path: Path) 
 def test_bad_training_settings_give_coded_errors(
     trained: tuple[Path, Path, dict[str, Any], str], tmp_path: Path, kwargs: dict[str, Any], code: str,
 ) -> None:
-    from fortekit.search.eval.soundclap.train import train_small_clap
+    from fortekit.search.eval.bench.soundclap.train import train_small_clap
 
     with pytest.raises(SoundClapError, match=rf"\[{code}\]"):
         train_small_clap(trained[0], tmp_path / "out", device="cpu", **kwargs)
@@ -212,8 +212,8 @@ def test_the_cli_reports_a_folder_that_is_no_collection(
 
 
 def test_a_holdout_of_the_training_clips_can_validate_instead(trained: Trained, tmp_path: Path) -> None:
-    from fortekit.search.eval.soundclap.config import TrainClapConfig
-    from fortekit.search.eval.soundclap.train import train_small_clap
+    from fortekit.search.eval.bench.soundclap.config import TrainClapConfig
+    from fortekit.search.eval.bench.soundclap.train import train_small_clap
 
     collection, folder, _, _ = trained
     result = train_small_clap(collection, tmp_path / "holdout", epochs=1, batch_size=32, device="cpu",

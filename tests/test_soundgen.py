@@ -19,13 +19,13 @@ from fortekit.errors import SoundGenError, SpeechSynthMissingError
 from fortekit.fol import parse_formula
 from fortekit.search.cli.main import main
 from fortekit.search.eval.beir import load_beir
-from fortekit.search.eval.soundgen.captions import scene_formula
-from fortekit.search.eval.soundgen.dsp import RATE
-from fortekit.search.eval.soundgen.generate import generate
-from fortekit.search.eval.soundgen.queries import QUERY_KINDS
-from fortekit.search.eval.soundgen.render import render_scene
-from fortekit.search.eval.soundgen.scene import HELD_OUT_PAIRS, GeneratorConfig, draw_scene
-from fortekit.search.eval.soundgen.templates import load_templates
+from fortekit.search.eval.bench.soundgen.captions import scene_formula
+from fortekit.search.eval.bench.soundgen.dsp import RATE
+from fortekit.search.eval.bench.soundgen.generate import generate
+from fortekit.search.eval.bench.soundgen.queries import QUERY_KINDS
+from fortekit.search.eval.bench.soundgen.render import render_scene
+from fortekit.search.eval.bench.soundgen.scene import HELD_OUT_PAIRS, GeneratorConfig, draw_scene
+from fortekit.search.eval.bench.soundgen.templates import load_templates
 
 N = 60
 CONFIG = GeneratorConfig(seed=0, n=N, speech=False)
@@ -142,7 +142,7 @@ def test_the_beir_folder_loads_and_its_judgements_follow_the_truth(collection: P
 def test_every_query_kind_is_there_with_enough_clips(tmp_path: Path) -> None:
     """Kinds as ``metadata.kind``: plain, attribute, and, without, order (a 200-clip collection's
     queries, decided from the scenes without rendering)."""
-    from fortekit.search.eval.soundgen.queries import build_queries
+    from fortekit.search.eval.bench.soundgen.queries import build_queries
 
     scenes = [draw_scene(0, i, config=GeneratorConfig(n=200)) for i in range(200)]
     for split in ("train", "test"):
@@ -295,7 +295,7 @@ def test_structures_keep_their_shares_and_then_events_fit_in_order() -> None:
 
 def test_an_interrupted_command_says_how_to_resume(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    import fortekit.search.eval.soundgen.generate as module
+    import fortekit.search.eval.bench.soundgen.generate as module
 
     def interrupted(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
@@ -313,7 +313,7 @@ def test_bench_is_a_fortekit_command(capsys: pytest.CaptureFixture[str]) -> None
 
 
 def test_agents_take_their_rate_as_an_adverb() -> None:
-    from fortekit.search.eval.soundgen.captions import phrase
+    from fortekit.search.eval.bench.soundgen.captions import phrase
 
     rng = np.random.default_rng(0)
     for cls, variant in (("speech", "female"), ("speech", "male"), ("dog", ""), ("footsteps", "")):
@@ -325,7 +325,7 @@ def test_agents_take_their_rate_as_an_adverb() -> None:
 
 
 def test_a_bad_adverb_only_entry_is_e555(tmp_path: Path) -> None:
-    from fortekit.search.eval.soundgen.templates import DATA_FILE
+    from fortekit.search.eval.bench.soundgen.templates import DATA_FILE
 
     bad = tmp_path / "templates.toml"
     bad.write_text(DATA_FILE.read_text(encoding="utf-8").replace(

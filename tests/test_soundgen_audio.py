@@ -1,6 +1,6 @@
 """The generator's sounds, checked by measurement: levels, attributes, timing, signatures.
 
-Every check renders events or scenes with :mod:`fortekit.search.eval.soundgen.render` and
+Every check renders events or scenes with :mod:`fortekit.search.eval.bench.soundgen.render` and
 measures the samples with NumPy/SciPy statistics (RMS dBFS, spectral centroid and flatness,
 band energy, the energy envelope and its period). Speech (espeak-ng) is in
 test_soundgen_speech.py; the written collection in test_soundgen.py.
@@ -13,8 +13,8 @@ from itertools import pairwise
 import numpy as np
 import pytest
 
-from fortekit.search.eval.soundgen.classes import ATTRIBUTES, BASE_LEVEL_DB, CLASSES, class_names
-from fortekit.search.eval.soundgen.dsp import (
+from fortekit.search.eval.bench.soundgen.classes import ATTRIBUTES, BASE_LEVEL_DB, CLASSES, class_names
+from fortekit.search.eval.bench.soundgen.dsp import (
     RATE,
     active_span,
     band_energy_db,
@@ -24,8 +24,8 @@ from fortekit.search.eval.soundgen.dsp import (
     spectral_centroid,
     spectral_flatness,
 )
-from fortekit.search.eval.soundgen.render import FLOOR_DB, PEAK, render_event, render_scene
-from fortekit.search.eval.soundgen.scene import CLIP_SECONDS, Event, GeneratorConfig, draw_scene
+from fortekit.search.eval.bench.soundgen.render import FLOOR_DB, PEAK, render_event, render_scene
+from fortekit.search.eval.bench.soundgen.scene import CLIP_SECONDS, Event, GeneratorConfig, draw_scene
 
 SYNTHESISED = class_names(speech=False)
 ONSET, LENGTH = 0.5, 2.5

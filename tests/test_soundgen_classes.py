@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from scipy.signal import find_peaks, stft
 
-from fortekit.search.eval.soundgen import synth_noise, synth_tonal
-from fortekit.search.eval.soundgen.dsp import (
+from fortekit.search.eval.bench.soundgen import synth_noise, synth_tonal
+from fortekit.search.eval.bench.soundgen.dsp import (
     RATE,
     SynthRequest,
     envelope_period,

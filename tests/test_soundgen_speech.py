@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 
 from fortekit.errors import SpeechSynthMissingError
-from fortekit.search.eval.soundgen.classes import BASE_LEVEL_DB
-from fortekit.search.eval.soundgen.dsp import RATE, active_span, band_energy_db, rms_db
-from fortekit.search.eval.soundgen.generate import generate
-from fortekit.search.eval.soundgen.render import render_event
-from fortekit.search.eval.soundgen.scene import Event, GeneratorConfig
-from fortekit.search.eval.soundgen.speech import espeak_program
+from fortekit.search.eval.bench.soundgen.classes import BASE_LEVEL_DB
+from fortekit.search.eval.bench.soundgen.dsp import RATE, active_span, band_energy_db, rms_db
+from fortekit.search.eval.bench.soundgen.generate import generate
+from fortekit.search.eval.bench.soundgen.render import render_event
+from fortekit.search.eval.bench.soundgen.scene import Event, GeneratorConfig
+from fortekit.search.eval.bench.soundgen.speech import espeak_program
 
 try:
     espeak_program()

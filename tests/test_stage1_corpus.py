@@ -17,6 +17,7 @@ from fortekit.fol import predicates
 from fortekit.fol.caption import default_parser, parse_caption
 from fortekit.search import RefineConfig, Retriever
 from fortekit.search.eval.datasets import load_collection
+from fortekit.search.pipeline import PipelineSpec
 from fortekit.search.stage1.anchors import AnchorRequest
 from fortekit.search.stage1.beam import Refiner
 from fortekit.search.stage1.corpus import CaptionCorpus, parse_from_dict
@@ -179,8 +180,8 @@ def test_fol_refine_with_a_corpus_file_and_with_an_index(cafe: Path, tmp_path: P
 
 
 def test_the_retriever_takes_the_corpus_elaborator_and_feedback_by_name(cafe: Path) -> None:
-    retriever = Retriever(cafe, stage1=RefineConfig.online(), elaborator="corpus", anchors="feedback",
-                          formula=None, rerank=None, device="cpu")
+    retriever = Retriever(cafe, PipelineSpec(stage1=RefineConfig.online(), elaborator="corpus",
+                          anchors="feedback", formula=None, rerank=None), device="cpu")
     result = retriever.search(["a dog barking"], k=3)[0]
     assert result.source == "search"
     assert result.hits[0].item_id in {"clip0", "clip1"}
@@ -222,7 +223,8 @@ def test_auto_falls_back_to_lexical_and_no_anchors_without_captions(minilm) -> N
     texts = ["a dog barks", "rain falls on a roof", "a bell rings"]
     bare = AudioIndex.from_captions(["a", "b", "c"], [None, None, None], minilm.name,
                                     embeddings=minilm.encode_text(texts).numpy(), parse_captions=False)
-    retriever = Retriever(bare, minilm, stage1=RefineConfig.online(), formula=None, rerank=None, device="cpu")
+    retriever = Retriever(bare, PipelineSpec(stage1=RefineConfig.online(), formula=None, rerank=None),
+                          backbone=minilm, device="cpu")
     assert retriever.refiner is not None
     assert retriever.refiner.elaborator.name == "lexical" and retriever.refiner.anchors.name == "none"
     assert retriever.search("a dog barking", k=1)[0].hits[0].item_id == "a"

@@ -60,7 +60,7 @@ def test_nothing_but_surrogates_is_empty_as_before() -> None:
 def test_the_retriever_and_stage1_refuse_it_before_the_encoder(minilm, cafe: Path) -> None:  # type: ignore[no-untyped-def]
     from fortekit.search.retriever import Retriever
 
-    retriever = Retriever(cafe, minilm)
+    retriever = Retriever(cafe, backbone=minilm)
     with pytest.raises(CaptionTextError, match=r"\[E671\] Retriever.search\(\) .*U\+D800"):
         retriever.search("rain \ud800 roof")
     with pytest.raises(CaptionTextError, match=r"\[E671\] Retriever.search\(\)"):
@@ -179,7 +179,8 @@ def test_unknown_word_queries_keep_every_cache_within_its_bound(  # type: ignore
         minilm, cafe: Path, small_bounds: int) -> None:
     from fortekit.search.retriever import Retriever
 
-    retriever = Retriever(cafe, minilm)  # the default pipeline: Stage 1, the head, formula scoring, Stage 3
+    # the default pipeline: Stage 1, the head, formula scoring, Stage 3
+    retriever = Retriever(cafe, backbone=minilm)
     retriever.encoder.cache.max_entries = small_bounds
     rng = random.Random(43)
     for _ in range(6):  # 180 made-up words, each new: far past 64 entries in every table
@@ -230,7 +231,7 @@ def test_bench_cache_growth_over_unknown_word_queries(benchmark, minilm, cafe: P
     records each cache's entries after every 10 (``extra_info``) and the process's RSS growth."""
     from fortekit.search.retriever import Retriever
 
-    retriever = Retriever(cafe, minilm)
+    retriever = Retriever(cafe, backbone=minilm)
     rng = random.Random(14)
     retriever.search([_unknown_query(rng)], k=3)  # every model and table loaded before the figures
     before = cache_counts()

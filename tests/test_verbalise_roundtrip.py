@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from conftest import SHARED_DATA, require
@@ -92,3 +93,17 @@ def test_bench_verbalise_depth_2_operator_outputs(benchmark, clotho_parses: list
             verbalise(phi)
 
     benchmark.pedantic(run, rounds=5, warmup_rounds=1)
+
+
+def test_the_round_trip_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``python -m fortekit.search.cli.verbalise_report``: the command parses, verbalise/ counts."""
+    from fortekit.search.cli.verbalise_report import main
+
+    captions = tmp_path / "clotho.csv"
+    captions.write_text("file_name,caption_1,caption_2\na.wav,birds chirping in the morning,a dog barks\n",
+                        encoding="utf-8")
+    assert main([str(captions)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("formulas: 2\npredicates recovered: ") and "most often lost:" in out
+    assert main([str(tmp_path / "missing.csv")]) == 2
+    assert "missing.csv" in capsys.readouterr().err

@@ -11,7 +11,6 @@ MODULES = [
     "fortekit.vocab",
     "fortekit.vocab.analyse",
     "fortekit.vocab.builder",
-    "fortekit.vocab.cli",
     "fortekit.vocab.contrast",
     "fortekit.vocab.corpus",
     "fortekit.vocab.grounding",

@@ -1,9 +1,10 @@
 """The round-trip report of the verbaliser: how much of Pred(φ) survives Π(G(φ)).
 
-Run: ``python -m fortekit.verbalise.report CLOTHO_CSV`` (any Clotho-format CSV).
 It parses every caption with Π, writes each formula back with G, parses that again
 and counts the predicates (symbol and polarity) of φ found in Π(G(φ)); it lists the
-predicates most often lost.
+predicates most often lost. The command is
+``python -m fortekit.search.cli.verbalise_report CAPTION_CSV``
+(:mod:`fortekit.search.cli.verbalise_report`).
 
 Example:
     >>> stats = round_trip(["birds chirping in the morning"])
@@ -13,16 +14,16 @@ Example:
 
 from __future__ import annotations
 
-import argparse
-import csv
-import sys
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from fortekit.fol.ast import Formula
 from fortekit.fol.predicates import Polarity, predicates
 from fortekit.verbalise.realise import verbalise
+
+__all__ = ["RoundTrip", "format_round_trip", "read_captions", "round_trip", "round_trip_formulas"]
 
 
 @dataclass(slots=True)
@@ -72,24 +73,42 @@ def round_trip(captions: Iterable[str]) -> RoundTrip:
     return round_trip_formulas([result.formula for result in parse_captions(captions)])
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Print the round-trip figures for a Clotho-format CSV (all caption columns)."""
-    parser = argparse.ArgumentParser(prog="python -m fortekit.verbalise.report")
-    parser.add_argument("csv", help="a Clotho-format CSV (file_name, caption_1..caption_5)")
-    args = parser.parse_args(argv)
-    with open(args.csv, encoding="utf-8") as handle:
-        rows = list(csv.DictReader(handle))
-    captions = [row[key] for row in rows for key in row if key.startswith("caption")]
-    stats = round_trip(captions)
-    print(f"formulas: {stats.formulas}")
-    print(f"predicates recovered: {stats.recovered}/{stats.total} = {stats.recovered / stats.total:.2%}")
-    print(
+def read_captions(path: str | Path) -> list[str]:
+    """Every non-empty caption of a caption CSV (Clotho: all caption columns; AudioCaps), in file order.
+
+    Read by :mod:`fortekit.caption_csv`, the one reader of caption files.
+
+    Raises:
+        DataFileError: an unreadable line (E114), neither layout (E109).
+        OSError: the file cannot be opened.
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "clotho.csv"
+        >>> _ = path.write_text("file_name,caption_1,caption_2\\na.wav,rain falls,wind blows\\n")
+        >>> read_captions(path)
+        ['rain falls', 'wind blows']
+    """
+    from fortekit.caption_csv import check_caption_csv, read_caption_csv
+
+    return check_caption_csv(read_caption_csv(Path(path)), what="a caption CSV").captions()
+
+
+def format_round_trip(stats: RoundTrip) -> str:
+    """The round-trip figures as the report prints them, one per line.
+
+    Example:
+        >>> print(format_round_trip(RoundTrip(formulas=1, total=2, recovered=1, missed=Counter({"While": 1}))))
+        formulas: 1
+        predicates recovered: 1/2 = 50.00%
+        negated predicates: 0; recovered with polarity: 0; flipped to positive: 0
+        most often lost: While 1
+    """
+    share = stats.recovered / stats.total if stats.total else 0.0
+    return "\n".join([
+        f"formulas: {stats.formulas}",
+        f"predicates recovered: {stats.recovered}/{stats.total} = {share:.2%}",
         f"negated predicates: {stats.negated}; recovered with polarity: {stats.negated_recovered}; "
-        f"flipped to positive: {stats.flipped}"
-    )
-    print("most often lost: " + ", ".join(f"{name} {n}" for name, n in stats.missed.most_common(20)))
-    return 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+        f"flipped to positive: {stats.flipped}",
+        "most often lost: " + ", ".join(f"{name} {n}" for name, n in stats.missed.most_common(20)),
+    ])

@@ -39,15 +39,7 @@ _LAZY = {
 }
 
 
-_lazy_getattr, __dir__ = lazy_exports(__name__, _LAZY, names=globals())
-
-
-def __getattr__(name: str) -> object:
-    if name == "add_parse_report_command":  # moved to fortekit.search.cli; report's own alias warns (W800)
-        from fortekit.fol.caption import report
-
-        return report.add_parse_report_command
-    return _lazy_getattr(name)
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, names=globals())
 
 
 __all__ = [

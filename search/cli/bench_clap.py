@@ -1,11 +1,11 @@
 """``fortekit bench train-clap``: train the small CLAP and its tagger on a generated collection.
 
 Writes small_clap.{json,safetensors} (the ``small-clap`` backbone), tagger.{json,safetensors}
-(the ``tagger`` captioner) and result.json to --out; one line per epoch goes to stdout.
+(the ``tagger`` captioner) and result.json to -o; one line per epoch goes to stdout.
 
 Example:
-    $ fortekit bench generate --n 2000 --out runs/gen2000
-    $ fortekit bench train-clap --data runs/gen2000 --out runs/clap
+    $ fortekit bench generate --n 2000 -o runs/gen2000
+    $ fortekit bench train-clap --data runs/gen2000 -o runs/clap
 """
 
 from __future__ import annotations
@@ -38,11 +38,11 @@ def add_train_clap_action(actions: argparse._SubParsersAction[argparse.ArgumentP
         help="train the small CLAP (log-mel CNN + frozen MiniLM) and its tagger on a generated collection",
         description="Train the small CLAP and the tagger captioner on a collection written by "
         "`fortekit bench generate` (see docs/soundclap.md). Writes small_clap.json/.safetensors, "
-        "tagger.json/.safetensors and result.json to --out; log-mels and caption embeddings are "
-        "cached in --out/cache.",
+        "tagger.json/.safetensors and result.json to -o; log-mels and caption embeddings are "
+        "cached in OUT/cache.",
     )
     train.add_argument("--data", required=True, type=Path, help="the generated collection (its folder)")
-    add_output_option(train, dest="out", required=True, type=Path, metavar="DIR", old=("--out",),
+    add_output_option(train, dest="out", required=True, type=Path, metavar="DIR",
                       kind="folder", help="output folder")
     train.add_argument("--epochs", type=int, default=8, help="epochs (default 8)")
     train.add_argument("--batch-size", type=int, default=128, help="clips per step (default 128)")
@@ -56,8 +56,8 @@ def add_train_clap_action(actions: argparse._SubParsersAction[argparse.ArgumentP
 def run_train_clap(args: argparse.Namespace, out: TextIO) -> int:
     """Handler of ``bench train-clap``: exit code 0, 1 on bad input (a coded message on stderr)."""
     from fortekit.errors import FortekitError
-    from fortekit.search.eval.soundclap.config import TrainClapConfig
-    from fortekit.search.eval.soundclap.train import train_small_clap
+    from fortekit.search.eval.bench.soundclap.config import TrainClapConfig
+    from fortekit.search.eval.bench.soundclap.train import train_small_clap
 
     def log(line: str) -> None:
         print(line, file=out, flush=True)

@@ -7,8 +7,8 @@ split is read (docs/results.md, "Audio, end to end").
 
 Example:
     $ fortekit bench stage2-data --data runs/gen2000 --backbone small-clap \\
-        --backbone-option model=runs/clap --out runs/stage2/train.safetensors
-    $ fortekit train-projection --train runs/stage2/train.safetensors --out runs/stage2
+        --backbone-option model=runs/clap -o runs/stage2/train.safetensors
+    $ fortekit train-projection --train runs/stage2/train.safetensors -o runs/stage2
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def add_stage2_data_action(actions: argparse._SubParsersAction[argparse.Argument
         "`fortekit train-projection --train FILE`.",
     )
     action.add_argument("--data", required=True, type=Path, help="the generated collection (its folder)")
-    add_output_option(action, dest="out", required=True, type=Path, metavar="FILE", old=("--out",),
+    add_output_option(action, dest="out", required=True, type=Path, metavar="FILE",
                       help="the .safetensors file to write")
     action.add_argument("--overwrite", action="store_true", help="replace an existing -o file (else E746)")
     action.add_argument("--backbone", default="small-clap", help="audio-text backbone (default small-clap)")
@@ -66,7 +66,7 @@ def run_stage2_data(args: argparse.Namespace, out: TextIO) -> int:
     from fortekit.plugins import get_backbone
     from fortekit.safe_write import check_not_input
     from fortekit.search.cli.options import option_paths
-    from fortekit.search.eval.soundclap.stage2_data import stage2_data
+    from fortekit.search.eval.bench.soundclap.stage2_data import stage2_data
     from fortekit.search.projection.data import save_projection_data
 
     options = dict(args.backbone_option or [])

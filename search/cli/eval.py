@@ -8,11 +8,11 @@ in the BEIR layout (trec_eval metrics, :mod:`fortekit.search.eval.beir_eval`).
 
 Example:
     $ fortekit eval --test clotho_captions_development.csv --n-train 2000 --item-text mean \\
-        --out runs/clotho_mean
-    $ fortekit eval --test test.csv --train train.csv --sweep alpha=0,0.1,0.3,0.5 --out runs/ac
-    $ fortekit eval --beir negation/audiocaps_val --systems baseline,S3-polarity --out runs/val
+        -o runs/clotho_mean
+    $ fortekit eval --test test.csv --train train.csv --sweep alpha=0,0.1,0.3,0.5 -o runs/ac
+    $ fortekit eval --beir negation/audiocaps_val --systems baseline,S3-polarity -o runs/val
     $ fortekit eval --beir gen/test --backbone small-clap --backbone-option model=clap \\
-        --captioner tagger --captioner-option model=clap --out runs/audio
+        --captioner tagger --captioner-option model=clap -o runs/audio
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def add_eval_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
         description="Caption-indexed benchmark: caption 1 of each test clip is the query, the item is the "
         "mean of its other captions (or caption 2). Trains Stage 2 and the anchor bank on the training "
         "collection, evaluates the 8 S1/S2/S3 combinations (and S1 per anchor setting) and writes "
-        "metrics.json, results.md, ablation.png, per_query/, modality_gap.png and config.json to --out. "
+        "metrics.json, results.md, ablation.png, per_query/, modality_gap.png and config.json to -o. "
         "With --beir DIR instead: a multi-relevance collection in the BEIR layout (corpus.jsonl, "
         "queries.jsonl, qrels/test.tsv), the systems of --systems, trec_eval's nDCG@10, AP, P@10, "
         "R@1/5/10 and violation@10, broken down by query metadata, text to audio and audio to text "
@@ -68,7 +68,7 @@ def add_eval_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
                       help="item = mean of captions 2-5 (mean) or caption 2 (single); default mean")
     data.add_argument("--limit-test", type=int, help="only the first N test clips (quick runs)")
     data.add_argument("--limit-train", type=int, help="only the first N training clips (quick runs)")
-    add_output_option(data, dest="out", type=Path, metavar="DIR", old=("--out",), kind=fused_output_kind,
+    add_output_option(data, dest="out", type=Path, metavar="DIR", kind=fused_output_kind,
                       help="output directory (re-runs reuse its caches); required with --test and --beir; "
                       "with --fuse, the fused run file")
     model = parser.add_argument_group("model and stages")
@@ -83,8 +83,7 @@ def add_eval_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     model.add_argument("--elaborator", choices=["lexical", "corpus"], default="corpus",
                        help="Stage 1 elaborator: corpus (the nearest item captions of the collection "
                        "searched: the default, as in fortekit search) or lexical (vocabulary templates)")
-    add_depth_options(model, depth_dest="max_depth", beam_default=3, depth_default=2,
-                      old_depth=("--max-depth",))
+    add_depth_options(model, depth_dest="max_depth", beam_default=3, depth_default=2)
     model.add_argument("--lambda", dest="lam", type=float, default=1.0, help="Stage 1 lambda (default 1.0)")
     model.add_argument("--beta", type=float, default=0.5, help="Stage 1 beta (default 0.5)")
     model.add_argument("--tau", type=float, default=0.2, help="Stage 1 tau (default 0.2)")
@@ -174,7 +173,7 @@ def run_eval(args: argparse.Namespace, out: TextIO) -> int:
         print(f"fortekit: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("fortekit: interrupted; Stage 1 results so far are cached in --out/stage1, run the same "
+        print("fortekit: interrupted; Stage 1 results so far are cached in OUT/stage1, run the same "
               "command again to resume", file=sys.stderr)
         return 130
     for direction in settings.directions:

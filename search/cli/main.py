@@ -20,7 +20,7 @@ import sys
 from collections.abc import Sequence
 
 from fortekit import __version__
-from fortekit.search.cli.common import apply_fixups, run_cli
+from fortekit.search.cli.common import run_cli
 from fortekit.search.cli.parse import ECHO_CHARS, echo_text
 
 __all__ = ["ECHO_CHARS", "build_parser", "build_refine_parser", "echo_text", "fol_refine_main", "main",
@@ -73,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
-    args = apply_fixups(parser.parse_args(argv))
+    args = parser.parse_args(argv)
     if getattr(args, "handler", None) is None:
         parser.print_help()
         return 2

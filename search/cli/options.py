@@ -1,6 +1,6 @@
 """``KEY=VALUE`` command-line options (``--backbone-option``), read one way by every command.
 
-The value grammar, the same for ``fol-refine``, ``fortekit index build`` and ``index query``:
+The value grammar, the same for ``fol-refine``, ``fortekit index build`` and ``index add``:
 
 * ``true`` / ``false`` (any case) are booleans;
 * ``none`` / ``null`` (any case) is None;

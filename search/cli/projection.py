@@ -7,7 +7,7 @@ finished epoch when run again with the same arguments.
 
 Example:
     $ fortekit train-projection --train clotho_train.safetensors --validation clotho_val.safetensors \\
-        --out runs/clotho-minilm
+        -o runs/clotho-minilm
 """
 
 from __future__ import annotations
@@ -42,11 +42,11 @@ def add_projection_commands(commands: argparse._SubParsersAction[argparse.Argume
         "train-projection",
         help="train the Stage 2 projection h_psi (InfoNCE + mu L_logic) and save it as safetensors",
         description="Train h_psi on a safetensors file of tensors 'query' (q*), 'audio' and optional "
-        "'negative' (see docs/projection.md). Writes projection.safetensors and projection.json to --out "
+        "'negative' (see docs/projection.md). Writes projection.safetensors and projection.json to -o "
         "and a checkpoint after every epoch; a re-run resumes from it.",
     )
     train.add_argument("--train", required=True, type=Path, help="training data (.safetensors)")
-    add_output_option(train, dest="out", required=True, type=Path, metavar="DIR", old=("--out",),
+    add_output_option(train, dest="out", required=True, type=Path, metavar="DIR",
                       kind="folder", help="output directory")
     train.add_argument("--validation", type=Path, help="validation data for the per-epoch R@1")
     train.add_argument("--epochs", type=int, default=20, help="epochs (default 20)")
@@ -56,7 +56,7 @@ def add_projection_commands(commands: argparse._SubParsersAction[argparse.Argume
     train.add_argument("--weight-decay", type=float, default=1e-2, help="AdamW weight decay (default 1e-2)")
     train.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     train.add_argument("--device", default="auto", help="auto (CUDA when present), cpu, cuda, cuda:N")
-    train.add_argument("--no-resume", action="store_true", help="start over even if --out has a checkpoint")
+    train.add_argument("--no-resume", action="store_true", help="start over even if -o has a checkpoint")
     add_quiet_option(train, help="no progress bar", bars=True)
     train.set_defaults(handler=run_train_projection)
 

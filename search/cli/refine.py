@@ -12,7 +12,7 @@ and standard output was closed by its reader (a broken pipe: nothing is printed)
 
 Example:
     $ fol-refine examples/queries.txt -o refined.jsonl
-    $ fol-refine clotho_captions_development.csv --column caption_1 --offline -o clotho.jsonl
+    $ fol-refine clotho_captions_development.csv --text-column caption_1 --stage1 offline -o clotho.jsonl
     $ fol-refine new.txt --lookup clotho.jsonl --index clotho.index -k 10 -o ranked.jsonl
     $ fol-refine clotho.txt --stage1 offline -o clotho.jsonl --ray        # the batches on a local Ray
     $ fol-refine --query "a person talking" --explain
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fortekit.errors import FortekitError, QueryFileError
-from fortekit.search.cli.common import projection_value, switch_value
+from fortekit.search.cli.common import pipeline_spec
 from fortekit.search.cli.refine_args import build_refine_parser, check_usage
 from fortekit.search.refine.job import SetupError, exit_at_next_interrupt, format_lines, stdout_closed
 from fortekit.search.refine.query_io import (
@@ -61,7 +61,7 @@ _CONFIG_FLAGS = {
 def _config(args: argparse.Namespace) -> RefineConfig:
     from fortekit.search.stage1.config import RefineConfig
 
-    base = RefineConfig.offline() if args.offline else RefineConfig.online()
+    base = RefineConfig.offline() if args.stage1 == "offline" else RefineConfig.online()
     given = {field: getattr(args, flag) for flag, field in _CONFIG_FLAGS.items()}
     return base.replace(**{field: value for field, value in given.items() if value is not None})
 
@@ -239,7 +239,7 @@ def _say(args: argparse.Namespace, text: str) -> None:
 
 
 def _explain(args: argparse.Namespace) -> int:
-    from fortekit.search.distributed.options import settings_from_args
+    from fortekit.search.cli.ray_options import settings_from_args
     from fortekit.search.index.audio_index import AudioIndex
 
     if settings_from_args(args, command="fol-refine") is not None:
@@ -271,16 +271,11 @@ def _batch_runner(
     anchors, targets = _anchors(args, index)
 
     def make_retriever(refiner: Refiner) -> Retriever:
-        from fortekit.search.retriever import build_retriever
+        from fortekit.search.retriever import Retriever
 
         assert index is not None  # only called with an index
-        # fortekit search's factory; the clauses go through Stage 1's text cache.
-        return build_retriever(
-            index, refiner=refiner, lookup=lookup, device=args.device,
-            formula_scoring=switch_value(args.formula_scoring), gamma=args.gamma,
-            stage3=switch_value(args.stage3), projection=projection_value(args.projection),
-            order_check=switch_value(args.order_check),
-        )
+        # fortekit search's spec; the clauses go through Stage 1's text cache.
+        return Retriever(index, pipeline_spec(args, stage1=refiner, lookup=lookup), device=args.device)
 
     return BatchRunner(
         _LazyRefiner(args, anchors, index), writer, batch_size=args.batch_size, resume=resume,
@@ -329,7 +324,7 @@ class _ActorRunner:
 
 
 def _refine_file(args: argparse.Namespace) -> int:
-    from fortekit.search.distributed.options import settings_from_args
+    from fortekit.search.cli.ray_options import settings_from_args
     from fortekit.search.index.audio_index import AudioIndex
     from fortekit.search.refine.job import QueryFileJob
     from fortekit.search.refine.lookup import LookupTable

@@ -96,7 +96,7 @@ def build_refine_parser() -> argparse.ArgumentParser:
                      help="the query file (.txt, .jsonl, .csv or .tsv), as every command names it")
     src.add_argument("--query", metavar="TEXT",
                      help="refine this one query and print it (with --explain: its search tree)")
-    add_column_options(src, text_dest="column", id_dest=None, old_text=("--column",),
+    add_column_options(src, text_dest="column", id_dest=None,
                        text_help="the CSV/TSV column or JSONL field of the queries (default: query)")
     src.add_argument(
         "--target-column", metavar="COLUMN",
@@ -129,7 +129,7 @@ def build_refine_parser() -> argparse.ArgumentParser:
         help="weight of the formula's score against q*'s similarity (default: FormulaScoringConfig's)",
     )
     search = parser.add_argument_group("search (defaults: the online regime)")
-    add_stage1_option(search, choices=("online", "offline"), default="online", old_flags=True,
+    add_stage1_option(search, choices=("online", "offline"), default="online",
                       help="the regime: online (B, D) = (3, 2) or offline (5, 4); -B/-D override it")
     search.add_argument("-B", "--beam-width", metavar="B", type=_positive_int,
                         help="beam width B (at most 64; B x D x candidates per node at most 4096)")
@@ -191,15 +191,14 @@ def build_refine_parser() -> argparse.ArgumentParser:
     )
     runtime.add_argument("--cache-dir", metavar="DIR", type=OutputPath("folder"),
                          help="keep text embeddings on disk here across runs")
-    # A flag, as in `fortekit search`; the old spelling `--explain QUERY` still works (W800).
-    runtime.add_argument("--explain", nargs="?", const=True, default=False, metavar="",
+    runtime.add_argument("--explain", action="store_true",
                          help="with --query: print its search tree (how each edit scored)")
     add_quiet_option(runtime)
     runtime.add_argument(
         "--progress", action=argparse.BooleanOptionalAction, default=None,
         help="show a progress bar on stderr (default: when stderr is a terminal)",
     )
-    from fortekit.search.distributed.options import add_ray_options
+    from fortekit.search.cli.ray_options import add_ray_options
 
     add_ray_options(parser.add_argument_group("Ray (a query file's batches over several processes or "
                                               "machines; docs/scale.md)"), what="refiners")
@@ -220,13 +219,6 @@ def check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> No
         if args.queries is not None:
             parser.error("give the query file once: --queries FILE (or the positional QUERIES)")
         args.queries = args.queries_file
-    if isinstance(args.explain, str):  # the old spelling: `--explain QUERY`
-        from fortekit._deprecated import warn_moved
-
-        warn_moved("fol-refine --explain QUERY", "fol-refine --query QUERY --explain")
-        if args.query is not None:
-            parser.error("give the query once: --query QUERY --explain")
-        args.query, args.explain = args.explain, True
     if args.query is not None and args.queries is not None:
         parser.error("give a query file (--queries FILE) or one query (--query TEXT), not both")
     if args.explain and args.query is None:

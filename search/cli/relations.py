@@ -66,7 +66,7 @@ def add_relations_commands(commands: argparse._SubParsersAction[argparse.Argumen
         "captions", nargs="+", metavar="CSV[:COLUMN]",
         help="caption files, each with the column to read (default column: caption)",
     )
-    add_output_option(build, dest="out", required=True, metavar="TSV", old=("--out",),
+    add_output_option(build, dest="out", required=True, metavar="TSV",
                       help="the TSV to write (the shipped one: vocab/relations.tsv)")
     build.add_argument("--min-count", type=int, default=3, help="drop rarer triples (default 3)")
     build.add_argument("--overwrite", action="store_true", help="replace an existing -o file (else E746)")

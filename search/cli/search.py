@@ -31,8 +31,7 @@ from fortekit.search.cli.common import (
     add_stage1_option,
     add_stage_switches,
     add_top_k_option,
-    projection_value,
-    switch_value,
+    pipeline_spec,
 )
 from fortekit.search.cli.search_file import whole_file_reason
 
@@ -95,7 +94,7 @@ def add_search_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
                        help="the query file's format (default: from its extension; standard input: txt)")
     add_column_options(files, text_help="the CSV/TSV column or JSONL field of the queries (default: query)",
                        id_help="the CSV/TSV column or JSONL field of the query ids (the qid of --format "
-                       "trec; default: the line number)", old_text=("--column",))
+                       "trec; default: the line number)")
     files.add_argument("--max-chars", metavar="N", type=int, default=DEFAULT_MAX_CHARS,
                        help=f"skip longer queries as bad lines (default: {DEFAULT_MAX_CHARS})")
     files.add_argument("--overwrite", action="store_true",
@@ -115,14 +114,10 @@ def make_retriever(args: argparse.Namespace) -> Any:
         FortekitError: an index, lookup table, backbone or projection that cannot be used.
     """
     from fortekit.search.refine.lookup import LookupTable
-    from fortekit.search.retriever import build_retriever
+    from fortekit.search.retriever import Retriever
 
-    return build_retriever(
-        args.index, stage1=args.stage1, projection=projection_value(args.projection),
-        lookup=LookupTable.load(args.lookup) if args.lookup is not None else None,
-        formula_scoring=switch_value(args.formula_scoring), stage3=switch_value(args.stage3),
-        device=args.device, order_check=switch_value(args.order_check),
-    )
+    lookup = LookupTable.load(args.lookup) if args.lookup is not None else None
+    return Retriever(args.index, pipeline_spec(args, lookup=lookup), device=args.device)
 
 
 def _names_a_file(text: str) -> bool:

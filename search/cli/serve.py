@@ -19,8 +19,7 @@ from fortekit.search.cli.common import (
     add_index_option,
     add_stage1_option,
     add_stage_switches,
-    projection_value,
-    switch_value,
+    pipeline_spec,
 )
 from fortekit.search.serve.hosts import HostPolicy
 
@@ -169,7 +168,7 @@ def _listen(host: str, port: int) -> socket.socket:
 
 def _make_app(args: argparse.Namespace, out: TextIO, hosts: HostPolicy) -> tuple[Any, Any]:
     """The app and its search service (None without --index)."""
-    from fortekit.search.retriever import build_retriever
+    from fortekit.search.retriever import Retriever
     from fortekit.search.serve.app import create_app
     from fortekit.search.serve.limits import ServeLimits
     from fortekit.search.serve.service import SearchService
@@ -191,12 +190,8 @@ def _make_app(args: argparse.Namespace, out: TextIO, hosts: HostPolicy) -> tuple
 
         def make_retriever(index: Any, backbone: Any) -> Any:
             """The server's Retriever of an index; a reload passes the backbone already loaded."""
-            retriever = build_retriever(
-                index, backbone=backbone, stage1=args.stage1, projection=projection_value(args.projection),
-                lookup=lookup, formula_scoring=switch_value(args.formula_scoring),
-                stage3=switch_value(args.stage3), order_check=switch_value(args.order_check),
-                device=args.device,
-            )
+            retriever = Retriever(index, pipeline_spec(args, lookup=lookup), backbone=backbone,
+                                  device=args.device)
             retriever.encoder.cache.max_entries = args.cache_entries
             return retriever
 

@@ -54,7 +54,7 @@ def _build(args: argparse.Namespace, out: TextIO) -> int:
             pipeline=args.spacy_model,
             cache_dir=_cache(args),
         )
-        shipped = load_vocabulary().to_tsv()  # read before --out may overwrite it
+        shipped = load_vocabulary().to_tsv()  # read before -o may overwrite it
         path = write_tsv(result.vocabulary, args.out)
     except FortekitError as error:
         return _fail(error)
@@ -153,7 +153,7 @@ def add_vocab_commands(subparsers: Any) -> None:
     build.add_argument("--clotho", required=True, help="Clotho development captions CSV")
     build.add_argument("--audiocaps", required=True, help="AudioCaps train captions CSV")
     build.add_argument("--ontology", required=True, help="AudioSet ontology.json")
-    add_output_option(build, dest="out", default="vocabulary.tsv", metavar="TSV", old=("--out",),
+    add_output_option(build, dest="out", default="vocabulary.tsv", metavar="TSV",
                       help="vocabulary TSV to write (default: %(default)s)")
     build.add_argument("--min-freq", type=int, default=5, help="caption frequency threshold (default: 5)")
     build.add_argument("--overwrite", action="store_true", help="replace an existing -o file (else E746)")

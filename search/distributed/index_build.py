@@ -53,8 +53,9 @@ from fortekit.search.distributed.options import RaySettings
 
 if TYPE_CHECKING:
     from fortekit.search.index.audio_index import AudioIndex
+    from fortekit.search.index.from_files import IndexSource
 
-__all__ = ["BUILD_STATE", "build_index_with_ray"]
+__all__ = ["BUILD_STATE", "build_index_folder_with_ray", "build_index_with_ray"]
 
 #: What a failed build leaves (the last line of E823).
 BUILD_STATE = "Nothing was written: an index already in the output folder is as it was."
@@ -313,6 +314,70 @@ def build_index_with_ray(
         rows = plan.run(named, settings or RaySettings(), cluster)
     return _assemble(items, ids, rows, parse_captions, recorded_options if recorded_options is not None
                      else options, captioner, recorded_captioner)
+
+
+def build_index_folder_with_ray(
+    out: str | os.PathLike[str], source: IndexSource, settings: RaySettings, *, backbone: str = "minilm",
+    options: Mapping[str, Any] | None = None, captioner: str | None = None,
+    captioner_options: Mapping[str, Any] | None = None, parse: bool = True, batch_size: int = 64,
+    ann: str | None = None, faiss: str | None = None, overwrite: bool = False, progress: bool = False,
+    command: str = "fortekit index build",
+) -> AudioIndex:
+    """:func:`~fortekit.search.index.from_files.build_index_folder` of audio files, the build on Ray.
+
+    The output is checked first; Ray is then imported and reached (or started) before the output
+    is locked, so that a missing Ray or an unreachable cluster (E820, E821) leaves nothing behind.
+
+    Args:
+        out: the index folder to write.
+        source: the audio files (a captions file is embedded in one process: E822).
+        settings: where Ray runs and how the model stages are sized.
+        backbone, options, captioner, captioner_options, parse, batch_size, ann, faiss, overwrite,
+            progress: as :func:`~fortekit.search.index.from_files.build_index_folder`.
+        command: the command, for the messages.
+
+    Returns:
+        The index, as saved.
+
+    Raises:
+        DistributedError: a captions file (E822), Ray missing (E820), unreachable (E821), a stage
+            that failed (E823).
+        AudioIndexError, OutputError: as ``build_index_folder``.
+
+    Example:
+        >>> from fortekit.search.index.from_files import IndexSource
+        >>> build_index_folder_with_ray("clips.index", IndexSource(audio="clips/"),
+        ...                             RaySettings(cpus=2))  # doctest: +SKIP
+    """
+    from fortekit.search.index.from_files import (
+        build_inputs,
+        check_build_options,
+        read_audio_source,
+        recordable_options,
+        save_index_folder,
+    )
+    from fortekit.search.index.writing import check_index_output, index_output_lock
+
+    check_build_options(source, captioner=captioner, captioner_options=captioner_options, ann=ann,
+                        faiss=faiss)
+    check_index_output(out, overwrite=overwrite, inputs=build_inputs(out, source))
+    if source.audio is None:
+        raise DistributedError(Errors.E822.format(
+            option="--ray", problem="runs the build of audio files (--audio) on Ray, and a captions file "
+            "is embedded in one process", fix="Leave it out, or index audio files with --audio DIR --ray.",
+        ))
+    options = dict(options or {})
+    chosen_options = dict(captioner_options or {})
+    with ray_session(settings, command=command) as cluster, index_output_lock(out):
+        check_index_output(out, overwrite=overwrite)  # as it is now that we hold the lock
+        items = read_audio_source(source.audio)  # the id rule before any model loads
+        index = build_index_with_ray(
+            items, backbone, options, settings=settings, cluster=cluster, parse_captions=parse,
+            batch_size=batch_size, recorded_options=recordable_options(options), captioner=captioner,
+            captioner_options=chosen_options, recorded_captioner_options=recordable_options(chosen_options),
+            progress=progress, command=command,
+        )
+        return save_index_folder(index, out, ann=ann, faiss=faiss, overwrite=overwrite)
 
 
 class _Plan:

@@ -157,7 +157,7 @@ class BeirData:
     @property
     def kind(self) -> str:
         """The kind of index ``fortekit index build`` would make of this collection
-        (:func:`fortekit.search.defaults.index_kind`): what its default pipeline is chosen by."""
+        (:func:`fortekit.search.pipeline.defaults.index_kind`): what its default pipeline is chosen by."""
         _ = self.items  # counts the item sources
         if not self.item_sources.get("audio"):
             return "captions"
@@ -292,12 +292,12 @@ class BeirData:
 
         base = self._parsed_retriever if rerank is not None else self._plain_retriever
         if projected and head is not None:
-            base = self._parsed_retriever.with_stages(projection=head)
+            base = self._parsed_retriever.replace(projection=head)
         elif projected and self.projection is not None:
             base = self._projected_retriever
         config = (self.formula_config or FormulaScoringConfig()) if formula else None
         captions = self.caption_sets if config is not None and config.exclusion == "evidence" else None
-        return base.with_stages(formula=config, rerank=rerank, evidence=self.evidence if evidence else None,
+        return base.replace(formula=config, rerank=rerank, evidence=self.evidence if evidence else None,
                                 captions=captions)
 
     @cached_property
@@ -339,24 +339,26 @@ class BeirData:
 
     @cached_property
     def _plain_retriever(self) -> Retriever:
+        from fortekit.search.pipeline import PipelineSpec
         from fortekit.search.retriever import Retriever
 
-        return Retriever(self._index(None), self.backbone, encoder=self.encoder, stage1=None, projection=None,
-                         order_check=False, formula=None, rerank=None, candidates=len(self.item_ids),
+        return Retriever(self._index(None), PipelineSpec.first_pass_only(len(self.item_ids)),
+                         backbone=self.encoder,
                          device=self.device)
 
     @cached_property
     def _parsed_retriever(self) -> Retriever:
+        from fortekit.search.pipeline import PipelineSpec
         from fortekit.search.retriever import Retriever
 
-        return Retriever(self._index(self.item_predicates), self.backbone, encoder=self.encoder, stage1=None,
-                         projection=None, order_check=False, formula=None, rerank=None,
-                         candidates=len(self.item_ids), device=self.device)
+        return Retriever(self._index(self.item_predicates), PipelineSpec.first_pass_only(len(self.item_ids)),
+                         backbone=self.encoder, device=self.device)
 
     @cached_property
     def _projected_retriever(self) -> Retriever:
-        retriever = self._parsed_retriever.with_stages(projection=self.projection)
+        retriever = self._parsed_retriever.replace(projection=self.projection)
         tick = time.perf_counter()
         _ = retriever.items  # the items through the head, once, timed
         self._timed("project_items", tick)
         return retriever
+

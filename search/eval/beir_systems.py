@@ -17,7 +17,7 @@ ones, in table order:
 * ``formula+S3``: formula scoring of Π(q), then Stage 3's default (what ``default`` was before
   the defaults depended on the kind of index);
 * ``default``: what ``fortekit search`` does without stage flags on this kind of collection
-  (:mod:`fortekit.search.defaults`: Stage 1 and the shipped Stage 2 head on human captions;
+  (:mod:`fortekit.search.pipeline.defaults`: Stage 1 and the shipped Stage 2 head on human captions;
   the order check and the captioner's label evidence on audio).
 
 Three systems run only when named in ``--systems``: ``S1`` (Stage 1's q* against the items,
@@ -203,10 +203,10 @@ def _formula_stage3(data: BeirData) -> SystemRanking:
 
 def _default(data: BeirData) -> SystemRanking:
     """What ``fortekit search`` does without stage flags on this kind of collection: the table of
-    defaults (:mod:`fortekit.search.defaults`) for :attr:`BeirData.kind`, with the head shipped for
+    defaults (:mod:`fortekit.search.pipeline.defaults`) for :attr:`BeirData.kind`, with the head shipped for
     the backbone as Stage 2 and the captioner's label evidence where it gives some."""
     from fortekit.plugins.protocols import LabelTagger
-    from fortekit.search.defaults import kind_defaults
+    from fortekit.search.pipeline.defaults import kind_defaults
     from fortekit.search.projection.shipped import shipped_head
     from fortekit.search.rerank import DEFAULT_ALPHA
 
@@ -308,7 +308,7 @@ for _spec in (
                ("encode_queries", "parse_queries"), ("caption_items", "encode_items", "parse_items")),
     SystemSpec("default", _default,
                "what fortekit search does without stage flags on this kind of collection "
-               "(search/defaults.toml; the head shipped for the backbone as Stage 2)",
+               "(search/pipeline/defaults.toml; the head shipped for the backbone as Stage 2)",
                ("stage1", "encode_queries", "parse_queries"),
                ("caption_items", "encode_items", "parse_items", "project_items")),
     SystemSpec("S1+formula", _s1_formula, "Stage 1's q* and formula scoring of phi*", ("stage1",)),

@@ -25,6 +25,7 @@ from fortekit.search.eval.data import EmbeddedCollection, ItemText, load_split
 from fortekit.search.eval.report import system_row, write_per_query_file
 from fortekit.search.eval.stage1 import Stage1Cache, Stage1Output, anchor_source, cache_key
 from fortekit.search.eval.systems import DEFAULT_ANCHORS, Direction, RankedRun, System, rank_through
+from fortekit.search.pipeline import PipelineSpec
 from fortekit.search.stage1.config import RefineConfig
 
 if TYPE_CHECKING:
@@ -198,7 +199,7 @@ class CaptionBenchmark:
         base = self._plain_retriever()
         if system.s2:
             base = self._shipped_retriever() if system.head == "shipped" else self._projected_retriever()
-        return base.with_stages(
+        return base.replace(
             formula=FormulaScoringConfig() if system.formula else None,
             rerank=self._reranker(system, alpha),
         )
@@ -207,16 +208,14 @@ class CaptionBenchmark:
         if self._plain is None:
             from fortekit.search.retriever import Retriever
 
-            self._plain = Retriever(
-                self.test.index, self.refiner.backbone, encoder=self.refiner.encoder, stage1=None,
-                projection=None, order_check=False, formula=None, rerank=None, candidates=len(self.test),
-                device=self.settings.device,
-            )
+            self._plain = Retriever(self.test.index, PipelineSpec.first_pass_only(len(self.test)),
+                                    backbone=self.refiner.encoder,
+                                    device=self.settings.device)
         return self._plain
 
     def _projected_retriever(self) -> Retriever:
         if self._projected is None:
-            self._projected = self._plain_retriever().with_stages(projection=self._weights)
+            self._projected = self._plain_retriever().replace(projection=self._weights)
         return self._projected
 
     def _shipped_retriever(self) -> Retriever:
@@ -230,7 +229,7 @@ class CaptionBenchmark:
                     problem=f"no Stage 2 head ships for the backbone {self.settings.backbone!r}",
                     fix="Leave the shipped head's rows out (they run only where a head ships).",
                 ))
-            self._shipped = self._plain_retriever().with_stages(projection=head)
+            self._shipped = self._plain_retriever().replace(projection=head)
         return self._shipped
 
     def items_for(self, system: System) -> torch.Tensor:
@@ -265,10 +264,8 @@ class CaptionBenchmark:
             self.refiner.backbone.name, embeddings=texts.numpy(), parse_captions=False,
             predicate_sets=list(text_predicates),
         )
-        return Retriever(captions, self.refiner.backbone, encoder=self.refiner.encoder, stage1=None,
-                         projection=None, order_check=False, formula=None,
-                         rerank=self._reranker(system, None), candidates=len(self.test),
-                         device=self.settings.device)
+        spec = PipelineSpec.first_pass_only(len(self.test)).replace(rerank=self._reranker(system, None))
+        return Retriever(captions, spec, backbone=self.refiner.encoder, device=self.settings.device)
 
     # -- ranking -----------------------------------------------------------------------------------
     def text_side(self, system: System, s1: Stage1Output | None = None) -> tuple[Any, Any, float]:
@@ -314,7 +311,7 @@ class CaptionBenchmark:
             items = self.items_for(system)
             retriever = self._caption_retriever(system, texts, text_predicates)
             if alpha is not None and system.s3 is not None:
-                retriever = retriever.with_stages(rerank=self._reranker(system, alpha))
+                retriever = retriever.replace(rerank=self._reranker(system, alpha))
             run = rank_through(retriever, items, targets, query_predicates=self.test.item_predicates)
             query_seconds, per_item = item_seconds, text_seconds
         n = len(self.test)

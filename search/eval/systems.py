@@ -10,7 +10,7 @@ A system switches three stages on or off over the frozen baseline ``f_T(q) · e_
   Pi(q)) before Stage 3 (:mod:`fortekit.search.formula.scoring`; text-to-audio only).
 
 ``default`` is the pipeline a user gets on a caption-indexed collection, as the table of
-defaults (:mod:`fortekit.search.defaults`) gives it for the kind ``captions``: Stage 1 with the
+defaults (:mod:`fortekit.search.pipeline.defaults`) gives it for the kind ``captions``: Stage 1 with the
 corpus elaborator and feedback anchors, the Stage 2 head shipped for the backbone (not the one
 the benchmark trains), formula scoring and Stage 3's default; ``default-S1``, ``default-S2``,
 ``default-formula`` and ``default-S3`` leave one of them out.
@@ -109,7 +109,7 @@ def default_systems(shipped_head: bool) -> list[System]:
         >>> [s.name for s in default_systems(True)]
         ['default', 'default-S1', 'default-S2', 'default-formula', 'default-S3']
     """
-    from fortekit.search.defaults import kind_defaults
+    from fortekit.search.pipeline.defaults import kind_defaults
     from fortekit.search.rerank import DEFAULT_ALPHA
 
     table = kind_defaults("captions")
@@ -278,7 +278,7 @@ def rank_through(
     """Each query's relevant item's rank and its top 10, from :func:`rank_all`.
 
     The benchmark's systems are Retrievers with stages switched on or off
-    (:meth:`~fortekit.search.retriever.Retriever.with_stages`), so a figure it reports is what
+    (:meth:`~fortekit.search.retriever.Retriever.replace`), so a figure it reports is what
     ``fortekit search`` gives with the same settings.
 
     Args:

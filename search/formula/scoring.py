@@ -84,7 +84,6 @@ if TYPE_CHECKING:
 
     from fortekit.fol.ast import Formula
     from fortekit.search.formula.exclusion import CaptionSymbols
-    from fortekit.search.index.audio_index import AudioIndex
 
 __all__ = [
     "CALIBRATIONS",
@@ -93,7 +92,6 @@ __all__ = [
     "FormulaScorer",
     "FormulaScoringConfig",
     "QueryPlan",
-    "search_index",
 ]
 
 class FormulaScorer:
@@ -595,7 +593,7 @@ class FormulaScorer:
         """
         import torch
 
-        from fortekit.search.index.search import stable_top_k
+        from fortekit._top_k import stable_top_k
 
         blended, evidenced = self._score(formulas, top_scores, items, candidates=top_indices, plans=plans,
                                          evidence=evidence, captions=captions)
@@ -655,57 +653,3 @@ def _query_blocks(queries: list[int], leaves: list[int], width: int) -> list[lis
             blocks.append([q])
             held = size
     return blocks
-
-
-def search_index(
-    index: AudioIndex,
-    texts: Sequence[str],
-    backbone: Any,
-    k: int = 10,
-    *,
-    scorer: FormulaScorer | None = None,
-    candidates: int = 1000,
-    device: str = "auto",
-    use_faiss: bool = False,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Deprecated (W800): rank an index by the first pass and formula scoring, through the Retriever.
-
-    Kept for one release: ``fortekit.Retriever(index).search(texts)`` ranks as every command
-    does (Stage 3 included); this is :meth:`~fortekit.search.retriever.Retriever.rank` with
-    Stage 3 off, as ``search_index`` ranked. A text the parser cannot read (empty, too long)
-    keeps its first-pass ranking, as does a plain query.
-
-    Args:
-        index: the :class:`~fortekit.search.index.audio_index.AudioIndex`.
-        texts: the queries.
-        backbone: the index's backbone (checked against it).
-        k: results per query.
-        scorer: its config is used (default: the default config).
-        candidates: first-pass items re-scored per query.
-        device: where the backbone runs when it is a name.
-        use_faiss: search the saved FAISS index for the candidates.
-
-    Returns:
-        ``(scores, rows)``, (queries, min(k, items)), best first.
-
-    Raises:
-        AudioIndexError: another backbone or dimension (E609), and as ``AudioIndex.search``.
-
-    Example:
-        >>> scores, rows = search_index(index, ["a dog barking without people talking"],
-        ...                             get_backbone("minilm"), k=5)  # doctest: +SKIP
-    """
-    import torch
-
-    from fortekit._deprecated import warn_moved
-    from fortekit.search.index.item_captions import item_formulas_from_captions
-    from fortekit.search.retriever import Retriever
-
-    warn_moved("fortekit.search.search_index", "fortekit.Retriever(...).search")
-    config = scorer.config if scorer is not None else FormulaScoringConfig()
-    retriever = Retriever(index, backbone, stage1=None, projection=None, order_check=False, formula=config,
-                          rerank=None, candidates=candidates, device=device, use_faiss=use_faiss)
-    texts = list(texts)
-    encoded = retriever.backbone.encode_text(texts).detach().float().cpu()
-    vectors = torch.nn.functional.normalize(encoded, dim=1)
-    return retriever.rank(vectors, item_formulas_from_captions(texts), min(k, len(retriever.index)))

@@ -154,7 +154,7 @@ class AudioIndex(IndexSearchMixin):
             progress: tqdm progress bars on stderr.
             predicate_sets: precomputed predicate sets, one per item (skips parsing).
             backbone_options: the options the backbone was built with (or, for a name, is built
-                with), recorded so that ``fortekit index query`` can rebuild it (JSON values).
+                with), recorded so that ``fortekit search`` can rebuild it (JSON values).
             caption_parser: a :class:`fortekit.fol.caption.CaptionParser` to parse with.
             captioner: a captioner plug-in (or its registered name, built with
                 `captioner_options`) whose captions of the audio replace the items' ``text``
@@ -232,8 +232,8 @@ class AudioIndex(IndexSearchMixin):
             batch_size: captions per ``encode_audio`` call.
             progress: tqdm progress bars on stderr.
             normalise: scale the rows to unit L2 norm before storing them. False stores the
-                rows as given (``"normalised": false``); every search path (``index query``,
-                ``fortekit search``, :class:`~fortekit.search.retriever.Retriever`, FAISS) still
+                rows as given (``"normalised": false``); every search path
+                (``fortekit search``, :class:`~fortekit.search.retriever.Retriever`, FAISS) still
                 ranks by cosine, scaling the rows when it reads them.
             predicate_sets: precomputed predicate sets, one per item (skips parsing).
             backbone_options: the backbone's options, recorded (see :meth:`build`).

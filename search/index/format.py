@@ -142,7 +142,7 @@ class IndexMeta:
         parsed: whether the captions were parsed into predicate sets.
         unparsed: how many captions could not be parsed (their predicate sets are empty).
         backbone_options: the options the backbone was built with (JSON values), so that
-            ``fortekit index query`` can rebuild it.
+            ``fortekit search`` can rebuild it.
         faiss: the kind of the saved FAISS index ("flat", "ivf"), or None.
         captioner, captioner_options: the captioner plug-in that wrote the captions, and its
             recorded options (None and {} when the captions came with the items).

@@ -65,8 +65,8 @@ class IndexSearchMixin:
         For an index whose rows are stored normalised (the default) these are the stored rows;
         on the CPU a mapped index is wrapped, not copied (its map is private, copy-on-write, so
         the file is never written). For an index saved with ``normalise=False`` they are the
-        stored rows scaled to length 1, so that every path (``index query``, ``fortekit
-        search``, :class:`~fortekit.search.retriever.Retriever`, Stage 1's anchors, formula
+        stored rows scaled to length 1, so that every path (``fortekit search``,
+        :class:`~fortekit.search.retriever.Retriever`, Stage 1's anchors, formula
         scoring) ranks by cosine, as :meth:`search` does. Treat the tensor as read-only: it is
         shared by every search on that device.
 

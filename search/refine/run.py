@@ -184,7 +184,7 @@ class BatchRunner(LineRunner):
         where: the query file's name, for the messages.
         retriever: builds the :class:`~fortekit.search.retriever.Retriever` that ranks the
             index from each query's q* and phi* (formula scoring, Stage 3), given the refiner
-            once it exists (e.g. with :func:`~fortekit.search.retriever.build_retriever`); None
+            once it exists (e.g. a :class:`~fortekit.search.retriever.Retriever`); None
             ranks by q* alone (a Retriever with formula scoring and Stage 3 off).
     """
 
@@ -296,11 +296,13 @@ class BatchRunner(LineRunner):
             if self._make_retriever is not None:
                 retriever = self._make_retriever(self.refiner)
             else:
-                from fortekit.search.retriever import build_retriever
+                from fortekit.search.pipeline import PipelineSpec
+                from fortekit.search.retriever import Retriever
 
-                retriever = build_retriever(self.index, refiner=self.refiner, formula_scoring=False,
-                                            stage3=False, device=self.device)
-            retriever.lookup = self.lookup
+                spec = PipelineSpec.from_switches(stage1=self.refiner, formula_scoring="off", stage3="off")
+                retriever = Retriever(self.index, spec, device=self.device)
+            if retriever.lookup is not self.lookup:
+                retriever = retriever.replace(lookup=self.lookup)
             self._retriever = retriever
         return self._retriever
 

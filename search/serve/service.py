@@ -2,7 +2,7 @@
 
 Everything is loaded once (:meth:`SearchService.open`); a request's stage switches pick a
 variant of the one :class:`~fortekit.search.retriever.Retriever` (made once, sharing the
-index, the backbone and the text cache, by :meth:`Retriever.with_stages`), and concurrent
+index, the backbone and the text cache, by :meth:`Retriever.replace`), and concurrent
 searches with the same switches run as one batch (:class:`MicroBatcher`). So what a request
 gets is exactly what ``Retriever.search`` returns for its queries.
 
@@ -42,9 +42,9 @@ from fortekit.search.serve.limits import SWITCH_VALUES, ServeLimits, StageSwitch
 
 if TYPE_CHECKING:
     from fortekit.plugins.protocols import Backbone
-    from fortekit.search.defaults import Pipeline
     from fortekit.search.hits import SearchResult
     from fortekit.search.index.audio_index import AudioIndex
+    from fortekit.search.pipeline.defaults import Pipeline
     from fortekit.search.retriever import Retriever
 
 __all__ = ["RetrieverFactory", "SearchService"]
@@ -82,7 +82,7 @@ class SearchService:
     """One index, its backbone and parser, loaded once, answering searches from many threads.
 
     Args:
-        retriever: the Retriever of the index's default pipeline (``build_retriever(index)``).
+        retriever: the Retriever of the index's default pipeline (``Retriever(index)``).
         limits: the bounds of one request.
         audio_roots: the folders audio files may be served from (default: the folders of the
             files the index registers); relative registered paths are read from the first one,
@@ -90,7 +90,7 @@ class SearchService:
         index_path: the index's folder: its name is what ``/v1/info`` shows (never the path),
             and :meth:`reload` reads it again.
         make_retriever: makes the Retriever of a reloaded index (default: the index's default
-            pipeline on the backbone already loaded, ``build_retriever(index, backbone=...)``).
+            pipeline on the backbone already loaded, ``Retriever(index, backbone=...)``).
         reload_check_s: how often (at most) a request checks whether the index's state changed
             and starts a reload in the background; 0 never (SIGHUP and ``POST /v1/reload`` still do).
     """
@@ -141,7 +141,7 @@ class SearchService:
             backbone: a registered backbone name (None: the index's own).
             limits: the bounds of one request.
             audio_roots: see :class:`SearchService`.
-            make_retriever: see :class:`SearchService` (default: ``build_retriever`` with
+            make_retriever: see :class:`SearchService` (default: ``Retriever`` with
                 ``backbone`` and ``device``).
             reload_check_s: see :class:`SearchService`.
 
@@ -152,10 +152,10 @@ class SearchService:
             AudioIndexError: an index that cannot be read (E42x, E6xx).
             FortekitError: a backbone or stage that cannot be loaded, with its code.
         """
-        from fortekit.search.retriever import build_retriever
+        from fortekit.search.retriever import Retriever
 
         def default_retriever(loaded: AudioIndex, shared: Backbone | None) -> Retriever:
-            return build_retriever(loaded, backbone=shared if shared is not None else backbone, device=device)
+            return Retriever(loaded, backbone=shared if shared is not None else backbone, device=device)
 
         make = make_retriever or default_retriever
         loaded, _ = _load_index(Path(index))
@@ -212,22 +212,17 @@ class SearchService:
             return found
 
     def _make_variant(self, served: _Snapshot, switches: StageSwitches) -> Retriever:
-        from fortekit.search.formula.scoring import FormulaScoringConfig
-        from fortekit.search.rerank import Reranker
+        from fortekit.search.pipeline import PipelineSpec
 
         base = served.retriever
-        changes: dict[str, Any] = {}
-        if switches.formula_scoring != "auto":
-            changes["formula"] = FormulaScoringConfig() if switches.formula_scoring == "on" else None
-        if switches.stage3 != "auto":
-            changes["rerank"] = Reranker() if switches.stage3 == "on" else None
-        if switches.stage1 == "off":
-            changes["refiner"] = None
-        elif switches.stage1 == "online":
-            changes["refiner"] = self._refiner(served)
+        asked = PipelineSpec.from_switches(formula_scoring=switches.formula_scoring, stage3=switches.stage3,
+                                           stage1="off" if switches.stage1 == "off" else "auto")
+        changes: dict[str, Any] = asked.switched()
+        if switches.stage1 == "online":  # one online Stage 1 per served index, shared by its variants
+            changes["stage1"] = self._refiner(served)
         if not changes:
             return base
-        variant = base.with_stages(**changes)
+        variant = base.replace(**changes)
         requested = (("formula", "formula_scoring", switches.formula_scoring),
                      ("stage3", "stage3", switches.stage3), ("stage1", "stage1", switches.stage1))
         for stage, switch, value in requested:
@@ -493,9 +488,9 @@ class SearchService:
     def _retriever_for(self, index: AudioIndex, old: Retriever) -> Retriever:
         if self._make_retriever is not None:
             return self._make_retriever(index, old.backbone)
-        from fortekit.search.retriever import build_retriever
+        from fortekit.search.retriever import Retriever
 
-        return build_retriever(index, backbone=old.backbone, device=old.device)
+        return Retriever(index, backbone=old.backbone, device=old.device)
 
     def _current_state(self, folder: Path) -> str:
         """The state of the index folder now, or a description of why it cannot be read."""

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from fortekit._checks import check_int
-from fortekit._deprecated import renamed_names
 from fortekit.errors import Errors, RefineError
 from fortekit.fol.operators import DEPTH_SCHEDULE, OPERATORS
 
@@ -187,5 +186,3 @@ class RefineConfig:
 def _check_int(name: str, value: object, *, minimum: int) -> None:
     check_int(value, name=name, low=minimum, error=RefineError, message=Errors.E400)
 
-
-__getattr__ = renamed_names(__name__, {"SearchConfig": "RefineConfig"})

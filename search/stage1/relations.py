@@ -24,7 +24,6 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-from fortekit._deprecated import moved_names
 from fortekit.textio import split_text_lines
 
 __all__ = ["RelationTable", "load_relations", "mine_relations"]
@@ -168,9 +167,3 @@ def read_caption_column(path: str | Path, column: str) -> list[str]:
     """The values of one CSV column (undecodable bytes replaced)."""
     with open(path, encoding="utf-8", errors="replace", newline="") as handle:
         return [row.get(column) or "" for row in csv.DictReader(handle)]
-
-
-
-
-# The commands moved to fortekit.search.cli; their old names work for one release (W800).
-__getattr__ = moved_names(__name__, {"add_relations_commands": "fortekit.search.cli.relations"})

@@ -1,0 +1,321 @@
+"""From a :class:`~.spec.PipelineSpec` to the stage objects a Retriever ranks with, for one index.
+
+Each ``"auto"`` of the spec becomes the default of the index's kind (:mod:`~.defaults`), where
+the index and the backbone have what the stage needs; :func:`assemble` builds the components
+(Stage 1's refiner, the text encoder and its cache, the formula scorer, the re-ranker, the order
+check, the first pass) and the :class:`~.defaults.Pipeline` that says what runs and why.
+
+Example:
+    >>> import numpy as np
+    >>> from fortekit.search.index.audio_index import AudioIndex
+    >>> index = AudioIndex.from_captions(["a"], [None], "demo", embeddings=np.eye(1),
+    ...                                  parse_captions=False)
+    >>> plan(PipelineSpec(), index, "demo", 1).running
+    ('formula',)
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fortekit.errors import Errors, PipelineError
+from fortekit.search.pipeline.defaults import Pipeline, index_kind, kind_defaults, resolve_pipeline
+from fortekit.search.pipeline.spec import AUTO, PipelineSpec
+
+if TYPE_CHECKING:
+    from fortekit.fol.predicates import PredicateSymbol
+    from fortekit.plugins.protocols import Backbone
+    from fortekit.search.formula.evidence import LabelEvidence
+    from fortekit.search.formula.order_check import OrderCheck
+    from fortekit.search.formula.scoring import FormulaScorer
+    from fortekit.search.index.audio_index import AudioIndex
+    from fortekit.search.query_side import RefinementLookup
+    from fortekit.search.rerank import Reranker
+    from fortekit.search.stage1.beam import Refiner
+    from fortekit.search.stage1.encoder import CachedTextEncoder
+
+__all__ = ["Stages", "assemble", "caption_names", "default_pipeline", "plan"]
+
+
+@dataclass(frozen=True, slots=True)
+class Stages:
+    """The components one Retriever ranks with, and the pipeline they make.
+
+    Attributes:
+        spec: the spec they were assembled from.
+        encoder: the text encoder with its cache (Stage 1's, when Stage 1 runs).
+        refiner: Stage 1, or None.
+        lookup: stored Stage 1 results, or None.
+        projection: the Stage 2 head's file or folder, or None.
+        formula_scorer: formula scoring, or None.
+        reranker: Stage 3, or None.
+        order_check: the order check, or None.
+        use_ann: whether the first pass searches the index's saved FAISS index.
+        candidates: first-pass items re-scored per query.
+        evidence: label evidence for the items, or None.
+        captions: per item, the caption symbols the caller gave, or None (the index's own).
+        pipeline: what runs and why.
+    """
+
+    spec: PipelineSpec
+    encoder: CachedTextEncoder
+    refiner: Refiner | None
+    lookup: RefinementLookup | None
+    projection: str | os.PathLike[str] | None
+    formula_scorer: FormulaScorer | None
+    reranker: Reranker | None
+    order_check: OrderCheck | None
+    use_ann: bool
+    candidates: int
+    evidence: LabelEvidence | None
+    captions: list[frozenset[str]] | None
+    pipeline: Pipeline
+
+
+def assemble(
+    spec: PipelineSpec,
+    index: AudioIndex,
+    backbone: Backbone,
+    *,
+    encoder: CachedTextEncoder | None = None,
+    device: str = "auto",
+    cache_dir: str | os.PathLike[str] | None = None,
+    previous: Stages | None = None,
+) -> Stages:
+    """The stage objects of ``spec`` for ``index``: each ``"auto"`` as the index's kind has it.
+
+    Args:
+        spec: the stages asked for.
+        index: the index searched (its kind: :func:`~.defaults.index_kind`).
+        backbone: the text encoder (a shipped Stage 2 head is looked up by its name and width).
+        encoder: a text encoder with its cache to share; None makes one (or takes Stage 1's).
+        device: where Stage 1 runs when it is built here.
+        cache_dir: a folder for the on-disk text-embedding cache, or None.
+        previous: the stages of the same index and backbone under another spec: what did not
+            change (Stage 1, the formula scorer, the order check) is shared, not built again.
+
+    Returns:
+        The :class:`Stages`.
+
+    Raises:
+        PipelineError: evidence or captions that do not fit the index (E423).
+        FortekitError: from Stage 1, the backbone or a component, with their codes.
+
+    Example:
+        >>> stages = assemble(PipelineSpec(stage1=None), index, backbone)  # doctest: +SKIP
+        >>> stages.pipeline.running  # doctest: +SKIP
+        ('projection', 'formula', 'stage3')
+    """
+    from fortekit.search.stage1.encoder import CachedTextEncoder, TextEmbeddingCache
+
+    use_ann = _uses_ann(spec, index)
+    name, dim = str(getattr(backbone, "name", "")), int(getattr(backbone, "dim", 0) or 0)
+    pipeline = plan(spec, index, name, dim, use_ann=use_ann)
+    same = previous is not None and previous.spec.stage1 is spec.stage1
+    refiner = previous.refiner if same and previous is not None else _refiner(
+        spec, pipeline, index, backbone, device=device, cache_dir=cache_dir)
+    if refiner is not None:
+        encoder = refiner.encoder
+    elif previous is not None:
+        encoder = previous.encoder
+    elif encoder is None:
+        cache = TextEmbeddingCache(cache_dir, backbone=backbone.name, dim=int(backbone.dim)) \
+            if cache_dir is not None else None
+        encoder = CachedTextEncoder(backbone, cache)
+    return Stages(
+        spec=spec, encoder=encoder, refiner=refiner, lookup=spec.lookup,
+        projection=_projection(spec, pipeline, name, dim),
+        formula_scorer=_formula(spec, pipeline, encoder, previous),
+        reranker=_rerank(spec, pipeline),
+        order_check=_order_check(pipeline, index, previous),
+        use_ann=use_ann, candidates=spec.candidates,
+        evidence=_evidence(getattr(index, "evidence", None) if spec.evidence == AUTO else spec.evidence,
+                           len(index)),
+        captions=None if spec.captions is None else caption_names(spec.captions, len(index)),
+        pipeline=pipeline,
+    )
+
+
+def plan(spec: PipelineSpec, index: AudioIndex, name: str, dim: int, *, use_ann: bool = False) -> Pipeline:
+    """What runs for ``spec`` on ``index`` and why, without building anything.
+
+    Args:
+        spec: the stages asked for.
+        index: the index (its kind and whether it holds parsed captions).
+        name: the backbone's name, for the shipped Stage 2 head.
+        dim: the backbone's width.
+        use_ann: the first pass searches the saved FAISS index (of unprojected rows).
+
+    Returns:
+        The :class:`~.defaults.Pipeline`.
+
+    Example:
+        >>> plan(PipelineSpec(formula=None), index, "demo", 1).running  # doctest: +SKIP
+        ()
+    """
+    from fortekit.search.stage1.config import RefineConfig
+
+    kind = index_kind(index)
+    table = kind_defaults(kind)
+    choices: dict[str, bool | None] = {}
+    details: dict[str, str] = {}
+    unavailable: dict[str, str] = {}
+    caller_why: dict[str, str] = {}
+    if spec.stage1 != AUTO:
+        choices["stage1"] = spec.stage1 is not None
+        if spec.stage1 is not None and not isinstance(spec.stage1, RefineConfig):
+            caller_why["stage1"] = "a Stage 1 refiner given by the caller"
+    elif table.stage("stage1").on:
+        details["stage1"] = "online (corpus elaborator, feedback anchors)"
+    if spec.projection != AUTO:
+        choices["projection"] = spec.projection is not None
+        details["projection"] = str(spec.projection or "")
+    elif table.stage("projection").on:
+        if _shipped(name, dim) is None:
+            unavailable["projection"] = f"no Stage 2 head ships for the backbone {name!r}"
+        elif use_ann:
+            unavailable["projection"] = "the saved FAISS index holds the unprojected rows"
+        else:
+            details["projection"] = f"the head shipped for {name!r}"
+    if spec.formula != AUTO:
+        choices["formula"] = spec.formula is not None
+    if spec.rerank != AUTO:
+        choices["stage3"] = spec.rerank is not None
+    if not any(index.predicate_sets):
+        unavailable["stage3"] = "the index holds no parsed captions"
+        unavailable["order_check"] = "the index holds no parsed captions"
+    if spec.order_check != AUTO:
+        choices["order_check"] = bool(spec.order_check)
+    return resolve_pipeline(kind, choices, unavailable=unavailable, details=details, caller_why=caller_why)
+
+
+def default_pipeline(index: AudioIndex) -> Pipeline:
+    """What ``Retriever(index)`` runs with no stage switched, without loading the backbone.
+
+    ``fortekit index info`` prints it; the shipped head is looked up by the index's backbone name
+    and width.
+
+    Example:
+        >>> import numpy as np
+        >>> from fortekit.search.index.audio_index import AudioIndex
+        >>> index = AudioIndex.from_captions(["a"], ["rain"], "demo", embeddings=np.eye(1),
+        ...                                  parse_captions=False)
+        >>> default_pipeline(index).state("projection").source
+        'unavailable'
+    """
+    spec = PipelineSpec()
+    return plan(spec, index, index.backbone_name, index.dim, use_ann=_uses_ann(spec, index))
+
+
+def caption_names(captions: Sequence[Iterable[PredicateSymbol | str]], items: int) -> list[frozenset[str]]:
+    """Per item, the asserted symbol names of its captions: what an excluded sound is judged by.
+
+    Raises:
+        PipelineError: not one symbol set per item (E423).
+
+    Example:
+        >>> caption_names([["Bird", "Singing"], []], 2)
+        [frozenset({'Bird', 'Singing'}), frozenset()]
+    """
+    from fortekit.fol.violation import positive_names
+
+    if len(captions) != items:
+        raise PipelineError(Errors.E423.format(name="captions", expected=f"one symbol set per item ({items})",
+                                               value=f"{len(captions)} sets"))
+    return [positive_names(symbols) for symbols in captions]
+
+
+def _uses_ann(spec: PipelineSpec, index: AudioIndex) -> bool:
+    if spec.first_pass != AUTO:
+        return spec.first_pass == "ann"
+    if spec.projection not in (AUTO, None):
+        return False
+    from fortekit.search.index.ann import first_pass_uses_ann
+
+    return first_pass_uses_ann(index.faiss_kind, len(index), None)
+
+
+def _shipped(name: str, dim: int) -> Path | None:
+    from fortekit.search.projection.shipped import shipped_head
+
+    return shipped_head(name, dim or None) if name else None
+
+
+def _refiner(
+    spec: PipelineSpec, pipeline: Pipeline, index: AudioIndex, backbone: Backbone, *, device: str,
+    cache_dir: str | os.PathLike[str] | None,
+) -> Refiner | None:
+    from fortekit.search.stage1.config import RefineConfig
+
+    config: Any = spec.stage1
+    if config is None or (config == AUTO and not pipeline.state("stage1").on):
+        return None
+    if config == AUTO:
+        config = RefineConfig.online()
+    if not isinstance(config, RefineConfig):
+        return config  # type: ignore[no-any-return]  # a Refiner built by the caller
+    from fortekit.search.stage1.assembly import build_refiner
+
+    return build_refiner(backbone, config=config, elaborator=spec.elaborator, anchors=spec.anchors,
+                         index=index, device=device, cache_dir=cache_dir)
+
+
+def _projection(spec: PipelineSpec, pipeline: Pipeline, name: str, dim: int) -> str | os.PathLike[str] | None:
+    if spec.projection != AUTO:
+        return spec.projection
+    return _shipped(name, dim) if pipeline.state("projection").on else None
+
+
+def _formula(
+    spec: PipelineSpec, pipeline: Pipeline, encoder: CachedTextEncoder, previous: Stages | None,
+) -> FormulaScorer | None:
+    from fortekit.search.formula.scoring import FormulaScorer, FormulaScoringConfig
+
+    if spec.formula == AUTO and not pipeline.state("formula").on:
+        return None
+    if spec.formula is None:
+        return None
+    config = FormulaScoringConfig() if spec.formula == AUTO else spec.formula
+    kept = previous.formula_scorer if previous is not None else None
+    if kept is not None and previous is not None and previous.encoder is encoder and kept.config == config:
+        return kept
+    return FormulaScorer(encoder, config)  # type: ignore[arg-type]
+
+
+def _rerank(spec: PipelineSpec, pipeline: Pipeline) -> Reranker | None:
+    if spec.rerank != AUTO:
+        return spec.rerank  # type: ignore[return-value]
+    if not pipeline.state("stage3").on:
+        return None
+    from fortekit.search.rerank import Reranker
+
+    return Reranker()
+
+
+def _order_check(pipeline: Pipeline, index: AudioIndex, previous: Stages | None) -> OrderCheck | None:
+    if not pipeline.state("order_check").on:
+        return None
+    if previous is not None and previous.order_check is not None:
+        return previous.order_check
+    from fortekit.search.formula.order_check import OrderCheck
+
+    return OrderCheck(index.captions)
+
+
+def _evidence(evidence: object, items: int) -> LabelEvidence | None:
+    from fortekit.search.formula.evidence import LabelEvidence
+
+    if evidence is None:
+        return None
+    if not isinstance(evidence, LabelEvidence):
+        raise PipelineError(Errors.E423.format(name="evidence", expected="a LabelEvidence",
+                                               value=type(evidence).__name__))
+    if len(evidence) != items:
+        raise PipelineError(Errors.E423.format(
+            name="evidence", expected=f"a LabelEvidence with one row per item ({items})",
+            value=f"{len(evidence)} rows"))
+    return evidence
