@@ -62,9 +62,9 @@ def lazy_exports(front: str) -> dict[str, str]:
     tree = ast.parse(path.read_text("utf-8"))
     tables: dict[str, str] = {}
     for node in tree.body:
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict):
-            if any(isinstance(target, ast.Name) and target.id == "_LAZY" for target in node.targets):
-                tables.update(ast.literal_eval(node.value))
+        if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict)
+                and any(isinstance(target, ast.Name) and target.id == "_LAZY" for target in node.targets)):
+            tables.update(ast.literal_eval(node.value))
     return {name: target.partition(":")[0] for name, target in tables.items()}
 
 
@@ -116,7 +116,8 @@ def imports_in(text: str, source: str, *, is_package: bool = False) -> tuple[Imp
             found.extend(Import(node.lineno, alias.name, lazy, checking) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             module = _resolve(source, is_package, node)
-            found.extend(Import(node.lineno, _named(module, alias.name), lazy, checking) for alias in node.names)
+            found.extend(Import(node.lineno, _named(module, alias.name), lazy, checking)
+                         for alias in node.names)
         elif (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
               and isinstance(node.args[0].value, str)
               and ((isinstance(node.func, ast.Attribute) and node.func.attr == "import_module")

@@ -221,14 +221,16 @@ def test_the_parser_leaves_no_strings_of_unseen_words_in_spacy() -> None:
 
 # -- the benchmark: entry counts over many unknown-word queries, under the shipped bounds -------------
 
-BENCH_QUERIES = 40
+# a dozen keeps the suite short (about 3 s a query on a loaded CI machine); the plateau figures in
+# docs/serve.md come from longer runs of scripts, not from this suite
+BENCH_QUERIES = 12
 
 
 @pytest.mark.benchmark_suite
 @pytest.mark.benchmark(group="unknown-word queries through one Retriever: cache entries")
 def test_bench_cache_growth_over_unknown_word_queries(benchmark, minilm, cafe: Path) -> None:  # type: ignore[no-untyped-def]
     """Runs BENCH_QUERIES queries of 30 made-up words through one Retriever (default pipeline) and
-    records each cache's entries after every 10 (``extra_info``) and the process's RSS growth."""
+    records each cache's entries after every 4 (``extra_info``) and the process's RSS growth."""
     from fortekit.search.retriever import Retriever
 
     retriever = Retriever(cafe, backbone=minilm)
@@ -241,7 +243,7 @@ def test_bench_cache_growth_over_unknown_word_queries(benchmark, minilm, cafe: P
     def run() -> None:
         for number in range(1, BENCH_QUERIES + 1):
             retriever.search([_unknown_query(rng)], k=3)
-            if number % 10 == 0:
+            if number % 4 == 0:
                 steps.append({name: count for name, (count, _) in cache_counts().items()})
 
     benchmark.pedantic(run, rounds=1, iterations=1)
@@ -250,7 +252,7 @@ def test_bench_cache_growth_over_unknown_word_queries(benchmark, minilm, cafe: P
     benchmark.extra_info["queries"] = BENCH_QUERIES
     benchmark.extra_info["entries_per_query"] = {
         name: round(grown / BENCH_QUERIES, 1) for name, grown in sorted(growth.items()) if grown > 0}
-    benchmark.extra_info["entries_every_10_queries"] = steps
+    benchmark.extra_info["entries_every_4_queries"] = steps
     benchmark.extra_info["bounds"] = {name: bound for name, (_, bound) in sorted(after.items())}
     benchmark.extra_info["rss_growth_mb"] = round(_rss_mb() - start_rss, 1)
     over = {name: count for name, count in after.items() if count[0] > count[1]}

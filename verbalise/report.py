@@ -98,7 +98,8 @@ def format_round_trip(stats: RoundTrip) -> str:
     """The round-trip figures as the report prints them, one per line.
 
     Example:
-        >>> print(format_round_trip(RoundTrip(formulas=1, total=2, recovered=1, missed=Counter({"While": 1}))))
+        >>> stats = RoundTrip(formulas=1, total=2, recovered=1, missed=Counter({"While": 1}))
+        >>> print(format_round_trip(stats))
         formulas: 1
         predicates recovered: 1/2 = 50.00%
         negated predicates: 0; recovered with polarity: 0; flipped to positive: 0

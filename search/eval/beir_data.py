@@ -68,7 +68,7 @@ class BeirData:
         alpha: Stage 3's weight of s_pred.
         top_n: how many items Stage 3 re-ranks.
         projection: a trained Stage 2 head (directory or file) for ``full``, or None.
-        stage1_dir: where Stage 1's cache goes.
+        stage1_dir: where Stage 1's cache goes (None: ``runs/stage1``, in the git-ignored ``runs/``).
         stage1_key: what Stage 1's results depend on besides its configuration.
         device: for Stage 1 and the projection.
         captioner: a captioner plug-in that captions the items' audio files: its captions are the
@@ -259,7 +259,7 @@ class BeirData:
         index = self._index(None) if self.anchors == "proxy" else None
         corpus = self.corpus if self.elaborator == "corpus" or self.anchors == "feedback" else None
         source = make_anchor_source(self.anchors, index=index, corpus=corpus)
-        directory = self.stage1_dir or Path("stage1")
+        directory = self.stage1_dir or Path("runs", "stage1")
         cache = Stage1Cache(refiner, directory, log=self.log)
         output = cache.run(f"beir-{self.anchors}", [q.text for q in self.collection.queries], source,
                            self.search, self.stage1_key,

@@ -206,23 +206,23 @@ def _default(data: BeirData) -> SystemRanking:
     defaults (:mod:`fortekit.search.pipeline.defaults`) for :attr:`BeirData.kind`, with the head shipped for
     the backbone as Stage 2 and the captioner's label evidence where it gives some."""
     from fortekit.plugins.protocols import LabelTagger
-    from fortekit.search.pipeline.defaults import kind_defaults
+    from fortekit.search.pipeline import PipelineSpec, plan_kind
     from fortekit.search.projection.shipped import shipped_head
     from fortekit.search.rerank import DEFAULT_ALPHA
 
-    table = kind_defaults(data.kind)
-    head = shipped_head(data.backbone.name, int(data.backbone.dim)) if table.stage("projection").on else None
-    stage3 = _reranker(data, "polarity", DEFAULT_ALPHA) if table.stage("stage3").on else None
-    evidence = isinstance(data.captioner, LabelTagger) and table.stage("formula").on
-    retriever = data.retriever(formula=table.stage("formula").on, rerank=stage3, projected=head is not None,
+    table = plan_kind(PipelineSpec(), data.kind, data.backbone.name, int(data.backbone.dim))
+    head = shipped_head(data.backbone.name, int(data.backbone.dim)) if table.state("projection").on else None
+    stage3 = _reranker(data, "polarity", DEFAULT_ALPHA) if table.state("stage3").on else None
+    evidence = isinstance(data.captioner, LabelTagger) and table.state("formula").on
+    retriever = data.retriever(formula=table.state("formula").on, rerank=stage3, projected=head is not None,
                                evidence=evidence, head=head)
     extra: dict[str, Any] = {}
     vectors, sets = data.queries, None
-    if table.stage("stage1").on:
+    if table.state("stage1").on:
         output, _ = data.stage1
         vectors, sets, extra = output.q_star, output.phi_star_predicates, {"refined": output.refined_texts}
     ranking = _ranking(retriever, vectors, data.query_formulas, sets, extra=extra)
-    return _order_checked(data, ranking) if table.stage("order_check").on else ranking
+    return _order_checked(data, ranking) if table.state("order_check").on else ranking
 
 
 def _s1(data: BeirData) -> SystemRanking:

@@ -13,9 +13,9 @@ Example:
     True
 """
 
-from fortekit.search.pipeline.assemble import Stages, assemble, default_pipeline, plan
+from fortekit.search.pipeline.assemble import Stages, assemble, default_pipeline, plan, plan_kind
 from fortekit.search.pipeline.defaults import Pipeline, StageState, index_kind, kind_defaults
 from fortekit.search.pipeline.spec import AUTO, PipelineSpec
 
 __all__ = ["AUTO", "Pipeline", "PipelineSpec", "StageState", "Stages", "assemble", "default_pipeline",
-           "index_kind", "kind_defaults", "plan"]
+           "index_kind", "kind_defaults", "plan", "plan_kind"]

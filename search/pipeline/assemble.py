@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from fortekit.search.stage1.beam import Refiner
     from fortekit.search.stage1.encoder import CachedTextEncoder
 
-__all__ = ["Stages", "assemble", "caption_names", "default_pipeline", "plan"]
+__all__ = ["Stages", "assemble", "caption_names", "default_pipeline", "plan", "plan_kind"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,9 +157,34 @@ def plan(spec: PipelineSpec, index: AudioIndex, name: str, dim: int, *, use_ann:
         >>> plan(PipelineSpec(formula=None), index, "demo", 1).running  # doctest: +SKIP
         ()
     """
+    return plan_kind(spec, index_kind(index), name, dim, parsed_captions=any(index.predicate_sets),
+                     use_ann=use_ann)
+
+
+def plan_kind(
+    spec: PipelineSpec, kind: str, name: str, dim: int, *, parsed_captions: bool = True, use_ann: bool = False,
+) -> Pipeline:
+    """What runs for ``spec`` on an index of ``kind`` and why: :func:`plan` without the index.
+
+    The benchmark plans the default pipeline of a collection it has not indexed this way.
+
+    Args:
+        spec: the stages asked for.
+        kind: the kind of index (:data:`~.defaults.KINDS`).
+        name: the backbone's name, for the shipped Stage 2 head.
+        dim: the backbone's width.
+        parsed_captions: whether the items have parsed captions (Stage 3 and the order check need them).
+        use_ann: the first pass searches a saved FAISS index (of unprojected rows).
+
+    Returns:
+        The :class:`~.defaults.Pipeline`.
+
+    Example:
+        >>> plan_kind(PipelineSpec(), "audio", "demo", 1, parsed_captions=False).running
+        ('formula',)
+    """
     from fortekit.search.stage1.config import RefineConfig
 
-    kind = index_kind(index)
     table = kind_defaults(kind)
     choices: dict[str, bool | None] = {}
     details: dict[str, str] = {}
@@ -185,7 +210,7 @@ def plan(spec: PipelineSpec, index: AudioIndex, name: str, dim: int, *, use_ann:
         choices["formula"] = spec.formula is not None
     if spec.rerank != AUTO:
         choices["stage3"] = spec.rerank is not None
-    if not any(index.predicate_sets):
+    if not parsed_captions:
         unavailable["stage3"] = "the index holds no parsed captions"
         unavailable["order_check"] = "the index holds no parsed captions"
     if spec.order_check != AUTO:
@@ -283,12 +308,12 @@ def _formula(
     kept = previous.formula_scorer if previous is not None else None
     if kept is not None and previous is not None and previous.encoder is encoder and kept.config == config:
         return kept
-    return FormulaScorer(encoder, config)  # type: ignore[arg-type]
+    return FormulaScorer(encoder, config)
 
 
 def _rerank(spec: PipelineSpec, pipeline: Pipeline) -> Reranker | None:
     if spec.rerank != AUTO:
-        return spec.rerank  # type: ignore[return-value]
+        return spec.rerank
     if not pipeline.state("stage3").on:
         return None
     from fortekit.search.rerank import Reranker
