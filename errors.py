@@ -676,7 +676,7 @@ class Errors(metaclass=_Messages):
     )
     E619 = (
         "The backbone {name!r} returned {description} for {count} item(s); a backbone returns one "
-        "{dim}-d row per item. Check the plug-in's encode_audio()."
+        "{dim}-d row per item (per caption). Check the plug-in's encode_audio() and encode_text()."
     )
     E620 = (
         "`fortekit index build`: {problem}. A captioner captions audio files, so it goes with --audio "

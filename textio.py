@@ -22,7 +22,7 @@ happens to a line that cannot be read:
 
 This module is part of the logic core: it imports neither torch nor fortekit.search or
 fortekit.plugins. Clotho and AudioCaps caption CSVs are read by
-:func:`fortekit.caption_csv.read_caption_csv`, built on :func:`read_csv_records`.
+:func:`fortekit.collection_reader.read_caption_csv`, built on :func:`read_csv_records`.
 
 Example:
     >>> import pathlib, tempfile

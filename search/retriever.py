@@ -236,8 +236,8 @@ class Retriever:
     ) -> list[SearchResult]:
         """Rank the index for each query: one encoder call per batch (and per Stage 1 depth).
 
-        Every command that ranks (``fortekit search``, ``fortekit index query``, ``fol-refine
-        --index``) and the benchmark's loop (:meth:`rank`) go through here, so one query gets
+        Every command that ranks (``fortekit search``, ``fol-refine --index``, ``fortekit serve``)
+        and the benchmark's loop (:meth:`rank`) go through here, so one query gets
         one ranking and one score, whichever of them asked.
 
         Args:

@@ -1,4 +1,4 @@
-"""fortekit.textio and fortekit.caption_csv: one line splitting, one decoding policy, one CSV reader."""
+"""fortekit.textio and fortekit.collection_reader: one line splitting, one decoding policy, one CSV reader."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from conftest import SHARED_DATA, require
 
-import fortekit.caption_csv
+import fortekit.collection_reader
 import fortekit.textio
-from fortekit.caption_csv import caption_layout, check_caption_csv, read_caption_csv
+from fortekit.collection_reader import caption_layout, check_caption_csv, read_caption_csv
 from fortekit.errors import DataFileError
 from fortekit.textio import (
     MAX_JSON_DEPTH,
@@ -37,7 +37,7 @@ def cells(data: bytes, **options: object) -> list[tuple[int, object]]:
 
 
 def test_doctests() -> None:
-    for module in (fortekit.textio, fortekit.caption_csv):
+    for module in (fortekit.textio, fortekit.collection_reader):
         assert doctest.testmod(module, optionflags=doctest.ELLIPSIS).failed == 0
 
 
@@ -173,8 +173,8 @@ def test_real_caption_files_read_alike() -> None:
 
 
 def test_textio_is_core() -> None:
-    """textio and caption_csv import neither torch nor fortekit.search/plugins."""
-    for name in ("textio.py", "caption_csv.py"):
+    """textio and collection_reader import neither torch nor fortekit.search/plugins."""
+    for name in ("textio.py", "collection_reader.py"):
         tree = ast.parse((REPO / name).read_text(encoding="utf-8"))
         imported = {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
         imported |= {a.name for node in ast.walk(tree) if isinstance(node, ast.Import) for a in node.names}

@@ -76,7 +76,7 @@ def round_trip(captions: Iterable[str]) -> RoundTrip:
 def read_captions(path: str | Path) -> list[str]:
     """Every non-empty caption of a caption CSV (Clotho: all caption columns; AudioCaps), in file order.
 
-    Read by :mod:`fortekit.caption_csv`, the one reader of caption files.
+    Read by :mod:`fortekit.collection_reader`, the one reader of collections.
 
     Raises:
         DataFileError: an unreadable line (E114), neither layout (E109).
@@ -89,7 +89,7 @@ def read_captions(path: str | Path) -> list[str]:
         >>> read_captions(path)
         ['rain falls', 'wind blows']
     """
-    from fortekit.caption_csv import check_caption_csv, read_caption_csv
+    from fortekit.collection_reader import check_caption_csv, read_caption_csv
 
     return check_caption_csv(read_caption_csv(Path(path)), what="a caption CSV").captions()
 

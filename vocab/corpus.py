@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from fortekit.caption_csv import check_caption_csv, read_caption_csv
+from fortekit.collection_reader import check_caption_csv, read_caption_csv
 from fortekit.errors import DataFileError, Errors
 
 __all__ = ["OntologyClass", "class_names", "read_captions", "read_ontology"]
@@ -56,7 +56,7 @@ def read_captions(path: str | os.PathLike[str]) -> tuple[str, ...]:
     if not source.is_file():
         hint = "Pass the Clotho development CSV or an AudioCaps CSV (train.csv, val.csv)."
         raise DataFileError(Errors.E108.format(what="The caption file", path=source, hint=hint))
-    # the one caption-CSV reader (fortekit.caption_csv): strict UTF-8, bad lines E114, layout E109
+    # the one reader of collections (fortekit.collection_reader): strict UTF-8, bad lines E114, layout E109
     return tuple(check_caption_csv(read_caption_csv(source)).captions())
 
 

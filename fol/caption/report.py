@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fortekit.caption_csv import check_caption_csv, read_caption_csv
+from fortekit.collection_reader import check_caption_csv, read_caption_csv
 from fortekit.errors import DataFileError, Errors, FormulaSyntaxError, GoldFileError
 from fortekit.fol.ast import Formula
 from fortekit.textio import BadLine, read_jsonl
@@ -46,7 +46,7 @@ TIERS: tuple[str, ...] = ("exact", "wordnet", "edit_distance", "none")
 
 
 def _captions(path: Path, columns: Sequence[str], what: str) -> list[str]:
-    """The non-empty captions of a caption CSV, read by :mod:`fortekit.caption_csv` (bad lines: E114)."""
+    """The non-empty captions of a caption CSV, read by :mod:`fortekit.collection_reader` (bad lines: E114)."""
     if not path.is_file():
         raise DataFileError(Errors.E310.format(what=what, path=path, hint="Pass the path of the CSV file."))
     table = read_caption_csv(path)

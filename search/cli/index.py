@@ -181,11 +181,14 @@ def add_backbone_arguments(parser: argparse.ArgumentParser) -> None:
 def add_source_arguments(parser: argparse.ArgumentParser, merge_help: str) -> None:
     """``--captions FILE`` or ``--audio DIR_OR_LIST``, the column options and ``--merge-duplicates``."""
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--captions", metavar="FILE", help="a .csv/.tsv, .jsonl or .txt file of captions")
+    source.add_argument("--captions", metavar="FILE", help="a .csv/.tsv, .jsonl or .txt file of captions "
+                        "(a BEIR corpus.jsonl, a Clotho or AudioCaps CSV: one item per clip, the mean of its "
+                        "captions)")
     source.add_argument("--audio", metavar="DIR_OR_LIST",
                         help="a folder of audio files (searched recursively) or a text file listing paths")
-    add_column_options(parser, id_help="the id column or key of --captions (default: file_name, else id)",
-                       text_help="the caption column or key of --captions (default: caption_1, else caption)")
+    add_column_options(parser, id_help="the id column or key of --captions (default: a caption CSV's clip "
+                       "id, else _id, id or file_name)", text_help="the caption column or key of --captions "
+                       "(default: a caption CSV's captions, else text or caption, with BEIR's captions list)")
     parser.add_argument("--merge-duplicates", action="store_true", help=merge_help)
 
 

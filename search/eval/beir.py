@@ -3,8 +3,12 @@
 A BEIR folder holds
 
 * ``corpus.jsonl``: one item a line, ``{"_id", "text", "captions"?: [str], "audio"?: path}``
-  (``audio`` relative to the folder; ``title`` and other fields are ignored);
-* ``queries.jsonl``: ``{"_id", "text", "metadata"?: {field: value}}``;
+  (``audio`` relative to the folder; ``title`` and other fields are not embedded), read by
+  :func:`fortekit.collection_reader.item_record` as ``fortekit index build`` reads it: a line
+  with ``captions`` is one item, the mean of their embeddings, whose own text is ``text``
+  (else its first caption);
+* ``queries.jsonl``: ``{"_id", "text", "metadata"?: {field: value}}`` (``query`` is read where
+  ``text`` is absent, as ``fortekit search --queries`` reads it);
 * ``qrels/test.tsv``: an optional header ``query-id corpus-id score``, then one judgement a
   line, tab-separated (whitespace where a line has no tab); a score of 1 or more is relevant;
 * ``item_concepts.jsonl`` (optional): ``{"_id", "concepts": {concept: captions mentioning it}}``,
@@ -42,6 +46,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from fortekit.collection_reader import RecordError, item_record, query_field
 from fortekit.errors import Errors, EvaluationError
 from fortekit.textio import BadLine
 from fortekit.textio import read_jsonl as _read_json_lines
@@ -176,11 +181,13 @@ def _id_of(path: Path, number: int, record: Mapping[str, Any], fields: str) -> s
     return str(value)
 
 
-def _text_of(path: Path, number: int, record: Mapping[str, Any], fields: str, *, required: bool) -> str:
-    value = record.get("text", "")
+def _text_of(
+    path: Path, number: int, record: Mapping[str, Any], fields: str, *, required: bool, key: str = "text",
+) -> str:
+    value = record.get(key, "")
     if not isinstance(value, str) or (required and not value.strip()):
         raise EvaluationError(Errors.E501.format(
-            path=path, line=number, problem=f'"text" is {value!r}, not a non-empty string', fields=fields,
+            path=path, line=number, problem=f'"{key}" is {value!r}, not a non-empty string', fields=fields,
         ))
     return value
 
@@ -192,20 +199,19 @@ def _check_unique(path: Path, number: int, item_id: str, seen: dict[str, int]) -
 
 
 def _read_corpus(path: Path, folder: Path) -> list[BeirItem]:
+    """The items, read by :func:`fortekit.collection_reader.item_record` as ``index build`` reads them."""
     fields = 'with "_id", "text" and optionally "captions" (a list of strings) and "audio" (a path)'
     items: list[BeirItem] = []
     seen: dict[str, int] = {}
     for number, record in read_jsonl(path):
-        item_id = _id_of(path, number, record, fields)
-        _check_unique(path, number, item_id, seen)
-        captions = record.get("captions") or []
-        if not isinstance(captions, list) or not all(isinstance(c, str) for c in captions):
-            raise EvaluationError(Errors.E501.format(
-                path=path, line=number, problem=f'"captions" is {captions!r}, not a list of strings',
-                fields=fields,
-            ))
-        kept = tuple(caption for caption in captions if caption.strip())
-        text = _text_of(path, number, record, fields, required=not kept)
+        try:
+            item = item_record(record, number, id_key="_id")
+        except RecordError as exc:
+            raise EvaluationError(Errors.E501.format(path=path, line=number, problem=exc.problem,
+                                                     fields=fields)) from None
+        _check_unique(path, number, item.id, seen)
+        if item.text is None:
+            _text_of(path, number, record, fields, required=True)  # E501, naming what "text" holds
         audio = record.get("audio")
         audio_path: Path | None = None
         if audio is not None:
@@ -216,20 +222,22 @@ def _read_corpus(path: Path, folder: Path) -> list[BeirItem]:
             audio_path = (folder / audio).resolve()
             if not audio_path.is_file():
                 raise EvaluationError(Errors.E510.format(
-                    path=path, line=number, id=item_id, audio=audio_path, problem="does not exist",
+                    path=path, line=number, id=item.id, audio=audio_path, problem="does not exist",
                 ))
-        items.append(BeirItem(item_id, text if text.strip() else kept[0], kept, audio_path))
+        items.append(BeirItem(item.id, item.text or "", item.captions, audio_path))
     return items
 
 
 def _read_queries(path: Path) -> list[BeirQuery]:
+    """The queries: ``_id`` and the text in :func:`fortekit.collection_reader.query_field` (``text``,
+    or ``query`` as ``fortekit search --queries`` reads it)."""
     fields = 'with "_id", "text" and optionally "metadata" (an object)'
     queries: list[BeirQuery] = []
     seen: dict[str, int] = {}
     for number, record in read_jsonl(path):
         query_id = _id_of(path, number, record, fields)
         _check_unique(path, number, query_id, seen)
-        text = _text_of(path, number, record, fields, required=True)
+        text = _text_of(path, number, record, fields, required=True, key=query_field(record))
         metadata = record.get("metadata") or {}
         if not isinstance(metadata, dict):
             raise EvaluationError(Errors.E501.format(

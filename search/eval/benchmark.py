@@ -194,15 +194,13 @@ class CaptionBenchmark:
             A :class:`~fortekit.search.retriever.Retriever` sharing the index, the text cache and
             the projected items with every other system.
         """
-        from fortekit.search.formula.scoring import FormulaScoringConfig
-
         base = self._plain_retriever()
         if system.s2:
             base = self._shipped_retriever() if system.head == "shipped" else self._projected_retriever()
-        return base.replace(
-            formula=FormulaScoringConfig() if system.formula else None,
-            rerank=self._reranker(system, alpha),
-        )
+        reranker = self._reranker(system, alpha)
+        spec = PipelineSpec.from_switches(formula_scoring=system.formula,
+                                          stage3=reranker if reranker is not None else "off")
+        return base.replace(formula=spec.formula, rerank=spec.rerank)
 
     def _plain_retriever(self) -> Retriever:
         if self._plain is None:

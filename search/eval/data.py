@@ -210,7 +210,10 @@ class EmbeddedCollection:
 
 
 def item_embeddings(backbone: Backbone, item_texts: Sequence[tuple[str, ...]]) -> torch.Tensor:
-    """Each item's texts embedded in one call and averaged, then normalised to unit length.
+    """Each item's texts embedded and averaged, then normalised to unit length.
+
+    The item is :func:`fortekit.search.index.build.caption_means`'s, the one that
+    ``fortekit index build`` makes of the same clip.
 
     Args:
         backbone: the text encoder.
@@ -227,12 +230,9 @@ def item_embeddings(backbone: Backbone, item_texts: Sequence[tuple[str, ...]]) -
     """
     import torch
 
-    flat = [text for texts in item_texts for text in texts]
-    owners = torch.tensor([row for row, texts in enumerate(item_texts) for _ in texts])
-    vectors = backbone.encode_text(flat).detach().to("cpu", torch.float32)
-    sums = torch.zeros((len(item_texts), vectors.shape[1]), dtype=torch.float32)
-    sums.index_add_(0, owners, vectors)
-    return torch.nn.functional.normalize(sums, dim=1)
+    from fortekit.search.index.build import caption_means
+
+    return torch.from_numpy(caption_means(backbone, item_texts))
 
 
 def embed_collection(

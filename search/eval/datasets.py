@@ -7,7 +7,7 @@ by ``(youtube_id, start_time)`` in first-seen order. The benchmarks built from c
 live in :mod:`fortekit.search.eval.tasks`. The package never reads ``../shared``: callers
 pass paths.
 
-The file is read by :func:`fortekit.caption_csv.read_caption_csv` (records split as
+The file is read by :func:`fortekit.collection_reader.read_caption_csv` (records split as
 ``newline=""`` does, never at U+2028 or U+0085). Bad bytes are decoded as U+FFFD and
 counted (the evaluation's lenient policy, reported), empty captions are skipped and counted,
 clips left with no caption are dropped and counted: :func:`read_collection` returns
@@ -30,7 +30,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from fortekit.caption_csv import CaptionCsv, read_caption_csv
+from fortekit.collection_reader import CaptionCsv, caption_clips, read_caption_csv
 from fortekit.errors import DataFileError, Errors, EvaluationError
 
 __all__ = [
@@ -122,7 +122,7 @@ class Collection:
 
 
 def _read(path: str | os.PathLike[str], format_name: str) -> CaptionCsv:
-    """The file read by :func:`fortekit.caption_csv.read_caption_csv`: bad bytes replaced and
+    """The file read by :func:`fortekit.collection_reader.read_caption_csv`: bad bytes replaced and
     counted, strict quoting; a malformed or too long record is E491."""
     source = Path(path).expanduser()
     if not source.is_file():
@@ -153,38 +153,12 @@ def _expect(table: CaptionCsv, format_name: str) -> None:
         ))
 
 
-def _clotho(table: CaptionCsv) -> Collection:
-    clips: list[Clip] = []
-    empty = dropped = 0
-    for row in table.rows:
-        kept = tuple(caption for caption in row.captions if caption)
-        empty += len(row.captions) - len(kept)
-        if not kept:
-            dropped += 1
-            continue
-        clips.append(Clip(row.clip_id, kept))
-    return _collection(table, "clotho", clips, empty, dropped)
-
-
-def _audiocaps(table: CaptionCsv) -> Collection:
-    groups: dict[tuple[str, str], list[str]] = {}  # insertion order = first-seen order
-    empty = 0
-    for row in table.rows:
-        captions = groups.setdefault((row.clip_id, row.segment), [])
-        captions.extend(caption for caption in row.captions if caption)
-        empty += sum(1 for caption in row.captions if not caption)
-    starts: dict[str, int] = {}
-    for video, _ in groups:
-        starts[video] = starts.get(video, 0) + 1
-    clips: list[Clip] = []
-    dropped = 0
-    for (video, start), captions in groups.items():
-        if not captions:
-            dropped += 1
-            continue
-        clip_id = video if starts[video] == 1 else f"{video}_{start}"
-        clips.append(Clip(clip_id, tuple(captions)))
-    return _collection(table, "audiocaps", clips, empty, dropped)
+def _clips(table: CaptionCsv, format_name: str) -> Collection:
+    """The clips the one reader finds (a Clotho row, an AudioCaps clip), those without captions dropped."""
+    found = caption_clips(table)
+    clips = [Clip(clip.clip_id, clip.captions) for clip in found if clip.captions]
+    empty = sum(clip.empty for clip in found)
+    return _collection(table, format_name, clips, empty, len(found) - len(clips))
 
 
 def _collection(
@@ -223,7 +197,7 @@ def read_clotho_csv(path: str | os.PathLike[str]) -> Collection:
     """
     table = _read(path, "Clotho")
     _expect(table, "clotho")
-    return _clotho(table)
+    return _clips(table, "clotho")
 
 
 def read_audiocaps_csv(path: str | os.PathLike[str]) -> Collection:
@@ -250,7 +224,7 @@ def read_audiocaps_csv(path: str | os.PathLike[str]) -> Collection:
     """
     table = _read(path, "AudioCaps")
     _expect(table, "audiocaps")
-    return _audiocaps(table)
+    return _clips(table, "audiocaps")
 
 
 def read_collection(path: str | os.PathLike[str]) -> Collection:
@@ -279,7 +253,7 @@ def read_collection(path: str | os.PathLike[str]) -> Collection:
     table = _read(path, "")
     if table.layout is None:
         raise EvaluationError(Errors.E489.format(path=table.path, header=",".join(table.header)))
-    return _clotho(table) if table.layout.format == "clotho" else _audiocaps(table)
+    return _clips(table, table.layout.format)
 
 
 def load_clotho_csv(path: str | os.PathLike[str]) -> list[Clip]:

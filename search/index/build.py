@@ -31,6 +31,7 @@ from fortekit.search.index.parse import caption_predicate_sets
 __all__ = [
     "assemble_parts",
     "caption_items",
+    "caption_means",
     "check_finite",
     "embed_items",
     "item_id_of",
@@ -80,6 +81,75 @@ def caption_items(ids: Sequence[str], captions: Sequence[str | None]) -> list[Au
                 hint="Give every item a caption, or pass embeddings=.",
             ))
     return [AudioItem(text=caption, item_id=item_id) for item_id, caption in zip(ids, captions, strict=True)]
+
+
+def caption_means(
+    backbone: Backbone, groups: Sequence[Sequence[str]], ids: Sequence[str] | None = None, *,
+    batch_size: int = 64, progress: bool = False,
+) -> np.ndarray:
+    """Each item's vector from its captions: their text embeddings summed, scaled to unit length.
+
+    The one definition of a clip's item (the direction of the mean of its captions' embeddings)
+    that ``fortekit index build`` and ``fortekit eval`` share, so the same clip is the same item
+    in both. Every caption is encoded with ``encode_text``, `batch_size` captions a call, in order.
+
+    Args:
+        backbone: the text encoder.
+        groups: per item, its captions (one for an item of one caption).
+        ids: the items' ids, for messages (default: their positions).
+        batch_size: captions per encoder call.
+        progress: a tqdm progress bar on stderr.
+
+    Returns:
+        float32 (items, d), unit rows (a row of zeros stays zero), on the CPU.
+
+    Raises:
+        AudioIndexError: an item without a caption (E617), a bad batch size (E613), a batch of the
+            wrong shape (E619), NaN (E607).
+
+    Example:
+        >>> from fortekit.plugins import get_backbone
+        >>> caption_means(get_backbone("minilm", device="cpu"), [["rain", "rain falls"], ["wind"]]).shape
+        ... # doctest: +SKIP
+        (2, 384)
+    """
+    from tqdm import tqdm
+
+    check_int(batch_size, name="batch_size", error=AudioIndexError, message=Errors.E613)
+    names = [str(item_id) for item_id in ids] if ids is not None else [str(n) for n in range(len(groups))]
+    for position, captions in enumerate(groups):
+        if not captions or not all(isinstance(c, str) and c.strip() for c in captions):
+            raise AudioIndexError(Errors.E617.format(
+                index=position, label=names[position], problem="has no caption to embed",
+                hint="Give every item a caption (a text, or a list of captions).",
+            ))
+    flat = [caption for captions in groups for caption in captions]
+    owners = np.repeat(np.arange(len(groups)), [len(captions) for captions in groups])
+    name, dim = str(getattr(backbone, "name", type(backbone).__name__)), getattr(backbone, "dim", None)
+    sums: np.ndarray | None = None
+    with tqdm(total=len(flat), desc=f"embedding ({name})", unit="caption", file=sys.stderr,
+              disable=not progress) as bar:
+        for start in range(0, len(flat), batch_size):
+            chunk = flat[start:start + batch_size]
+            rows: Any = backbone.encode_text(chunk)
+            if hasattr(rows, "detach"):
+                rows = rows.detach().float().cpu().numpy()
+            rows = np.asarray(rows, dtype=np.float32)
+            wrong_dim = dim is not None and rows.ndim == 2 and rows.shape[1] != int(dim)
+            if rows.ndim != 2 or rows.shape[0] != len(chunk) or wrong_dim:
+                raise AudioIndexError(Errors.E619.format(
+                    name=name, description=f"an array of shape {rows.shape}", count=len(chunk),
+                    dim=dim or "d",
+                ))
+            if sums is None:
+                sums = np.zeros((len(groups), rows.shape[1]), dtype=np.float32)
+            np.add.at(sums, owners[start:start + len(chunk)], rows)
+            bar.update(len(chunk))
+    if sums is None:  # no items
+        sums = np.zeros((0, int(dim or 0)), dtype=np.float32)
+    check_finite(sums, names, f"The backbone {name!r} produced them.")
+    norms = np.linalg.norm(sums, axis=1, keepdims=True)
+    return np.ascontiguousarray(sums / np.maximum(norms, 1e-12), dtype=np.float32)
 
 
 def embed_items(

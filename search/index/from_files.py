@@ -58,10 +58,14 @@ class IndexSource:
     """What an index is built from: a captions file or audio files (one of the two).
 
     Attributes:
-        captions: a .csv/.tsv, .jsonl or .txt file of captions (a caption-indexed collection).
+        captions: a .csv/.tsv, .jsonl or .txt file of captions (a caption-indexed collection): a
+            BEIR ``corpus.jsonl`` as it is, a Clotho or AudioCaps CSV one item per clip (read by
+            :func:`fortekit.collection_reader.read_items`).
         audio: a folder of audio files (searched recursively) or a text file listing their paths.
-        id_column: the captions file's id column or key (default: ``file_name``, else ``id``).
-        text_column: its caption column or key (default: ``caption_1``, else ``caption``).
+        id_column: the captions file's id column or key (default: a caption CSV's clip id, else
+            ``_id``, ``id`` or ``file_name``).
+        text_column: its caption column or key (default: a caption CSV's captions, else ``text``
+            or ``caption``, with a BEIR ``captions`` list); a key holding a list is one item's captions.
         merge_duplicates: one item per repeated id, the mean of its captions' embeddings.
 
     Example:
@@ -225,21 +229,20 @@ def _index_from_captions(
     table: CaptionTable, backbone: Backbone, *, merge_duplicates: bool, parse: bool, batch_size: int,
     progress: bool, recorded: dict[str, Any],
 ) -> AudioIndex:
-    import numpy as np
-
     from fortekit.search.index.audio_index import AudioIndex
-    from fortekit.search.index.build import caption_items, embed_items
+    from fortekit.search.index.build import caption_means
     from fortekit.search.index.sources import group_duplicates
 
     common: dict[str, Any] = {"parse_captions": parse, "batch_size": batch_size, "progress": progress,
               "backbone_options": recorded}
-    if not merge_duplicates:
+    if not merge_duplicates and all(len(texts) <= 1 for texts in table.texts):
         return AudioIndex.from_captions(table.ids, table.captions, backbone, **common)
-    # One item per id: the mean of its captions' embeddings; its first caption is stored and parsed.
-    unique, groups = group_duplicates(table.ids)
-    items = caption_items(table.ids, table.captions)
-    rows = embed_items(backbone, items, table.ids, batch_size, progress)
-    means = np.stack([rows[positions].mean(axis=0) for positions in groups])
+    # One item per clip (and per id, with merge_duplicates): the mean of its captions' embeddings,
+    # as `fortekit eval` makes it (caption_means); its own caption is stored and parsed.
+    unique, groups = group_duplicates(table.ids) if merge_duplicates else (
+        table.ids, [[position] for position in range(len(table.ids))])
+    texts = [tuple(text for position in positions for text in table.texts[position]) for positions in groups]
+    means = caption_means(backbone, texts, unique, batch_size=batch_size, progress=progress)
     firsts = [table.captions[positions[0]] for positions in groups]
     return AudioIndex.from_captions(unique, firsts, backbone, embeddings=means, **common)
 

@@ -1,11 +1,14 @@
 """What ``fortekit index build`` reads: caption files, audio folders and lists, backbone options.
 
-* Caption files: ``.csv``/``.tsv`` (columns chosen by name; Clotho's ``file_name`` and
-  ``caption_1`` by default, else ``id`` and ``caption``), ``.jsonl`` (one object per line,
-  the same keys), ``.txt`` (one caption per line, ``id<TAB>caption`` or just the caption,
-  whose id is then its line number). Files are read by :mod:`fortekit.textio`: lines end at
-  ``"\\n"`` only (never at U+2028 or U+0085), CSV records follow ``newline=""``, and a line
-  that is not UTF-8, malformed or too long refuses the file (E615, naming the line).
+* Caption files, read by :mod:`fortekit.collection_reader` (the one reader of collections):
+  ``.jsonl`` (a BEIR ``corpus.jsonl`` as it is: ``_id``, ``text``, ``title``, ``captions``;
+  or ``id`` and ``caption``), ``.csv``/``.tsv`` (a Clotho or AudioCaps caption CSV, one item
+  per clip; else ``_id``/``id``/``file_name`` and ``text``/``caption``; or the columns named),
+  ``.txt`` (one caption per line, ``id<TAB>caption`` or just the caption, whose id is then its
+  line number). A clip with a list of captions is one item, the mean of their embeddings (as
+  ``fortekit eval`` makes it). Lines end at ``"\\n"`` only (never at U+2028 or U+0085), CSV
+  records follow ``newline=""``, and a line that is not UTF-8, malformed or too long refuses
+  the file (E615, naming the line).
 * Audio: a folder (WAV, FLAC, OGG and MP3 files found recursively; the id is the path
   relative to the folder) or a text file listing one path per line (relative to the list's
   folder; the id is the line as written). An item's caption comes from a sidecar
@@ -20,7 +23,6 @@ Example:
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +31,7 @@ from typing import Any
 from fortekit.errors import AudioIndexError, Errors
 from fortekit.fol.caption.pipeline import MAX_CHARS
 from fortekit.plugins.protocols import AudioItem
-from fortekit.textio import BadLine, read_csv_records, read_jsonl, read_text_lines
+from fortekit.textio import BadLine, read_text_lines
 
 __all__ = [
     "AUDIO_SUFFIXES",
@@ -41,45 +43,30 @@ __all__ = [
 
 #: The audio files a folder scan picks up (case-insensitive).
 AUDIO_SUFFIXES = (".wav", ".flac", ".ogg", ".mp3")
-#: (id, caption) column names tried, in order, when none is named.
-DEFAULT_COLUMNS = (("file_name", "caption_1"), ("id", "caption"))
-_SURROGATE = re.compile("[\ud800-\udfff]")
 _CAPTION_HINT = (
-    "A captions file is .csv/.tsv with a header (--id-column, --text-column; Clotho's file_name "
-    "and caption_1 by default), .jsonl with one object per line, or .txt with one caption per line."
+    "A captions file is .jsonl with one object per line (a BEIR corpus.jsonl as it is), .csv/.tsv "
+    "with a header (a Clotho or AudioCaps caption CSV, or --id-column and --text-column), or .txt "
+    "with one caption per line."
 )
 
 
 @dataclass(frozen=True, slots=True)
 class CaptionTable:
-    """Ids and captions read from a captions file, in file order (ids may repeat)."""
+    """Ids and captions read from a captions file, in file order (ids may repeat).
+
+    Attributes:
+        ids: the items' ids.
+        captions: each item's own caption (stored, parsed for Stage 3), or None.
+        texts: what each item's vector is the mean of: its list of captions, else its caption alone.
+    """
 
     ids: list[str]
     captions: list[str | None]
+    texts: list[tuple[str, ...]]
 
 
 def _unreadable(path: Path, problem: str, hint: str = _CAPTION_HINT) -> AudioIndexError:
     return AudioIndexError(Errors.E615.format(what="captions file", path=path, problem=problem, hint=hint))
-
-
-def _pick_columns(
-    path: Path, names: Sequence[str], id_column: str | None, caption_column: str | None,
-) -> tuple[str, str]:
-    if id_column is None and caption_column is None:
-        for pair in DEFAULT_COLUMNS:
-            if set(pair) <= set(names):
-                return pair
-        accepted = ", or ".join(f"{id_name!r} with {caption!r}" for id_name, caption in DEFAULT_COLUMNS)
-        raise _unreadable(path, f"it has none of the default column pairs ({accepted})",
-                          f"Its columns are {', '.join(map(repr, names))}; name the two to use with "
-                          f"--id-column and --text-column{_suggestion(names)}.")
-    chosen = (id_column or DEFAULT_COLUMNS[0][0], caption_column or DEFAULT_COLUMNS[0][1])
-    absent = [name for name in chosen if name not in names]
-    if absent:
-        raise _unreadable(path, f"it has no column {', '.join(map(repr, absent))}",
-                          f"Its columns are {', '.join(map(repr, names))}; name them with --id-column "
-                          f"and --text-column{_suggestion(names)}.")
-    return chosen
 
 
 def _suggestion(names: Sequence[str]) -> str:
@@ -88,7 +75,7 @@ def _suggestion(names: Sequence[str]) -> str:
     >>> _suggestion(["audiocap_id", "youtube_id", "caption"])
     ' (here, for example: --id-column audiocap_id --text-column caption)'
     """
-    caption = next((name for name in names if "caption" in name.lower()), None)
+    caption = next((name for name in names if "caption" in name.lower() or name == "text"), None)
     other = next((name for name in names if name != caption), None)
     if caption is None or other is None:
         return ""
@@ -98,15 +85,21 @@ def _suggestion(names: Sequence[str]) -> str:
 def read_caption_file(
     path: str | os.PathLike[str], *, id_column: str | None = None, caption_column: str | None = None,
 ) -> CaptionTable:
-    """Read ids and captions from a .csv, .tsv, .jsonl or .txt file.
+    """Read ids and captions from a .csv, .tsv, .jsonl or .txt file, one item per clip.
+
+    The file is read by :func:`fortekit.collection_reader.read_items`, the one reader of
+    collections: a BEIR ``corpus.jsonl`` as it is, a record with a list of captions (BEIR's
+    ``captions``, a Clotho row, an AudioCaps clip) as one item whose ``texts`` are those captions.
 
     Args:
         path: the file.
-        id_column: the id column or key (default: ``file_name``, else ``id``).
-        caption_column: the caption column or key (default: ``caption_1``, else ``caption``).
+        id_column: the id column or key (default: a Clotho or AudioCaps layout's, else ``_id``,
+            ``id`` or ``file_name``).
+        caption_column: the caption column or key (default: a layout's captions, else ``text``
+            or ``caption``, with BEIR's ``captions`` list); a key holding a list is the list of captions.
 
     Returns:
-        The :class:`CaptionTable`; blank captions are None.
+        The :class:`CaptionTable`; a blank caption is None.
 
     Raises:
         AudioIndexError: a missing, undecodable or malformed file, missing columns, a blank
@@ -116,24 +109,33 @@ def read_caption_file(
         >>> read_caption_file("clotho_captions_development.csv").ids[:1]  # doctest: +SKIP
         ['Distorted AM Radio noise.wav']
     """
+    from fortekit.collection_reader import RecordError, read_items
+
     source = Path(path)
     if not source.is_file():
         raise _unreadable(source, "no such file")
-    suffix = source.suffix.lower()
     try:
-        if suffix in (".csv", ".tsv"):
-            rows = _csv_rows(source, "\t" if suffix == ".tsv" else ",", id_column, caption_column)
-        elif suffix == ".jsonl":
-            rows = _jsonl_rows(source, id_column, caption_column)
-        elif suffix == ".txt":
-            rows = _txt_rows(source)
-        else:
-            raise _unreadable(source, f"unknown file type {suffix or '(none)'!r}")
+        records = read_items(source, id_column=id_column, text_column=caption_column, max_chars=MAX_CHARS)
     except OSError as exc:
         raise _unreadable(source, exc.strerror or str(exc)) from None
-    if not rows:
+    except RecordError as exc:
+        raise _refused(source, exc, id_column is None and caption_column is None) from None
+    if not records:
         raise AudioIndexError(Errors.E606.format(what=f"{source} has no captions"))
-    return CaptionTable([row[0] for row in rows], [row[1] for row in rows])
+    return CaptionTable([r.id for r in records], [r.text for r in records], [r.texts for r in records])
+
+
+def _refused(path: Path, exc: Any, defaults: bool) -> AudioIndexError:
+    """E615 for what the reader refused (a RecordError): the line, the problem, and how to fix it."""
+    if exc.bad is not None:
+        return _bad(path, exc.bad)
+    problem = exc.problem if exc.line is None else f"line {exc.line}: {exc.problem}"
+    if exc.columns:
+        names = ", ".join(map(repr, exc.columns))
+        what = "name the two to use with" if defaults else "name them with"
+        return _unreadable(path, problem, f"Its columns are {names}; {what} --id-column and "
+                           f"--text-column{_suggestion(exc.columns)}.")
+    return _unreadable(path, problem, "Fix or remove that line." if exc.line is not None else _CAPTION_HINT)
 
 
 def _clean(caption: Any) -> str | None:
@@ -146,69 +148,6 @@ def _clean(caption: Any) -> str | None:
 def _bad(path: Path, bad: BadLine) -> AudioIndexError:
     return _unreadable(path, f"line {bad.line}: {bad.reason}", "Fix or remove that line (re-save the file as "
                        f"UTF-8; a caption is at most {MAX_CHARS:,} characters).")
-
-
-def _csv_rows(
-    path: Path, delimiter: str, id_column: str | None, caption_column: str | None,
-) -> list[tuple[str, str | None]]:
-    rows = []
-    keys: tuple[int, int] | None = None
-    for number, cells, _ in read_csv_records(path, delimiter=delimiter, max_chars=MAX_CHARS + 1_000):
-        if isinstance(cells, BadLine):
-            raise _bad(path, cells)
-        if keys is None:
-            names = [name.strip() for name in cells]
-            id_key, caption_key = _pick_columns(path, names, id_column, caption_column)
-            keys = names.index(id_key), names.index(caption_key)
-            continue
-        if not any(cell.strip() for cell in cells):
-            continue  # a blank line
-        item_id = cells[keys[0]].strip() if keys[0] < len(cells) else ""
-        if not item_id:
-            raise _unreadable(path, f"line {number} has no id", "Every row needs an id.")
-        rows.append((item_id, _clean(cells[keys[1]] if keys[1] < len(cells) else None)))
-    if keys is None:
-        raise _unreadable(path, "it has no header row")
-    return rows
-
-
-def _jsonl_rows(
-    path: Path, id_column: str | None, caption_column: str | None,
-) -> list[tuple[str, str | None]]:
-    rows = []
-    keys: tuple[str, str] | None = None
-    for number, record in read_jsonl(path, max_chars=4 * MAX_CHARS):
-        if isinstance(record, BadLine):
-            raise _bad(path, record)
-        if not isinstance(record, dict):
-            raise _unreadable(path, f"line {number} is not a JSON object")
-        keys = keys or _pick_columns(path, list(record), id_column, caption_column)
-        item_id = record.get(keys[0])
-        if item_id is None or not str(item_id).strip():
-            raise _unreadable(path, f"line {number} has no {keys[0]!r}", "Every line needs an id.")
-        if any(_surrogate(record.get(key)) for key in keys):
-            raise _unreadable(path, f"line {number} holds a lone surrogate (\\ud800-\\udfff), not text",
-                              "Fix or remove that line.")
-        rows.append((str(item_id).strip(), _clean(record.get(keys[1]))))
-    return rows
-
-
-def _surrogate(value: Any) -> bool:
-    return isinstance(value, str) and _SURROGATE.search(value) is not None
-
-
-def _txt_rows(path: Path) -> list[tuple[str, str | None]]:
-    rows = []
-    for number, line in read_text_lines(path, max_chars=MAX_CHARS + 1_000):
-        if isinstance(line, BadLine):
-            raise _bad(path, line)
-        if not line.strip() or line.startswith("#"):
-            continue
-        item_id, tab, caption = line.partition("\t")
-        if tab and not item_id.strip():
-            raise _unreadable(path, f"line {number} has a tab but no id before it", "Write id<TAB>caption.")
-        rows.append((item_id.strip(), _clean(caption)) if tab else (str(number), _clean(line)))
-    return rows
 
 
 def group_duplicates(ids: Sequence[str]) -> tuple[list[str], list[list[int]]]:

@@ -162,7 +162,8 @@ def plan(spec: PipelineSpec, index: AudioIndex, name: str, dim: int, *, use_ann:
 
 
 def plan_kind(
-    spec: PipelineSpec, kind: str, name: str, dim: int, *, parsed_captions: bool = True, use_ann: bool = False,
+    spec: PipelineSpec, kind: str, name: str, dim: int, *, parsed_captions: bool = True,
+    use_ann: bool = False,
 ) -> Pipeline:
     """What runs for ``spec`` on an index of ``kind`` and why: :func:`plan` without the index.
 
@@ -243,8 +244,8 @@ def caption_names(captions: Sequence[Iterable[PredicateSymbol | str]], items: in
         PipelineError: not one symbol set per item (E423).
 
     Example:
-        >>> caption_names([["Bird", "Singing"], []], 2)
-        [frozenset({'Bird', 'Singing'}), frozenset()]
+        >>> [sorted(names) for names in caption_names([["Bird", "Singing"], []], 2)]
+        [['Bird', 'Singing'], []]
     """
     from fortekit.fol.violation import positive_names
 

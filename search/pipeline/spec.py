@@ -137,9 +137,9 @@ class PipelineSpec:
         *,
         stage1: str | RefineConfig | Refiner | None = AUTO,
         projection: str | os.PathLike[str] | None = AUTO,
-        formula_scoring: str | bool | None = AUTO,
+        formula_scoring: str | bool | FormulaScoringConfig | None = AUTO,
         gamma: float | None = None,
-        stage3: str | bool | None = AUTO,
+        stage3: str | bool | Reranker | None = AUTO,
         order_check: str | bool | None = AUTO,
         first_pass: str = AUTO,
         candidates: int = 1000,
@@ -153,9 +153,10 @@ class PipelineSpec:
             stage1: "auto", "off" (or None), "online", "offline", a ``RefineConfig`` or a built
                 ``Refiner``.
             projection: "auto", "none"/"off" (or None), or a head's file or folder.
-            formula_scoring: "auto", "on", "off" (or True, False; None is "auto").
+            formula_scoring: "auto", "on", "off" (or True, False; None is "auto"), or a
+                ``FormulaScoringConfig``.
             gamma: formula scoring's weight of the logic; given with "auto", formula scoring is on.
-            stage3: "auto", "on", "off" (or True, False; None is "auto").
+            stage3: "auto", "on", "off" (or True, False; None is "auto"), or a ``Reranker``.
             order_check: "auto", "on", "off" (or True, False; None is "auto").
             first_pass: "auto", "exact" or "ann".
             candidates: first-pass items re-scored per query.
@@ -181,17 +182,26 @@ class PipelineSpec:
         from fortekit.search.formula.scoring import FormulaScoringConfig
         from fortekit.search.rerank import Reranker
 
-        formula: Any = _switch("formula_scoring", formula_scoring)
-        if gamma is not None and formula is not False:
-            formula = True
-        formula_value = AUTO if formula == AUTO else (
-            None if formula is False else
-            FormulaScoringConfig() if gamma is None else FormulaScoringConfig(gamma=gamma))
-        rerank = _switch("stage3", stage3)
+        formula_value: Any
+        if isinstance(formula_scoring, FormulaScoringConfig):
+            formula_value = formula_scoring
+        else:
+            formula: Any = _switch("formula_scoring", formula_scoring)
+            if gamma is not None and formula is not False:
+                formula = True
+            formula_value = AUTO if formula == AUTO else (
+                None if formula is False else
+                FormulaScoringConfig() if gamma is None else FormulaScoringConfig(gamma=gamma))
+        rerank_value: Any
+        if isinstance(stage3, Reranker):
+            rerank_value = stage3
+        else:
+            rerank = _switch("stage3", stage3)
+            rerank_value = AUTO if rerank == AUTO else (Reranker() if rerank else None)
         checked = _switch("order_check", order_check)
         return cls(
             stage1=_stage1(stage1), projection=_projection(projection), formula=formula_value,
-            rerank=AUTO if rerank == AUTO else (Reranker() if rerank else None),
+            rerank=rerank_value,
             order_check=checked, first_pass=first_pass,  # type: ignore[arg-type]
             candidates=candidates, elaborator=elaborator, anchors=anchors, lookup=lookup,
         )
