@@ -41,7 +41,7 @@ def main() -> None:
     collection = load_beir(args.run / "gen" / "test")
     backbone = get_backbone("small-clap", model=str(args.run / "clap"), device="cpu")
     tagger = get_captioner("tagger", model=str(args.run / "clap"), device="cpu")
-    data = BeirData(collection, backbone, search=RefineConfig(), captioner=tagger, top_n=50)
+    data = BeirData(collection, backbone, refine=RefineConfig(), captioner=tagger, top_n=50)
     kinds = [query.metadata.get("kind") for query in collection.queries]
 
     def evaluate(name: str, rank: Callable[[BeirData], beir_systems.SystemRanking],

@@ -79,7 +79,7 @@ def main() -> None:
         captioner = get_captioner(args.captioner, **_options(args.captioner_option))
     rows: list[dict[str, Any]] = []
     for folder in args.sets:
-        data = BeirData(load_beir(folder), backbone, search=RefineConfig.online(), captioner=captioner)
+        data = BeirData(load_beir(folder), backbone, refine=RefineConfig.online(), captioner=captioner)
         base = data.retriever(formula=False, rerank=None)
         baseline = measure(data, _ranking(base, data.queries, None).order)
         print(f"{folder.name} baseline: {fmt(baseline)}", flush=True)

@@ -134,7 +134,7 @@ def _pooled(scorer: FormulaScorer, beir: BeirSet, pool: int) -> torch.Tensor:
     """Scores when only each query's first ``pool`` items are re-scored; the rest rank below them."""
     first = beir.query_vectors @ beir.items.T
     top, rows = torch.topk(first, k=min(pool, first.shape[1]), dim=1)
-    scores, order = scorer.rerank(beir.formulas, top, rows, beir.items)
+    scores, order = scorer.rescore(beir.formulas, top, rows, beir.items)
     full = torch.full_like(first, -1e9)
     return full.scatter_(1, order, scores)
 

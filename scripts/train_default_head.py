@@ -83,7 +83,7 @@ def train(args: argparse.Namespace, work: Path, log: Any) -> dict[str, Any]:
     settings = EvalSettings(
         test=args.data, out=work, n_train=N_TRAIN, limit_test=2, item_text=ITEM_TEXT, backbone=BACKBONE,
         device=args.device, epochs=args.epochs, batch_size=args.batch_size, anchors=ANCHORS,
-        elaborator=ELABORATOR, search=RefineConfig.online(), directions=("t2a",), umap=False,
+        elaborator=ELABORATOR, refine=RefineConfig.online(), directions=("t2a",), umap=False,
         seed=args.seed,
     )
     bench = CaptionBenchmark(settings, log=log)
@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         "captions": n_captions, "distinct_caption_hashes": len(hashes),
         "unseen": "clotho development clips 2001-2893 (the benchmark's reporting part)",
         "backbone": BACKBONE, "item_text": ITEM_TEXT,
-        "stage1": {"anchors": list(ANCHORS), "elaborator": ELABORATOR, "config": settings.search.to_dict(),
+        "stage1": {"anchors": list(ANCHORS), "elaborator": ELABORATOR, "config": settings.refine.to_dict(),
                    "refined": result["refined"]},
         "epochs": args.epochs, "batch_size": int(result["summary"]["batch_size"]), "seed": args.seed,
         "device": args.device, "final_loss": result["summary"]["final_loss"],

@@ -82,7 +82,7 @@ class SearchResult:
         clauses: the clauses formula scoring judged: (verbalised text, negated), in order;
             empty when the query scored by its similarity alone.
         fallback: why formula scoring was not applied ("plain", "no formula", ...), or "".
-        source: where the query side came from: "query" (as it is), "search" (Stage 1) or
+        source: where the query side came from: "query" (as it is), "refine" (Stage 1) or
             "lookup" (a stored refinement).
         unsure: with ``explain``, the query's negations and connectives whose scope the parser
             could not resolve, one line each ("'apart from': ambiguous cue"): the formula

@@ -46,7 +46,7 @@ class QuerySide:
             looked-up query, else its phi*); Stage 1 acts through the vector and phi*.
         phi0: Π(q) as text, or None.
         refined: G(phi*) with Stage 1 or a lookup, else None.
-        sources: "lookup", "search" (Stage 1) or "query" (as it is).
+        sources: "lookup", "refine" (Stage 1) or "query" (as it is).
     """
 
     def __init__(self, n: int) -> None:
@@ -122,7 +122,7 @@ def prepare_queries(
         side.logic[q] = result.phi0
         side.phi0[q] = str(result.phi0)
         side.refined[q] = result.refined_text
-        side.sources[q] = "search"
+        side.sources[q] = "refine"
     if plain:
         for q, phi in zip(plain, item_formulas_from_captions([texts[q] for q in plain]), strict=True):
             side.formulas[q] = side.logic[q] = phi

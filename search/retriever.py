@@ -354,9 +354,9 @@ class Retriever:
             # the places read after formula scoring: the hits, and Stage 3's and the order check's heads
             depth = max(k, self.reranker.top_n if self.reranker is not None else 0,
                         self.order_check.top_n if self.order_check is not None else 0)
-            scores, rows = self.formula_scorer.rerank(formulas, scores, rows, items, plans=plans,
-                                                      evidence=self.evidence, captions=self.caption_names,
-                                                      depth=depth)
+            scores, rows = self.formula_scorer.rescore(formulas, scores, rows, items, plans=plans,
+                                                       evidence=self.evidence, captions=self.caption_names,
+                                                       depth=depth)
             tick = _lap(clock, "formula", tick)
         item_sets = self.index.predicate_sets
         if self.reranker is not None and any(item_sets):

@@ -157,7 +157,7 @@ def test_items_with_audio_use_the_audio_encoder_the_others_their_captions(tmp_pa
     (folder / "audio" / "d1.wav").write_bytes(b"RIFF")
     corpus = [dict(CORPUS[0], audio="audio/d1.wav"), *CORPUS[1:]]
     backbone = FakeAudioBackbone()
-    data = BeirData(load_beir(make_beir(folder, corpus=corpus)), backbone, search=RefineConfig.online())  # type: ignore[arg-type]
+    data = BeirData(load_beir(make_beir(folder, corpus=corpus)), backbone, refine=RefineConfig.online())  # type: ignore[arg-type]
     items = data.items
     assert backbone.audio == [(folder / "audio" / "d1.wav").resolve()]
     assert items[0].tolist() == [0.0, 0.0, 1.0]

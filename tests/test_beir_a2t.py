@@ -87,7 +87,7 @@ def tiny_data(tmp_path_factory: pytest.TempPathFactory) -> Any:
     from fortekit.search.stage1.config import RefineConfig
 
     folder = make_beir(tmp_path_factory.mktemp("a2t") / "tiny")
-    return BeirData(load_beir(folder), get_backbone("minilm", device="cpu"), search=RefineConfig.online(),
+    return BeirData(load_beir(folder), get_backbone("minilm", device="cpu"), refine=RefineConfig.online(),
                     top_n=3, device="cpu")
 
 

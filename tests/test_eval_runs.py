@@ -63,7 +63,7 @@ def val(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     assert main(["eval", "--beir", str(VAL), "--systems", "baseline", "--direction", "t2a", "--no-umap",
                  "--device", "cpu", "-o", str(beir_out)]) == 0
     collection = load_beir(VAL)
-    data = BeirData(collection, get_backbone("minilm", device="cpu"), search=RefineConfig.online())
+    data = BeirData(collection, get_backbone("minilm", device="cpu"), refine=RefineConfig.online())
     system = SYSTEMS["baseline"].rank(data)
     assert system.scores is not None
     ids = [item.id for item in collection.items]

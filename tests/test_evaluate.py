@@ -77,7 +77,7 @@ def test_writes_the_table_the_figures_and_a_reproducible_config(quick_run: tuple
     assert "## Audio to text" in results and "| S1+S2+S3 |" in results
     config = json.loads((out / "config.json").read_text(encoding="utf-8"))
     assert config["data"]["test"]["sha256"] == file_sha256(clotho())
-    assert config["settings"]["n_train"] == 60 and config["settings"]["search"]["beam_width"] == 2
+    assert config["settings"]["n_train"] == 60 and config["settings"]["refine"]["beam_width"] == 2
     assert config["environment"]["fortekit"] == metrics["fortekit_version"]
     sweep = json.loads((out / "sweep_alpha.json").read_text(encoding="utf-8"))
     assert sweep["values"] == [0.0, 0.5] and len(sweep["systems"]["S1+S2+S3"]["R@1"]) == 2

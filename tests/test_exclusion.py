@@ -72,7 +72,7 @@ def test_related_exclusion_keeps_the_asked_for_sound_with_captions(minilm) -> No
     first = vector @ items.T
     rows = torch.argsort(first[0], descending=True, stable=True)[None]
     scorer = FormulaScorer(minilm)
-    _, ranked = scorer.rerank([formula], first[:, rows[0]], rows, items, captions=names)
+    _, ranked = scorer.rescore([formula], first[:, rows[0]], rows, items, captions=names)
     top = [CAPTIONS[i] for i in ranked[0, :3].tolist()]
     assert all("crow" not in text for text in top), top
     assert sum("bird" in text for text in top) >= 2, top

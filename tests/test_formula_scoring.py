@@ -213,7 +213,7 @@ def test_saturation_and_negated_scope() -> None:
     assert torch.isfinite(scoped.score([phi], torch.tensor([[0.9, 0.8]]), items)).all()
 
 
-def test_rerank_of_candidates_matches_the_full_matrix(minilm) -> None:  # type: ignore[no-untyped-def]
+def test_rescore_of_candidates_matches_the_full_matrix(minilm) -> None:  # type: ignore[no-untyped-def]
     captions = ["a dog barks while people are talking", "a dog barks loudly", "people talking",
                 "rain on a roof", "a dog growls and a man speaks"]
     items = torch.nn.functional.normalize(minilm.encode_text(captions), dim=1)
@@ -223,7 +223,7 @@ def test_rerank_of_candidates_matches_the_full_matrix(minilm) -> None:  # type: 
     scorer = FormulaScorer(minilm)
     full = scorer.score([formula], vector @ items.T, items)
     top, rows = torch.topk(vector @ items.T, k=5)
-    scores, order = scorer.rerank([formula], top, rows, items, k=3)
+    scores, order = scorer.rescore([formula], top, rows, items, k=3)
     assert order[0].tolist() == torch.argsort(full[0], descending=True)[:3].tolist()
     assert scores[0].tolist() == pytest.approx(torch.sort(full[0], descending=True).values[:3].tolist())
 
@@ -301,7 +301,7 @@ def test_calibration_sample_follows_the_items() -> None:
 
 
 @pytest.mark.parametrize("k", [1, 10, 64, 100, 299, 300])
-def test_rerank_keeps_the_order_of_a_stable_sort(k: int) -> None:
+def test_rescore_keeps_the_order_of_a_stable_sort(k: int) -> None:
     # Many exact ties: the best k are selected, not sorted, and must still keep the first-pass order.
     formulas = [parse.formula for parse in parse_captions(["a dog barking without people talking", "rain"])]
     generator = torch.Generator().manual_seed(5)
@@ -313,7 +313,7 @@ def test_rerank_keeps_the_order_of_a_stable_sort(k: int) -> None:
     scorer = FormulaScorer(_fixed_encoder(), config)
     blended = scorer.score(formulas, top, items, candidates=rows)
     order = torch.sort(blended, dim=1, descending=True, stable=True).indices[:, :k]
-    scores, found = scorer.rerank(formulas, top, rows, items, k=k)
+    scores, found = scorer.rescore(formulas, top, rows, items, k=k)
     assert torch.equal(found, torch.gather(rows, 1, order))
     assert torch.equal(scores, torch.gather(blended, 1, order))
 
@@ -377,7 +377,7 @@ def test_formula_scoring_over_an_audio_index(tmp_path: Path) -> None:
     query = backbone.encode_text(["a dog barking without people talking"])
     top, rows = index.search(query, k=6, device="cpu")
     scorer = FormulaScorer(backbone)
-    scores, order = scorer.rerank([formula], top, rows, index.embedding_tensor("cpu"), k=6)
+    scores, order = scorer.rescore([formula], top, rows, index.embedding_tensor("cpu"), k=6)
     assert sorted(order[0].tolist()) == list(range(6)) and torch.isfinite(scores).all()
     assert scores[0].tolist() == sorted(scores[0].tolist(), reverse=True)
 

@@ -84,9 +84,9 @@ def test_bench_first_pass_with_formula_scoring(benchmark, backbone, queries, ind
     def run():  # type: ignore[no-untyped-def]
         top, rows = _first_pass(backbone, queries, index, CANDIDATES)
         formulas = [parse.formula for parse in parse_captions(queries)]
-        return scorer.rerank(formulas, top, rows, index, k=10)
+        return scorer.rescore(formulas, top, rows, index, k=10)
 
-    scorer.rerank([None], torch.zeros(1, 2), torch.zeros(1, 2, dtype=torch.long), index)  # warm-up
+    scorer.rescore([None], torch.zeros(1, 2), torch.zeros(1, 2, dtype=torch.long), index)  # warm-up
     list(parse_captions(queries[:2]))  # loads spaCy, as the first pass's warm-up loads MiniLM
     _, rows = benchmark.pedantic(run, rounds=ROUNDS, iterations=1)
     assert rows.shape == (len(queries), 10)
@@ -111,7 +111,7 @@ def test_bench_first_pass_with_formula_scoring_warm_clauses(  # type: ignore[no-
 
     def run():  # type: ignore[no-untyped-def]
         top, rows = _first_pass(backbone, queries, index, CANDIDATES)
-        return scorer.rerank([parse.formula for parse in parse_captions(queries)], top, rows, index, k=10)
+        return scorer.rescore([parse.formula for parse in parse_captions(queries)], top, rows, index, k=10)
 
     calls = encoder.stats.calls
     _, rows = benchmark.pedantic(run, rounds=ROUNDS, iterations=1)
@@ -151,7 +151,7 @@ def _step(name: str, backbone, queries: list[str], index: torch.Tensor, prepared
         "encode the queries": lambda: backbone.encode_text(queries),
         "encode the clause texts (cold)": lambda: backbone.encode_text(texts),
         "encode the queries and clause texts in one call": lambda: backbone.encode_text(queries + texts),
-        "re-score 1,000 candidates (clauses encoded)": lambda: scorer.rerank(
+        "re-score 1,000 candidates (clauses encoded)": lambda: scorer.rescore(
             prepared["formulas"], prepared["top"], prepared["rows"], index, k=10, plans=plans),
     }[name]
 
@@ -208,7 +208,7 @@ def test_bench_exclusion(benchmark, backbone, queries, index, caption_names, mod
     def run():  # type: ignore[no-untyped-def]
         top, rows = _first_pass(backbone, queries, index, CANDIDATES)
         formulas = [parse.formula for parse in parse_captions(queries)]
-        return scorer.rerank(formulas, top, rows, index, k=10, captions=captions)
+        return scorer.rescore(formulas, top, rows, index, k=10, captions=captions)
 
     run()  # warm-up: spaCy, the entailment table, the calibration sample
     _, rows = benchmark.pedantic(run, rounds=ROUNDS, iterations=1)

@@ -454,9 +454,10 @@ def test_cli_build_info_search_from_a_clotho_csv(clotho_rows, tmp_path: Path, ca
     lines = out.splitlines()
     assert code == 0 and len(lines) == 6 and lines[3] == "query: rain"
     assert lines[0] == f"query: {target['caption_1']}"
-    # The item's own caption ranks first (the default pipeline's Stage 2 head moves the score off 1).
+    # The clip whose caption it is ranks first: a Clotho row is one item, the mean of its five
+    # captions (as `fortekit eval` makes it), so the score is well below 1.
     assert lines[1].startswith("    1. ") and target["file_name"] in lines[1]
-    assert float(lines[1].split()[1]) > 0.8
+    assert float(lines[1].split()[1]) > 0.5
     code, _, err = run_cli(["index", "build", "--captions", str(path), "-o", str(out_dir)], capsys)
     assert code == 2 and "[E614]" in err
 

@@ -131,7 +131,7 @@ def test_search_runs_over_it_with_captions_and_evidence(captioned: tuple[Path, P
     code, out, err = run(["search", "--index", str(directory), "a dog barking without rain", "-k", "3",
                           "--stage1", "online", "--json", "--device", "cpu"], capsys)
     assert code == 0, err
-    assert json.loads(out)["source"] == "search" and len(json.loads(out)["hits"]) == 3
+    assert json.loads(out)["source"] == "refine" and len(json.loads(out)["hits"]) == 3
     retriever = Retriever(directory, device="cpu")
     assert retriever.evidence is not None and len(retriever.evidence) == CLIPS
     plain = retriever.replace(evidence=None)

@@ -78,13 +78,17 @@ def test_jsonl_fields_and_bad_records(tmp_path: Path) -> None:
     records = [
         json.dumps({"query": "a dog barks", "id": "Y1"}), "", "{not json", "[1, 2]",
         json.dumps({"text": "rain"}), json.dumps({"query": 7}), json.dumps({"query": "   "}),
-        json.dumps({"query": "wind howling", "id": 9}),
+        json.dumps({"query": "wind howling", "id": 9}), json.dumps({"title": "rain"}),
     ]
     path.write_text("\n".join(records) + "\n", encoding="utf-8")
     lines = list(read_queries(path, target="id"))
-    assert codes(lines) == {1: "", 2: "E655", 3: "E658", 4: "E658", 5: "E659", 6: "E659", 7: "E655", 8: ""}
-    assert (lines[0].query, lines[0].target, lines[-1].target) == ("a dog barks", "Y1", "9")
-    assert "is missing (the object's fields: 'text')" in (lines[4].problem or "")
+    # BEIR's "text" is read where "query" is absent (fortekit.collection_reader.query_field)
+    assert codes(lines) == {1: "", 2: "E655", 3: "E658", 4: "E658", 5: "", 6: "E659", 7: "E655", 8: "",
+                            9: "E659"}
+    assert (lines[0].query, lines[0].target, lines[7].target) == ("a dog barks", "Y1", "9")
+    assert (lines[0].query_id, lines[4].query, lines[4].query_id) == ("Y1", "rain", None)
+    assert lines[7].query_id == "9"
+    assert "is missing, and so is 'text' (the object's fields: 'title')" in (lines[-1].problem or "")
     assert "holds a JSON int" in (lines[5].problem or "")
     assert [item.query for item in read_queries(path, field="text") if item.ok] == ["rain"]
 

@@ -140,7 +140,7 @@ def test_deep_or_undecodable_caption_jsonl_is_a_coded_error(tmp_path: Path) -> N
     with pytest.raises(AudioIndexError, match=r"\[E615\].*line 2: nested"):
         read_caption_file(path)
     path.write_text('{"id": "a", "caption": "\\ud800"}\n', encoding="utf-8")
-    with pytest.raises(AudioIndexError, match=r"\[E615\].*line 1 holds a lone surrogate"):
+    with pytest.raises(AudioIndexError, match=r'\[E615\].*line 1: "caption": it holds a lone surrogate'):
         read_caption_file(path)
 
 

@@ -149,15 +149,20 @@ def test_the_start_page_lists_every_page() -> None:
     assert all((REPO / "docs" / name).exists() for name in linked), "a link of docs/README.md is broken"
 
 
-def test_the_bundled_captions_need_their_columns_named_and_the_error_says_which() -> None:
+def test_the_bundled_captions_read_as_audiocaps_clips_and_an_unknown_header_says_what_to_name(
+        tmp_path: Path) -> None:
     from fortekit.errors import AudioIndexError
     from fortekit.search.index.sources import read_caption_file
 
     sample = REPO / "examples" / "audiocaps_train_sample.csv"
-    with pytest.raises(AudioIndexError, match=r"\[E615\]") as error:
-        read_caption_file(sample)
-    message = str(error.value)
-    assert "'file_name' with 'caption_1', or 'id' with 'caption'" in message
-    assert "--text-column caption" in message and "'youtube_id'" in message
+    clips = read_caption_file(sample)  # an AudioCaps CSV: one item per clip, no column options
     table = read_caption_file(sample, id_column="youtube_id", caption_column="caption")
     assert len(table.ids) == 3000 and all(table.captions)
+    assert clips.ids == list(dict.fromkeys(table.ids)) and all(clips.captions)
+    other = tmp_path / "clips.csv"
+    other.write_text("clip,description\na.wav,rain\n", encoding="utf-8")
+    with pytest.raises(AudioIndexError, match=r"\[E615\]") as error:
+        read_caption_file(other)
+    message = str(error.value)
+    assert "'_id', 'id', 'file_name'" in message and "neither a Clotho nor an AudioCaps" in message
+    assert "--id-column clip --text-column description" in message

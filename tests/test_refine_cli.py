@@ -67,7 +67,7 @@ def test_good_lines_written_bad_lines_reported(base: Base, captions: list[str]) 
     assert [r["query"] for r in written] == captions[:8]
     assert [r["line"] for r in written] == [2, 3, 4, 6, 7, 8, 10, 11]
     first = written[0]
-    assert first["source"] == "search" and first["refined_text"] and first["phi_star"]
+    assert first["source"] == "refine" and first["refined_text"] and first["phi_star"]
     assert set(first["objective"]) >= {"F", "complexity", "utility", "pivot"}
     assert "8 refined, 0 already done, 3 bad lines (lines 5, 9, 12), 0 failed" in err
     assert "texts encoded" in err

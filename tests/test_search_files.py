@@ -33,7 +33,7 @@ def test_a_query_file_is_searched_into_jsonl_bad_lines_numbered(cafe: Path, tmp_
     assert [hit["id"] for hit in records[0]["hits"]][:2] == ["clip1", "clip0"]
     assert records[0]["clauses"] == [{"text": "a dog barking", "negated": False},
                                      {"text": "a person talking", "negated": True}]
-    assert len(records[1]["hits"]) == 3 and records[1]["source"] == "search"  # Stage 1: the default here
+    assert len(records[1]["hits"]) == 3 and records[1]["source"] == "refine"  # Stage 1: the default here
     assert (tmp_path / "ranked.jsonl.settings.json").is_file()
 
 

@@ -183,7 +183,7 @@ def test_the_retriever_takes_the_corpus_elaborator_and_feedback_by_name(cafe: Pa
     retriever = Retriever(cafe, PipelineSpec(stage1=RefineConfig.online(), elaborator="corpus",
                           anchors="feedback", formula=None, rerank=None), device="cpu")
     result = retriever.search(["a dog barking"], k=3)[0]
-    assert result.source == "search"
+    assert result.source == "refine"
     assert result.hits[0].item_id in {"clip0", "clip1"}
     assert retriever.refiner is not None and retriever.refiner.anchors.name == "feedback"
 

@@ -46,7 +46,7 @@ TIERS: tuple[str, ...] = ("exact", "wordnet", "edit_distance", "none")
 
 
 def _captions(path: Path, columns: Sequence[str], what: str) -> list[str]:
-    """The non-empty captions of a caption CSV, read by :mod:`fortekit.collection_reader` (bad lines: E114)."""
+    """The non-empty captions of a caption CSV, read by :mod:`fortekit.collection_reader` (bad: E114)."""
     if not path.is_file():
         raise DataFileError(Errors.E310.format(what=what, path=path, hint="Pass the path of the CSV file."))
     table = read_caption_csv(path)

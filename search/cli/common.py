@@ -13,7 +13,7 @@ JSON lines          ``--json``
 Stage 1             ``--stage1 off|online|offline``
 columns             ``--id-column`` / ``--text-column``
 ranked output       ``--format jsonl|tsv|trec``
-Stage 1's search    ``-B/--beam-width``, ``-D/--depth``
+Stage 1's beam      ``-B/--beam-width``, ``-D/--depth``
 ==================  ==============================================================
 
 Exit codes, the same for every command (:data:`EXIT_CODES`): 0 ok, 1 some inputs failed, 2 usage
@@ -310,7 +310,7 @@ def add_depth_options(
     depth_dest: str = "depth", beam_default: Any = None, depth_default: Any = None,
     type: Callable[[str], Any] = int,
 ) -> None:
-    """Stage 1's search: ``-B/--beam-width B`` and ``-D/--depth D``.
+    """Stage 1's beam search: ``-B/--beam-width B`` and ``-D/--depth D``.
 
     Example:
         >>> parser = argparse.ArgumentParser()

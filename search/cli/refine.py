@@ -1,7 +1,7 @@
 """``fol-refine``: refine a file of text-to-audio search queries with Stage 1.
 
-Reads .txt (one query per line), .jsonl (a ``query`` field) or .csv/.tsv (a named
-column); writes one JSONL object (or TSV row) per query, line by line, so that an
+Reads .txt (one query per line), .jsonl (a ``query`` field, else BEIR's ``text``) or .csv/.tsv
+(a named column); writes one JSONL object (or TSV row) per query, line by line, so that an
 interrupted run loses nothing and a re-run resumes. Bad lines are reported with
 their line number and skipped. See docs/refine.md.
 
@@ -341,7 +341,7 @@ def _refine_file(args: argparse.Namespace) -> int:
         other_inputs=[Path(args.lookup).expanduser() if args.lookup else None], inputs=_inputs(args),
     )
     lines = read_queries(
-        queries, file_format=args.input_format, column=args.column, field=args.column or "query",
+        queries, file_format=args.input_format, column=args.column, field=args.column,
         max_chars=args.max_chars, target=args.target_column,
     )
     lookup = LookupTable.load(args.lookup) if args.lookup else None

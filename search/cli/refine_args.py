@@ -97,7 +97,8 @@ def build_refine_parser() -> argparse.ArgumentParser:
     src.add_argument("--query", metavar="TEXT",
                      help="refine this one query and print it (with --explain: its search tree)")
     add_column_options(src, text_dest="column", id_dest=None,
-                       text_help="the CSV/TSV column or JSONL field of the queries (default: query)")
+                       text_help="the CSV/TSV column or JSONL field of the queries (default: query, "
+                       "else text)")
     src.add_argument(
         "--target-column", metavar="COLUMN",
         help="a column/field with each query's relevant item id in --index (for --anchors oracle)",
@@ -128,36 +129,36 @@ def build_refine_parser() -> argparse.ArgumentParser:
         "--gamma", metavar="GAMMA", type=float,
         help="weight of the formula's score against q*'s similarity (default: FormulaScoringConfig's)",
     )
-    search = parser.add_argument_group("search (defaults: the online regime)")
-    add_stage1_option(search, choices=("online", "offline"), default="online",
+    refine = parser.add_argument_group("Stage 1, refine (defaults: the online regime)")
+    add_stage1_option(refine, choices=("online", "offline"), default="online",
                       help="the regime: online (B, D) = (3, 2) or offline (5, 4); -B/-D override it")
-    search.add_argument("-B", "--beam-width", metavar="B", type=_positive_int,
+    refine.add_argument("-B", "--beam-width", metavar="B", type=_positive_int,
                         help="beam width B (at most 64; B x D x candidates per node at most 4096)")
-    search.add_argument("-D", "--depth", metavar="D", type=_positive_int, help="maximum depth D (at most 16)")
-    search.add_argument("--tau", metavar="TAU", type=float, help="feasibility threshold tau (default: 0.2)")
-    search.add_argument("--threshold", choices=THRESHOLD_MODES, help="threshold mode (default: auto)")
-    search.add_argument(
+    refine.add_argument("-D", "--depth", metavar="D", type=_positive_int, help="maximum depth D (at most 16)")
+    refine.add_argument("--tau", metavar="TAU", type=float, help="feasibility threshold tau (default: 0.2)")
+    refine.add_argument("--threshold", choices=THRESHOLD_MODES, help="threshold mode (default: auto)")
+    refine.add_argument(
         "--lambda", dest="lam", metavar="LAMBDA", type=float,
         help="weight of the negative anchor (default: 1.0)",
     )
-    search.add_argument(
+    refine.add_argument(
         "--beta", metavar="BETA", type=float, help="weight of the pivot projection (default: 0.5)"
     )
-    search.add_argument(
+    refine.add_argument(
         "--complexity-weight", metavar="W", type=float, help="weight w of c(phi) in F = w c - u"
     )
-    search.add_argument(
+    refine.add_argument(
         "--query-vector", choices=QUERY_OUTPUTS,
         help="q* for --index rankings: residual, f_T(q) moved by the refinement's edit (default), "
         "or verbalised, the paper's f_T(G(phi*)); see docs/refine.md",
     )
-    search.add_argument(
+    refine.add_argument(
         "--anchors", choices=("auto", "none", "proxy", "bank", "feedback", "oracle"), default="auto",
         help="where e+/e- come from: proxy and feedback (the first pass over --index, judged by the "
         "formula) need --index, bank --anchor-bank, oracle --index and --target-column (default: auto, "
         "feedback when --index holds captions, else none)",
     )
-    search.add_argument(
+    refine.add_argument(
         "--anchor-bank", metavar="PATH", help="an anchor bank (or a training index) directory"
     )
     runtime = parser.add_argument_group("plug-ins and runtime")

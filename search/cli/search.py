@@ -92,9 +92,9 @@ def add_search_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
                       "existing file needs --overwrite) and are old or new, never half")
     files.add_argument("--input-format", choices=QUERY_FORMATS,
                        help="the query file's format (default: from its extension; standard input: txt)")
-    add_column_options(files, text_help="the CSV/TSV column or JSONL field of the queries (default: query)",
-                       id_help="the CSV/TSV column or JSONL field of the query ids (the qid of --format "
-                       "trec; default: the line number)")
+    add_column_options(files, text_help="the CSV/TSV column or JSONL field of the queries (default: query, "
+                       "else text)", id_help="the CSV/TSV column or JSONL field of the query ids (the qid of "
+                       "--format trec; default: _id or id, else the line number)")
     files.add_argument("--max-chars", metavar="N", type=int, default=DEFAULT_MAX_CHARS,
                        help=f"skip longer queries as bad lines (default: {DEFAULT_MAX_CHARS})")
     files.add_argument("--overwrite", action="store_true",

@@ -182,8 +182,7 @@ def _search_file(args: argparse.Namespace, out: TextIO) -> int:
                            other_inputs=[args.lookup], inputs=inputs)
         input_format = args.input_format or ("txt" if args.queries_file == "-" else None)
         lines = read_queries(queries, file_format=input_format, column=args.text_column,
-                             field=args.text_column or "query", max_chars=args.max_chars,
-                             target=args.id_column)
+                             field=args.text_column, max_chars=args.max_chars, target=args.id_column)
     except BaseException:
         if whole:  # a query file or an output refused before the run: nothing left beside OUT
             whole.discard()
@@ -193,9 +192,10 @@ def _search_file(args: argparse.Namespace, out: TextIO) -> int:
     ids: dict[int, str] = {}
 
     def remember(items: Any) -> Any:
-        for item in items:
-            if item.target is not None:
-                ids[item.line] = item.target
+        for item in items:  # the query's id: --id-column's, else the file's own (a BEIR _id)
+            qid = item.target if item.target is not None else item.query_id
+            if qid is not None:
+                ids[item.line] = qid
             yield item
 
     def build() -> Any:

@@ -7,7 +7,7 @@ first use and kept: a run of ``baseline`` alone never parses a caption or search
 
 Example:
     >>> data = BeirData(load_beir("negation/audiocaps_val"), get_backbone("minilm"),
-    ...                 search=RefineConfig.online())  # doctest: +SKIP
+    ...                 refine=RefineConfig.online())  # doctest: +SKIP
     >>> data.retriever(formula=True, rerank=None)  # doctest: +SKIP
     Retriever(1000 items, backbone='minilm', stages=[formula])
 """
@@ -61,7 +61,7 @@ class BeirData:
     Args:
         collection: the loaded collection.
         backbone: the encoder.
-        search: Stage 1's configuration.
+        refine: Stage 1's configuration.
         anchors: Stage 1's anchor setting ("none", "proxy" or "feedback").
         elaborator: Stage 1's elaborator ("lexical", or "corpus": the items' own captions).
         formula: the formula-scoring configuration.
@@ -79,7 +79,7 @@ class BeirData:
     """
 
     def __init__(
-        self, collection: BeirCollection, backbone: Backbone, *, search: RefineConfig, anchors: str = "none",
+        self, collection: BeirCollection, backbone: Backbone, *, refine: RefineConfig, anchors: str = "none",
         elaborator: str = "lexical",
         formula: FormulaScoringConfig | None = None, alpha: float = 0.3, top_n: int = 50,
         projection: Path | None = None, stage1_dir: Path | None = None,
@@ -88,7 +88,7 @@ class BeirData:
     ) -> None:
         self.collection = collection
         self.backbone = backbone
-        self.search = search
+        self.refine = refine
         self.anchors = anchors
         self.elaborator = elaborator
         self.formula_config = formula
@@ -255,14 +255,14 @@ class BeirData:
         from fortekit.search.stage1.anchor_sources import make_anchor_source, make_elaborator
         from fortekit.search.stage1.beam import Refiner
 
-        refiner = Refiner(self.backbone, "lexical", config=self.search, device=self.device)
+        refiner = Refiner(self.backbone, "lexical", config=self.refine, device=self.device)
         index = self._index(None) if self.anchors == "proxy" else None
         corpus = self.corpus if self.elaborator == "corpus" or self.anchors == "feedback" else None
         source = make_anchor_source(self.anchors, index=index, corpus=corpus)
         directory = self.stage1_dir or Path("runs", "stage1")
         cache = Stage1Cache(refiner, directory, log=self.log)
         output = cache.run(f"beir-{self.anchors}", [q.text for q in self.collection.queries], source,
-                           self.search, self.stage1_key,
+                           self.refine, self.stage1_key,
                            elaborator=make_elaborator(self.elaborator, corpus=corpus))
         self.seconds["stage1"] = float(sum(output.seconds))
         self.log(f"stage 1 [{self.anchors}]: {len(output.seconds)} queries, {output.from_cache} from the "

@@ -76,7 +76,7 @@ class BeirSettings:
         elaborator: Stage 1's elaborator, "lexical" or "corpus" (the items' own captions).
         projection: a trained Stage 2 head for ``full`` (None: no Stage 2).
         formula: the formula-scoring configuration.
-        search: Stage 1's configuration.
+        refine: Stage 1's configuration.
         alpha: Stage 3's weight of s_pred.
         top_n: how many items Stage 3 re-ranks.
         limit_queries: only the first N queries (quick runs).
@@ -112,7 +112,7 @@ class BeirSettings:
     elaborator: str = "corpus"
     projection: Path | None = None
     formula: FormulaScoringConfig = field(default_factory=FormulaScoringConfig)
-    search: RefineConfig = field(default_factory=RefineConfig.online)
+    refine: RefineConfig = field(default_factory=RefineConfig.online)
     alpha: float = 0.3
     top_n: int = 50
     limit_queries: int | None = None
@@ -144,7 +144,7 @@ class BeirSettings:
         """The settings as JSON values."""
         values = {f.name: getattr(self, f.name) for f in fields(self)}
         values["formula"] = self.formula.to_dict()
-        values["search"] = self.search.to_dict()
+        values["refine"] = self.refine.to_dict()
         for name in ("backbone_options", "captioner_options"):
             values[name] = {k: str(v) if isinstance(v, Path) else v for k, v in values[name].items()}
         return {k: str(v) if isinstance(v, Path) else v for k, v in values.items()}
@@ -317,7 +317,7 @@ def _run_beir(settings: BeirSettings, log: Callable[[str], None] | None,
         "corpus": data_files["corpus"]["sha256"], "queries": data_files["queries"]["sha256"],
         "limit_queries": settings.limit_queries,
     })}
-    data = BeirData(collection, backbone, search=settings.search, anchors=settings.anchors,
+    data = BeirData(collection, backbone, refine=settings.refine, anchors=settings.anchors,
                     elaborator=settings.elaborator,
                     formula=settings.formula, alpha=settings.alpha, top_n=settings.top_n,
                     projection=settings.projection, stage1_dir=settings.out / "stage1", stage1_key=key,

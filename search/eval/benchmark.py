@@ -97,7 +97,7 @@ class CaptionBenchmark:
                  f"({sum(self.test.seconds.values()) + sum(self.train.seconds.values()):.0f} s)")
         if "bank" in s.anchors:
             self.bank = AnchorBank.from_index(self.train.index)
-        self.refiner = Refiner(backbone, "lexical", config=s.search, device=s.device)
+        self.refiner = Refiner(backbone, "lexical", config=s.refine, device=s.device)
         self.cache = Stage1Cache(self.refiner, self.out / "stage1", batch_size=s.stage1_batch, log=self.log)
         self.key = {
             "version": __version__, "backbone": s.backbone,
@@ -111,11 +111,11 @@ class CaptionBenchmark:
     def stage1_for(self, part: str, anchors: str, config: RefineConfig | None = None) -> Stage1Output:
         """Stage 1 of the test or training queries with one anchor setting (cached)."""
         collection = self.test if part == "test" else self.train
-        config = config or self.settings.search
+        config = config or self.settings.refine
         default = anchors == DEFAULT_ANCHORS  # the default pipeline's Stage 1: corpus and feedback
         by_corpus = default or self.settings.elaborator == "corpus"
         if default and self.settings.elaborator == "corpus" and f"{part}-feedback" in self.stage1 \
-                and config == self.settings.search:
+                and config == self.settings.refine:
             self.stage1[f"{part}-{anchors}"] = self.stage1[f"{part}-feedback"]  # the same run
             return self.stage1[f"{part}-{anchors}"]
         wants_corpus = anchors in ("feedback", DEFAULT_ANCHORS) or by_corpus
@@ -132,7 +132,7 @@ class CaptionBenchmark:
             elaborator = get_elaborator("lexical")
         output = self.cache.run(f"{part}-{anchors}", collection.task.queries, source, config, self.key,
                                 elaborator=elaborator)
-        if config == self.settings.search:
+        if config == self.settings.refine:
             self.stage1[f"{part}-{anchors}"] = output
             self.log(f"stage 1 [{part}-{anchors}]: {len(output.seconds)} queries, "
                      f"{output.from_cache} from the cache, {output.refined:.0%} refined, "

@@ -57,7 +57,7 @@ class EvalSettings:
         anchors: Stage 1 anchor settings; the first drives the ablation and Stage 2.
         elaborator: Stage 1's elaborator: "lexical" (vocabulary templates) or "corpus" (the
             nearest item captions of the collection searched, parsed once).
-        search: Stage 1's configuration.
+        refine: Stage 1's configuration.
         alpha: Stage 3's weight of s_pred.
         top_n: how many items Stage 3 re-ranks.
         directions: "t2a", "a2t" or both.
@@ -80,7 +80,7 @@ class EvalSettings:
     batch_size: int = 128
     anchors: tuple[str, ...] = ("feedback", "none")
     elaborator: str = "corpus"
-    search: RefineConfig = field(default_factory=RefineConfig.online)
+    refine: RefineConfig = field(default_factory=RefineConfig.online)
     alpha: float = 0.03
     top_n: int = 50
     directions: tuple[str, ...] = ("t2a", "a2t")
@@ -111,7 +111,7 @@ class EvalSettings:
 
     def to_dict(self) -> dict[str, Any]:
         values = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        values["search"] = self.search.to_dict()
+        values["refine"] = self.refine.to_dict()
         values["sweeps"] = {name: list(v) for name, v in self.sweeps}
         return {k: str(v) if isinstance(v, Path) else v for k, v in values.items()}
 

@@ -105,7 +105,7 @@ def run_sweep(run: CaptionBenchmark, name: str, values: Sequence[float]) -> dict
     for value in values:
         s1 = None
         if name != "alpha":
-            config = run.settings.search.replace(**{SWEEPABLE[name]: value})
+            config = run.settings.refine.replace(**{SWEEPABLE[name]: value})
             s1 = run.stage1_for("test", run.primary, config)
             refined.append(s1.refined)
         for system in systems:

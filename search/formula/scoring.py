@@ -550,7 +550,7 @@ class FormulaScorer:
             judged.add(leaf)
         return out, judged
 
-    def rerank(
+    def rescore(
         self,
         formulas: Sequence[Formula | None],
         top_scores: torch.Tensor,
@@ -586,8 +586,8 @@ class FormulaScorer:
         Example:
             >>> import torch
             >>> scorer = FormulaScorer(lambda texts: None)
-            >>> scores, rows = scorer.rerank([None], torch.tensor([[0.9, 0.5]]), torch.tensor([[3, 1]]),
-            ...                              torch.eye(4))
+            >>> scores, rows = scorer.rescore([None], torch.tensor([[0.9, 0.5]]), torch.tensor([[3, 1]]),
+            ...                               torch.eye(4))
             >>> rows.tolist()
             [[3, 1]]
         """

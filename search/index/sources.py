@@ -74,8 +74,11 @@ def _suggestion(names: Sequence[str]) -> str:
 
     >>> _suggestion(["audiocap_id", "youtube_id", "caption"])
     ' (here, for example: --id-column audiocap_id --text-column caption)'
+    >>> _suggestion(["clip", "description"])
+    ' (here, for example: --id-column clip --text-column description)'
     """
-    caption = next((name for name in names if "caption" in name.lower() or name == "text"), None)
+    words = ("caption", "text", "description")
+    caption = next((name for name in names if any(word in name.lower() for word in words)), None)
     other = next((name for name in names if name != caption), None)
     if caption is None or other is None:
         return ""

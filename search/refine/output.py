@@ -58,7 +58,7 @@ TSV_COLUMNS = (
 )
 #: Added with ``--index``: the ranked item ids and their scores, each a JSON list.
 RANKING_COLUMNS = ("ranking", "scores")
-_OWN_FIELDS = frozenset({"line", "query", "ranking", "source"})  # set per run, never copied
+_OWN_FIELDS = frozenset({"line", "query_id", "query", "ranking", "source"})  # set per run, never copied
 _ESCAPES = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
 _UNESCAPES = {value: key for key, value in _ESCAPES.items()}
 _ESCAPED = re.compile(r"\\[\\tnr]")
@@ -91,24 +91,29 @@ def result_record(
     query: str,
     result: Mapping[str, Any],
     *,
-    source: str = "search",
+    source: str = "refine",
     ranking: Sequence[Mapping[str, Any]] | None = None,
+    query_id: str | None = None,
 ) -> dict[str, Any]:
-    """The record written for one query: its line, its text, the result, where it came from.
+    """The record written for one query: its line, its id, its text, the result, where it came from.
 
     Args:
         line: the query's line number in the input.
         query: the query as read.
         result: ``RefinementResult.to_dict()``, or a lookup table's stored record.
-        source: "search" (refined in this run) or "lookup" (from a lookup table).
+        source: "refine" (refined in this run) or "lookup" (from a lookup table).
         ranking: the top-K items ({id, score, caption}) when an index was searched.
+        query_id: the query's own id (a BEIR ``_id``), written after the line when the file gives one.
 
     Example:
         >>> result_record(4, "rain", {"query": "rain", "refined_text": "rain, steady", "line": 9})
-        {'line': 4, 'query': 'rain', 'refined_text': 'rain, steady', 'source': 'search'}
+        {'line': 4, 'query': 'rain', 'refined_text': 'rain, steady', 'source': 'refine'}
+        >>> list(result_record(1, "rain", {}, query_id="q7"))
+        ['line', 'query_id', 'query', 'source']
     """
     stored = {key: value for key, value in result.items() if key not in _OWN_FIELDS}
-    record: dict[str, Any] = {"line": line, "query": query, **stored, "source": source}
+    own = {} if query_id is None else {"query_id": query_id}
+    record: dict[str, Any] = {"line": line, **own, "query": query, **stored, "source": source}
     if ranking is not None:
         record["ranking"] = [dict(item) for item in ranking]
     return record

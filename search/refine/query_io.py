@@ -1,8 +1,10 @@
 """Query files for ``fol-refine``: reading them line by line.
 
 A query file is ``.txt`` (one query per line; ``#`` starts a comment line), ``.jsonl``
-(one JSON object per line, the query in a field, ``"query"`` by default) or ``.csv`` /
-``.tsv`` (a header row; the query column is named, ``"query"`` by default). Files are read
+(one JSON object per line, the query in a field: ``"query"``, else BEIR's ``"text"``, by default)
+or ``.csv`` / ``.tsv`` (a header row; the query column likewise). Which field holds the query and
+which its id (``"_id"`` or ``"id"``, carried as :attr:`QueryLine.query_id`) is the one reader's
+knowledge (:mod:`fortekit.collection_reader`), so a BEIR ``queries.jsonl`` is read as it is. Files are read
 by :mod:`fortekit.textio`: lines end at ``"\\n"`` only (never at U+2028 or U+0085), CSV
 records follow ``newline=""`` (CR-only files work), and a line that is not UTF-8, too long,
 nested too deeply or malformed is reported on its own with its number; the others still run.
@@ -37,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Literal
 
+from fortekit.collection_reader import QUERY_KEYS, query_field, query_id, query_id_column
 from fortekit.errors import Errors, QueryFileError
 from fortekit.fol.caption.pipeline import MAX_CHARS
 from fortekit.textio import (
@@ -85,6 +88,7 @@ class QueryLine:
         key: identifies the line for resuming: its number and its text (see :func:`resume_key`).
         target: the value of the target column or field (the relevant item's id, for
             oracle anchors), when one was asked for.
+        query_id: the query's own id (a BEIR ``_id``, or an ``id``), when the file gives one.
     """
 
     line: int
@@ -92,6 +96,7 @@ class QueryLine:
     problem: str | None
     key: str
     target: str | None = None
+    query_id: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -167,7 +172,7 @@ def read_queries(
     *,
     file_format: str | None = None,
     column: str | None = None,
-    field: str = "query",
+    field: str | None = None,
     max_chars: int = DEFAULT_MAX_CHARS,
     target: str | None = None,
 ) -> Iterator[QueryLine]:
@@ -179,8 +184,9 @@ def read_queries(
     Args:
         path: the query file.
         file_format: "txt", "jsonl", "csv" or "tsv"; None: from the extension.
-        column: the CSV/TSV column holding the queries (default "query"); not for .txt.
-        field: the JSONL field holding the queries.
+        column: the CSV/TSV column holding the queries (default: ``query``, else ``text``); not
+            for .txt.
+        field: the JSONL field holding the queries (default: ``query``, else ``text``, per line).
         max_chars: longer queries are skipped with a problem (E657).
         target: a CSV/TSV column or JSONL field whose value each :class:`QueryLine`
             carries as ``target`` (e.g. the relevant item's id).
@@ -216,9 +222,7 @@ def read_queries(
         return lines.txt()
     if kind == "jsonl":
         return lines.jsonl(field, target)
-    return lines.table(
-        delimiter="," if kind == "csv" else "\t", column=column or "query", kind=kind, target=target,
-    )
+    return lines.table(delimiter="," if kind == "csv" else "\t", column=column, kind=kind, target=target)
 
 
 def _open_binary(source: Path) -> BinaryIO:
@@ -267,6 +271,7 @@ class _Lines:
 
     def check(
         self, number: int, text: str | None, what: str = "line", target: str | None = None,
+        query_id: str | None = None,
     ) -> QueryLine:
         """A QueryLine for `text` at `number`, with a problem if it is unusable."""
         query = (text or "").strip()
@@ -279,7 +284,7 @@ class _Lines:
         problem = unicode_problem(query)  # a JSON "\ud800" escape: the decoded file itself was UTF-8
         if problem is not None:
             return _skipped(number, Errors.E671.format(function="read_queries", problem=problem))
-        return QueryLine(number, query, None, resume_key(number, query), target)
+        return QueryLine(number, query, None, resume_key(number, query), target, query_id)
 
     def txt(self) -> Iterator[QueryLine]:
         for number, text in self.decoded():
@@ -288,7 +293,7 @@ class _Lines:
             elif not text.lstrip().startswith("#"):
                 yield self.check(number, text)
 
-    def jsonl(self, field: str, target: str | None) -> Iterator[QueryLine]:
+    def jsonl(self, named: str | None, target: str | None) -> Iterator[QueryLine]:
         for number, text in self.decoded():
             if isinstance(text, BadLine) or not text.strip():
                 yield self.bad(text) if isinstance(text, BadLine) else self.check(number, text)
@@ -300,19 +305,24 @@ class _Lines:
             if not isinstance(record, dict):
                 yield _skipped(number, Errors.E658.format(problem=f"a JSON {type(record).__name__}"))
                 continue
+            field = query_field(record, named)
             value = record.get(field)
             if not isinstance(value, str):
                 fields = ", ".join(map(repr, record)) or "none"
+                also = "" if named else f", and so is {QUERY_KEYS[1]!r}"
                 detail = (
                     f"holds a JSON {type(value).__name__}, not text" if field in record
-                    else f"is missing (the object's fields: {fields})"
+                    else f"is missing{also} (the object's fields: {fields})"
                 )
                 yield _skipped(number, Errors.E659.format(field=field, detail=detail))
                 continue
             found = record.get(target) if target is not None else None
-            yield self.check(number, value, f"field {field!r}", None if found is None else str(found))
+            yield self.check(number, value, f"field {field!r}", None if found is None else str(found),
+                             query_id(record))
 
-    def table(self, *, delimiter: str, column: str, kind: str, target: str | None) -> Iterator[QueryLine]:
+    def table(
+        self, *, delimiter: str, column: str | None, kind: str, target: str | None,
+    ) -> Iterator[QueryLine]:
         # at most csv's field limit (131,072), so a longer cell is E657 with its length
         records = read_csv_records(self.handle, delimiter=delimiter, max_chars=min(self.cap, 131_072))
         header = next(records, None)
@@ -324,16 +334,20 @@ class _Lines:
             problem = f"its header (line {header.cells.line}) is unreadable: {header.cells.reason}"
             raise QueryFileError(Errors.E650.format(path=self.source, problem=problem))
         names = [name.strip() for name in header.cells]
+        column = query_field(names, column)
         for wanted in (column, target):
             if wanted is not None and wanted not in names:
                 self.handle.close()
                 columns = ", ".join(map(repr, names))
                 raise QueryFileError(Errors.E652.format(path=self.source, column=wanted, columns=columns))
         target_index = None if target is None else names.index(target)
-        return self._records(records, names.index(column), column, target_index)
+        id_column = query_id_column(names)
+        id_index = None if id_column is None else names.index(id_column)
+        return self._records(records, names.index(column), column, target_index, id_index)
 
     def _records(
         self, records: Iterator[CsvRecord], index: int, column: str, target: int | None,
+        id_index: int | None = None,
     ) -> Iterator[QueryLine]:
         try:
             for first, row, _ in records:
@@ -345,7 +359,8 @@ class _Lines:
                     continue
                 value = row[index] if index < len(row) else None
                 found = row[target] if target is not None and target < len(row) else None
-                yield self.check(first, value, f"value in column {column!r}", found)
+                own = row[id_index].strip() if id_index is not None and id_index < len(row) else ""
+                yield self.check(first, value, f"value in column {column!r}", found, own or None)
         finally:
             self.handle.close()
 

@@ -240,12 +240,14 @@ class BatchRunner(LineRunner):
         for item, ranking in zip(done, rankings, strict=True):
             if lookup is not None and item.line in hits:
                 stored = lookup.get(_query(item)) or {}
-                record = result_record(item.line, _query(item), stored, source="lookup", ranking=ranking)
+                record = result_record(item.line, _query(item), stored, source="lookup", ranking=ranking,
+                                       query_id=item.query_id)
                 self.writer.write(record)  # counted once written: a full disk is not a refined query
                 self.summary.from_lookup += 1
             else:
                 result = searched[_query(item)].to_dict()
-                record = result_record(item.line, _query(item), result, source="search", ranking=ranking)
+                record = result_record(item.line, _query(item), result, source="refine", ranking=ranking,
+                                       query_id=item.query_id)
                 self.writer.write(record)
                 self.summary.refined += 1
         self.summary.failed.extend(

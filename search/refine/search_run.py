@@ -32,16 +32,18 @@ if TYPE_CHECKING:
 __all__ = ["SearchRunner", "search_record"]
 
 
-def search_record(line: int, result: SearchResult) -> dict[str, Any]:
-    """The output record of one query: its line number, then :meth:`SearchResult.to_dict`.
+def search_record(line: int, result: SearchResult, query_id: str | None = None) -> dict[str, Any]:
+    """The output record of one query: its line number, its own id (a BEIR ``_id``) when the query
+    file gives one, then :meth:`SearchResult.to_dict`.
 
     Example:
         >>> from fortekit.search.hits import Hit, SearchResult
-        >>> record = search_record(3, SearchResult("rain", (Hit(1, "clip7", 0.5),)))
-        >>> record["line"], record["query"], record["hits"][0]["id"]
-        (3, 'rain', 'clip7')
+        >>> record = search_record(3, SearchResult("rain", (Hit(1, "clip7", 0.5),)), "q7")
+        >>> record["line"], record["query_id"], record["query"], record["hits"][0]["id"]
+        (3, 'q7', 'rain', 'clip7')
     """
-    return {"line": line, **result.to_dict()}
+    own = {} if query_id is None else {"query_id": query_id}
+    return {"line": line, **own, **result.to_dict()}
 
 
 class SearchRunner(LineRunner):
@@ -99,7 +101,7 @@ class SearchRunner(LineRunner):
             if result is None:
                 self.summary.failed.append(item.line)
                 continue
-            self.writer.write(search_record(item.line, result))
+            self.writer.write(search_record(item.line, result, item.query_id))
             if result.source == "lookup":
                 self.summary.from_lookup += 1
             else:

@@ -200,7 +200,7 @@ def create_app(service: "SearchService | None" = None, *, eval_run: "EvalRun | N
         """The caption, Π(caption), the stored predicates and the audio's URL (or null)."""
         return JSONResponse(need_service().item(item_id))
 
-    @app.get("/v1/stage1/tree", tags=["search"], summary="Stage 1's search tree for a query",
+    @app.get("/v1/stage1/tree", tags=["refine"], summary="Stage 1's search tree for a query",
              response_class=PlainTextResponse)
     def stage1_tree(query: str = Query(..., max_length=100_000)) -> PlainTextResponse:
         """The tree ``fol-refine --explain`` prints: each edit, its objective, kept or pruned."""

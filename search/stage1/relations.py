@@ -30,7 +30,7 @@ __all__ = ["RelationTable", "load_relations", "mine_relations"]
 
 _HEADER = (
     "# (event, relation, entity) triples of caption parses: Event(x) ∧ Relation(x, y) ∧ Entity(y).\n"
-    "# Built by `fortekit relations build`; see fortekit/search/relations.py.\n"
+    "# Built by `fortekit relations build`; see fortekit/search/stage1/relations.py.\n"
 )
 _EVENT_CATEGORIES = frozenset({"sound_event", "negation_target"})
 # o_rel places the sound (where, when); a relation to another sound source would add a

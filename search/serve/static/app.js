@@ -20,7 +20,7 @@
 
   const SOURCE_LABELS = {
     query: 'the query',
-    search: 'Stage 1 search',
+    refine: 'Stage 1 (refine)',
     lookup: 'lookup',
   };
 

@@ -1,6 +1,6 @@
 """Stage 1 speed (pytest-benchmark): online latency, offline throughput, the encoder-only floor.
 
-Run: pytest tests/test_search_bench.py --benchmark-group-by=group -s   (figures in docs/refine.md)
+Run: pytest tests/test_refine_bench.py --benchmark-group-by=group -s   (figures in docs/refine.md)
 """
 
 from __future__ import annotations
