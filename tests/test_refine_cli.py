@@ -157,7 +157,7 @@ def test_lookup_table_answers_known_queries(base: Base, workdir: Path) -> None:
     )
     assert status == 0 and "1 refined, 3 from the lookup table" in err
     written = records(result)
-    assert [r["source"] for r in written] == ["lookup"] * 3 + ["search"]
+    assert [r["source"] for r in written] == ["lookup"] * 3 + ["refine"]
     assert [r["refined_text"] for r in written[:3]] == [r["refined_text"] for r in known]
     assert [r["query"] for r in written] == asked
     # every query known: no search, no model
