@@ -5,7 +5,7 @@ Lark's general-purpose runtime spends most of its time on per-token bookkeeping
 parse table, the same per-state (contextual) terminal sets in Lark's priority
 order, and the same rule callbacks, with none of that bookkeeping. It only ever
 accepts what Lark accepts; on any failure the caller re-runs Lark's own parser,
-which produces the precise error. ``tests/test_fol_parser.py`` checks that both
+which produces the precise error. ``tests/fol/test_fol_parser.py`` checks that both
 paths agree on every FOLIO formula.
 """
 

@@ -9,7 +9,7 @@ cues come from published cue lexicons (NegEx, ConanDoyle-neg, the SFU Review cor
 entry of the file names its class, its lemma and where it came from.
 
 The parser never runs this script: it reads the file it writes (tomllib, once).
-``tests/test_negation_lexicon.py`` checks that the shipped file is what this script derives,
+``tests/fol/caption/test_negation_lexicon.py`` checks that the shipped file is what this script derives,
 so the file stays regenerable::
 
     .venv/bin/python scripts/build_negation_lexicon.py            # write the file

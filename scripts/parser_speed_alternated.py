@@ -1,6 +1,6 @@
 """``parse_many`` against bare spaCy ``nlp.pipe``, alternated in one process (docs/dev/parser_speed.md).
 
-The benchmark command (tests/test_caption_bench.py) runs each benchmark's rounds in a block,
+The benchmark command (tests/fol/caption/test_caption_bench.py) runs each benchmark's rounds in a block,
 so on a shared machine the sides meet different loads. This script alternates them N times
 over the same 600 Clotho development captions (every 24th) and prints the minimum and mean
 of each, and the ratios of minimums, the measure docs/dev/parser_speed.md calls "alternated":

@@ -5,7 +5,7 @@
 #
 # fortekit itself never imports laion_clap: original checkpoints are converted with
 # `fortekit convert laion-clap` and run through the hf-clap backbone. The test
-# (tests/test_laion_convert_equivalence.py) compares that path with laion_clap's own
+# (tests/plugins/test_laion_convert_equivalence.py) compares that path with laion_clap's own
 # classes; it puts .laion-deps/ on sys.path beside the project's .venv.
 #
 # Installed without dependency resolution (--no-deps), on purpose: laion-clap's metadata

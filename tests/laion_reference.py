@@ -1,6 +1,6 @@
 """A tiny LAION-CLAP reference model, built with the laion_clap package's own classes, offline.
 
-Used by tests/test_laion_convert_equivalence.py. The laion_clap package is not a
+Used by tests/plugins/test_laion_convert_equivalence.py. The laion_clap package is not a
 dependency of the main environment: ``bash scripts/setup-laion.sh`` installs it (and what
 it imports) into ``.laion-deps/``, which the test puts on ``sys.path``. Offline it needs
 three work-arounds, none of which touches the model code under test:

@@ -1,7 +1,8 @@
 """The 200-clip generated collection and the small CLAP trained on it, once per test session.
 
-Shared by tests/test_small_clap.py (training) and tests/test_audio_bench.py (FORTE on the
-waveforms through ``fortekit eval --beir``), so the model is trained once (about 30 s of CPU).
+Shared by tests/search/eval/bench/test_small_clap.py (training) and
+tests/search/eval/bench/test_audio_bench.py (FORTE on the waveforms through ``fortekit eval --beir``),
+so the model is trained once (about 30 s of CPU).
 """
 
 from __future__ import annotations

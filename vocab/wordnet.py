@@ -67,7 +67,7 @@ _WN_POS.update({letter: letter for letter in "nvar"})
 _WN_POS["s"] = "a"
 _FILE_OF_POS = {"n": "noun", "v": "verb", "a": "adj", "r": "adv"}
 #: NLTK's ``WordNetCorpusReader.MORPHOLOGICAL_SUBSTITUTIONS`` (WordNet's morphy rules), per POS
-#: letter; tests/test_vocab_wordnet.py checks they are NLTK's.
+#: letter; tests/vocab/test_vocab_wordnet.py checks they are NLTK's.
 _MORPHY_SUBSTITUTIONS: dict[str, tuple[tuple[str, str], ...]] = {
     "n": (("s", ""), ("ses", "s"), ("ves", "f"), ("xes", "x"), ("zes", "z"), ("ches", "ch"),
           ("shes", "sh"), ("men", "man"), ("ies", "y")),

@@ -4,7 +4,7 @@
 conditions for every token it asks about; most rules set one of them ("its object is
 a time word", "its head is a verb"). :func:`compile_beyond_word` reads the fields once,
 when the rule is loaded, and returns a function that does only the tests the rule sets,
-with the same answers (tests/test_caption_checks.py compares the two on real captions).
+with the same answers (tests/fol/caption/test_caption_checks.py compares the two on real captions).
 
 Example:
     >>> from fortekit.fol.caption.rules import Conditions

@@ -6,7 +6,7 @@ and load ``OUT_DIR`` with the ``hf-clap`` backbone: no laion_clap at run time. T
 backbone is for those who have a working laion_clap (``pip install 'fortekit[laion]'``):
 it imports torchvision and torchaudio and pins numpy<2, so it needs a torch/torchvision
 pair that import together (see docs/plugins.md). It agrees with the converted model
-(tests/test_laion_convert_equivalence.py). Known pitfalls, handled here:
+(tests/plugins/test_laion_convert_equivalence.py). Known pitfalls, handled here:
 
 - Importing laion_clap fetches the bert-base-uncased, roberta-base and bart-base
   tokenizers, and its constructor ``roberta-base`` (tokenizer and model), from the
