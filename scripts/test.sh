@@ -20,4 +20,4 @@ MYPYPATH="$shadow" .venv/bin/mypy -m fortekit -m fortekit.errors -m fortekit.tex
     -p fortekit.plugins -p fortekit.search
 
 echo "== pytest"
-.venv/bin/pytest "$@"
+.venv/bin/pytest --durations=25 "$@"

@@ -296,3 +296,13 @@ def test_every_public_name_of_the_stages_is_reachable_from_fortekit_search() -> 
     assert wanted <= set(fortekit.search.__all__)
     for name in fortekit.search.__all__:
         assert getattr(fortekit.search, name) is not None, name
+
+
+def test_the_tests_mirror_the_package() -> None:
+    """DESIGN.md: tests/fol/ tests fol/, tests/search/index/ tests search/index/, and so on; the
+    project-wide tests (the leaves, the docs, the layout) stay at the top of tests/."""
+    tests = REPO / "tests"
+    folders = sorted({path.parent.relative_to(tests) for path in tests.rglob("test_*.py")} - {Path(".")})
+    assert folders, "no test folder"
+    missing = [str(folder) for folder in folders if not (REPO / folder / "__init__.py").is_file()]
+    assert not missing, f"test folders without a package folder of the same path: {missing}"
