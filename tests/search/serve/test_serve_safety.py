@@ -1240,6 +1240,10 @@ def test_another_host_is_said_aloud(run_dir: Path, tmp_path: Path) -> None:
     try:
         host, port = running.url(120)
         assert host == "0.0.0.0"
+        # the warning is written before the address, but stderr has its own reader thread
+        deadline = time.monotonic() + 10
+        while "[W870]" not in running.stderr and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert "[W870]" in running.stderr and f"0.0.0.0:{port}" in running.stderr, running.stderr
         assert _listening_address(port) in (None, "00000000")
         assert _http(port, "GET", "/v1/health")[0] == 200  # through the loopback only
