@@ -335,7 +335,7 @@ class Errors(metaclass=_Messages):
     )
     E424 = (
         "Retriever {name} must be {expected}, not {value!r}. Pass a valid value; docs/retriever.md "
-        "describes Retriever(index, spec, backbone=..., device=..., cache_dir=...)."
+        "describes Retriever(index, spec, backbone=..., device=..., cache_dir=..., threads=...)."
     )
 
     # --- E460-E479: search/projection: Stage 2, the projection head, its training and files ---
@@ -1142,6 +1142,13 @@ class Errors(metaclass=_Messages):
         "Nothing was written."
     )
 
+    # --- E830-E839: the thread policy (fortekit._threads: --threads, Retriever(threads=...)) ---
+    E830 = (
+        "{name} must be a whole number >= 1 or 'auto', not {value!r}. Give --threads N (or "
+        "threads=N), or leave it out for the policy's default: the physical cores for a batch job "
+        "({cores} here), a fixed share per worker for the service (docs/retriever.md, \"Threads\")."
+    )
+
     # --- warnings (W001-W099 the formula language, W200-W299 plug-ins,
     # W850-W869 the default pipeline and its evaluation, W870-W879 fortekit serve) ---
     W001 = (
@@ -1443,6 +1450,10 @@ class ProjectionError(FortekitError, ValueError):
 class PipelineError(FortekitError, ValueError):
     """The pipeline spec, the table of default pipelines, a kind of index or a stage name is invalid
     (E420-E423)."""
+
+
+class ThreadsError(FortekitError, ValueError):
+    """A thread count is not a whole number >= 1 or "auto" (E830)."""
 
 
 class RetrieverError(FortekitError, ValueError):

@@ -15,7 +15,7 @@ shadow="$(mktemp -d)"
 trap 'rm -rf "$shadow"' EXIT
 ln -s "$PWD" "$shadow/fortekit"
 MYPYPATH="$shadow" .venv/bin/mypy -m fortekit -m fortekit.errors -m fortekit.textio -m fortekit.collection_reader \
-    -m fortekit._lazy -m fortekit._checks -m fortekit._top_k -m fortekit._hf_progress -m fortekit.safe_write \
+    -m fortekit._lazy -m fortekit._checks -m fortekit._top_k -m fortekit._threads -m fortekit._hf_progress -m fortekit.safe_write \
     -p fortekit.fol -p fortekit.grammars -p fortekit.vocab -p fortekit.verbalise \
     -p fortekit.plugins -p fortekit.search
 

@@ -71,10 +71,14 @@ class Retriever:
             ``device``: ``device`` decides). A Stage 1 refiner in the spec brings its own.
         device: "auto", "cpu", "cuda", ...
         cache_dir: a directory for the on-disk text-embedding cache, or None.
+        threads: torch's CPU threads for this process (:mod:`fortekit._threads`): an int; "auto"
+            for the policy's count (the physical cores this process may use); None (default):
+            the count the process already chose (a command's ``--threads``), else the policy's.
 
     Raises:
         AudioIndexError: an index that cannot be read (E42x) or another backbone (E609).
         PipelineError: a spec that does not fit the index (E423).
+        ThreadsError: a bad ``threads`` (E830).
         FortekitError: from the backbone, Stage 1 or the projection file, with their codes.
 
     Example:
@@ -90,7 +94,9 @@ class Retriever:
         backbone: Backbone | CachedTextEncoder | str | None = None,
         device: str = "auto",
         cache_dir: str | os.PathLike[str] | None = None,
+        threads: int | str | None = None,
     ) -> None:
+        from fortekit._threads import ensure_threads
         from fortekit.plugins import get_backbone
         from fortekit.search.index.audio_index import AudioIndex
         from fortekit.search.stage1.beam import Refiner
@@ -101,6 +107,7 @@ class Retriever:
         if not isinstance(spec, PipelineSpec):
             raise RetrieverError(Errors.E424.format(name="spec", expected="a PipelineSpec or None",
                                                     value=type(spec).__name__))
+        self.threads = ensure_threads(threads)
         self.index = index if isinstance(index, AudioIndex) else AudioIndex.load(index)
         shared: CachedTextEncoder | None = None
         if isinstance(backbone, CachedTextEncoder):

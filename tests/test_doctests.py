@@ -11,7 +11,7 @@ import pytest
 import fortekit.fol
 
 MODULES = sorted(
-    {"fortekit", "fortekit.errors", "fortekit.safe_write", "fortekit._top_k"}
+    {"fortekit", "fortekit.errors", "fortekit.safe_write", "fortekit._top_k", "fortekit._threads"}
     | {
         f"fortekit.fol.{info.name}"
         for info in pkgutil.iter_modules(fortekit.fol.__path__)

@@ -233,6 +233,48 @@ def pipeline_spec(args: argparse.Namespace, **given: Any) -> Any:
     return PipelineSpec.from_switches(**switches)
 
 
+def add_threads_option(
+    parser: argparse.ArgumentParser | argparse._ArgumentGroup, *, role: str = "batch",
+) -> None:
+    """``--threads N|auto``: torch's CPU threads, by the one policy (:mod:`fortekit._threads`).
+
+    The dispatcher applies it before the handler runs (:func:`apply_thread_option`), so every
+    command that encodes follows the same rule: the physical cores for a batch job, a fixed
+    share per worker for the service.
+
+    Example:
+        >>> parser = argparse.ArgumentParser()
+        >>> add_threads_option(parser)
+        >>> parser.parse_args(["--threads", "2"]).threads, parser.parse_args([]).threads
+        ('2', 'auto')
+    """
+    what = ("the physical cores this process may use" if role == "batch"
+            else "the physical cores divided among the workers")
+    parser.add_argument("--threads", metavar="N|auto", default="auto",
+                        help=f"torch's CPU threads (default: auto, {what}; docs/retriever.md, \"Threads\")")
+    parser.set_defaults(thread_role=role)
+
+
+def apply_thread_option(args: argparse.Namespace) -> str | None:
+    """Apply a command's ``--threads`` (if it has one); a coded message for a bad value, else None.
+
+    Example:
+        >>> apply_thread_option(argparse.Namespace()) is None
+        True
+    """
+    if not hasattr(args, "threads"):
+        return None
+    from fortekit._threads import apply_threads
+    from fortekit.errors import FortekitError
+
+    try:
+        apply_threads(args.threads, role=getattr(args, "thread_role", "batch"),
+                      workers=getattr(args, "workers", 1) or 1)
+    except FortekitError as exc:
+        return str(exc)
+    return None
+
+
 def add_stage_switches(
     parser: argparse.ArgumentParser | argparse._ArgumentGroup, *, projection: bool = True,
     order_check: bool = True, formula_help: str = "re-score the candidates by the query's formula",

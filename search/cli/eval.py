@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from fortekit.search.cli.common import add_depth_options, add_output_option
+from fortekit.search.cli.common import add_depth_options, add_output_option, add_threads_option
 from fortekit.search.cli.eval_runs import add_run_options, fused_output_kind, run_runs, wants_runs
 from fortekit.search.cli.options import option_type
 
@@ -74,7 +74,7 @@ def add_eval_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     model = parser.add_argument_group("model and stages")
     model.add_argument("--backbone", default="minilm", help="registered text encoder (default minilm)")
     model.add_argument("--device", default="auto", help="auto (CUDA when present), cpu, cuda, cuda:N")
-    model.add_argument("--threads", type=int, help="torch CPU threads (default: torch's choice)")
+    add_threads_option(model)
     model.add_argument("--anchors",
                        help="Stage 1 anchor settings, comma-separated; the first drives the S1/S2/S3 "
                        "combinations and Stage 2's training queries (default feedback,none, what fortekit "
@@ -145,17 +145,13 @@ def run_eval(args: argparse.Namespace, out: TextIO) -> int:
         from fortekit.search.rerank import DEFAULT_ALPHA
         from fortekit.search.stage1.config import RefineConfig
 
-        for name in ("n_train", "limit_test", "limit_train", "threads", "epochs", "batch_size", "top_n"):
+        for name in ("n_train", "limit_test", "limit_train", "epochs", "batch_size", "top_n"):
             value = getattr(args, name)
             if value is not None and value < 1:
                 flag = "--" + name.replace("_", "-")
                 raise EvaluationError(Errors.E520.format(
                     problem=f"{flag} is {value}", fix=f"Pass {flag} 1 or more.",
                 ))
-        if args.threads is not None:
-            import torch
-
-            torch.set_num_threads(args.threads)
         settings = EvalSettings(
             test=args.test, out=args.out, train=args.train, n_train=args.n_train, item_text=args.item_text,
             limit_test=args.limit_test, limit_train=args.limit_train, backbone=args.backbone,
@@ -220,16 +216,12 @@ def _run_beir(args: argparse.Namespace, log: Callable[[str], None]) -> int:
     from fortekit.search.formula.scoring import FormulaScoringConfig
     from fortekit.search.stage1.config import RefineConfig
 
-    for name in ("limit_queries", "threads", "top_n"):
+    for name in ("limit_queries", "top_n"):
         value = getattr(args, name)
         if value is not None and value < 1:
             flag = "--" + name.replace("_", "-")
             raise EvaluationError(Errors.E508.format(problem=f"{flag} is {value}",
                                                      fix=f"Pass {flag} 1 or more."))
-    if args.threads is not None:
-        import torch
-
-        torch.set_num_threads(args.threads)
     formula = {name: getattr(args, name) for name in ("gamma", "tnorm", "negation", "calibration")
                if getattr(args, name) is not None}
     settings = BeirSettings(

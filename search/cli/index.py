@@ -39,6 +39,7 @@ from fortekit.search.cli.common import (
     add_json_option,
     add_output_option,
     add_quiet_option,
+    add_threads_option,
 )
 from fortekit.search.cli.options import option_type
 from fortekit.search.index.ann import ANN_CHOICES, ANN_MIN_ITEMS
@@ -221,6 +222,7 @@ def add_index_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
                       help="the index directory to write")
     build.add_argument("--backbone", default="minilm", help="the backbone plug-in (default: minilm)")
     add_backbone_arguments(build)
+    add_threads_option(build)
     build.add_argument("--captioner", metavar="NAME",
                        help="with --audio: a captioner plug-in (e.g. tagger) whose captions of the audio "
                        "are stored (instead of sidecar .txt files); a tagger's label evidence is kept too")

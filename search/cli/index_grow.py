@@ -28,7 +28,7 @@ import argparse
 from pathlib import Path
 from typing import Any, TextIO
 
-from fortekit.search.cli.common import add_index_option, add_quiet_option
+from fortekit.search.cli.common import add_index_option, add_quiet_option, add_threads_option
 from fortekit.search.cli.index import (
     add_backbone_arguments,
     add_source_arguments,
@@ -94,6 +94,7 @@ def add_grow_commands(actions: Any) -> None:
     add_source_arguments(add, "one item per repeated id: the mean of its captions' embeddings")
     add.add_argument("--batch-size", type=int, default=64, help="items per encoder call (default: 64)")
     add_backbone_arguments(add)
+    add_threads_option(add)
     add_quiet_option(add, help="no progress bars", bars=True)
     add.set_defaults(handler=guarded(run_add))
 

@@ -83,6 +83,12 @@ def _run(argv: Sequence[str] | None) -> int:
     refused = refuse_outputs(parser, args)
     if refused is not None:
         return refused
+    from fortekit.search.cli.common import apply_thread_option
+
+    problem = apply_thread_option(args)
+    if problem is not None:
+        print(f"fortekit {args.command}: {problem}", file=sys.stderr)
+        return 2
     try:
         return int(args.handler(args, sys.stdout))
     except BrokenPipeError:

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from fortekit.search.cli.common import add_output_option, add_quiet_option
+from fortekit.search.cli.common import add_output_option, add_quiet_option, add_threads_option
 
 if TYPE_CHECKING:
     from fortekit.search.projection.checkpoint import EpochStats
@@ -56,6 +56,7 @@ def add_projection_commands(commands: argparse._SubParsersAction[argparse.Argume
     train.add_argument("--weight-decay", type=float, default=1e-2, help="AdamW weight decay (default 1e-2)")
     train.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     train.add_argument("--device", default="auto", help="auto (CUDA when present), cpu, cuda, cuda:N")
+    add_threads_option(train)
     train.add_argument("--no-resume", action="store_true", help="start over even if -o has a checkpoint")
     add_quiet_option(train, help="no progress bar", bars=True)
     train.set_defaults(handler=run_train_projection)

@@ -419,6 +419,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     refused = refuse_outputs(parser, args)  # the one output rule, as for every fortekit command
     if refused is not None:
         return refused
+    from fortekit.search.cli.common import apply_thread_option
+
+    problem = apply_thread_option(args)  # the one thread policy, as for every fortekit command
+    if problem is not None:
+        print(f"fol-refine: {problem}", file=sys.stderr)
+        return 2
     try:
         status = _explain(args) if args.query is not None else _refine_file(args)
     except BrokenPipeError:

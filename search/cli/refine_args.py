@@ -19,6 +19,7 @@ from fortekit.search.cli.common import (
     add_quiet_option,
     add_stage1_option,
     add_stage_switches,
+    add_threads_option,
     add_top_k_option,
 )
 from fortekit.search.cli.options import option_type
@@ -125,6 +126,7 @@ def build_refine_parser() -> argparse.ArgumentParser:
         "phi0 (negations push excluded sounds down, conjunctions need every part; docs/formula_scoring.md)",
         stage3_help="with --index: Stage 3's re-ranking with the items' captions",
     )
+    add_threads_option(out)
     out.add_argument(
         "--gamma", metavar="GAMMA", type=float,
         help="weight of the formula's score against q*'s similarity (default: FormulaScoringConfig's)",

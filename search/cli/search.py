@@ -30,6 +30,7 @@ from fortekit.search.cli.common import (
     add_quiet_option,
     add_stage1_option,
     add_stage_switches,
+    add_threads_option,
     add_top_k_option,
     pipeline_spec,
 )
@@ -82,6 +83,7 @@ def add_search_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
     stages.add_argument("--lookup", type=Path, metavar="FILE",
                         help="stored refinements (a fol-refine output): queries it holds skip Stage 1")
     add_stage_switches(stages)
+    add_threads_option(stages)
     stages.add_argument("--device", default="auto", help="auto (CUDA when present), cpu, cuda, cuda:N")
     files = parser.add_argument_group("query files")
     files.add_argument("--queries", dest="queries_file", metavar="FILE",

@@ -19,6 +19,7 @@ from fortekit.search.cli.common import (
     add_index_option,
     add_stage1_option,
     add_stage_switches,
+    add_threads_option,
     pipeline_spec,
 )
 from fortekit.search.serve.hosts import HostPolicy
@@ -80,6 +81,7 @@ def add_serve_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
                         help="stored refinements (a fol-refine output): queries it holds skip Stage 1, the "
                         "costliest stage of a request (docs/serve.md)")
     add_stage_switches(stages)
+    add_threads_option(stages, role="service")
     stages.add_argument("--cache-entries", type=int, default=50_000, metavar="N",
                         help="text embeddings kept in memory (default: 50000, about 80 MB with MiniLM); "
                         "the server's memory stops growing with it")
