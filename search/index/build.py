@@ -34,6 +34,7 @@ __all__ = [
     "caption_means",
     "check_finite",
     "embed_items",
+    "encode_in_batches",
     "item_id_of",
     "rows_from_embeddings",
 ]
@@ -113,8 +114,6 @@ def caption_means(
         ... # doctest: +SKIP
         (2, 384)
     """
-    from tqdm import tqdm
-
     check_int(batch_size, name="batch_size", error=AudioIndexError, message=Errors.E613)
     names = [str(item_id) for item_id in ids] if ids is not None else [str(n) for n in range(len(groups))]
     for position, captions in enumerate(groups):
@@ -126,30 +125,64 @@ def caption_means(
     flat = [caption for captions in groups for caption in captions]
     owners = np.repeat(np.arange(len(groups)), [len(captions) for captions in groups])
     name, dim = str(getattr(backbone, "name", type(backbone).__name__)), getattr(backbone, "dim", None)
-    sums: np.ndarray | None = None
-    with tqdm(total=len(flat), desc=f"embedding ({name})", unit="caption", file=sys.stderr,
-              disable=not progress) as bar:
-        for start in range(0, len(flat), batch_size):
-            chunk = flat[start:start + batch_size]
-            rows: Any = backbone.encode_text(chunk)
-            if hasattr(rows, "detach"):
-                rows = rows.detach().float().cpu().numpy()
-            rows = np.asarray(rows, dtype=np.float32)
-            wrong_dim = dim is not None and rows.ndim == 2 and rows.shape[1] != int(dim)
-            if rows.ndim != 2 or rows.shape[0] != len(chunk) or wrong_dim:
-                raise AudioIndexError(Errors.E619.format(
-                    name=name, description=f"an array of shape {rows.shape}", count=len(chunk),
-                    dim=dim or "d",
-                ))
-            if sums is None:
-                sums = np.zeros((len(groups), rows.shape[1]), dtype=np.float32)
-            np.add.at(sums, owners[start:start + len(chunk)], rows)
-            bar.update(len(chunk))
-    if sums is None:  # no items
-        sums = np.zeros((0, int(dim or 0)), dtype=np.float32)
+    rows = encode_in_batches(backbone.encode_text, flat, name=name, dim=None if dim is None else int(dim),
+                             batch_size=batch_size, progress=progress, unit="caption")
+    sums = np.zeros((len(groups), rows.shape[1]), dtype=np.float32)
+    np.add.at(sums, owners, rows)
     check_finite(sums, names, f"The backbone {name!r} produced them.")
     norms = np.linalg.norm(sums, axis=1, keepdims=True)
     return np.ascontiguousarray(sums / np.maximum(norms, 1e-12), dtype=np.float32)
+
+
+def encode_in_batches(
+    encode: Any, inputs: Sequence[Any], *, name: str, dim: int | None, batch_size: int, progress: bool,
+    unit: str = "item",
+) -> np.ndarray:
+    """``encode`` over ``inputs``, ``batch_size`` a call, into one float32 (n, d) array on the CPU.
+
+    The one batching loop of the index's encoders (:func:`embed_items` for items,
+    :func:`caption_means` for captions): each batch must come back as (len(batch), d).
+
+    Args:
+        encode: the encoder call (``backbone.encode_audio`` or ``backbone.encode_text``).
+        inputs: what it is given, in order.
+        name: the backbone's name, for messages and the progress bar.
+        dim: the width each row must have, or None to take the first batch's.
+        batch_size: inputs per call.
+        progress: a tqdm progress bar on stderr.
+        unit: the progress bar's unit.
+
+    Returns:
+        The rows, in input order ((0, dim or 0) for no inputs).
+
+    Raises:
+        AudioIndexError: a batch of the wrong shape (E619).
+
+    Example:
+        >>> encode_in_batches(lambda batch: np.ones((len(batch), 2)), ["a", "b", "c"], name="ones", dim=2,
+        ...                   batch_size=2, progress=False).shape
+        (3, 2)
+    """
+    from tqdm import tqdm
+
+    out: np.ndarray | None = None
+    with tqdm(total=len(inputs), desc=f"embedding ({name})", unit=unit, file=sys.stderr,
+              disable=not progress) as bar:
+        for start in range(0, len(inputs), batch_size):
+            chunk = inputs[start:start + batch_size]
+            rows: Any = encode(chunk)
+            if hasattr(rows, "detach"):
+                rows = rows.detach().float().cpu().numpy()
+            shape = tuple(getattr(rows, "shape", ()))
+            if len(shape) != 2 or shape[0] != len(chunk) or (dim is not None and shape[1] != dim):
+                raise AudioIndexError(Errors.E619.format(
+                    name=name, description=f"an array of shape {shape}", count=len(chunk), dim=dim or "d",
+                ))
+            if out is None:
+                out = np.empty((len(inputs), shape[1]), dtype=np.float32)
+            out[start:start + len(chunk)] = np.asarray(rows, dtype=np.float32)
+            bar.update(len(chunk))
+    return out if out is not None else np.zeros((0, dim or 0), dtype=np.float32)
 
 
 def embed_items(
@@ -170,25 +203,9 @@ def embed_items(
     Raises:
         AudioIndexError: a bad batch size (E613), a batch of the wrong shape (E619), NaN (E607).
     """
-    from tqdm import tqdm
-
     check_int(batch_size, name="batch_size", error=AudioIndexError, message=Errors.E613)
-    dim = int(backbone.dim)
-    out = np.empty((len(items), dim), dtype=np.float32)
-    with tqdm(total=len(items), desc=f"embedding ({backbone.name})", unit="item", file=sys.stderr,
-              disable=not progress) as bar:
-        for start in range(0, len(items), batch_size):
-            chunk = items[start:start + batch_size]
-            rows: Any = backbone.encode_audio(chunk)
-            shape = tuple(getattr(rows, "shape", ()))
-            if shape != (len(chunk), dim):
-                raise AudioIndexError(Errors.E619.format(
-                    name=backbone.name, description=f"an array of shape {shape}", count=len(chunk), dim=dim,
-                ))
-            if hasattr(rows, "detach"):
-                rows = rows.detach().float().cpu().numpy()
-            out[start:start + len(chunk)] = np.asarray(rows, dtype=np.float32)
-            bar.update(len(chunk))
+    out = encode_in_batches(backbone.encode_audio, items, name=backbone.name, dim=int(backbone.dim),
+                            batch_size=batch_size, progress=progress)
     check_finite(out, ids, f"The backbone {backbone.name!r} produced them.")
     return out
 
