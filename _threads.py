@@ -101,7 +101,9 @@ def policy_threads(role: Role = "batch", *, workers: int = 1) -> int:
 
 
 def check_threads(value: object, *, name: str = "threads") -> int | None:
-    """A thread setting as given: None or "auto" (the policy's default), else an int >= 1.
+    """A thread setting as given: None or "auto" (the policy's default), else an int from 1 to the
+    logical CPUs this process may use (more threads than CPUs is the oversubscription this policy
+    prevents, and a huge count ends in torch's own overflow error).
 
     Raises:
         ThreadsError: anything else (E830).
@@ -114,8 +116,9 @@ def check_threads(value: object, *, name: str = "threads") -> int | None:
         return None
     if isinstance(value, str) and value.strip().isdigit():
         value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ThreadsError(Errors.E830.format(name=name, value=value, cores=physical_cores()))
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= available_cores():
+        raise ThreadsError(Errors.E830.format(name=name, value=value, cores=physical_cores(),
+                                              cpus=available_cores()))
     return value
 
 

@@ -1144,7 +1144,8 @@ class Errors(metaclass=_Messages):
 
     # --- E830-E839: the thread policy (fortekit._threads: --threads, Retriever(threads=...)) ---
     E830 = (
-        "{name} must be a whole number >= 1 or 'auto', not {value!r}. Give --threads N (or "
+        "{name} must be a whole number from 1 to {cpus} (the CPUs this process may use) or 'auto', "
+        "not {value!r}. Give --threads N (or "
         "threads=N), or leave it out for the policy's default: the physical cores for a batch job "
         "({cores} here), a fixed share per worker for the service (docs/retriever.md, \"Threads\")."
     )
