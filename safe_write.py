@@ -54,6 +54,7 @@ import shutil
 import stat
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -967,12 +968,18 @@ class OutputLock:
         return _identity(self.path) == (info.st_dev, info.st_ino)
 
     @staticmethod
-    def _holder(descriptor: int) -> str:
-        try:
-            text = os.pread(descriptor, 64, 0).decode("ascii", "replace").strip()
-        except OSError:
-            return "?"
-        return text if text.isdigit() else "?"
+    def _holder(descriptor: int, wait_s: float = 0.5) -> str:
+        """The holder's pid from the lock file; a holder that has just locked it may not have
+        written its pid yet, so an empty file is read again for up to ``wait_s``."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                text = os.pread(descriptor, 64, 0).decode("ascii", "replace").strip()
+            except OSError:
+                return "?"
+            if text.isdigit() or time.monotonic() >= deadline:
+                return text if text.isdigit() else "?"
+            time.sleep(0.01)
 
     def release(self) -> None:
         """Remove the lock file and drop the lock (idempotent)."""
