@@ -380,6 +380,19 @@ class _Pass:
                     if child.i in cue_tokens and child.dep in SUBJECT_DEPS:
                         child.dep = "dep"
                 holder_tok = view[holder]
+                subject = next(
+                    (c for c in view.children(verb.i) if c.dep in SUBJECT_DEPS and c.i not in cue_tokens),
+                    None,
+                )
+                if subject is not None and subject.i in {a.i for a in view.ancestors(holder)}:
+                    # the holder sits in the verb's subject ("the static of a station not
+                    # working"): the subject takes the verb's place, so the tree stays a tree
+                    if verb.head == verb.i:
+                        subject.head, subject.dep = subject.i, "ROOT"
+                        view.rebuild()
+                    else:
+                        reattach(view, subject.i, verb.head, verb.dep)
+                    holder_tok = view[holder]
                 reattach(
                     view,
                     verb.i,

@@ -607,7 +607,31 @@ def negated_predicate(ctx: ScopeContext, match: Match) -> Verdict | None:
     transitive = any(c.dep in ("dobj", "obj") for c in view.children(head.i))  # "does not mask the horn"
     if transitive or _asserted_elsewhere(ctx, subject, head) or _restrictive(ctx, subject, head):
         return Verdict("deny", "verbal", head.i, subject.i, cue_tokens=auxiliaries, rehead=rehead)
+    modified = _reduced_relative_host(ctx, subject, head, match.first)
+    if modified is not None:  # "the static of a radio station not working": the station's
+        return Verdict("deny", "verbal", head.i, modified.i, cue_tokens=auxiliaries, rehead=True)
     return _exclusion(ctx, match, subject, "verbal", auxiliaries)
+
+
+def _reduced_relative_host(ctx: ScopeContext, subject: Tok, verb: Tok, particle: int) -> Tok | None:
+    """The noun a bare negated participle modifies after "N1 of N2", or None.
+
+    A participle with no auxiliary right after a complex noun phrase is a reduced relative,
+    not a clause: "the static of a radio station not working" has no finite verb. It closes
+    on the nearest noun (late closure, Frazier 1978), and a relative clause restricts a noun
+    the phrase asserts, so the verb is denied of N2 and neither noun is excluded. The
+    tagger's reading of N1 as the verb's subject is the one this corrects.
+    """
+    view = ctx.view
+    if verb.tag != "VBG" or any(c.dep in ("aux", "auxpass") for c in view.children(verb.i)):
+        return None
+    before = view[particle - 1] if particle >= 1 else None
+    if before is None or before.dep != "pobj" or not ctx.is_noun(before):
+        return None
+    preposition = view[before.head]
+    if preposition.lower != "of" or view[preposition.head].i != subject.i:
+        return None
+    return before
 
 
 def _restrictive(ctx: ScopeContext, subject: Tok, verb: Tok) -> bool:

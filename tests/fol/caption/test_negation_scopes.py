@@ -155,6 +155,8 @@ def test_constituent_negation_silence_exceptives_and_no_one() -> None:
         ("a drill whirring and never stopping", {"Stopping"}, {"Drill", "Whirring"}),  # aspectual
         ("the kettle is not loud", {"Loud"}, {"Kettle"}),  # a property
         ("hitting a pan with a spoon that is not wooden", {"Wooden"}, {"Spoon", "Pan"}),  # relative clause
+        # a reduced relative after "N1 of N2" closes on N2; both nouns are heard
+        ("the rumble of a washing machine not spinning", {"Spinning"}, {"Rumbling", "Machine"}),
     ],
 )
 def test_denial_keeps_the_source(text: str, denied: set[str], asserted: set[str]) -> None:
@@ -163,6 +165,11 @@ def test_denial_keeps_the_source(text: str, denied: set[str], asserted: set[str]
     positive = {r.symbol for r in result.predicates if not r.negated and not r.excluded}
     assert denied <= negated
     assert asserted <= positive
+
+
+def test_a_reduced_relative_is_denied_of_the_noun_it_closes_on() -> None:
+    result = parser().parse("the buzz of an amplifier not working")
+    assert str(result.formula) == "∃x ∃y [Buzzing(x) ∧ Of(x, y) ∧ Amplifier(y) ∧ ¬Working(y)]"
 
 
 # --- what is no negation --------------------------------------------------------------------------
