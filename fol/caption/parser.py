@@ -11,6 +11,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterable, Iterator
 from itertools import islice
 from pathlib import Path
@@ -49,6 +50,11 @@ from fortekit.fol.caption.result import (
 from fortekit.fol.caption.rules import RuleSet, load_rules
 from fortekit.fol.caption.tokens import TokenView, from_doc
 from fortekit.fol.events import event_name
+
+#: spaCy's memory zones share one vocabulary: a zone that closes drops the strings another
+#: thread's open Doc still reads (E018). Docs are made and read under this lock, one zone at
+#: a time; the passes over the token views, most of a parse, run outside it.
+_SPACY_LOCK = threading.RLock()
 
 __all__ = ["CaptionParser", "default_parser", "parse_caption", "parse_captions"]
 
@@ -148,7 +154,7 @@ class CaptionParser:
         clean, truncated, offsets = checked_caption(
             text, function="parse_caption", max_chars=self.max_chars, max_words=self.max_words
         )
-        with self._zone():
+        with _SPACY_LOCK, self._zone():
             view = from_doc(self.nlp(clean), self._strings, clean, offsets)
         return self.parse_view(view, text=text, truncated=truncated)
 
@@ -203,7 +209,7 @@ class CaptionParser:
         while True:
             # Each batch's Docs are made and read inside one memory zone (see _zone): spaCy pulls
             # exactly one batch through its pipes for `batch_size` Docs, so none outlives it.
-            with self._zone():
+            with _SPACY_LOCK, self._zone():
                 chunk = list(islice(stream, batch_size))
                 views = [(error, None if error is not None else from_doc(doc, self._strings, clean, offsets),
                           text, truncated)
@@ -227,7 +233,8 @@ class CaptionParser:
         Returns:
             The :class:`ParseResult`.
         """
-        view = from_doc(doc, self._strings)
+        with _SPACY_LOCK:
+            view = from_doc(doc, self._strings)
         return self.parse_view(view, text=view.text if text is None else text, truncated=truncated)
 
     def parse_view(self, view: TokenView, *, text: str, truncated: bool = False) -> ParseResult:

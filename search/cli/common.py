@@ -10,7 +10,7 @@ hits per query      ``-k/--top-k``
 what is written     ``-o/--output`` (``-`` for standard output)
 less on stderr      ``-q/--quiet``
 JSON lines          ``--json``
-Stage 1             ``--stage1 off|online|offline``
+Stage 1             ``--stage1 off|feedback|online|offline``
 columns             ``--id-column`` / ``--text-column``
 ranked output       ``--format jsonl|tsv|trec``
 Stage 1's beam      ``-B/--beam-width``, ``-D/--depth``
@@ -194,10 +194,10 @@ def add_json_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup,
 
 def add_stage1_option(
     parser: argparse.ArgumentParser | argparse._ArgumentGroup, *,
-    choices: Sequence[str] = ("auto", "off", "online", "offline"), default: str | None = "auto",
+    choices: Sequence[str] = ("auto", "off", "feedback", "online", "offline"), default: str | None = "auto",
     help: str = "refine each query first (Stage 1)",
 ) -> None:
-    """``--stage1 off|online|offline``.
+    """``--stage1 off|feedback|online|offline``.
 
     Example:
         >>> parser = argparse.ArgumentParser()
@@ -366,7 +366,9 @@ def add_depth_options(
     parser.add_argument("-B", "--beam-width", dest=beam_dest, metavar="B", type=type, default=beam_default,
                         help="Stage 1 beam width B" + shown["beam"])
     parser.add_argument("-D", "--depth", dest=depth_dest, metavar="D", type=type, default=depth_default,
-                        help="Stage 1 maximum depth D" + shown["depth"])
+                        help="Stage 1 maximum depth D" + shown["depth"]
+                        + ("; 0 searches no refinement, q* moved by the feedback anchors only"
+                           if depth_default == 0 else ""))
 
 
 @contextlib.contextmanager

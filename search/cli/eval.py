@@ -83,7 +83,8 @@ def add_eval_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     model.add_argument("--elaborator", choices=["lexical", "corpus"], default="corpus",
                        help="Stage 1 elaborator: corpus (the nearest item captions of the collection "
                        "searched: the default, as in fortekit search) or lexical (vocabulary templates)")
-    add_depth_options(model, depth_dest="max_depth", beam_default=3, depth_default=2)
+    # D = 0 is the feedback regime fortekit search runs; -D 2 is the paper's online beam
+    add_depth_options(model, depth_dest="max_depth", beam_default=3, depth_default=0)
     model.add_argument("--lambda", dest="lam", type=float, default=1.0, help="Stage 1 lambda (default 1.0)")
     model.add_argument("--beta", type=float, default=0.5, help="Stage 1 beta (default 0.5)")
     model.add_argument("--tau", type=float, default=0.2, help="Stage 1 tau (default 0.2)")

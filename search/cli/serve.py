@@ -75,7 +75,7 @@ def add_serve_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
                         "of the files the index registers); relative paths in the index are read from "
                         "the first")
     stages = parser.add_argument_group("stages (each request may switch them)")
-    add_stage1_option(stages, choices=("auto", "off", "online", "offline"),
+    add_stage1_option(stages, choices=("auto", "off", "feedback", "online", "offline"),
                       help="refine each query first (Stage 1); auto: the index kind's default")
     stages.add_argument("--lookup", type=Path, metavar="FILE",
                         help="stored refinements (a fol-refine output): queries it holds skip Stage 1, the "

@@ -112,7 +112,7 @@ class BeirSettings:
     elaborator: str = "corpus"
     projection: Path | None = None
     formula: FormulaScoringConfig = field(default_factory=FormulaScoringConfig)
-    refine: RefineConfig = field(default_factory=RefineConfig.online)
+    refine: RefineConfig = field(default_factory=RefineConfig.feedback)
     alpha: float = 0.3
     top_n: int = 50
     limit_queries: int | None = None

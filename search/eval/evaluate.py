@@ -80,7 +80,7 @@ class EvalSettings:
     batch_size: int = 128
     anchors: tuple[str, ...] = ("feedback", "none")
     elaborator: str = "corpus"
-    refine: RefineConfig = field(default_factory=RefineConfig.online)
+    refine: RefineConfig = field(default_factory=RefineConfig.feedback)
     alpha: float = 0.03
     top_n: int = 50
     directions: tuple[str, ...] = ("t2a", "a2t")

@@ -196,7 +196,7 @@ def plan_kind(
         if spec.stage1 is not None and not isinstance(spec.stage1, RefineConfig):
             caller_why["stage1"] = "a Stage 1 refiner given by the caller"
     elif table.stage("stage1").on:
-        details["stage1"] = "online (corpus elaborator, feedback anchors)"
+        details["stage1"] = "feedback (corpus elaborator, feedback anchors; no refinement search)"
     if spec.projection != AUTO:
         choices["projection"] = spec.projection is not None
         details["projection"] = str(spec.projection or "")
@@ -281,7 +281,7 @@ def _refiner(
     if config is None or (config == AUTO and not pipeline.state("stage1").on):
         return None
     if config == AUTO:
-        config = RefineConfig.online()
+        config = RefineConfig.feedback()
     if not isinstance(config, RefineConfig):
         return config  # type: ignore[no-any-return]  # a Refiner built by the caller
     from fortekit.search.stage1.assembly import build_refiner

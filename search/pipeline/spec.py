@@ -39,7 +39,7 @@ __all__ = ["AUTO", "FIRST_PASSES", "STAGE1_REGIMES", "SWITCHES", "Auto", "Pipeli
 Auto = Literal["auto"]
 AUTO: Auto = "auto"
 SWITCHES: tuple[str, ...] = ("auto", "on", "off")
-STAGE1_REGIMES: tuple[str, ...] = ("auto", "off", "online", "offline")
+STAGE1_REGIMES: tuple[str, ...] = ("auto", "off", "feedback", "online", "offline")
 FIRST_PASSES: tuple[str, ...] = ("auto", "exact", "ann")
 
 
@@ -50,7 +50,8 @@ class PipelineSpec:
     Attributes:
         stage1: a :class:`~fortekit.search.stage1.config.RefineConfig` (Stage 1 is built from it),
             a built :class:`~fortekit.search.stage1.beam.Refiner` (its backbone and text cache are
-            shared), None, or "auto" (online Stage 1 where the kind uses it).
+            shared), None, or "auto" (Stage 1's feedback regime where the kind uses it:
+            :meth:`~fortekit.search.stage1.config.RefineConfig.feedback`).
         projection: a Stage 2 head (a ``.safetensors`` file or its folder), None, or "auto" (the
             head shipped for the backbone where the kind uses one).
         formula: a :class:`~fortekit.search.formula.scoring.FormulaScoringConfig`, None, or "auto".
@@ -150,7 +151,7 @@ class PipelineSpec:
         """The spec of a caller's switches: the one place a switch becomes a stage value.
 
         Args:
-            stage1: "auto", "off" (or None), "online", "offline", a ``RefineConfig`` or a built
+            stage1: "auto", "off" (or None), "feedback", "online", "offline", a ``RefineConfig`` or a built
                 ``Refiner``.
             projection: "auto", "none"/"off" (or None), or a head's file or folder.
             formula_scoring: "auto", "on", "off" (or True, False; None is "auto"), or a
@@ -226,7 +227,8 @@ def _stage1(value: object) -> Any:
     if isinstance(value, str):
         from fortekit.search.stage1.config import RefineConfig
 
-        regimes = {"online": RefineConfig.online, "offline": RefineConfig.offline}
+        regimes = {"feedback": RefineConfig.feedback, "online": RefineConfig.online,
+                   "offline": RefineConfig.offline}
         if value not in regimes:
             raise _bad("stage1", " or ".join(repr(v) for v in STAGE1_REGIMES), value)
         return regimes[value]()

@@ -233,9 +233,14 @@ class SearchService:
         return variant
 
     def _refiner(self, served: _Snapshot) -> Any:
-        """The default retriever's Stage 1, or an online one made once when the default has none."""
-        if served.retriever.refiner is not None:
-            return served.retriever.refiner
+        """Stage 1 with the online beam: the default retriever's when it searches, else one made once.
+
+        The default's own Stage 1 is usually the feedback regime (depth 0), which searches
+        nothing; "online" asks for the beam, and the Stage 1 tree shows it.
+        """
+        own = served.retriever.refiner
+        if own is not None and getattr(getattr(own, "config", None), "max_depth", 0) > 0:
+            return own
         if served.online_refiner is None:
             from fortekit.search.stage1.assembly import build_refiner
             from fortekit.search.stage1.config import RefineConfig

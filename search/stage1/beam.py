@@ -34,7 +34,7 @@ from fortekit.search.stage1.beam_state import Node, QueryState, StageTimes, anch
 from fortekit.search.stage1.config import RefineConfig
 from fortekit.search.stage1.encoder import CachedTextEncoder, TextEmbeddingCache
 from fortekit.search.stage1.pools import PoolSources, candidate_pools, confidences
-from fortekit.search.stage1.result import RefinementResult
+from fortekit.search.stage1.result import ObjectiveTerms, RefinementResult
 from fortekit.search.stage1.selection import build_result, decide, score_nodes, select_beam
 
 if TYPE_CHECKING:
@@ -205,6 +205,8 @@ class Refiner:
     def _refine_batch(self, queries: list[str]) -> list[RefinementResult]:
         import torch
 
+        if self.config.max_depth == 0:
+            return self._feedback_batch(queries)
         started = time.perf_counter()
         states = self._prepare(queries)
         config = self.config
@@ -276,6 +278,48 @@ class Refiner:
             if not state.threshold:  # "auto" never saw a candidate: phi0 stands
                 decide(self.config, state, "relative")
         results = [self._result(state, anchors[state.index]) for state in states]
+        self.times.total += time.perf_counter() - started
+        return results
+
+    def _feedback_batch(self, queries: list[str]) -> list[RefinementResult]:
+        """Depth 0: no refinement search, only the anchors' move of q* (Rocchio's feedback).
+
+        No elaboration, no pools and no candidate is encoded: the queries are parsed (the
+        anchors judge the first pass's captions by phi0) and encoded once, and q* is the
+        query's own embedding moved along e+ - e- by the anchors' weight. This is what
+        the search returns for the queries whose best formula is phi0 (docs/refine.md,
+        "What Stage 1's parts earn").
+        """
+        started = time.perf_counter()
+        tick = time.perf_counter()
+        unique = list(dict.fromkeys(queries))
+        parsed = dict(zip(unique, self.parser.parse_many(unique), strict=True))
+        self.times.parse += time.perf_counter() - tick
+        rows = self._encode(unique)
+        row_of = {text: row for row, text in enumerate(unique)}
+        states: list[QueryState] = []
+        for query in queries:
+            phi0 = parsed[query]
+            state = QueryState(query, phi0, [phi0], [phi0], frozenset(), None, confidences([phi0]))
+            root = Node(0, None, 0, phi0.formula, (), formula_complexity(phi0.formula, state.confidence))
+            root.text = self._text(root.formula)
+            root.terms = ObjectiveTerms(0.0, root.complexity, 0.0, 0.0, 0.0, 0.0)
+            root.feasible = root.kept = True
+            state.nodes.append(root)
+            state.threshold = "none"  # depth 0: no candidate was tested
+            states.append(state)
+        requests = [
+            AnchorRequest(
+                query=query,
+                query_embedding=rows[row_of[query]],
+                predicates=predicates(parsed[query].formula),
+            )
+            for query in queries
+        ]
+        anchors = self.anchors.anchor_batch(requests)
+        results = [
+            self._result(state, found) for state, found in zip(states, anchors, strict=True)
+        ]
         self.times.total += time.perf_counter() - started
         return results
 

@@ -110,7 +110,8 @@ class RefinementResult:
         terms: F(phi*) and its parts.
         depth: phi*'s depth.
         feasible: whether phi* passed the threshold (False only when nothing did).
-        threshold: the threshold mode used for this query ("absolute" or "relative").
+        threshold: the threshold mode used for this query ("absolute" or "relative"; "none"
+            at depth 0, where no candidate is tested).
         anchor_source: where e+ and e- came from ("none", "proxy", "bank", "oracle").
         tree: every node scored, in order (for explanations).
     """

@@ -164,12 +164,13 @@ def build_result(
         feasible_nodes, key=lambda node: (objective_of(node), node.node_id), default=state.nodes[0]
     )
     feasible = best.feasible
-    q_star = embedding(best.text)
+    if config.output == "residual" and best.node_id == 0:
+        q_star = embedding(state.text)  # phi0 stands: the query's own embedding, G(phi0) unread
+    else:
+        q_star = embedding(best.text)
     if config.output == "residual" and best.node_id != 0:
         own = embedding(state.text) - embedding(state.nodes[0].text)
         q_star = torch.nn.functional.normalize(q_star + own, dim=0)
-    elif config.output == "residual":
-        q_star = embedding(state.text)
     if anchors.weight and (anchors.positive is not None or anchors.negative is not None):
         # Rocchio with the formula as the judge: toward the items that satisfy phi0,
         # away from the ones the first pass ranked high that do not.

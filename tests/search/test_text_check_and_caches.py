@@ -219,6 +219,33 @@ def test_the_parser_leaves_no_strings_of_unseen_words_in_spacy() -> None:
     assert len(parser.nlp.vocab.strings) == before
 
 
+def test_threads_parsing_unseen_words_at_once_share_spacy_safely() -> None:
+    """Each memory zone drops its strings when it closes: two threads' zones at once made the other
+    thread's Doc unreadable (spaCy E018, a KeyError and a 500 in the service)."""
+    import threading
+
+    from fortekit.fol.caption import CaptionParser
+
+    parser = CaptionParser()
+    failures: list[str] = []
+
+    def parse_in_a_loop(seed: int) -> None:
+        rng = random.Random(seed)
+        try:
+            for _ in range(15):
+                parser.parse(_unknown_query(rng))
+                list(parser.parse_many([_unknown_query(rng) for _ in range(3)], batch_size=2))
+        except Exception as error:  # the race showed as KeyError E018
+            failures.append(f"{type(error).__name__}: {error}")
+
+    threads = [threading.Thread(target=parse_in_a_loop, args=(seed,)) for seed in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures, failures[:3]
+
+
 # -- the benchmark: entry counts over many unknown-word queries, under the shipped bounds -------------
 
 # a dozen keeps the suite short (about 3 s a query on a loaded CI machine); the plateau figures in

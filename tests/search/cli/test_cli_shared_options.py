@@ -79,7 +79,7 @@ def test_the_same_idea_has_the_same_spelling(name: str, parser: argparse.Argumen
         if action.dest in DESTS:
             assert strings == SPELLINGS[DESTS[action.dest]], f"{name}: dest {action.dest} spelled {strings}"
         if "--stage1" in strings:
-            assert set(action.choices or ()) <= {"auto", "off", "online", "offline"}
+            assert set(action.choices or ()) <= {"auto", "off", "feedback", "online", "offline"}
         for switch in ("--formula-scoring", "--stage3", "--order-check"):  # one vocabulary for every stage
             if switch in strings:
                 assert set(action.choices or ()) == {"auto", "on", "off"}, f"{name}: {switch}"

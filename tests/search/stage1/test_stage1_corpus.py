@@ -238,3 +238,50 @@ def test_a_query_that_excludes_a_sound_is_steered_but_not_moved(corpus: CaptionC
     anchors = source.anchor_batch(requests)
     assert anchors[0].weight == source.weight and anchors[1].weight == 0.0
     assert anchors[1].positive is not None  # still there to steer the search
+
+
+# --- the feedback regime (depth 0, the default) ------------------------------------------------
+def test_depth_zero_gives_the_searchs_q_star_where_the_search_keeps_phi0(
+    corpus: CaptionCorpus, queries: list[str], minilm,  # type: ignore[no-untyped-def]
+) -> None:
+    searched = Refiner(minilm, CorpusElaborator(corpus), config=RefineConfig.online(),
+                       anchors=FeedbackAnchors(corpus)).refine_many(queries[:20])
+    feedback = Refiner(minilm, CorpusElaborator(corpus), config=RefineConfig.feedback(),
+                       anchors=FeedbackAnchors(corpus)).refine_many(queries[:20])
+    kept = [(s, f) for s, f in zip(searched, feedback, strict=True) if s.phi_star == s.phi0]
+    assert len(kept) >= 15
+    for s, f in kept:
+        assert f.phi_star == f.phi0 and f.depth == 0 and f.threshold == "none"
+        assert torch.allclose(s.q_star, f.q_star, atol=1e-5), s.query
+    assert sum(not torch.allclose(f.q_star, minilm.encode_text([f.query])[0], atol=1e-4)
+               for f in feedback) >= 10  # the anchors moved q*
+
+
+def test_depth_zero_encodes_only_the_queries(corpus: CaptionCorpus, queries: list[str],
+                                             minilm) -> None:  # type: ignore[no-untyped-def]
+    refiner = Refiner(minilm, CorpusElaborator(corpus), config=RefineConfig.feedback(),
+                      anchors=FeedbackAnchors(corpus))
+    encoded: list[str] = []
+    original = refiner.encoder.encode
+
+    def recording(texts):  # type: ignore[no-untyped-def]
+        encoded.extend(texts)
+        return original(texts)
+
+    refiner.encoder.encode = recording  # type: ignore[method-assign]
+    results = refiner.refine_many(queries[:10])
+    assert sorted(set(encoded)) == sorted(set(queries[:10]))
+    assert [r.query for r in results] == queries[:10] and all(len(r.tree) == 1 for r in results)
+
+
+def test_the_default_pipeline_runs_stage1_as_feedback_only(cafe: Path) -> None:
+    retriever = Retriever(cafe, device="cpu")
+    assert retriever.refiner is not None and retriever.refiner.config.max_depth == 0
+    assert "feedback" in retriever.pipeline.state("stage1").detail
+    online = retriever.replace(stage1=RefineConfig.online())
+    assert online.refiner is not None and online.refiner.config.max_depth == 2
+
+
+def test_a_negative_depth_is_e400() -> None:
+    with pytest.raises(RefineError, match="E400"):
+        RefineConfig(max_depth=-1)
