@@ -150,6 +150,10 @@ class IndexMeta:
         index_id: the index's identity, which its shards record (given by the first ``index add``).
         ann_recall: the FAISS index's recall@10 against the exact search, measured when it was
             built (:func:`~fortekit.search.index.faiss_search.measure_recall`), or None.
+        faiss_settings: the FAISS index's search settings (``ef_search`` of HNSW), so that
+            ``index add`` builds a shard's graph without reading the whole file; empty when
+            not recorded (an index written before them, or an IVF kind, whose trained cells
+            are read from the file).
         format_version: the layout version.
         fortekit_version: the fortekit version that wrote the index.
     """
@@ -167,6 +171,7 @@ class IndexMeta:
     evidence_labels: tuple[str, ...] | None = None
     index_id: str | None = None
     ann_recall: float | None = None
+    faiss_settings: Mapping[str, int] = field(default_factory=dict)
     format_version: int = SINGLE_PART_VERSION
     fortekit_version: str = __version__
 
@@ -184,6 +189,8 @@ class IndexMeta:
             data["index_id"] = self.index_id
         if self.ann_recall is not None:
             data["ann_recall"] = self.ann_recall
+        if self.faiss_settings:
+            data["faiss_settings"] = dict(self.faiss_settings)
         return data
 
 
@@ -312,12 +319,18 @@ def read_meta(directory: str | os.PathLike[str]) -> IndexMeta:
     if recall is not None and (not isinstance(recall, (int, float)) or isinstance(recall, bool)
                                or not 0.0 <= recall <= 1.0):
         raise _fail(path, f"ann_recall is {recall!r}, not null or a number from 0 to 1")
+    settings = data.get("faiss_settings", {})
+    if not isinstance(settings, dict) or not all(
+        isinstance(key, str) and _is_int(value) and value >= 1 for key, value in settings.items()
+    ):
+        raise _fail(path, f"faiss_settings is {settings!r}, not an object of positive integers")
     from fortekit.search.index.evidence_file import captioning_fields  # it imports this module
 
     return IndexMeta(
         backbone=backbone, dim=dim, count=count, normalised=normalised, parsed=parsed, unparsed=unparsed,
         backbone_options=options, faiss=faiss, **captioning_fields(data, path), index_id=index_id,
-        ann_recall=None if recall is None else float(recall), format_version=version,
+        ann_recall=None if recall is None else float(recall), faiss_settings=settings,
+        format_version=version,
         fortekit_version=writer,
     )
 

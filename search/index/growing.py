@@ -276,10 +276,15 @@ def add_to_index(directory: str | os.PathLike[str], new: AudioIndex) -> AddRepor
         check_unique_ids([*[item_id for item_id in new.ids if item_id in layout.live], *new.ids])
         name = _next_shard_name(root, manifest)
         faiss_writer = None
-        if meta.faiss is not None:
+        if meta.faiss == "flat" or (meta.faiss == "hnsw" and meta.faiss_settings):
+            # a graph or list is built anew for the shard: its settings are all it takes from the
+            # index, and reading the whole graph for them cost gigabytes at a million items
+            faiss_writer = FaissSearcher.build(new.embeddings, kind=meta.faiss, **meta.faiss_settings).write
+        elif meta.faiss is not None:  # IVF: the trained cells are in the file; an older HNSW index
             first = FaissSearcher.read(root / FAISS_FILE, meta.faiss, count=meta.count, dim=meta.dim)
             faiss_writer = first.like(new.embeddings).write
         shard_meta = replace(new.meta, index_id=manifest.index_id, faiss=meta.faiss, ann_recall=None,
+                             faiss_settings=meta.faiss_settings,
                              format_version=SINGLE_PART_VERSION, fortekit_version=__version__)
         evidence = None if new.evidence is None else evidence_writer(new.evidence)
         shard_writers = index_file_writers(

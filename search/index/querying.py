@@ -240,7 +240,9 @@ class IndexSearchMixin:
         """Keep `searcher` as the index's FAISS part, with its recall against exact measured now."""
         self._faiss = searcher
         self._faiss_file, self._faiss_identity = None, None
-        self.meta = replace(self.meta, faiss=searcher.kind, ann_recall=measure_recall(searcher, self._array))
+        settings = searcher.settings() if searcher.kind == "hnsw" else {}
+        self.meta = replace(self.meta, faiss=searcher.kind, ann_recall=measure_recall(searcher, self._array),
+                            faiss_settings=settings)
 
     def _rebuilt_faiss(self, like: FaissSearcher) -> FaissSearcher:
         """One FAISS index over all rows, of the kind and settings of `like` (compacting a grown index)."""
