@@ -103,7 +103,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     corpus = CaptionCorpus.from_captions(corpus_texts, backbone)
     rows, offset = [], 0
     for texts in others:
-        rows.append(torch.nn.functional.normalize(corpus.embeddings[offset:offset + len(texts)].mean(0), dim=0))
+        mean = corpus.embeddings[offset:offset + len(texts)].mean(0)
+        rows.append(torch.nn.functional.normalize(mean, dim=0))
         offset += len(texts)
     items = torch.stack(rows)
     if args.limit is not None:
@@ -120,8 +121,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("feedback only (D = 0, the default)", RefineConfig.feedback(), True),
     ]
     for weight in (float(w) for w in args.weights.split(",") if w.strip()):
-        settings.append((f"search + anchors (3, 2), w = {weight}", RefineConfig.online(complexity_weight=weight),
-                         True))
+        config = RefineConfig.online(complexity_weight=weight)
+        settings.append((f"search + anchors (3, 2), w = {weight}", config, True))
     table: list[Row] = []
     for name, config, anchored in settings:
         anchors = FeedbackAnchors(corpus) if anchored else NoAnchors()

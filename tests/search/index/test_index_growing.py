@@ -91,14 +91,16 @@ def test_removed_items_are_never_found_and_compaction_keeps_the_rest(clotho, tmp
 
 
 @faiss_needed
-def test_index_add_never_reads_the_hnsw_graph(clotho, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_index_add_never_reads_the_hnsw_graph(clotho, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """Its search settings are in index.json: a shard's graph is built from them alone."""
     from fortekit.search.index.faiss_search import FaissSearcher
 
     base = _index(clotho, 0, 400)
     base.build_faiss("hnsw", ef_search=48)
     folder = base.save(tmp_path / "clips.index")
-    assert json.loads((folder / "index.json").read_text(encoding="utf-8"))["faiss_settings"] == {"ef_search": 48}
+    settings = {"ef_search": 48}
+    assert json.loads((folder / "index.json").read_text(encoding="utf-8"))["faiss_settings"] == settings
 
     def no_reading(*args, **kwargs):  # type: ignore[no-untyped-def]
         raise AssertionError("index add read the FAISS file")
@@ -108,8 +110,8 @@ def test_index_add_never_reads_the_hnsw_graph(clotho, tmp_path: Path, monkeypatc
     monkeypatch.undo()
     grown = AudioIndex.load(folder)
     shard = folder / "shards" / "0001"
-    assert FaissSearcher.read(shard / "faiss.index", "hnsw", count=60, dim=grown.dim).settings() == {"ef_search": 48}
-    assert json.loads((folder / "index.json").read_text(encoding="utf-8"))["faiss_settings"] == {"ef_search": 48}
+    assert FaissSearcher.read(shard / "faiss.index", "hnsw", count=60, dim=grown.dim).settings() == settings
+    assert json.loads((folder / "index.json").read_text(encoding="utf-8"))["faiss_settings"] == settings
     _, found = grown.search(np.asarray(clotho[2][400:460:7]), k=5, use_faiss=True)
     assert (np.asarray(found) >= 0).all()
 
