@@ -174,6 +174,26 @@ class FormulaScorer:
                 plans.append(QueryPlan(tree, texts, "", negated, sounds, asserted))
         return plans
 
+    def companion_texts(self, formula: Formula | None) -> list[str]:
+        """The clause texts a query's formula will have encoded: its asserted clauses.
+
+        Stage 1 encodes them in the query's own encoder call (through the shared text cache), so
+        that formula scoring finds them there and a query costs one call. Negated clauses are left
+        out: with caption evidence they are judged without a similarity.
+
+        Example:
+            >>> from fortekit.fol import parse_formula
+            >>> scorer = FormulaScorer(lambda texts: None, FormulaScoringConfig())
+            >>> scorer.companion_texts(parse_formula("∃x (Dog(x) ∧ Barking(x)) ∧ ∃y Rain(y)"))
+            ['a dog barking', 'rain']
+            >>> scorer.companion_texts(parse_formula("∃x Rain(x)"))  # plain: the query's own similarity
+            []
+        """
+        plan = self.plan([formula])[0]
+        if not plan.scored:
+            return []
+        return [text for text, negated in zip(plan.texts, plan.negated, strict=True) if not negated]
+
     def encode_clauses(self, plans: Sequence[QueryPlan], *, skip: frozenset[str] = frozenset(),
                        ) -> dict[str, torch.Tensor]:
         """Every distinct clause text of ``plans`` encoded in one encoder call, unit rows on the CPU.

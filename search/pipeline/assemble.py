@@ -126,10 +126,15 @@ def assemble(
         cache = TextEmbeddingCache(cache_dir, backbone=backbone.name, dim=int(backbone.dim)) \
             if cache_dir is not None else None
         encoder = CachedTextEncoder(backbone, cache)
+    formula_scorer = _formula(spec, pipeline, encoder, previous)
+    if refiner is not None and hasattr(refiner, "companions"):
+        # the query and its clause texts in one encoder call: formula scoring finds the
+        # clauses in the shared cache (issue 45, item 2)
+        refiner.companions = None if formula_scorer is None else formula_scorer.companion_texts
     return Stages(
         spec=spec, encoder=encoder, refiner=refiner, lookup=spec.lookup,
         projection=_projection(spec, pipeline, name, dim),
-        formula_scorer=_formula(spec, pipeline, encoder, previous),
+        formula_scorer=formula_scorer,
         reranker=_rerank(spec, pipeline),
         order_check=_order_check(pipeline, index, previous),
         use_ann=use_ann, candidates=spec.candidates,

@@ -108,6 +108,9 @@ class Refiner:
         self._parser = parser
         self._pool_sources = pool_sources
         self.times = StageTimes()
+        #: texts a later stage will encode for a query's formula (formula scoring's clauses): the
+        #: feedback regime encodes them in the queries' own call, into the shared text cache
+        self.companions: Callable[[Formula], Sequence[str]] | None = None
         self._verbalised: dict[Formula, str] = {}
         self.check_widths()
 
@@ -295,8 +298,12 @@ class Refiner:
         unique = list(dict.fromkeys(queries))
         parsed = dict(zip(unique, self.parser.parse_many(unique), strict=True))
         self.times.parse += time.perf_counter() - tick
-        rows = self._encode(unique)
-        row_of = {text: row for row, text in enumerate(unique)}
+        texts = list(unique)
+        if self.companions is not None:
+            texts += [text for query in unique for text in self.companions(parsed[query].formula)]
+        texts = list(dict.fromkeys(texts))
+        rows = self._encode(texts)
+        row_of = {text: row for row, text in enumerate(texts)}
         states: list[QueryState] = []
         for query in queries:
             phi0 = parsed[query]

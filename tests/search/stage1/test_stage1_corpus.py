@@ -285,3 +285,14 @@ def test_the_default_pipeline_runs_stage1_as_feedback_only(cafe: Path) -> None:
 def test_a_negative_depth_is_e400() -> None:
     with pytest.raises(RefineError, match="E400"):
         RefineConfig(max_depth=-1)
+
+
+def test_the_default_pipeline_encodes_a_query_and_its_clauses_in_one_call(cafe: Path) -> None:
+    retriever = Retriever(cafe, device="cpu")
+    assert retriever.refiner is not None and retriever.formula_scorer is not None
+    stats = retriever.encoder.stats
+    for query in ("a dog barking and rain falling", "a baby crying and a woman speaking"):
+        stats.reset()
+        retriever.search(query, k=3)
+        assert stats.calls == 1, (query, stats)
+        assert stats.texts_encoded >= 3  # the query and its two clause texts
