@@ -10,7 +10,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -61,6 +61,7 @@ class QuerySide:
 def prepare_queries(
     texts: Sequence[str], encoder: CachedTextEncoder, *, refiner: Refiner | None = None,
     lookup: RefinementLookup | None = None, refined: Mapping[str, RefinementResult] | None = None,
+    companions: Callable[[Formula], Sequence[str]] | None = None,
 ) -> QuerySide:
     """The query side of a search: each query's vector, formula and refinement, by where it comes from.
 
@@ -76,6 +77,8 @@ def prepare_queries(
         refiner: Stage 1, or None.
         lookup: stored Stage 1 results, or None.
         refined: Stage 1 results already made, by query text, or None.
+        companions: the texts a later stage encodes for a plain query's formula (formula
+            scoring's clauses): encoded in the queries' own call, into the shared cache.
 
     Returns:
         The :class:`QuerySide`.
@@ -99,11 +102,15 @@ def prepare_queries(
     searched = rest if refiner is not None else []
     plain = rest if refiner is None else []
     vectors: list[torch.Tensor | None] = [None] * n
-    # the refined texts of looked-up queries and the plain queries: one encoder call
+    plain_formulas = item_formulas_from_captions([texts[q] for q in plain]) if plain else []
+    # the refined texts of looked-up queries, the plain queries and their clause texts: one call
     to_encode = [str((stored[q] or {}).get("refined_text") or texts[q]) for q in known] + \
         [texts[q] for q in plain]
+    extra = [text for phi in plain_formulas if phi is not None and companions is not None
+             for text in companions(phi)]
     if to_encode:
-        encoded = torch.nn.functional.normalize(encoder.encode(to_encode).detach().float().cpu(), dim=1)
+        order = list(dict.fromkeys(to_encode + extra))
+        encoded = _rows_of(encoder.encode(order), to_encode, order)
         for row, q in enumerate(known + plain):
             vectors[q] = encoded[row]
     for q in known:
@@ -124,11 +131,20 @@ def prepare_queries(
         side.refined[q] = result.refined_text
         side.sources[q] = "refine"
     if plain:
-        for q, phi in zip(plain, item_formulas_from_captions([texts[q] for q in plain]), strict=True):
+        for q, phi in zip(plain, plain_formulas, strict=True):
             side.formulas[q] = side.logic[q] = phi
             side.phi0[q] = None if phi is None else str(phi)
     side.vectors = torch.stack([vector for vector in vectors if vector is not None])
     return side
+
+
+def _rows_of(encoded: torch.Tensor, wanted: Sequence[str], order: Sequence[str]) -> torch.Tensor:
+    """The unit rows of ``wanted`` from ``encoded``, whose rows follow the distinct texts ``order``."""
+    import torch
+
+    row_of = {text: row for row, text in enumerate(order)}
+    rows = encoded[[row_of[text] for text in wanted]].detach().float().cpu()
+    return torch.nn.functional.normalize(rows, dim=1)
 
 
 def stored_formula(text: object) -> Formula | None:

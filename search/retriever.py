@@ -279,8 +279,9 @@ class Retriever:
         texts = [check_text(text, function="Retriever.search") for text in given]
         if not texts:
             return []
+        companions = self.formula_scorer.companion_texts if self.formula_scorer is not None else None
         side = prepare_queries(texts, self.encoder, refiner=self.refiner, lookup=self.lookup,
-                               refined=refinements)
+                               refined=refinements, companions=companions)
         formulas = side.formulas
         # Formula scoring judges the query's own formula (side.logic); Stage 3 and the hits'
         # explanations read phi*. Planned once: the ranking and the result's clauses agree.

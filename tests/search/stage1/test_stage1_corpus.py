@@ -287,9 +287,10 @@ def test_a_negative_depth_is_e400() -> None:
         RefineConfig(max_depth=-1)
 
 
-def test_the_default_pipeline_encodes_a_query_and_its_clauses_in_one_call(cafe: Path) -> None:
-    retriever = Retriever(cafe, device="cpu")
-    assert retriever.refiner is not None and retriever.formula_scorer is not None
+@pytest.mark.parametrize("stage1", ["auto", None])
+def test_the_default_pipeline_encodes_a_query_and_its_clauses_in_one_call(cafe: Path, stage1) -> None:  # type: ignore[no-untyped-def]
+    retriever = Retriever(cafe, PipelineSpec(stage1=stage1), device="cpu")
+    assert (retriever.refiner is not None) == (stage1 == "auto") and retriever.formula_scorer is not None
     stats = retriever.encoder.stats
     for query in ("a dog barking and rain falling", "a baby crying and a woman speaking"):
         stats.reset()
