@@ -145,6 +145,25 @@ class Retriever:
         self._caption_names: list[frozenset[str]] | None = stages.captions
         self._captions_given = stages.captions is not None
         self._items: torch.Tensor | None = None
+        if self.refiner is not None and hasattr(self.refiner, "companions"):
+            # Stage 1 encodes the query and its clause texts in one call (issue 45, item 2)
+            self.refiner.companions = self.companion_texts
+
+    def companion_texts(self, formula: Formula) -> list[str]:
+        """The clause texts formula scoring will encode for a query's formula (none without it).
+
+        Encoded in the query's own call, they are in the text cache when formula scoring asks:
+        a query costs one encoder call. An excluded sound that the items' captions judge needs no
+        similarity and is left out.
+
+        Example:
+            >>> retriever.companion_texts(parse_formula("∃x Dog(x) ∧ ∃y Rain(y)"))  # doctest: +SKIP
+            ['a dog', 'rain']
+        """
+        if self.formula_scorer is None:
+            return []
+        judged = self.evidence is None and self.caption_names is not None
+        return self.formula_scorer.companion_texts(formula, captions_judge=judged)
 
     def __repr__(self) -> str:
         stages = [
@@ -279,9 +298,8 @@ class Retriever:
         texts = [check_text(text, function="Retriever.search") for text in given]
         if not texts:
             return []
-        companions = self.formula_scorer.companion_texts if self.formula_scorer is not None else None
         side = prepare_queries(texts, self.encoder, refiner=self.refiner, lookup=self.lookup,
-                               refined=refinements, companions=companions)
+                               refined=refinements, companions=self.companion_texts)
         formulas = side.formulas
         # Formula scoring judges the query's own formula (side.logic); Stage 3 and the hits'
         # explanations read phi*. Planned once: the ranking and the result's clauses agree.

@@ -174,12 +174,16 @@ class FormulaScorer:
                 plans.append(QueryPlan(tree, texts, "", negated, sounds, asserted))
         return plans
 
-    def companion_texts(self, formula: Formula | None) -> list[str]:
-        """The clause texts a query's formula will have encoded: its asserted clauses.
+    def companion_texts(self, formula: Formula | None, *, captions_judge: bool = False) -> list[str]:
+        """The clause texts :meth:`rescore` will encode for a query's formula.
 
-        Stage 1 encodes them in the query's own encoder call (through the shared text cache), so
-        that formula scoring finds them there and a query costs one call. Negated clauses are left
-        out: with caption evidence they are judged without a similarity.
+        The Retriever encodes them in the query's own encoder call (through the shared text
+        cache), so that formula scoring finds them there and a query costs one call.
+
+        Args:
+            formula: the query's formula (None: nothing to encode).
+            captions_judge: the items' captions will judge an excluded sound (caption symbols
+                given, no label evidence): its clause needs no similarity and is left out.
 
         Example:
             >>> from fortekit.fol import parse_formula
@@ -188,11 +192,15 @@ class FormulaScorer:
             ['a dog barking', 'rain']
             >>> scorer.companion_texts(parse_formula("∃x Rain(x)"))  # plain: the query's own similarity
             []
+            >>> excluding = parse_formula("∃x (Dog(x) ∧ Barking(x) ∧ ¬∃y Rain(y))")
+            >>> scorer.companion_texts(excluding), scorer.companion_texts(excluding, captions_judge=True)
+            (['a dog barking', 'rain'], ['a dog barking'])
         """
         plan = self.plan([formula])[0]
         if not plan.scored:
             return []
-        return [text for text, negated in zip(plan.texts, plan.negated, strict=True) if not negated]
+        judged = self._caption_judged_texts([plan]) if captions_judge else frozenset()
+        return [text for text in dict.fromkeys(plan.texts) if text not in judged]
 
     def encode_clauses(self, plans: Sequence[QueryPlan], *, skip: frozenset[str] = frozenset(),
                        ) -> dict[str, torch.Tensor]:
@@ -419,7 +427,13 @@ class FormulaScorer:
     def _judged_by_captions(self, plans: Sequence[QueryPlan], symbols: CaptionSymbols | None,
                             evidence: LabelEvidence | None) -> frozenset[str]:
         """Clause texts only caption evidence judges: their similarity is never read."""
-        if symbols is None or evidence is not None or self.config.exclusion != "evidence":
+        if symbols is None or evidence is not None:
+            return frozenset()
+        return self._caption_judged_texts(plans)
+
+    def _caption_judged_texts(self, plans: Sequence[QueryPlan]) -> frozenset[str]:
+        """Of ``plans``' clause texts, those only caption evidence judges (captions given, no labels)."""
+        if self.config.exclusion != "evidence":
             return frozenset()
         judged: set[str] = set()
         needed: set[str] = set()

@@ -127,10 +127,6 @@ def assemble(
             if cache_dir is not None else None
         encoder = CachedTextEncoder(backbone, cache)
     formula_scorer = _formula(spec, pipeline, encoder, previous)
-    if refiner is not None and hasattr(refiner, "companions"):
-        # the query and its clause texts in one encoder call: formula scoring finds the
-        # clauses in the shared cache (issue 45, item 2)
-        refiner.companions = None if formula_scorer is None else formula_scorer.companion_texts
     return Stages(
         spec=spec, encoder=encoder, refiner=refiner, lookup=spec.lookup,
         projection=_projection(spec, pipeline, name, dim),

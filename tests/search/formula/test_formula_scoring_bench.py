@@ -119,6 +119,32 @@ def test_bench_first_pass_with_formula_scoring_warm_clauses(  # type: ignore[no-
     assert rows.shape == (len(queries), 10) and encoder.stats.calls == calls  # nothing re-encoded
 
 
+@pytest.mark.benchmark(group="100,000 items, 32 queries")
+def test_bench_first_pass_with_formula_scoring_one_call(  # type: ignore[no-untyped-def]
+    benchmark, backbone, queries, index,
+) -> None:
+    """The Retriever's path (issue 45, item 2): parse, then the queries and their asserted clause texts
+    in ONE encoder call (cold: a new text cache each round), the top 1,000, re-scoring from the cache."""
+    from fortekit.search.stage1.encoder import CachedTextEncoder
+
+    assert len(set(queries)) == len(queries)
+    holder = {"encoder": CachedTextEncoder(backbone)}
+    scorer = FormulaScorer(lambda texts: holder["encoder"].encode(texts))
+    scorer.rescore([None], torch.zeros(1, 2), torch.zeros(1, 2, dtype=torch.long), index)  # warm-up
+    list(parse_captions(queries[:2]))
+
+    def run():  # type: ignore[no-untyped-def]
+        encoder = holder["encoder"] = CachedTextEncoder(backbone)
+        formulas = [parse.formula for parse in parse_captions(queries)]
+        order = list(dict.fromkeys([*queries, *(t for phi in formulas for t in scorer.companion_texts(phi))]))
+        vectors = torch.nn.functional.normalize(encoder.encode(order)[: len(queries)].float(), dim=1)
+        top, rows = exact_top_k(index, vectors, CANDIDATES)
+        return scorer.rescore(formulas, top, rows, index, k=10), encoder.stats.calls
+
+    (_, rows), calls = benchmark.pedantic(run, rounds=ROUNDS, iterations=1)
+    assert rows.shape == (len(queries), 10) and calls == 1
+
+
 STEPS = "formula scoring step by step: 100,000 items, 32 queries"
 
 
