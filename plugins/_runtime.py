@@ -148,6 +148,27 @@ def batches(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
         yield items[start:start + size]
 
 
+def length_batches(order: Sequence[int], lengths: Sequence[int], size: int, *,
+                   shortest: float = 0.5) -> Iterator[Sequence[int]]:
+    """Slices of ``order`` (indices sorted longest first) of at most ``size``, cut where a text is
+    shorter than ``shortest`` times its slice's first: a batch pads to its longest text, so a
+    short clause batched with long queries costs a long one.
+
+    Example:
+        >>> lengths = [40, 38, 12, 10, 9]
+        >>> [list(chunk) for chunk in length_batches([0, 1, 2, 3, 4], lengths, 64)]
+        [[0, 1], [2, 3, 4]]
+        >>> [list(chunk) for chunk in length_batches([0, 1, 2, 3, 4], lengths, 2)]
+        [[0, 1], [2, 3], [4]]
+    """
+    start = 0
+    for position in range(1, len(order) + 1):
+        if position == len(order) or position - start == size or \
+                lengths[order[position]] < shortest * lengths[order[start]]:
+            yield order[start:position]
+            start = position
+
+
 def check_texts(texts: object, method: str = "encode_text") -> list[str]:
     """`texts` as a list of str; a bare string or a non-str item is a typed error.
 

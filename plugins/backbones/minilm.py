@@ -28,10 +28,10 @@ from typing import TYPE_CHECKING, Any
 from fortekit._hf_progress import quiet_model_loading
 from fortekit.errors import EncoderInputError, Errors, ModelLoadError, ModelNotFoundError
 from fortekit.plugins._runtime import (
-    batches,
     check_batch_size,
     check_texts,
     empty,
+    length_batches,
     model_loading,
     require,
     resolve_device,
@@ -180,10 +180,11 @@ class MiniLMBackbone:
             none: torch.Tensor = empty(self.dim, self.device)
             return none
         # Longest first, so each batch pads to similar lengths; results go back in order.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
+        lengths = [len(text) for text in texts]
+        order = sorted(range(len(texts)), key=lengths.__getitem__, reverse=True)
         out = torch.empty((len(texts), self.dim), dtype=torch.float32, device=self.device)
         with torch.inference_mode():
-            for chunk in batches(order, self.batch_size):
+            for chunk in length_batches(order, lengths, self.batch_size):
                 encoded = self._tokenizer(
                     [texts[i] for i in chunk], padding=True, truncation=True,
                     max_length=self.max_length, return_tensors="pt",
