@@ -177,6 +177,10 @@ def _record(index: int, result: RefinementResult, seconds: float) -> dict[str, A
     }
 
 
+#: Queries per batch of the feedback regime (depth 0), where a batch is one encoder call.
+FEEDBACK_BATCH = 1024
+
+
 class Stage1Cache:
     """Runs Stage 1 through one :class:`~fortekit.search.stage1.beam.Refiner`, caching results as JSONL.
 
@@ -297,10 +301,14 @@ class Stage1Cache:
                 handle.write(json.dumps({"key": dict(key)}, default=str) + "\n")
             elif not _ends_with_newline(path):
                 handle.write("\n")  # end a torn last line, so the next record starts on its own
-            for start in range(0, len(missing), self.batch_size):
-                chunk = missing[start:start + self.batch_size]
+            # depth 0 searches nothing: its batch is an encoder batch, and a larger one lets the
+            # encoder sort more texts by length (less padding), as the first pass's one call does
+            depth = self.refiner.config.max_depth
+            size = self.batch_size if depth > 0 else max(self.batch_size, FEEDBACK_BATCH)
+            for start in range(0, len(missing), size):
+                chunk = missing[start:start + size]
                 tick = time.perf_counter()
-                results = self.refiner.refine_many([queries[i] for i in chunk], batch_size=self.batch_size)
+                results = self.refiner.refine_many([queries[i] for i in chunk], batch_size=size)
                 share = (time.perf_counter() - tick) / len(chunk)
                 for index, result in zip(chunk, results, strict=True):
                     record = _record(index, result, share)
