@@ -135,6 +135,7 @@ def test_concurrent_requests_are_batched_and_match_the_retriever(clotho_index, m
     service = SearchService(_retriever(clotho_index, minilm))
     service.search(["warm up"], k=1)
     before = service.batches
+    calls = service.retriever.encoder.stats.calls
     barrier = threading.Barrier(threads, timeout=120)
     got: dict[str, object] = {}
     failures: list[BaseException] = []
@@ -165,6 +166,8 @@ def test_concurrent_requests_are_batched_and_match_the_retriever(clotho_index, m
     batches, batched = (now - then for now, then in zip(service.batches, before, strict=True))
     print(f"\n{threads * rounds} requests in {batches} batches, {batched} of them with more than one request")
     assert batches < threads * rounds and batched > 0
+    # the whole query side of a batch, its Stage 1 and clause texts included, is one encoder call
+    assert service.retriever.encoder.stats.calls - calls <= batches
 
 
 def test_a_request_does_not_wait_for_the_running_batch_to_join_the_queue(service) -> None:  # type: ignore[no-untyped-def]
