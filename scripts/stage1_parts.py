@@ -106,11 +106,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         mean = corpus.embeddings[offset:offset + len(texts)].mean(0)
         rows.append(torch.nn.functional.normalize(mean, dim=0))
         offset += len(texts)
-    items = torch.stack(rows)
+    items_used = torch.stack(rows)
     if args.limit is not None:
-        queries, items_used = queries[: args.limit], items
-    else:
-        items_used = items
+        queries = queries[: args.limit]
     plain = torch.nn.functional.normalize(backbone.encode_text(queries), dim=1)
     print(f"{len(queries)} queries, {len(items_used)} items, corpus of {len(corpus_texts)} captions")
     print(f"frozen baseline R@1 {_recall_at_1(plain, items_used):.2f}")

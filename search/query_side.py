@@ -77,8 +77,9 @@ def prepare_queries(
         refiner: Stage 1, or None.
         lookup: stored Stage 1 results, or None.
         refined: Stage 1 results already made, by query text, or None.
-        companions: the texts a later stage encodes for a plain query's formula (formula
-            scoring's clauses): encoded in the queries' own call, into the shared cache.
+        companions: the texts a later stage encodes for a query's formula (formula scoring's
+            clauses): encoded in the queries' own call (Stage 1's, or the plain queries'), into
+            the shared cache.
 
     Returns:
         The :class:`QuerySide`.
@@ -122,7 +123,8 @@ def prepare_queries(
         side.sources[q] = "lookup"
     results = [done[texts[q]] for q in given]
     if searched and refiner is not None:
-        results += refiner.refine_many([texts[q] for q in searched], batch_size=len(searched))
+        results += refiner.refine_many([texts[q] for q in searched], batch_size=len(searched),
+                                       companions=companions)
     for q, result in zip(given + searched, results, strict=True):
         vectors[q] = result.q_star.detach().float().cpu()
         side.formulas[q] = result.phi_star

@@ -145,9 +145,6 @@ class Retriever:
         self._caption_names: list[frozenset[str]] | None = stages.captions
         self._captions_given = stages.captions is not None
         self._items: torch.Tensor | None = None
-        if self.refiner is not None and hasattr(self.refiner, "companions"):
-            # Stage 1 encodes the query and its clause texts in one call (issue 45, item 2)
-            self.refiner.companions = self.companion_texts
 
     def companion_texts(self, formula: Formula) -> list[str]:
         """The clause texts formula scoring will encode for a query's formula (none without it).

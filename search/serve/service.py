@@ -239,7 +239,7 @@ class SearchService:
         nothing; "online" asks for the beam, and the Stage 1 tree shows it.
         """
         own = served.retriever.refiner
-        if own is not None and getattr(getattr(own, "config", None), "max_depth", 0) > 0:
+        if own is not None and own.config.max_depth > 0:
             return own
         if served.online_refiner is None:
             from fortekit.search.stage1.assembly import build_refiner

@@ -108,9 +108,6 @@ class Refiner:
         self._parser = parser
         self._pool_sources = pool_sources
         self.times = StageTimes()
-        #: texts a later stage will encode for a query's formula (formula scoring's clauses): the
-        #: feedback regime encodes them in the queries' own call, into the shared text cache
-        self.companions: Callable[[Formula], Sequence[str]] | None = None
         self._verbalised: dict[Formula, str] = {}
         self.check_widths()
 
@@ -173,6 +170,7 @@ class Refiner:
         *,
         batch_size: int = 32,
         progress: Callable[[int], None] | None = None,
+        companions: Callable[[Formula], Sequence[str]] | None = None,
     ) -> list[RefinementResult]:
         """Refine queries, ``batch_size`` at a time (one encoder call per depth per batch).
 
@@ -180,6 +178,9 @@ class Refiner:
             queries: the query texts.
             batch_size: queries searched together.
             progress: called with the number of queries finished after each batch.
+            companions: the texts a later stage will encode for a query's formula (formula
+                scoring's clauses); the feedback regime encodes them in the queries' own call,
+                into the shared text cache.
 
         Returns:
             One :class:`RefinementResult` per query, in order.
@@ -199,17 +200,19 @@ class Refiner:
         results: list[RefinementResult] = []
         for start in range(0, len(queries), batch_size):
             chunk = list(queries[start:start + batch_size])
-            results.extend(self._refine_batch(chunk))
+            results.extend(self._refine_batch(chunk, companions))
             if progress is not None:
                 progress(len(chunk))
         return results
 
     # -- one batch ---------------------------------------------------------------------
-    def _refine_batch(self, queries: list[str]) -> list[RefinementResult]:
+    def _refine_batch(
+        self, queries: list[str], companions: Callable[[Formula], Sequence[str]] | None = None,
+    ) -> list[RefinementResult]:
         import torch
 
         if self.config.max_depth == 0:
-            return self._feedback_batch(queries)
+            return self._feedback_batch(queries, companions)
         started = time.perf_counter()
         states = self._prepare(queries)
         config = self.config
@@ -284,7 +287,9 @@ class Refiner:
         self.times.total += time.perf_counter() - started
         return results
 
-    def _feedback_batch(self, queries: list[str]) -> list[RefinementResult]:
+    def _feedback_batch(
+        self, queries: list[str], companions: Callable[[Formula], Sequence[str]] | None,
+    ) -> list[RefinementResult]:
         """Depth 0: no refinement search, only the anchors' move of q* (Rocchio's feedback).
 
         No elaboration, no pools and no candidate is encoded: the queries are parsed (the
@@ -299,8 +304,8 @@ class Refiner:
         parsed = dict(zip(unique, self.parser.parse_many(unique), strict=True))
         self.times.parse += time.perf_counter() - tick
         texts = list(unique)
-        if self.companions is not None:
-            texts += [text for query in unique for text in self.companions(parsed[query].formula)]
+        if companions is not None:
+            texts += [text for query in unique for text in companions(parsed[query].formula)]
         texts = list(dict.fromkeys(texts))
         rows = self._encode(texts)
         row_of = {text: row for row, text in enumerate(texts)}
