@@ -130,6 +130,10 @@ def format_predicate_symbol(symbol: PredicateSymbol) -> str:
     return str(symbol)
 
 
+#: The FAISS search settings ``index.json`` may record (:meth:`FaissSearcher.settings`).
+FAISS_SETTINGS: tuple[str, ...] = ("ef_search", "nprobe", "nlist")
+
+
 @dataclass(frozen=True, slots=True)
 class IndexMeta:
     """What ``index.json`` records about an index.
@@ -321,9 +325,10 @@ def read_meta(directory: str | os.PathLike[str]) -> IndexMeta:
         raise _fail(path, f"ann_recall is {recall!r}, not null or a number from 0 to 1")
     settings = data.get("faiss_settings", {})
     if not isinstance(settings, dict) or not all(
-        isinstance(key, str) and _is_int(value) and value >= 1 for key, value in settings.items()
+        key in FAISS_SETTINGS and _is_int(value) and value >= 1 for key, value in settings.items()
     ):
-        raise _fail(path, f"faiss_settings is {settings!r}, not an object of positive integers")
+        raise _fail(path, f"faiss_settings is {settings!r}, not an object of positive integers named "
+                    f"{', '.join(FAISS_SETTINGS)}")
     from fortekit.search.index.evidence_file import captioning_fields  # it imports this module
 
     return IndexMeta(

@@ -114,6 +114,11 @@ def test_index_add_never_reads_the_hnsw_graph(clotho, tmp_path: Path,  # type: i
     assert json.loads((folder / "index.json").read_text(encoding="utf-8"))["faiss_settings"] == settings
     _, found = grown.search(np.asarray(clotho[2][400:460:7]), k=5, use_faiss=True)
     assert (np.asarray(found) >= 0).all()
+    meta = json.loads((folder / "index.json").read_text(encoding="utf-8"))
+    for bad in ({"ef_search": "48"}, {"ef_search": 0}, {"colour": 3}, [48]):
+        (folder / "index.json").write_text(json.dumps({**meta, "faiss_settings": bad}), encoding="utf-8")
+        with pytest.raises(AudioIndexError, match="E600"):
+            AudioIndex.load(folder)
 
 
 @faiss_needed
