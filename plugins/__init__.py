@@ -36,6 +36,7 @@ from fortekit.plugins.protocols import (
     Elaborator,
     LabelTagger,
     backbone_identity,
+    one_or_many,
 )
 from fortekit.plugins.registry import KINDS, REGISTRIES, PluginInfo
 
@@ -57,6 +58,7 @@ __all__ = [
     "get_captioner",
     "get_elaborator",
     "list_plugins",
+    "one_or_many",
     "register_backbone",
     "register_captioner",
     "register_elaborator",

@@ -170,21 +170,27 @@ def length_batches(order: Sequence[int], lengths: Sequence[int], size: int, *,
 
 
 def check_texts(texts: object, method: str = "encode_text") -> list[str]:
-    """`texts` as a list of str; a bare string or a non-str item is a typed error.
+    """`texts` as a list of str; bytes, a bare string or a non-str item is a typed error.
+
+    A backbone's ``encode_text`` takes one str as well through
+    :func:`fortekit.plugins.one_or_many`, which hands this check a list of one.
 
     Raises:
-        EncoderInputError: a str/bytes instead of a list, a non-sequence, or a non-str item.
+        EncoderInputError: bytes or a str instead of a list, a non-sequence, or a non-str item.
 
     Example:
         >>> import numpy as np
         >>> check_texts(("a", np.str_("b")))
         ['a', 'b']
     """
-    if isinstance(texts, (str, bytes)):
+    if isinstance(texts, (str, bytes, bytearray)):
         # The classic slip: iterating a string would embed its characters one by one.
+        hint = (" Decode bytes first (texts.decode('utf-8')): one text may be a str, several a list of str."
+                if not isinstance(texts, str) else
+                " Wrap a single text in a list ([text]), or decorate the method with "
+                "fortekit.plugins.one_or_many to take one text (docs/plugins.md).")
         raise EncoderInputError(Errors.E212.format(
-            method=method, what="strings", type_name=type(texts).__name__,
-            hint=" Wrap a single text in a list: [text].",
+            method=method, what="strings", type_name=type(texts).__name__, hint=hint,
         ))
     if not isinstance(texts, Iterable):
         raise EncoderInputError(Errors.E212.format(

@@ -15,11 +15,12 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import json
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar, runtime_checkable
 
 if TYPE_CHECKING:
     import torch
@@ -37,8 +38,11 @@ __all__ = [
     "LabelTagger",
     "backbone_identity",
     "identity_string",
+    "one_or_many",
     "path_fingerprint",
 ]
+
+_Encode = TypeVar("_Encode", bound=Callable[..., Any])
 
 
 # eq=False: an item may carry a numpy array, whose == is element-wise and which is not
@@ -124,8 +128,14 @@ class Backbone(Protocol):
     # str naming the model fully (name, options, weights path + size + mtime) for cache keys;
     # read it through :func:`backbone_identity`, which derives one for plug-ins without it.
 
-    def encode_text(self, texts: Sequence[str]) -> torch.Tensor:
-        """Embed texts: a float32 tensor (len(texts), dim), rows of unit L2 norm, on `device`."""
+    def encode_text(self, texts: str | Sequence[str]) -> torch.Tensor:
+        """Embed texts: a float32 tensor (len(texts), dim), rows of unit L2 norm, on `device`.
+
+        As sentence-transformers' ``encode``: a list (a tuple, a NumPy array of strings) gives
+        a matrix, one row per text; one text (a bare str) gives one vector, a 1-D tensor (dim,).
+        Decorate the method with :func:`one_or_many` to accept a bare str (every built-in is);
+        fortekit itself always passes a list.
+        """
         ...
 
     def encode_audio(self, items: Sequence[AudioInput]) -> torch.Tensor:
@@ -169,6 +179,32 @@ class LabelTagger(Protocol):
     def label_evidence(self, items: Sequence[AudioInput]) -> Any:
         """A :class:`~fortekit.plugins.evidence.LabelEvidence` with one row per item, in order."""
         ...
+
+
+def one_or_many(encode: _Encode) -> _Encode:
+    """Let ``encode_text(self, texts)`` take one text as well as a list, as sentence-transformers does.
+
+    A bare str (a ``numpy.str_`` too) is encoded as a list of one and its row returned: one
+    vector, a 1-D tensor (dim,). Anything else goes to the method as it is, which returns a
+    matrix (len(texts), dim). Bytes are not a str: the method's own check refuses them (E212).
+
+    Example:
+        >>> class Demo:
+        ...     @one_or_many
+        ...     def encode_text(self, texts):
+        ...         return [[float(len(text))] for text in texts]
+        >>> Demo().encode_text(["a", "bc"]), Demo().encode_text("abc")
+        ([[1.0], [2.0]], [3.0])
+    """
+
+    @functools.wraps(encode)
+    def encode_one_or_many(self: Any, texts: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(texts, str):
+            return encode(self, [texts], *args, **kwargs)[0]
+        return encode(self, texts, *args, **kwargs)
+
+    encode_one_or_many.__dict__["one_or_many"] = True  # marks a method that takes one text too
+    return encode_one_or_many  # type: ignore[return-value]
 
 
 #: The members each kind must have; the registry checks them on what a factory returns.

@@ -110,7 +110,7 @@ def run(retriever, collection, warm: int) -> tuple[dict[str, list[str]], list[fl
         start = time.perf_counter()
         retriever.search([query.text], k=10)
         times.append((time.perf_counter() - start) * 1000)
-        result = retriever.search([query.text], k=retriever.candidates)[0]
+        result = retriever.search(query.text, k=retriever.candidates)
         rankings[query.id] = [hit.item_id for hit in result.hits]
     return rankings, times
 

@@ -18,7 +18,7 @@ chosen on development data: docs/defaults.md). :attr:`Retriever.pipeline` says w
 
 Example:
     >>> retriever = Retriever("clips.index")  # doctest: +SKIP
-    >>> result = retriever.search("a dog barking without people talking", explain=True)[0]  # doctest: +SKIP
+    >>> result = retriever.search("a dog barking without people talking", explain=True)  # doctest: +SKIP
     >>> [(hit.rank, hit.item_id, round(hit.score, 3)) for hit in result.hits]  # doctest: +SKIP
 """
 
@@ -28,7 +28,7 @@ import os
 import time
 from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from fortekit.errors import Errors, RetrieverError
 from fortekit.fol.predicates import PredicateSymbol
@@ -253,11 +253,26 @@ class Retriever:
             self._items = vectors
         return self._items
 
-    def search(
-        self, queries: str | Sequence[str], k: int = 10, *, explain: bool = False,
+    @overload
+    def search(  # type: ignore[overload-overlap]  # a str is a Sequence[str]: the first overload wins
+        self, queries: str, k: int = 10, *, explain: bool = False,
         refinements: Mapping[str, RefinementResult] | None = None,
-    ) -> list[SearchResult]:
+    ) -> SearchResult: ...
+
+    @overload
+    def search(
+        self, queries: Sequence[str] | Iterable[str], k: int = 10, *, explain: bool = False,
+        refinements: Mapping[str, RefinementResult] | None = None,
+    ) -> list[SearchResult]: ...
+
+    def search(
+        self, queries: str | Sequence[str] | Iterable[str], k: int = 10, *, explain: bool = False,
+        refinements: Mapping[str, RefinementResult] | None = None,
+    ) -> SearchResult | list[SearchResult]:
         """Rank the index for each query: one encoder call per batch (and per Stage 1 depth).
+
+        One query (a str) gives one :class:`SearchResult`; a list of queries gives a list, as
+        sentence-transformers' ``encode`` gives one vector for a str and a matrix for a list.
 
         Every command that ranks (``fortekit search``, ``fol-refine --index``, ``fortekit serve``)
         and the benchmark's loop (:meth:`rank`) go through here, so one query gets
@@ -267,13 +282,15 @@ class Retriever:
             queries: one query (a str) or several (a list, a tuple, a NumPy array of strings;
                 NumPy strings are read as the str they hold).
             k: hits per query.
-            explain: fill each hit's matched/missed/violated predicates and clause similarities.
+            explain: fill each hit's clause similarities and each result's ``unsure`` lines (the
+                matched, missed and violated predicates are always filled).
             refinements: Stage 1 results already made for some of the queries, by query text
                 (fol-refine ranks the batch it has just refined): they are used as they are,
                 not searched again.
 
         Returns:
-            One :class:`SearchResult` per query, in order.
+            For a str (or a NumPy string scalar), its :class:`SearchResult`; for a list (a tuple,
+            an array), one :class:`SearchResult` per query, in order.
 
         Raises:
             EmptyCaptionError, CaptionTooLongError, CaptionTypeError: a query that is empty,
@@ -281,11 +298,12 @@ class Retriever:
             RetrieverError: ``k`` < 1 (E424).
 
         Example:
-            >>> [hit.item_id for hit in retriever.search("rain on a roof", k=2)[0].hits]  # doctest: +SKIP
+            >>> [hit.item_id for hit in retriever.search("rain on a roof", k=2).hits]  # doctest: +SKIP
             ['clip3', 'clip0']
+            >>> [len(result.hits) for result in retriever.search(["rain", "a dog"], k=2)]  # doctest: +SKIP
+            [2, 2]
         """
         from fortekit.fol.caption.pipeline import check_text
-        from fortekit.fol.predicates import predicates
 
         # bytes are one (undecoded) query, not a sequence of ints: check_text says how to decode it
         # A NumPy array or another iterable of strings is a list of queries; a str is one query.
@@ -295,6 +313,16 @@ class Retriever:
         texts = [check_text(text, function="Retriever.search") for text in given]
         if not texts:
             return []
+        results = self._search(texts, k, explain=explain, refinements=refinements)
+        return results[0] if single else results
+
+    def _search(
+        self, texts: list[str], k: int, *, explain: bool,
+        refinements: Mapping[str, RefinementResult] | None,
+    ) -> list[SearchResult]:
+        """:meth:`search` of checked query texts: one result per query, in order."""
+        from fortekit.fol.predicates import predicates
+
         side = prepare_queries(texts, self.encoder, refiner=self.refiner, lookup=self.lookup,
                                refined=refinements, companions=self.companion_texts)
         formulas = side.formulas
@@ -418,8 +446,6 @@ class Retriever:
         if explain and clause_vectors:
             item = self.items[row]
             sims = tuple(float(clause_vectors[text] @ item) for text, _ in clauses)
-        if not explain:
-            matched = missed = ()
         return Hit(rank, index.ids[row], float(score), index.captions[row], index.paths[row],
                    matched, missed, violated, sims)
 

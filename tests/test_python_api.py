@@ -48,7 +48,7 @@ def collection():  # type: ignore[no-untyped-def]
 
 @pytest.fixture(scope="module")
 def result(collection) -> SearchResult:  # type: ignore[no-untyped-def]
-    return Retriever(collection, device="cpu").search(QUERY, k=50, explain=True)[0]
+    return Retriever(collection, device="cpu").search(QUERY, k=50, explain=True)
 
 
 def test_a_parse_prints_its_caption_and_unicode_formula() -> None:
@@ -148,7 +148,7 @@ def test_the_collection_ranks_as_a_built_index_folder(collection, result: Search
     built = Retriever(folder, device="cpu")
     assert built.index.ids == collection.ids and built.index.predicate_sets == collection.predicate_sets
     assert built.formula_scorer is not None and built.reranker is not None
-    other = built.search(QUERY, k=50, explain=True)[0]
+    other = built.search(QUERY, k=50, explain=True)
     assert [hit.item_id for hit in other.hits] == [hit.item_id for hit in result.hits]
     assert all(abs(a.score - b.score) <= 1e-6 for a, b in zip(other.hits, result.hits, strict=True))
     assert other.clauses == result.clauses and result.clauses  # formula scoring ran, on the same clauses

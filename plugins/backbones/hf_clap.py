@@ -43,7 +43,7 @@ from fortekit.plugins._runtime import (
     resolve_device,
 )
 from fortekit.plugins.audio import check_items, load_waveform
-from fortekit.plugins.protocols import AudioInput
+from fortekit.plugins.protocols import AudioInput, one_or_many
 
 if TYPE_CHECKING:
     import numpy as np
@@ -147,11 +147,12 @@ class HFClapBackbone:
             [self.model_source] if Path(self.model_source).is_dir() else [],
         )
 
-    def encode_text(self, texts: Sequence[str]) -> torch.Tensor:
-        """Embed texts: float32 (len(texts), dim), unit L2 norm, on `device`.
+    @one_or_many
+    def encode_text(self, texts: str | Sequence[str]) -> torch.Tensor:
+        """Embed texts (one str: one vector, 1-D): float32 (len(texts), dim), unit L2 norm, on `device`.
 
         Raises:
-            EncoderInputError: a bare string or a non-str item.
+            EncoderInputError: bytes or a non-str item.
         """
         import torch
 

@@ -50,7 +50,7 @@ from fortekit.plugins._runtime import (
 )
 from fortekit.plugins.audio import check_items, load_waveform
 from fortekit.plugins.backbones._checkpoint import fit_state_dict, read_state_dict
-from fortekit.plugins.protocols import AudioInput
+from fortekit.plugins.protocols import AudioInput, one_or_many
 
 if TYPE_CHECKING:
     import torch
@@ -225,8 +225,9 @@ class LaionClapBackbone:
             [self.checkpoint],
         )
 
-    def encode_text(self, texts: Sequence[str]) -> torch.Tensor:
-        """Embed texts: float32 (len(texts), 512), unit L2 norm, on `device`."""
+    @one_or_many
+    def encode_text(self, texts: str | Sequence[str]) -> torch.Tensor:
+        """Embed texts (one str: one vector, 1-D): float32 (len(texts), 512), unit L2 norm, on `device`."""
         import torch
 
         checked = check_texts(texts)

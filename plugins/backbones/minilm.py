@@ -37,7 +37,7 @@ from fortekit.plugins._runtime import (
     resolve_device,
 )
 from fortekit.plugins.items import check_items
-from fortekit.plugins.protocols import AudioInput, AudioItem
+from fortekit.plugins.protocols import AudioInput, AudioItem, one_or_many
 
 if TYPE_CHECKING:
     import torch
@@ -134,11 +134,12 @@ class MiniLMBackbone:
             [self.model_path],
         )
 
-    def encode_text(self, texts: Sequence[str]) -> torch.Tensor:
-        """Embed texts: float32 (len(texts), 384), unit L2 norm, on `device`.
+    @one_or_many
+    def encode_text(self, texts: str | Sequence[str]) -> torch.Tensor:
+        """Embed texts (one str: one vector, 1-D): float32 (len(texts), 384), unit L2 norm, on `device`.
 
         Raises:
-            EncoderInputError: a bare string or a non-str item.
+            EncoderInputError: bytes or a non-str item.
         """
         return self._embed(check_texts(texts))
 

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from fortekit.errors import Errors, ModelLoadError, ModelNotFoundError
 from fortekit.plugins._runtime import check_batch_size, check_texts, empty, require, resolve_device
 from fortekit.plugins.audio import check_items, load_waveform
-from fortekit.plugins.protocols import AudioInput
+from fortekit.plugins.protocols import AudioInput, one_or_many
 
 if TYPE_CHECKING:
     import torch
@@ -357,11 +357,12 @@ class SmallClapBackbone:
             [self.model_path],
         )
 
-    def encode_text(self, texts: Sequence[str]) -> torch.Tensor:
-        """Embed texts: float32 (len(texts), dim), unit L2 norm, on `device`.
+    @one_or_many
+    def encode_text(self, texts: str | Sequence[str]) -> torch.Tensor:
+        """Embed texts (one str: one vector, 1-D): float32 (len(texts), dim), unit L2 norm, on `device`.
 
         Raises:
-            EncoderInputError: a bare string or a non-str item.
+            EncoderInputError: bytes or a non-str item.
         """
         import torch
 

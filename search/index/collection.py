@@ -11,7 +11,7 @@ Example:
     >>> import fortekit
     >>> captions = ["a dog barks", "people talk while a dog barks", "rain on a roof"]
     >>> collection = fortekit.Collection.from_captions(["d1", "d2", "r1"], captions)  # doctest: +SKIP
-    >>> hits = fortekit.Retriever(collection).search("a dog barking without people talking")[0].hits
+    >>> hits = fortekit.Retriever(collection).search("a dog barking without people talking").hits
     ... # doctest: +SKIP
     >>> hits[0]  # doctest: +SKIP
     Hit(1, 'd1', 0.7123, 'a dog barks')

@@ -156,8 +156,8 @@ class Refiner:
                 raise RefineError(Errors.E407.format(what=what, got=got, expected=expected)
                                   + " Build it with this run's backbone.")
 
-    def encode_texts(self, texts: Sequence[str]) -> torch.Tensor:
-        """f_T of ``texts`` through the cache (one backbone call for the unknown ones)."""
+    def encode_texts(self, texts: str | Sequence[str]) -> torch.Tensor:
+        """f_T of ``texts`` through the cache (one backbone call for the unknown ones); a str: its vector."""
         return self.encoder.encode(texts)
 
     def refine(self, query: str) -> RefinementResult:

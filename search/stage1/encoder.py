@@ -306,6 +306,8 @@ class CachedTextEncoder:
         >>> encoder = CachedTextEncoder(get_backbone("minilm", device="cpu"))  # doctest: +SKIP
         >>> encoder.encode(["wind", "wind"]).shape, encoder.stats.texts_encoded  # doctest: +SKIP
         (torch.Size([2, 384]), 1)
+        >>> encoder.encode("wind").shape  # doctest: +SKIP
+        torch.Size([384])
     """
 
     def __init__(self, backbone: Backbone, cache: TextEmbeddingCache | None = None) -> None:
@@ -325,13 +327,19 @@ class CachedTextEncoder:
     def dim(self) -> int:
         return int(self.backbone.dim)
 
-    def encode(self, texts: Sequence[str]) -> torch.Tensor:
+    def encode(self, texts: str | Sequence[str]) -> torch.Tensor:
         """Embeddings of ``texts`` (duplicates allowed), shape (len(texts), dim), on the backbone's device.
+
+        One text (a bare str) gives its vector, a 1-D tensor (dim,), as a backbone's
+        ``encode_text`` does (sentence-transformers' convention); the backbone is still given a list.
 
         Raises:
             RefineError: the backbone returned a tensor of the wrong shape.
         """
         import torch
+
+        if isinstance(texts, str):
+            return self.encode([texts])[0]
 
         unique = list(dict.fromkeys(texts))
         rows: dict[str, torch.Tensor] = {}

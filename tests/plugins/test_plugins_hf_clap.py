@@ -128,8 +128,11 @@ def test_unreadable_audio_names_the_file(clap, tmp_path: Path) -> None:
 
 
 def test_bad_inputs_are_typed_errors(clap) -> None:
-    with pytest.raises(EncoderInputError, match=r"E212.*\[text\]"):
-        clap.encode_text("a dog barks")
+    one = clap.encode_text("a dog barks")  # one str: one vector (sentence-transformers' convention)
+    assert tuple(one.shape) == (clap.dim,)
+    torch.testing.assert_close(one, clap.encode_text(["a dog barks"])[0])
+    with pytest.raises(EncoderInputError, match=r"E212.*bytes.*decode"):
+        clap.encode_text(b"a dog barks")
     with pytest.raises(EncoderInputError, match="item 1 is a int"):
         clap.encode_text(["a dog", 3])
     with pytest.raises(EncoderInputError, match="E212"):

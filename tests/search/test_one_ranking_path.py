@@ -108,7 +108,7 @@ def test_the_exclusion_is_scored_and_switching_stages_off_agrees(
 ) -> None:
     plain = Retriever(captions_index, PipelineSpec(formula=None), backbone=minilm, device="cpu")
     scored = Retriever(captions_index, backbone=minilm, device="cpu")
-    assert scored.search(QUERIES[0])[0].clauses == (("a dog barking", False), ("a person talking", True))
+    assert scored.search(QUERIES[0]).clauses == (("a dog barking", False), ("a person talking", True))
     assert from_retriever(plain, QUERIES[:1]) != from_retriever(scored, QUERIES[:1])  # the formula counts
     off = from_search(capsys, "--index", str(captions_index), "--formula-scoring", "off", *QUERIES)
     expected = from_retriever(plain, QUERIES)

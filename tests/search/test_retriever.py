@@ -21,7 +21,7 @@ def test_three_lines_from_a_notebook(cafe: Path) -> None:
     import fortekit
 
     retriever = fortekit.Retriever(cafe, device="cpu")
-    result = retriever.search("a dog barking without people talking", k=3, explain=True)[0]
+    result = retriever.search("a dog barking without people talking", k=3, explain=True)
     assert [hit.item_id for hit in result.hits][:2] == ["clip1", "clip0"]
     assert result.clauses == (("a dog barking", False), ("a person talking", True))
     assert result.phi0 == "∃x [Dog(x) ∧ Barking(x) ∧ ¬∃y [Person(y) ∧ Talking(y)]]"
@@ -55,13 +55,13 @@ def test_stages_can_be_switched_off_and_on(cafe: Path, minilm, tmp_path: Path) -
     off = Retriever(cafe, PipelineSpec(stage1=None, projection=None, formula=None, rerank=None),
                     backbone=minilm)
     assert "stages=[]" in repr(off)
-    plain = off.search("a dog barking without people talking", k=2)[0]
+    plain = off.search("a dog barking without people talking", k=2)
     assert plain.hits[0].item_id == "clip0" and plain.fallback == "off"
     torch.manual_seed(0)
     head = ProjectionHead(384)
     weights = save_projection(head, tmp_path / "head")
     staged = Retriever(cafe, PipelineSpec(stage1=RefineConfig.online(), projection=weights), backbone=minilm)
-    result = staged.search("a dog barking", k=4)[0]
+    result = staged.search("a dog barking", k=4)
     assert result.refined_text is not None and len(result.hits) == 4
     assert staged.items.shape == (len(CAFE), 384)
 
@@ -74,7 +74,7 @@ def test_numpy_strings_are_queries(cafe: Path, minilm) -> None:  # type: ignore[
     from_numpy = retriever.search(np.array(["rain on a roof", "a dog barking"]), k=1)
     assert [r.hits[0].item_id for r in from_numpy] == plain
     assert type(from_numpy[0].query) is str
-    assert retriever.search(np.str_("rain on a roof"), k=1)[0].hits[0].item_id == plain[0]
+    assert retriever.search(np.str_("rain on a roof"), k=1).hits[0].item_id == plain[0]
 
 
 @pytest.mark.parametrize("query", ["", "   ", 42, b"rain"])

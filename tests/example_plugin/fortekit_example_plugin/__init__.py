@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import torch
 from transformers import AutoModel, AutoTokenizer
 
-from fortekit.plugins import AudioItem
+from fortekit.plugins import AudioItem, one_or_many
 
 __all__ = ["MiniLMClsBackbone"]
 
@@ -34,7 +34,8 @@ class MiniLMClsBackbone:
         self.model = AutoModel.from_pretrained(path, local_files_only=True).to(device).eval()
         self.dim = self.model.config.hidden_size
 
-    def encode_text(self, texts: Sequence[str]) -> torch.Tensor:
+    @one_or_many  # one str: one vector; a list: a matrix
+    def encode_text(self, texts: str | Sequence[str]) -> torch.Tensor:
         parts = [torch.empty((0, self.dim), device=self.device)]
         with torch.inference_mode():
             for start in range(0, len(texts), self.batch_size):

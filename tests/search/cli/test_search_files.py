@@ -86,7 +86,7 @@ def test_stored_refinements_replace_stage1_for_the_queries_they_hold(cafe: Path,
     assert plain.source == "query" and plain.refined_text is None and plain.hits[0].item_id == "clip3"
     assert "lookup" in repr(retriever)
     direct = Retriever(cafe, PipelineSpec(stage1=None), backbone=minilm).search("a dog barking loudly",
-                       k=2)[0]
+                       k=2)
     assert [hit.item_id for hit in direct.hits] == [hit.item_id for hit in stored.hits]
 
 

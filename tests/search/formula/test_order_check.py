@@ -46,7 +46,7 @@ def test_the_retriever_puts_the_stated_order_first(tmp_path: Path, minilm) -> No
     checked = Retriever(index, PipelineSpec(rerank=None, formula=None, order_check=True), backbone=minilm,
                         device="cpu")
     assert "order_check" in repr(checked) and "order_check" not in repr(plain)
-    hits = [hit.item_id for hit in checked.search(query, k=3)[0].hits]
+    hits = [hit.item_id for hit in checked.search(query, k=3).hits]
     assert hits.index("same") < hits.index("swapped")
     assert hits.index("rain") < hits.index("swapped")  # reversed order goes last in the head
     index.save(tmp_path / "index")

@@ -455,7 +455,7 @@ def test_a_recorded_device_is_no_type_error(tmp_path: Path, minilm: Any) -> None
     ).save(tmp_path / "clips.index")
     retriever = Retriever(directory, PipelineSpec(formula=None, rerank=None), device="cpu")
     assert retriever.backbone.name == "minilm"
-    assert retriever.search("rain falling on a roof", k=1)[0].hits[0].item_id == "rain"
+    assert retriever.search("rain falling on a roof", k=1).hits[0].item_id == "rain"
     query = fortekit("search", "--index", str(directory), "a dog", "-k", "1", "--formula-scoring", "off")
     assert_clean(query, [0], "search of an index that recorded a device")
     assert "dog" in query.out

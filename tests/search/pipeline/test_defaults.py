@@ -97,7 +97,7 @@ def test_the_retriever_runs_the_default_of_a_caption_index_and_says_why(cafe: Pa
                       backbone=minilm)
     assert plain.pipeline.running == ()
     assert plain.refiner is None and plain.projection is None
-    hits = plain.search("a dog barks while people are talking", k=1)[0].hits
+    hits = plain.search("a dog barks while people are talking", k=1).hits
     assert hits[0].item_id == "clip0"
 
 

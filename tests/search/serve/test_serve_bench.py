@@ -131,7 +131,7 @@ def test_concurrent_requests_are_batched_and_match_the_retriever(clotho_index, m
     threads, rounds = 4, 25
     queries = _audiocaps_val(threads * rounds)
     baseline = _retriever(clotho_index, minilm)  # its own text cache: nothing is shared with the service
-    expected = {text: baseline.search(text, k=10)[0] for text in queries}
+    expected = {text: baseline.search(text, k=10) for text in queries}
     service = SearchService(_retriever(clotho_index, minilm))
     service.search(["warm up"], k=1)
     before = service.batches

@@ -227,7 +227,7 @@ def test_auto_falls_back_to_lexical_and_no_anchors_without_captions(minilm) -> N
                           backbone=minilm, device="cpu")
     assert retriever.refiner is not None
     assert retriever.refiner.elaborator.name == "lexical" and retriever.refiner.anchors.name == "none"
-    assert retriever.search("a dog barking", k=1)[0].hits[0].item_id == "a"
+    assert retriever.search("a dog barking", k=1).hits[0].item_id == "a"
 
 
 def test_a_query_that_excludes_a_sound_is_steered_but_not_moved(corpus: CaptionCorpus, minilm) -> None:  # type: ignore[no-untyped-def]
