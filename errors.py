@@ -1010,6 +1010,8 @@ class Errors(metaclass=_Messages):
         "(e.g. all x.(Dog(x) -> Bark(x))). To parse a caption or query into a formula, run "
         "`fortekit caption {quoted}`."
     )
+    E762 = "unrecognized argument{plural} {arguments}{suggestion} {help}"
+    E763 = "invalid choice {value!r}: {suggestion}choose from {options}. {help}"
 
     # --- E790-E819: `fortekit serve`: the HTTP API, its limits, audio files, the evaluation page ---
     E790 = (

@@ -46,9 +46,11 @@ def build_parser() -> argparse.ArgumentParser:
     from fortekit.search.cli.relations import add_relations_commands
     from fortekit.search.cli.search import add_search_command
     from fortekit.search.cli.serve import add_serve_command
+    from fortekit.search.cli.suggest import SuggestingParser
     from fortekit.search.cli.vocab import add_vocab_commands
 
-    parser = argparse.ArgumentParser(
+    # "did you mean" for a misspelt option, sub-command or choice (its sub-parsers share the class)
+    parser: argparse.ArgumentParser = SuggestingParser(
         prog="fortekit", description="FOL-guided text-to-audio retrieval toolkit.",
         epilog="Exit codes: 0 ok, 1 some inputs failed, 2 usage or bad input, 130 interrupted, "
         "141 standard output closed.",

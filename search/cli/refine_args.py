@@ -74,9 +74,10 @@ def build_refine_parser() -> argparse.ArgumentParser:
         >>> args.stage1, args.beam_width, args.depth
         ('offline', 4, None)
     """
+    from fortekit.search.cli.suggest import SuggestingParser
     from fortekit.search.stage1.config import QUERY_OUTPUTS, THRESHOLD_MODES
 
-    parser = argparse.ArgumentParser(
+    parser = SuggestingParser(  # "did you mean" for a misspelt option or choice
         prog="fol-refine",
         description=(
             "Refine a file of text-to-audio search queries with FOL-guided beam search "

@@ -296,7 +296,7 @@ def test_an_index_of_another_backbone_is_refused(workdir: Path) -> None:
     [
         ([], "give a query file"),
         (["q.txt", "--stage1", "bogus"], "invalid choice"),
-        (["q.txt", "--offline"], "unrecognized arguments: --offline"),  # --stage1 offline since 0.2.0
+        (["q.txt", "--offline"], "[E762] unrecognized argument --offline"),  # --stage1 offline since 0.2.0
         (["q.txt", "--anchors", "proxy"], "[E667] --anchors proxy needs --index DIR"),
         (["q.txt", "--anchors", "oracle", "--index", "i"], "[E667] --anchors oracle needs --target-column"),
         (["q.txt", "--backbone-option", "novalue"], "[E668] --backbone-option takes KEY=VALUE"),
