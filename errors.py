@@ -623,8 +623,9 @@ class Errors(metaclass=_Messages):
     )
     E605 = (
         "{count} item id(s) occur more than once in the collection ({examples}). Every item needs a unique "
-        "id: fix the ids, or (`fortekit index build --captions`) pass --merge-duplicates to index one "
-        "item per id with the mean of its captions' embeddings."
+        "id: fix the ids, or pass --merge-duplicates (`fortekit index build --captions` or `fortekit index "
+        "add --captions`) to index one item per id with the mean of its captions' embeddings. See "
+        "docs/audio_index.md, 'Command line'."
     )
     E606 = (
         "The collection is empty ({what}). An audio index needs at least one item: check the folder, "
@@ -812,6 +813,13 @@ class Errors(metaclass=_Messages):
         "This index has no state to record: it was built or changed in memory, not loaded from a "
         "folder ({what}). An index state names the files of a saved index; save the index "
         "(index.save(DIR)) and load it (AudioIndex.load(DIR)), or pass the folder."
+    )
+    E644 = (
+        "{count} of the new item id(s) are in the index {directory} already ({examples}): `fortekit index "
+        "add` appends new items only, so nothing was embedded or written. To replace those items, remove "
+        "them first, `fortekit index remove --index {directory} --ids FILE` (FILE: one id a line), then "
+        "add again; to keep them, leave them out of the {source}. See docs/audio_index.md, 'An index that "
+        "grows'."
     )
 
     # --- E650-E699: search/refine: query files, outputs, resuming, lookup tables ---
@@ -1012,6 +1020,10 @@ class Errors(metaclass=_Messages):
     )
     E762 = "unrecognized argument{plural} {arguments}{suggestion} {help}"
     E763 = "invalid choice {value!r}: {suggestion}choose from {options}. {help}"
+    E764 = (
+        "-k/--top-k is the number of hits per query, a whole number of 1 or more, not {value!r}. "
+        "Give -k 10 (the default) or any K >= 1 (`{command} ... -k 10`); {page} documents -k for {command}."
+    )
 
     # --- E790-E819: `fortekit serve`: the HTTP API, its limits, audio files, the evaluation page ---
     E790 = (

@@ -41,6 +41,7 @@ from fortekit.search.cli.output_options import OutputKind, OutputPath
 
 __all__ = [
     "EXIT_CODES",
+    "TopK",
     "add_column_options",
     "add_depth_options",
     "add_format_option",
@@ -104,18 +105,55 @@ def add_index_option(
     parser.add_argument("--index", dest=dest, metavar="DIR", required=required, help=help, **_typed(type))
 
 
-def add_top_k_option(
-    parser: argparse.ArgumentParser | argparse._ArgumentGroup, *, default: int = 10, dest: str = "top_k",
-    type: Callable[[str], Any] = int, help: str | None = None,
-) -> None:
-    """``-k/--top-k K``: hits per query.
+class TopK:
+    """The ``type=`` of ``-k/--top-k``: a whole number >= 1, else E764 naming the command's docs page.
+
+    Args:
+        command: the command the option belongs to (``"fortekit search"``, ``"fol-refine"``).
 
     Example:
-        >>> parser = argparse.ArgumentParser()
+        >>> TopK("fortekit search")("5")
+        5
+        >>> TopK("fortekit search")("0")
+        Traceback (most recent call last):
+        ...
+        argparse.ArgumentTypeError: [E764] -k/--top-k is the number of hits per query, ...
+    """
+
+    __name__ = "top-k"  # argparse names a type in the message of a value it cannot convert
+
+    def __init__(self, command: str) -> None:
+        self.command = command
+
+    def __call__(self, text: str) -> int:
+        """``text`` as the number of hits, or ``argparse.ArgumentTypeError`` (E764)."""
+        from fortekit.errors import Errors
+        from fortekit.search.cli.suggest import doc_page
+
+        try:
+            value = int(text)
+        except ValueError:
+            value = 0
+        if value < 1:
+            raise argparse.ArgumentTypeError(Errors.E764.format(
+                value=text, command=self.command, page=doc_page(self.command) or "docs/retriever.md"))
+        return value
+
+
+def add_top_k_option(
+    parser: argparse.ArgumentParser | argparse._ArgumentGroup, *, default: int = 10, dest: str = "top_k",
+    type: Callable[[str], Any] | None = None, help: str | None = None,
+) -> None:
+    """``-k/--top-k K``: hits per query (by default a whole number >= 1: :class:`TopK`, E764).
+
+    Example:
+        >>> parser = argparse.ArgumentParser(prog="fortekit search")
         >>> add_top_k_option(parser, default=5)
         >>> parser.parse_args([]).top_k, parser.parse_args(["-k", "2"]).top_k
         (5, 2)
     """
+    if type is None:
+        type = TopK(getattr(parser, "prog", None) or "fortekit search")
     parser.add_argument("-k", "--top-k", dest=dest, metavar="K", type=type, default=default,
                         help=help or f"hits per query (default: {default})")
 

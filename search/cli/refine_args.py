@@ -14,6 +14,7 @@ import re
 from fortekit import __version__
 from fortekit.errors import Errors
 from fortekit.search.cli.common import (
+    TopK,
     add_column_options,
     add_format_option,
     add_quiet_option,
@@ -121,7 +122,8 @@ def build_refine_parser() -> argparse.ArgumentParser:
         "--lookup", metavar="FILE", help="an earlier fol-refine output: known queries skip the search"
     )
     out.add_argument("--index", metavar="DIR", help="an audio index: also write each query's top-K ranking")
-    add_top_k_option(out, type=_positive_int, default=10, help="ranking length with --index (default: 10)")
+    add_top_k_option(out, type=TopK("fol-refine"), default=10,
+                     help="ranking length with --index (default: 10)")
     add_stage_switches(
         out, formula_help="with --index: re-score each query's first-pass candidates by its own formula "
         "phi0 (negations push excluded sounds down, conjunctions need every part; docs/formula_scoring.md)",

@@ -48,6 +48,7 @@ __all__ = [
     "read_ids_file",
     "recordable_options",
     "save_index_folder",
+    "source_ids",
 ]
 
 StrPath = str | os.PathLike[str]
@@ -209,6 +210,23 @@ def read_audio_source(audio: StrPath) -> list[AudioItem]:
     check_item_ids([item_id_of(item, position) for position, item in enumerate(items)],
                    source=f" of {os.fspath(audio)}")
     return items
+
+
+def source_ids(source: IndexSource) -> list[str]:
+    """The ids of the items `source` makes, read and checked without any model (E605, E606, E615, E640).
+
+    One per item: a captions file's ids (one per repeated id with ``merge_duplicates``), or the
+    ids of the audio files.
+
+    Example:
+        >>> source_ids(IndexSource(captions="new.csv"))  # doctest: +SKIP
+        ['clip7', 'clip8']
+    """
+    if source.audio is not None:
+        from fortekit.search.index.build import item_id_of
+
+        return [item_id_of(item, position) for position, item in enumerate(read_audio_source(source.audio))]
+    return list(dict.fromkeys(_read_captions(source).ids))
 
 
 def _read_captions(source: IndexSource) -> CaptionTable:
@@ -390,8 +408,9 @@ def add_files_to_index(
         The :class:`~fortekit.search.index.growing.AddReport`.
 
     Raises:
-        AudioIndexError: a missing or damaged index (E601), items that do not fit it, and what
-            :func:`build_index` raises.
+        AudioIndexError: a missing or damaged index (E601), an id the index holds already (E644) or
+            repeated in `source` (E605), both said before any item is embedded; items that do not
+            fit it, and what :func:`build_index` raises.
         OutputLockedError: another run holds the index (E742).
 
     Example:
@@ -399,7 +418,7 @@ def add_files_to_index(
         12
     """
     from fortekit.search.index.format import read_meta
-    from fortekit.search.index.growing import add_to_index
+    from fortekit.search.index.growing import add_to_index, read_layout, refuse_known_ids
     from fortekit.search.index.writing import index_output_lock
 
     root = Path(directory)
@@ -408,6 +427,8 @@ def add_files_to_index(
         captioner = meta.captioner if source.audio is not None else None
         captioner_options = dict(meta.captioner_options) if captioner is not None else None
         check_build_options(source, captioner=captioner, captioner_options=captioner_options)
+        # the new ids against the index's before any model loads or any item is embedded (E605, E644)
+        refuse_known_ids(root, read_layout(root).live, source_ids(source), source=source.describe())
         new = build_index(source, backbone=meta.backbone,
                           options=backbone_options(options, device, recorded=dict(meta.backbone_options)),
                           captioner=captioner, captioner_options=captioner_options, parse=meta.parsed,

@@ -46,7 +46,7 @@ from __future__ import annotations
 import os
 import shutil
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -90,7 +90,7 @@ if TYPE_CHECKING:
     from fortekit.search.index.audio_index import AudioIndex
 
 __all__ = ["AddReport", "FolderLayout", "RemoveReport", "add_to_index", "compact_index", "read_layout",
-           "remove_from_index"]
+           "refuse_known_ids", "remove_from_index"]
 
 #: The fields of ``index.json`` in which added items must agree with the index.
 _MUST_AGREE = ("backbone", "backbone_options", "dim", "normalised", "parsed")
@@ -242,6 +242,35 @@ def _next_shard_name(root: Path, manifest: ShardManifest) -> str:
     return f"{max(used, default=0) + 1:04d}"
 
 
+def refuse_known_ids(
+    directory: str | os.PathLike[str], live: Mapping[str, object], ids: Iterable[str],
+    source: str = "new items",
+) -> None:
+    """E644 when any of ``ids`` is a live item of the index: ``index add`` appends new items only.
+
+    Args:
+        directory: the index folder (for the message).
+        live: the index's live ids (:attr:`FolderLayout.live`).
+        ids: the ids of the items to add.
+        source: where they come from, for the message ("captions file new.csv", "audio clips/").
+
+    Raises:
+        AudioIndexError: E644, naming a few of the ids and the command that replaces them.
+
+    Example:
+        >>> refuse_known_ids("clips.index", {"a": ("base", 0)}, ["b", "c"])
+        >>> refuse_known_ids("clips.index", {"a": ("base", 0)}, ["b", "a"])
+        Traceback (most recent call last):
+        ...
+        fortekit.errors.AudioIndexError: [E644] 1 of the new item id(s) are in the index clips.index ...
+    """
+    known = list(dict.fromkeys(item_id for item_id in ids if item_id in live))
+    if known:
+        examples = ", ".join(repr(item_id) for item_id in known[:5]) + (", ..." if len(known) > 5 else "")
+        raise AudioIndexError(Errors.E644.format(count=len(known), directory=os.fspath(directory),
+                                                 examples=examples, source=source))
+
+
 def add_to_index(directory: str | os.PathLike[str], new: AudioIndex) -> AddReport:
     """Append `new`'s items to the index in `directory` as a new shard, all or nothing.
 
@@ -255,7 +284,8 @@ def add_to_index(directory: str | os.PathLike[str], new: AudioIndex) -> AddRepor
 
     Raises:
         AudioIndexError: no index there (E601), items that do not fit it (E630, E635), an id
-            the index holds already (E605) or one that breaks the id rule (E640), a damaged
+            the index holds already (E644), one repeated among the new items (E605) or one that
+            breaks the id rule (E640), a damaged
             index (E600-E632), a folder or file in ``shards/`` that the index does not list
             and fortekit did not write (E641).
         OutputError: another run is writing the index (E742); a link or a foreign folder (E741, E626).
@@ -273,7 +303,8 @@ def add_to_index(directory: str | os.PathLike[str], new: AudioIndex) -> AddRepor
         meta, manifest = layout.meta, layout.manifest
         _check_fits(root, meta, new)
         check_item_ids(new.ids)
-        check_unique_ids([*[item_id for item_id in new.ids if item_id in layout.live], *new.ids])
+        refuse_known_ids(root, layout.live, new.ids)
+        check_unique_ids(new.ids)
         name = _next_shard_name(root, manifest)
         faiss_writer = None
         if meta.faiss == "flat" or (meta.faiss == "hnsw" and meta.faiss_settings):

@@ -157,7 +157,7 @@ def test_items_that_do_not_fit_are_refused_and_nothing_changes(clotho, tmp_path:
                                       embeddings=rows[100:110, :64], parse_captions=False)
     with pytest.raises(AudioIndexError, match=r"\[E630\].*dim is 64"):
         add_to_index(folder, narrow)
-    with pytest.raises(AudioIndexError, match=r"\[E605\]"):
+    with pytest.raises(AudioIndexError, match=r"\[E644\]"):
         add_to_index(folder, _index(clotho, 0, 1))
     with pytest.raises(AudioIndexError, match=r"\[E633\] 2 id\(s\) to remove are not in the index"):
         remove_from_index(folder, [ids[0], "no-such.wav", "nor-this.wav"])
