@@ -337,6 +337,39 @@ def negative_implicatives(wn: Any, spec: ClassSpec, positive: Iterable[str]) -> 
                 )
 
 
+def _holds(synset: Any) -> bool:
+    return bool(re.search(r"\b(contain|includ)", synset.definition()))
+
+
+def privative_stems(
+    wn: Any, spec: ClassSpec, containing: Iterable[str], perceiving: Iterable[str]
+) -> Iterator[Entry]:
+    """Adjectives WordNet derives from a verb of containing or perceiving, said of what holds
+    or what is perceived: of a verb of containing, an adjective glossed as containing
+    ("inclusive": including much); of a verb of perceiving, the modal -able/-ible form, "capable
+    of being perceived" (Marchand 1969: "perceptible", "hearable"), not the perceiver's
+    adjective ("perceptive", "observant"). The adjective's most frequent sense must be the
+    derived one."""
+    modal = set(perceiving)
+    seen: set[str] = set()
+    for verb in sorted({*containing, *perceiving}):
+        for synset in wn.synsets(verb, "v"):
+            for lemma in synset.lemmas():
+                if lemma.name().lower() != verb:
+                    continue
+                for related in lemma.derivationally_related_forms():
+                    word = related.name().lower()
+                    if related.synset().pos() not in ("a", "s") or word in seen or not word.isalpha():
+                        continue
+                    if _first_sense(wn, word, "a") != related.synset():
+                        continue
+                    if not (word.endswith(("able", "ible")) if verb in modal else _holds(related.synset())):
+                        continue
+                    seen.add(word)
+                    provenance = f"{related.synset().name()}: derived from {verb}"
+                    yield Entry(spec.name, word, "adj", "wordnet", provenance)
+
+
 # -- the file ----------------------------------------------------------------------------------
 def _rules() -> dict[str, Any]:
     return tomllib.loads(RULES.read_text(encoding="utf-8"))
@@ -378,6 +411,14 @@ def derive(wn: Any, rules: dict[str, Any] | None = None) -> list[Entry]:
     entries += privative_participles(wn, spec["privative_participle"], connective_verbs)
     entries += negative_implicatives(
         wn, spec["negative_implicative"], rules["lexicon"]["positive_implicatives"]
+    )
+    entries += negative_implicatives(wn, spec["impossibility_adjective"], ["possible"])
+    single = [e for e in entries if " " not in e.lemma]
+    entries += privative_stems(
+        wn,
+        spec["privative_stem"],
+        {e.lemma for e in single if e.cls == "containment_verb"},
+        {e.lemma for e in single if e.cls == "perception_verb"},
     )
     for source, lemma, joins, listed in PUBLISHED:
         entries.append(Entry("published", lemma, "word", source, listed, joins))

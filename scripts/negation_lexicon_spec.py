@@ -196,6 +196,19 @@ CLASSES: tuple[ClassSpec, ...] = (
         "prefixed adjectives whose antonym is a positive implicative of negation.toml (unable)",
     ),
     ClassSpec(
+        "impossibility_adjective",
+        "cue:impossibility",
+        "prefixed adjectives whose antonym is an adjective of possibility (impossible): whatever "
+        'happens is possible, so "impossible to V" entails not V; "B impossible to hear" is not heard',
+        ("possible.a.01",),
+    ),
+    ClassSpec(
+        "privative_stem",
+        "list:privative_stems",
+        "adjectives derived from verbs of containing and perceiving (inclusive, perceptible): under a "
+        'negative prefix, written whole or split off ("non-inclusive of B"), their object is excluded',
+    ),
+    ClassSpec(
         "published", "", "cues of published lexicons that fit sound queries (each entry names where it joins)"
     ),
 )
@@ -221,6 +234,8 @@ PUBLISHED: tuple[tuple[str, str, str, str], ...] = (
     ("negex", "suggestion", "list:filler_nouns", "pre-negation 'no suggestion of'"),
     ("negex", "rule out", "cue:lacking-verb", "pre-negation 'rule out', 'rules out', 'ruled out'"),
     ("negex", "negative for", "cue:privative-preposition", "pre-negation 'negative for'"),
+    ("negex", "demonstrate", "list:perception", "pre-negation 'not demonstrate'"),
+    ("negex", "exhibit", "list:perception", "pre-negation 'not exhibit'"),
     ("negex", "however", "segments:conjunctions", "scope terminator 'however'"),
     ("negex", "nevertheless", "segments:conjunctions", "scope terminator 'nevertheless'"),
     ("conandoyle-neg", "never", "cue:particle", "syntactic cue 'never'"),
@@ -235,6 +250,7 @@ PUBLISHED: tuple[tuple[str, str, str, str], ...] = (
     ("conandoyle-neg", "fail", "cue:implicative-verb", "lexical cue 'fail'"),
     ("conandoyle-neg", "refuse", "cue:implicative-verb", "lexical cue 'refuse'"),
     ("conandoyle-neg", "neglect", "cue:implicative-verb", "lexical cue 'neglect'"),
+    ("conandoyle-neg", "save", "cue:save-preposition", "lexical cue 'save' (a preposition: 'all save one')"),
     ("conandoyle-neg", "instead of", "cue:privative-preposition", "multi-word cue 'instead of'"),
     ("conandoyle-neg", "unable", "cue:implicative-verb", "affixal cue 'un-' in 'unable'"),
     ("sfu-review", "lack", "cue:lacking-verb", "negation cue 'lack' (verb)"),

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fortekit.fol.caption.lemmas import WordNetLemmas
+from fortekit.fol.caption.negation_affixal import affixal_matches
 from fortekit.fol.caption.negation_coherence import coherent
 from fortekit.fol.caption.negation_context import NOUNS, Match, ScopeContext, Verdict
 from fortekit.fol.caption.negation_lexical import negated_object
@@ -437,45 +438,6 @@ class _Pass:
             self.changed = True
 
 
-#: Verb files whose un-participle's by-phrase names a perceiver or a stimulus that is there
-#: ("unnoticed by B", "unfazed by B", "unimpressed by B"): no privation of B.
-_EXPERIENCER_LEXNAMES = frozenset({"verb.emotion", "verb.cognition", "verb.perception"})
-_NEGATIVE_PREFIXES = ("non-", "non", "un")
-
-
-def _prefixed_participles(view: TokenView, rules: NegationRules, lex: WordNetLemmas) -> list[Match]:
-    """'unmarred by B', 'untouched by B': a negatively prefixed past participle with a by-agent.
-
-    The privative participles the lexicon lists come from WordNet's adjectives; the rule here
-    takes any word WordNet lacks or lists that is un-/non- + the past participle of a verb
-    (its stem is a verb's inflected form, the whole word is none: "uncovered" is the
-    reversative verb "uncover") followed by "by": the adjectival passive says that B did not
-    act on A (Marchand 1969; Huddleston & Pullum 2002, ch. 19 §5), so B is not heard. A verb
-    of emotion, cognition or perception is left out: its by-phrase names a stimulus or a
-    perceiver, which is there ("unfazed by the thunder").
-    """
-    cue = rules.cue_for_word("unaccompanied")
-    if cue is None:
-        return []
-    found: list[Match] = []
-    tokens = view.tokens
-    for k, tok in enumerate(tokens[:-1]):
-        if tokens[k + 1].lower != "by" or rules.cue_for_word(tok.lower) is not None:
-            continue
-        word = tok.lower
-        prefix = next((p for p in _NEGATIVE_PREFIXES if word.startswith(p) and len(word) > len(p) + 3), None)
-        if prefix is None or not word.endswith(("ed", "en", "t", "n")):
-            continue
-        if lex.morphy(word, "VERB") and not lex.morphy(word, "ADJ"):
-            continue  # "unfolded": a reversative verb's participle, which no adjective reads
-        stem = word[len(prefix) :]
-        base = lex.verb_base(stem)
-        if base is None or lex.first_lexname(base, "VERB") in _EXPERIENCER_LEXNAMES:
-            continue
-        found.append(Match(cue, [k]))
-    return found
-
-
 def resolve_scopes(view: TokenView, rules: NegationRules, lex: WordNetLemmas) -> ScopePlan | None:
     """Find the negation cues and connectives of a caption and resolve their scopes.
 
@@ -495,7 +457,7 @@ def resolve_scopes(view: TokenView, rules: NegationRules, lex: WordNetLemmas) ->
     trigger = rules.trigger_words
     lemmas = [t.lemma for t in view.tokens]
     cues = not trigger.isdisjoint(lowers) or not trigger.isdisjoint(lemmas) or rules.has_lemma_phrase(lemmas)
-    prefixed = _prefixed_participles(view, rules, lex) if "by" in lowers else []
+    prefixed = affixal_matches(view, rules, lex) if any(w.startswith(("un", "non")) for w in lowers) else []
     prefixed += search_clauses(view, rules)
     boundaries = not rules.boundary_words.isdisjoint(lowers)
     if not cues and not boundaries and not prefixed:

@@ -77,6 +77,10 @@ SCOPE_RULE_NAMES: tuple[str, ...] = (
     "double_object",
     "negative_adverbial",
     "search_clause",
+    "unsure_agent",
+    "tough_complement",
+    "comma_preposition",
+    "post_negation",
 )
 _CUE_KEYS = frozenset(
     {"id", "class", "words", "phrases", "lemma_phrases", "pos", "scopes", "attributive", "form"}

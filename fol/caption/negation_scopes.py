@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from fortekit.fol.caption.negation_affixal import AFFIXAL_RULES
 from fortekit.fol.caption.negation_context import NOUNS, VERBS, Match, ScopeContext, Verdict
+from fortekit.fol.caption.negation_elliptical import ELLIPTICAL_RULES
 from fortekit.fol.caption.negation_lexical import (
     LEXICAL_RULES,
     absolute_particle,
@@ -232,6 +234,16 @@ def own_phrase(ctx: ScopeContext, match: Match) -> Verdict | None:
         return _exclusion(ctx, match, nxt, "pre-nominal")
     if tok.lower == "one" and len(match.tokens) > 1 and nxt is not None and ctx.is_noun(nxt):
         return _exclusion(ctx, match, nxt, "pre-nominal")  # "not one bird"
+    if (
+        tok.lower in ("nothing", "none")
+        and match.last + 1 < len(view)
+        and view[match.last + 1].lower == "from"
+        and nxt is not None
+        and ctx.is_noun(nxt)
+    ):
+        # "nothing from the birds": no sound from its source; the source is not heard
+        source = next((c for c in view.children(match.last + 1) if c.dep == "pobj"), nxt)
+        return _exclusion(ctx, match, source if ctx.is_noun(source) else nxt, "pre-nominal", [match.last + 1])
     if (
         match.last + 1 < len(ctx.view)
         and ctx.view[match.last + 1].lower in ("like", "resembling")
@@ -993,7 +1005,9 @@ def of_object(ctx: ScopeContext, match: Match) -> Verdict | None:
         return None  # no construction here ("a free kick"; "lack" as a verb tries its other rules)
     obj = ctx.first_after(k)
     obj = _noun_after_modifiers(ctx, obj) or obj if obj is not None else None  # "lack of clear signal"
-    if obj is None or not ctx.is_noun(obj):
+    if obj is None or not ctx.is_noun(obj):  # "free of the buzzing flies": the participle modifies
+        obj = next((c for c in view.children(k) if c.dep == "pobj" and ctx.is_noun(c)), None)
+    if obj is None:
         return None
     tok = view[match.first]
     tokens = [k]
@@ -1039,4 +1053,6 @@ SCOPE_RULES: dict[str, ScopeRule] = {
     "ambiguous": ambiguous,
     "search_clause": search_clause,
     **LEXICAL_RULES,
+    **AFFIXAL_RULES,
+    **ELLIPTICAL_RULES,
 }

@@ -1,0 +1,69 @@
+"""Cues whose construction is read from the punctuation around them.
+
+* ``comma_preposition``: "save" is a preposition only where it restricts what comes before
+  it, set off by a comma or a dash, and is followed by the noun phrase it excepts ("A, save
+  B": *SEM 2012's lexical cue); elsewhere it is the verb ("a man saves the cat"), no cue.
+* ``post_negation``: a particle that closes its segment, with nothing after it but words of
+  emphasis ("the B, not at all"), negates the verbless phrase before it: an elliptical
+  constituent negation, "not B" written after its focus (NegEx's post-negation triggers).
+
+Example:
+    >>> from fortekit.fol.caption import parse_caption
+    >>> str(parse_caption("a dog barking, save a cat meowing").formula)
+    '∃x [Dog(x) ∧ Barking(x) ∧ ¬∃y [Cat(y) ∧ Meowing(y)]]'
+    >>> str(parse_caption("rain on a roof; thunder, not at all").formula)
+    '∃x ∃y [Rain(x) ∧ On(x, y) ∧ Roof(y) ∧ ¬∃z Thunder(z)]'
+"""
+
+from __future__ import annotations
+
+from fortekit.fol.caption.negation_context import VERBS, Match, ScopeContext, Verdict
+from fortekit.fol.caption.negation_lexical import exclusion, not_a_cue
+
+__all__ = ["ELLIPTICAL_RULES", "comma_preposition", "post_negation"]
+
+_SETTING_OFF = frozenset({",", "-", "--", "—", "–", ";", ":", "("})
+#: Finite verb tags: a phrase with one of them is a clause, which a post-posed "not" does not negate.
+_FINITE_TAGS = frozenset({"VBD", "VBP", "VBZ", "MD"})
+
+
+def comma_preposition(ctx: ScopeContext, match: Match) -> Verdict | None:
+    """'A, save B': the noun phrase after the preposition is excluded; elsewhere no cue."""
+    view = ctx.view
+    k = match.first
+    if k == 0 or view[k - 1].lower not in _SETTING_OFF or view[k].lower != view[k].lemma:
+        return not_a_cue
+    nxt = ctx.first_after(match.last)
+    if nxt is None or not ctx.nominal(nxt, match.last):
+        return not_a_cue
+    return exclusion(ctx, match, nxt, "pre-nominal")
+
+
+def post_negation(ctx: ScopeContext, match: Match) -> Verdict | None:
+    """'the B, not at all': a closing particle negates the verbless phrase before its comma."""
+    view = ctx.view
+    emphasis = ctx.words("emphasis_words")
+    after = [
+        k
+        for k in ctx.segment_tokens(match.last)
+        if k > match.last and view[k].pos != "PUNCT" and view[k].lower not in emphasis
+    ]
+    if after and [view[k].lower for k in after] != ["at", "all"]:
+        return None
+    comma = match.first - 1
+    if comma < 1 or view[comma].lower not in _SETTING_OFF - {"("}:
+        return None
+    if any(k < match.first for k in ctx.segment_tokens(match.first)):
+        return None  # the particle does not open its segment: "B, but not loudly" is read elsewhere
+    before = [k for k in ctx.segment_tokens(comma - 1) if k < comma]
+    if not before or any(view[k].tag in _FINITE_TAGS or view[k].pos == "AUX" for k in before):
+        return None
+    noun = next((view[k] for k in before if ctx.is_noun(view[k])), None)
+    if noun is None or any(view[k].pos in VERBS and view[k].tag not in ("VBG", "VBN") for k in before):
+        return None
+    tokens = [k for k in after if view[k].lower in ("at", "all")]
+    return exclusion(ctx, match, noun, "elliptical", tokens)
+
+
+#: The scope rules of this module, by the names ``grammars/negation.toml`` uses.
+ELLIPTICAL_RULES = {"comma_preposition": comma_preposition, "post_negation": post_negation}
