@@ -1,14 +1,17 @@
 """``fortekit search``: rank an index for text queries through the Retriever.
 
-Queries on the command line print a table (or JSON with ``--json``, or ``--format``); a query
-file (``--queries FILE``, ``-`` for standard input) is searched batch by batch into ``-o OUT``, with
-fol-refine's file handling (:mod:`fortekit.search.cli.search_file`). A positional query that
-names an existing file is refused (E760): it would be searched as text.
+Queries on the command line, or a query file (``--queries FILE``, ``-`` for standard input,
+searched batch by batch into ``-o OUT`` with fol-refine's file handling:
+:mod:`fortekit.search.cli.search_file`), are written in one format, ``--format
+table|jsonl|tsv|trec`` (:func:`output_format`): the same records whichever way the queries came.
+The default is a table, and JSON lines with ``-o OUT`` (``-`` for standard output). A positional
+query that names an existing file is refused (E760): it would be searched as text.
 
 Example:
     $ fortekit search --index clips.index "a dog barking without people talking" -k 5
     $ fortekit search --index clips.index "rain on a roof" --explain
     $ fortekit search --index clips.index "rain" "birds at dawn" --json
+    $ fortekit search --index clips.index --queries queries.txt           # a table, as for QUERY...
     $ fortekit search --index clips.index --queries queries.csv --text-column text -o ranked.jsonl
     $ fortekit search --index clips.index --queries queries.txt --format trec -o run.trec
 """
@@ -36,7 +39,11 @@ from fortekit.search.cli.common import (
 )
 from fortekit.search.cli.search_file import whole_file_reason
 
-__all__ = ["add_search_command", "check_queries", "format_record", "make_retriever", "run_search"]
+__all__ = ["OUTPUT_FORMATS", "add_search_command", "check_queries", "format_record", "format_table",
+           "make_retriever", "output_format", "run_search"]
+
+#: The formats of ``fortekit search --format``: a table, JSON lines, TSV rows, a TREC run file.
+OUTPUT_FORMATS = ("table", "jsonl", "tsv", "trec")
 
 _CAPTION_WIDTH = 70
 
@@ -75,9 +82,10 @@ def add_search_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
                         help="show phi0/phi*, the clauses, and per hit the predicates matched, missed and "
                         "violated")
     add_json_option(parser, help="one JSON object per query (as --format jsonl)")
-    add_format_option(parser, default=None,
-                      help="jsonl, tsv (qid, query, rank, id, score) or trec (a TREC run file: qid Q0 docid "
-                      "rank score fortekit); default: a table, jsonl for --queries")
+    add_format_option(parser, choices=OUTPUT_FORMATS, default=None,
+                      help="table, jsonl (SearchResult.to_dict per query), tsv (qid, query, rank, id, score) "
+                      "or trec (a TREC run file: qid Q0 docid rank score fortekit), the same for QUERY... "
+                      "and --queries; default: table, jsonl with -o")
     stages = parser.add_argument_group("stages")
     add_stage1_option(stages, help="refine each query first (Stage 1); auto: the index kind's default")
     stages.add_argument("--lookup", type=Path, metavar="FILE",
@@ -184,33 +192,54 @@ def run_search(args: argparse.Namespace, out: TextIO) -> int:
         print(f"fortekit search: {exc}", file=sys.stderr)
         return 2
     try:
-        results = retriever.search(args.queries, k=args.top_k, explain=args.explain)
+        results = retriever.search(list(args.queries), k=args.top_k, explain=args.explain)
     except FortekitError as exc:  # the queries themselves (an empty one, one too long ...)
         print(f"fortekit search: {exc}", file=sys.stderr)
         return 1
-    file_format = args.format or ("jsonl" if args.json else None)
-    if args.explain and file_format is None:  # which stages run, and why (docs/defaults.md)
+    file_format = output_format(args)
+    if args.explain and file_format == "table":  # which stages run, and why (docs/defaults.md)
         print("pipeline:", file=out)
         for line in retriever.pipeline.lines():
             print(f"  {line}", file=out)
         if retriever.use_faiss:  # an exact first pass, the usual case, goes without saying
             print(f"  first pass   {retriever.first_pass}", file=out)
     for number, result in enumerate(results, start=1):
-        if file_format is None:
-            print_result(result, out, explain=args.explain)
-        else:
-            out.write(format_record({"line": number, **result.to_dict()}, file_format))
+        out.write(format_record({"line": number, **result.to_dict()}, file_format, explain=args.explain))
     return 0
 
 
-def format_record(record: dict[str, Any], file_format: str, qid: str | int | None = None) -> str:
-    """One query's record as text: a JSON line, TSV rows or TREC run lines (each ending in a newline).
+def output_format(args: argparse.Namespace) -> str:
+    """The one output format of ``fortekit search``, whether its queries are QUERY... or ``--queries``.
+
+    ``--format`` when given, else jsonl with ``--json``; else a table without ``-o`` and JSON lines
+    with it (``-o FILE``, which a re-run resumes, or ``-o -`` for standard output).
+
+    Example:
+        >>> output_format(argparse.Namespace(format=None, json=False, output=None))
+        'table'
+        >>> output_format(argparse.Namespace(format=None, json=False, output="ranked.jsonl"))
+        'jsonl'
+        >>> output_format(argparse.Namespace(format="tsv", json=True, output=None))
+        'tsv'
+    """
+    chosen = getattr(args, "format", None)
+    if chosen:
+        return str(chosen)
+    if getattr(args, "json", False):
+        return "jsonl"
+    return "table" if getattr(args, "output", None) is None else "jsonl"
+
+
+def format_record(record: dict[str, Any], file_format: str, qid: str | int | None = None, *,
+                  explain: bool = False) -> str:
+    """One query's record as text: a table, a JSON line, TSV rows or TREC run lines (each ending in "\\n").
 
     Args:
         record: the query's record (``line``, ``query`` and ``hits``, as ``search_record`` makes).
-        file_format: "jsonl", "tsv" (qid, query, rank, id, score) or "trec" (qid Q0 docid rank score
-            fortekit).
+        file_format: "table" (:func:`format_table`), "jsonl", "tsv" (qid, query, rank, id, score) or
+            "trec" (qid Q0 docid rank score fortekit).
         qid: the query's id (default: its line number).
+        explain: with "table", the formulas, clauses and each hit's predicates too.
 
     Returns:
         The lines.
@@ -228,6 +257,8 @@ def format_record(record: dict[str, Any], file_format: str, qid: str | int | Non
     """
     if file_format == "jsonl":
         return json.dumps(record, ensure_ascii=False) + "\n"
+    if file_format == "table":
+        return format_table(record, explain=explain)
     qid = record.get("line") if qid is None else qid
     lines = []
     if file_format == "trec":
@@ -247,27 +278,49 @@ def format_record(record: dict[str, Any], file_format: str, qid: str | int | Non
     return "".join(lines)
 
 
-def print_result(result: Any, out: TextIO, *, explain: bool = False) -> None:
-    """One query's ranking as a table: rank, '!' where a hit violates a negation, score, id, caption."""
+def format_table(record: dict[str, Any], *, explain: bool = False) -> str:
+    """One query's record as a table: rank, '!' where a hit violates a negation, score, id, caption.
+
+    With ``explain``: phi0 (phi* and the refined text with Stage 1 or a lookup), the clauses or
+    why formula scoring was not applied, the unresolved negations, and per hit the predicates its
+    caption matched, missed and violated with each clause's similarity.
+
+    Example:
+        >>> record = {"query": "rain", "hits": [{"rank": 1, "id": "clip7", "score": 0.5, "caption": "rain",
+        ...           "violated": []}]}
+        >>> print(format_table(record), end="")
+        query: rain
+            1.   0.5000  clip7  rain
+    """
     from fortekit.search.cli.parse import echo_text
 
-    print(f"query: {echo_text(result.query)}", file=out)  # cut and escaped: no raw control characters
+    # cut and escaped: no raw control characters
+    lines = [f"query: {echo_text(str(record.get('query', '')))}"]
     if explain:
-        print(f"  phi0: {result.phi0}", file=out)
-        if result.refined_text is not None:
-            print(f"  phi*: {result.phi_star}\n  refined: {result.refined_text} ({result.source})", file=out)
-        if result.clauses:
-            clauses = "; ".join(f"{'not ' if negated else ''}'{text}'" for text, negated in result.clauses)
-            print(f"  clauses: {clauses}", file=out)
+        lines.append(f"  phi0: {record.get('phi0')}")
+        if record.get("refined_text") is not None:
+            lines.append(f"  phi*: {record.get('phi_star')}")
+            lines.append(f"  refined: {echo_text(str(record['refined_text']))} ({record.get('source')})")
+        clauses = record.get("clauses") or []
+        if clauses:
+            lines.append("  clauses: " + "; ".join(
+                f"{'not ' if clause['negated'] else ''}'{clause['text']}'" for clause in clauses))
         else:
-            print(f"  formula scoring: not applied ({result.fallback})", file=out)
-        for line in result.unsure:  # a negation whose scope the parser could not resolve
-            print(f"  unsure: {echo_text(line)}", file=out)
-    for hit in result.hits:
-        mark = "!" if hit.violated else " "
-        caption = echo_text((hit.caption or "")[:_CAPTION_WIDTH])
-        print(f"  {hit.rank:>3}.{mark}{hit.score:8.4f}  {hit.item_id}  {caption}", file=out)
+            lines.append(f"  formula scoring: not applied ({record.get('fallback')})")
+        for line in record.get("unsure") or []:  # a negation whose scope the parser could not resolve
+            lines.append(f"  unsure: {echo_text(str(line))}")
+    for hit in record.get("hits", []):
+        mark = "!" if hit.get("violated") else " "
+        caption = echo_text((hit.get("caption") or "")[:_CAPTION_WIDTH])
+        lines.append(f"  {hit['rank']:>3}.{mark}{hit['score']:8.4f}  {hit['id']}  {caption}")
         if explain:
-            sims = ", ".join(f"{value:.3f}" for value in hit.clause_similarities)
-            print(f"        matched {list(hit.matched)} missed {list(hit.missed)} "
-                  f"violated {list(hit.violated)}" + (f" clauses [{sims}]" if sims else ""), file=out)
+            sims = ", ".join(f"{value:.3f}" for value in hit.get("clause_similarities") or [])
+            lines.append(f"        matched {list(hit.get('matched', []))} "
+                         f"missed {list(hit.get('missed', []))} violated {list(hit.get('violated', []))}"
+                         + (f" clauses [{sims}]" if sims else ""))
+    return "\n".join(lines) + "\n"
+
+
+def print_result(result: Any, out: TextIO, *, explain: bool = False) -> None:
+    """One :class:`~fortekit.search.hits.SearchResult` as a table (:func:`format_table`)."""
+    out.write(format_table(result.to_dict(), explain=explain))

@@ -5,10 +5,12 @@ with its number and the rest runs), each batch's records are appended and flushe
 made, and re-running the same command resumes: queries already in OUT are skipped, and a
 resumed OUT must have been written with the same settings (``OUT.settings.json``), against the
 index in the same state (E638 after ``fortekit index add``, ``remove`` or ``compact``).
-``--queries -`` reads standard input; ``--format tsv|trec`` writes rows instead of JSON lines,
-written whole, never resumed: into a temporary file beside OUT, renamed over it when every query
-is done (a kill leaves the old OUT), so an existing OUT needs ``--overwrite`` (E749); a FIFO or
-a device is written in place. ``--format trec`` refuses an id a TREC line cannot hold (E750).
+``--queries -`` reads standard input. The records are in the one format of ``fortekit search``
+(:func:`~fortekit.search.cli.search.output_format`: a table without ``-o``, JSON lines with it,
+or ``--format``); ``--format table|tsv|trec`` into a file is written whole, never resumed: into
+a temporary file beside OUT, renamed over it when every query is done (a kill leaves the old
+OUT), so an existing OUT needs ``--overwrite`` (E749); a FIFO or a device is written in place.
+``--format trec`` refuses an id a TREC line cannot hold (E750).
 
 Example:
     $ fortekit search --index clips.index --queries queries.txt -o ranked.jsonl -k 20
@@ -61,7 +63,7 @@ def search_settings(args: argparse.Namespace, index_state: str | None = None) ->
         "lookup": resolved(args.lookup), "projection": projection,
         "formula_scoring": args.formula_scoring, "stage3": args.stage3,
         "order_check": getattr(args, "order_check", "auto"),
-        "format": getattr(args, "format", None) or "jsonl",
+        "format": _format(args),
     }
     if index_state is not None:
         settings["index_state"] = index_state
@@ -77,10 +79,17 @@ def whole_file_reason(args: argparse.Namespace) -> str | None:
         >>> whole_file_reason(argparse.Namespace(format="trec"))
         '--format trec writes a whole TREC run file'
     """
-    file_format = getattr(args, "format", None) or "jsonl"
+    file_format = getattr(args, "format", None) or "jsonl"  # with -o, JSON lines unless --format says
     if file_format == "jsonl":
         return None
-    return f"--format {file_format} writes a whole {'TREC run' if file_format == 'trec' else 'TSV'} file"
+    kind = {"trec": "TREC run", "tsv": "TSV", "table": "table"}.get(file_format, file_format)
+    return f"--format {file_format} writes a whole {kind} file"
+
+
+def _format(args: argparse.Namespace) -> str:
+    from fortekit.search.cli.search import output_format
+
+    return output_format(args)
 
 
 def search_file(args: argparse.Namespace, out: TextIO) -> int:
@@ -141,15 +150,15 @@ def _stdin_file(args: argparse.Namespace) -> Path:
 
 
 class _RowWriter:
-    """Writes each record as TSV or TREC rows through a ResultWriter (its file, stream and errors)."""
+    """Writes each record as a table, TSV or TREC rows through a ResultWriter (its file, stream, errors)."""
 
-    def __init__(self, writer: Any, file_format: str, ids: dict[int, str]) -> None:
-        self.writer, self.file_format, self.ids = writer, file_format, ids
+    def __init__(self, writer: Any, file_format: str, ids: dict[int, str], *, explain: bool = False) -> None:
+        self.writer, self.file_format, self.ids, self.explain = writer, file_format, ids, explain
 
     def write(self, record: dict[str, Any]) -> None:
         from fortekit.search.cli.search import format_record
 
-        text = format_record(record, self.file_format, self.ids.get(record["line"]))
+        text = format_record(record, self.file_format, self.ids.get(record["line"]), explain=self.explain)
         if text:
             self.writer._emit(text)
         self.writer.written += 1
@@ -167,7 +176,7 @@ def _search_file(args: argparse.Namespace, out: TextIO) -> int:
     _check(args)
     queries = _stdin_file(args) if args.queries_file == "-" else Path(args.queries_file).expanduser()
     output = None if args.output in (None, "-") else Path(args.output).expanduser()
-    file_format = args.format or "jsonl"
+    file_format = _format(args)
     # The index's state, for a resumable output: recorded beside it, and the index loaded must be in it.
     state = _index_state(args.index) if output is not None else None
     inputs = {"index": args.index, "Stage 2 head": _head_file(args.projection)}
@@ -212,7 +221,7 @@ def _search_file(args: argparse.Namespace, out: TextIO) -> int:
 
     def make_runner(writer: Any, resume: Any, report: Any, progress: Any) -> SearchRunner | _Finished:
         if file_format != "jsonl":
-            writer = _RowWriter(writer, file_format, ids)
+            writer = _RowWriter(writer, file_format, ids, explain=args.explain)
         runner = SearchRunner(build, writer, k=args.top_k, explain=args.explain, batch_size=args.batch_size,
                               resume=resume, report=report, progress=progress, where=str(queries))
         return whole.watch(runner) if whole else runner
@@ -266,7 +275,7 @@ class _WholeFile:
         )
 
         check_not_input(output, [(what, path) for what, path in inputs if path is not None])
-        self.output, self.format = output, args.format
+        self.output, self.format = output, _format(args)
         self.lock: OutputLock | None = None
         self.runner: _Finished | None = None
         # the rule (E741-E749) before anything is made beside OUT, its lock file included

@@ -84,7 +84,7 @@ def test_the_same_idea_has_the_same_spelling(name: str, parser: argparse.Argumen
             if switch in strings:
                 assert set(action.choices or ()) == {"auto", "on", "off"}, f"{name}: {switch}"
         if "--format" in strings:
-            assert set(action.choices or ()) <= {"jsonl", "tsv", "trec"}
+            assert set(action.choices or ()) <= {"table", "jsonl", "tsv", "trec"}
         if "--json" in strings:
             assert action.nargs == 0
 
@@ -99,7 +99,8 @@ def test_a_positional_query_that_names_a_file_is_refused(tmp_path: Path, capsys)
 
 def test_queries_from_standard_input(cafe: Path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"rain on a roof\na bell ringing\n")))
-    assert main(["search", "--index", str(cafe), "--queries", "-", "-k", "1", "-q", "--device", "cpu"]) == 0
+    assert main(["search", "--index", str(cafe), "--queries", "-", "-k", "1", "-q", "--device", "cpu",
+                 "--json"]) == 0
     records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [(r["line"], r["query"]) for r in records] == [(1, "rain on a roof"), (2, "a bell ringing")]
     assert records[0]["hits"][0]["id"] == "clip3" and records[1]["hits"][0]["id"] == "clip6"
