@@ -43,17 +43,28 @@ if TYPE_CHECKING:
     from fortekit.search.serve.eval_run import EvalRun
     from fortekit.search.serve.service import SearchService
 
-__all__ = ["PAGES", "STATIC_FILES", "create_app", "require_serve_extra"]
+__all__ = ["DOCS_ASSETS", "PAGES", "STATIC_FILES", "create_app", "docs_assets_dir", "require_serve_extra"]
+
+_SEARCH = "POST /v1/search"
+_FIELDS = "query, queries, k, stage1, formula_scoring, stage3, explain"
 
 #: The files under ``/static/``: the only ones served, by name (no path is ever read from a request).
 STATIC_FILES: dict[str, str] = {
     "common.js": "text/javascript; charset=utf-8", "app.js": "text/javascript; charset=utf-8",
     "eval.js": "text/javascript; charset=utf-8",
     "style.css": "text/css; charset=utf-8", "index.html": "text/html; charset=utf-8",
-    "eval.html": "text/html; charset=utf-8",
+    "eval.html": "text/html; charset=utf-8", "docs.html": "text/html; charset=utf-8",
+    "docs.js": "text/javascript; charset=utf-8", "redoc.html": "text/html; charset=utf-8",
+    "redoc.js": "text/javascript; charset=utf-8",
 }
 #: The pages, by route.
-PAGES = {"/": "index.html", "/eval": "eval.html"}
+PAGES = {"/": "index.html", "/eval": "eval.html", "/docs": "docs.html", "/redoc": "redoc.html"}
+#: The files of Swagger UI and ReDoc under ``/docs/assets/``, from the package ``fastapi-offline``
+#: (the ``serve`` extra): the API's pages load nothing from a CDN.
+DOCS_ASSETS: dict[str, str] = {
+    "swagger-ui-bundle.js": "text/javascript; charset=utf-8", "swagger-ui.css": "text/css; charset=utf-8",
+    "redoc.standalone.js": "text/javascript; charset=utf-8", "favicon.png": "image/png",
+}
 
 
 def require_serve_extra() -> None:
@@ -67,7 +78,8 @@ def require_serve_extra() -> None:
     """
     from importlib.util import find_spec
 
-    missing = [name for name in ("fastapi", "uvicorn") if find_spec(name) is None]
+    modules = {"fastapi": "fastapi", "uvicorn": "uvicorn", "fastapi_offline": "fastapi-offline"}
+    missing = [package for name, package in modules.items() if find_spec(name) is None]
     if missing:
         raise ServeError(Errors.E790.format(missing=", ".join(missing)))
 
@@ -97,6 +109,16 @@ def _check_range(header: str | None, path: Path) -> None:
 def static_dir() -> Path:
     """The folder of the pages' files, inside the installed package."""
     return Path(str(resources.files("fortekit.search.serve").joinpath("static")))
+
+
+def docs_assets_dir() -> Path:
+    """The folder of Swagger UI's and ReDoc's files that the package ``fastapi-offline`` ships.
+
+    Example:
+        >>> (docs_assets_dir() / "swagger-ui-bundle.js").is_file()
+        True
+    """
+    return Path(str(resources.files("fastapi_offline").joinpath("static")))
 
 
 class _CheckIndex:
@@ -138,6 +160,7 @@ def create_app(service: "SearchService | None" = None, *, eval_run: "EvalRun | N
 
     from fortekit import __version__
     from fortekit.search.serve.errors_http import install_error_handling
+    from fortekit.search.serve.openapi import TREE_QUERY_CHARS, check_text, describe_api, text_bounds
     from fortekit.search.serve.schemas import SearchRequest
     from fortekit.search.serve.service import versions
 
@@ -146,7 +169,19 @@ def create_app(service: "SearchService | None" = None, *, eval_run: "EvalRun | N
     app = FastAPI(
         title="fortekit", version=__version__, redirect_slashes=False,  # no Host-built redirects: E798
         description="FOL-guided text-to-audio retrieval: search an index, read its items, play their audio.",
+        docs_url=None, redoc_url=None,  # served below from the package's files, never from a CDN
     )
+    derived = app.openapi
+    contract: list[dict[str, Any]] = []  # built on first use, once
+
+    def openapi() -> dict[str, Any]:  # FastAPI's schema and the server's whole contract (openapi.py)
+        if not contract:
+            ids = tuple(service.retriever.index.ids[:1]) if service is not None else ()
+            contract.append(describe_api(derived(), limits, systems=eval_run.systems if eval_run else (),
+                                         item_ids=ids))
+        return contract[0]
+
+    app.openapi = openapi  # type: ignore[method-assign]
     def folders() -> list[Path]:  # read at each error: a reload may change the audio folders
         found: list[Path] = []
         if service is not None:
@@ -175,10 +210,18 @@ def create_app(service: "SearchService | None" = None, *, eval_run: "EvalRun | N
     def search(request: SearchRequest) -> JSONResponse:
         """What ``Retriever.search`` returns for the queries, with the pipeline that ran."""
         clock = time.perf_counter()
-        queries = [request.query] if request.query is not None else list(request.queries or [])
+        single, each = text_bounds(limits)
+        if request.query is not None:
+            queries = [check_text(request.query, where="query", route=_SEARCH, limit=single, fields=_FIELDS)]
+        else:
+            queries = list(request.queries or [])
+            if len(queries) > limits.max_batch:  # the schema's maxItems: a field out of bounds (422)
+                raise ServeError(Errors.E794.format(count=len(queries), limit=limits.max_batch), status=422)
+            queries = [check_text(text, where=f"queries.{number}", route=_SEARCH, limit=each, fields=_FIELDS)
+                       for number, text in enumerate(queries)]
         switches = StageSwitches(request.stage1, request.formula_scoring, request.stage3)
         found = need_service()
-        results, pipeline, state = found.search_served(queries, k=request.k, switches=switches,
+        results, pipeline, state = found.search_served(queries, k=int(request.k), switches=switches,
                                                        explain=request.explain)
         return JSONResponse({
             "results": [found.public_result(result) for result in results], "pipeline": pipeline.to_dict(),
@@ -202,8 +245,9 @@ def create_app(service: "SearchService | None" = None, *, eval_run: "EvalRun | N
 
     @app.get("/v1/stage1/tree", tags=["refine"], summary="Stage 1's search tree for a query",
              response_class=PlainTextResponse)
-    def stage1_tree(query: str = Query(..., max_length=100_000)) -> PlainTextResponse:
+    def stage1_tree(query: str = Query(...)) -> PlainTextResponse:
         """The tree ``fol-refine --explain`` prints: each edit, its objective, kept or pruned."""
+        check_text(query, where="query", route="GET /v1/stage1/tree", limit=TREE_QUERY_CHARS)
         return PlainTextResponse(need_service().stage1_tree(query))
 
     @app.get("/v1/health", tags=["service"], summary="Whether the service answers")
@@ -263,6 +307,25 @@ def create_app(service: "SearchService | None" = None, *, eval_run: "EvalRun | N
     @app.get("/eval", include_in_schema=False)
     def evaluation_page() -> Response:
         return page("eval.html")
+
+    @app.get("/docs", include_in_schema=False)
+    def docs_page() -> Response:
+        return page("docs.html")
+
+    @app.get("/redoc", include_in_schema=False)
+    def redoc_page() -> Response:
+        return page("redoc.html")
+
+    assets = docs_assets_dir()
+
+    @app.get("/docs/assets/{name}", include_in_schema=False)
+    def docs_asset(name: str) -> Response:
+        if name not in DOCS_ASSETS:  # a name, never a path
+            known = ", ".join(f"/docs/assets/{file}" for file in DOCS_ASSETS)
+            raise ServeError(Errors.E798.format(method="GET", path=f"/docs/assets/{name}", routes=known),
+                             status=404)
+        return FileResponse(assets / name, media_type=DOCS_ASSETS[name],
+                            headers={"Cache-Control": "public, max-age=86400"})
 
     @app.get("/static/{name}", include_in_schema=False)
     def static(name: str) -> Response:

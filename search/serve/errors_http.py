@@ -57,9 +57,11 @@ SECURITY_HEADERS: dict[str, str] = {
     "referrer-policy": "no-referrer",
     "x-frame-options": "DENY",
 }
-# /docs loads Swagger UI's script and style from a CDN: the one page that gets a looser policy.
-_DOCS_POLICY = ("default-src 'self'; script-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; "
-                "style-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; img-src 'self' data: https:")
+# /docs and /redoc load Swagger UI and ReDoc from the server (fastapi-offline's files, never a CDN);
+# both set styles inline and ReDoc starts a worker from a blob: the one looser policy, no inline script.
+_DOCS_POLICY = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+                "img-src 'self' data:; worker-src 'self' blob:; object-src 'none'; base-uri 'none'; "
+                "frame-ancestors 'none'; form-action 'self'")
 _CODE = re.compile(r"^\[([EW]\d{3})\]")
 _SEARCH_FIELDS = "query, queries, k, stage1, formula_scoring, stage3, explain"
 
@@ -70,14 +72,15 @@ def error_body(message: str, status: int) -> dict[str, Any]:
     return {"error": {"code": found.group(1) if found else "E805", "status": status, "message": message}}
 
 
-def _answer(message: str, status: int, request: Request | None = None) -> JSONResponse:
+def _answer(message: str, status: int, request: Request | None = None,
+            headers: dict[str, str] | None = None) -> JSONResponse:
     from fastapi.responses import JSONResponse
 
     body = error_body(message, status)
     if request is not None:
         LOGGER.info("%s %s -> %d %s", request.method, _logged(request.url.path), status,
                     body["error"]["code"])
-    return JSONResponse(body, status_code=status)
+    return JSONResponse(body, status_code=status, headers=headers)
 
 
 def _validation_message(errors: list[dict[str, Any]], route: str) -> tuple[str, int]:
@@ -182,7 +185,7 @@ class _HostCheck:
 
 
 class _SecurityHeaders:
-    """Add :data:`SECURITY_HEADERS` to every answer (a looser policy for /docs' CDN page only)."""
+    """Add :data:`SECURITY_HEADERS` to every answer (a looser policy for the /docs and /redoc pages)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -307,6 +310,8 @@ def install_error_handling(app: FastAPI, limits: ServeLimits, *, hosts: HostPoli
             allowed = (error.headers or {}).get("Allow", "GET")
             message = Errors.E799.format(path=_shown(request.url.path), method=request.method,
                                          allowed=allowed)
+            # RFC 9110 (15.5.6): a 405 names the methods the path answers
+            return _answer(message, 405, request, headers={"Allow": allowed})
         else:
             message = Errors.E791.format(problem=str(error.detail))
         return _answer(message, error.status_code, request)

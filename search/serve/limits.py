@@ -32,7 +32,7 @@ class ServeLimits:
 
     Attributes:
         max_body_bytes: the largest request body read (413, E793, past it).
-        max_batch: the most queries in one request (413, E794).
+        max_batch: the most queries in one request (422, E794).
         max_k: the most hits per query.
         max_queue: the most searches waiting for the model at once (503, E806, past it).
     """

@@ -293,7 +293,7 @@ class SearchService:
 
         switches = switches or StageSwitches()
         if len(queries) > self.limits.max_batch:
-            raise ServeError(Errors.E794.format(count=len(queries), limit=self.limits.max_batch), status=413)
+            raise ServeError(Errors.E794.format(count=len(queries), limit=self.limits.max_batch), status=422)
         self.limits.check_k(k)
         # Before the queue. The one text check also refuses a lone surrogate (E671, 422), as for every caller.
         texts = [check_text(text, function="POST /v1/search") for text in queries]
