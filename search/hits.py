@@ -78,7 +78,8 @@ class SearchResult:
         hits: the ranked items, best first.
         phi0: Π(q) as text (None when the query could not be parsed).
         phi_star: Stage 1's phi* as text (phi0 without Stage 1).
-        refined_text: G(phi*) with Stage 1, else None.
+        refined_text: with Stage 1 (or a lookup), the refined query: G(phi*), or the query itself
+            when nothing was refined (phi* = phi0); else None.
         clauses: the clauses formula scoring judged: (verbalised text, negated), in order;
             empty when the query scored by its similarity alone.
         fallback: why formula scoring was not applied ("plain", "no formula", ...), or "".

@@ -162,7 +162,7 @@ def _record(index: int, result: RefinementResult, seconds: float) -> dict[str, A
     from fortekit.verbalise import verbalise
 
     vector = result.q_star.detach().to("cpu").float().numpy().astype("<f4")
-    negative = verbalise(result.phi_minus[0]) if result.phi_minus else result.refined_text
+    negative = verbalise(result.phi_minus[0] if result.phi_minus else result.phi_star)
     return {
         "i": index,
         "query": result.query,

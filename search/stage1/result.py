@@ -104,7 +104,8 @@ class RefinementResult:
         negatives: the negative elaborations q-.
         invariant: C, the predicates every refinement keeps.
         phi_star: the chosen refinement (phi0 when nothing feasible beats it).
-        refined_text: G(phi*), the refined query.
+        refined_text: the refined query: G(phi*) when phi* differs from phi0, else the query itself
+            (nothing was refined; the feedback regime, depth 0, refines no formula).
         q_star: the refined query vector, a CPU float32 vector of unit norm: f_T(G(phi*))
             (output "verbalised"), or f_T(q) moved by f_T(G(phi*)) - f_T(G(phi0)) ("residual").
         terms: F(phi*) and its parts.

@@ -202,7 +202,9 @@ def build_result(
         negatives=tuple(p.text for p in state.minus),
         invariant=state.invariant,
         phi_star=best.formula,
-        refined_text=best.text,
+        # nothing refined (phi* = phi0, the feedback regime's depth 0 included): the query as it is,
+        # not G(phi0), the verbalised formula
+        refined_text=state.text if best.node_id == 0 else best.text,
         q_star=q_star,
         terms=terms,
         depth=best.depth,

@@ -212,8 +212,10 @@ def clotho_index(workdir: Path) -> Iterator[ClothoIndex]:
 
 
 def test_index_ranking_with_proxy_anchors(clotho_index: ClothoIndex, workdir: Path) -> None:
+    from fortekit.fol import parse_formula
     from fortekit.plugins import get_backbone
     from fortekit.search.index import AudioIndex
+    from fortekit.verbalise import verbalise
 
     directory, rows = clotho_index
     queries = workdir / "clotho.csv"
@@ -236,8 +238,12 @@ def test_index_ranking_with_proxy_anchors(clotho_index: ClothoIndex, workdir: Pa
         assert isinstance(ranking, list) and len(ranking) == 5 and record["anchors"] == "proxy"
         scores = [item["score"] for item in ranking]
         assert scores == sorted(scores, reverse=True)
-        # the ranking is the index searched with q* = f_T(G(phi*)), the paper's query vector
-        _, top = index.search(backbone.encode_text([str(record["refined_text"])]), k=5, device="cpu")
+        # the ranking is the index searched with q* = f_T(G(phi*)), the paper's query vector (G(phi0)
+        # when nothing was refined, where the refined text is the query itself)
+        verbalised = verbalise(parse_formula(str(record["phi_star"])))
+        unrefined = record["phi_star"] == record["phi0"]
+        assert record["refined_text"] == (record["query"] if unrefined else verbalised)
+        _, top = index.search(backbone.encode_text([verbalised]), k=5, device="cpu")
         assert [item["id"] for item in ranking] == [index.ids[i] for i in top[0].tolist()]
         assert ranking[0]["caption"] == index.captions[top[0, 0]]
 

@@ -18,6 +18,7 @@ from fortekit.search.stage1.anchors import AnchorRequest, parse_symbol
 from fortekit.search.stage1.encoder import CachedTextEncoder, TextEmbeddingCache
 from fortekit.search.stage1.pools import candidate_pools
 from fortekit.search.stage1.relations import load_relations, mine_relations, read_caption_column
+from fortekit.verbalise import verbalise
 
 AUDIOCAPS_VAL = SHARED_DATA / "audiocaps" / "val.csv"
 AUDIOCAPS_TRAIN = SHARED_DATA / "audiocaps" / "train.csv"
@@ -114,10 +115,13 @@ def test_q_star_is_the_query_moved_by_the_refinement(val_results, backbone) -> N
     assert torch.allclose(stacked, torch.stack(residual), atol=1e-5)
     paper = Refiner(backbone, "lexical", config=RefineConfig.online(output="verbalised"))
     verbalised = paper.refine_many([r.query for r in results[:3]])
-    assert torch.allclose(
+    assert torch.allclose(  # q* = f_T(G(phi*)), G(phi0) too when nothing was refined
         torch.stack([r.q_star for r in verbalised]),
-        backbone.encode_text([r.refined_text for r in verbalised]), atol=1e-5,
+        backbone.encode_text([verbalise(r.phi_star) for r in verbalised]), atol=1e-5,
     )
+    # the refined text is G(phi*), or the query itself when phi* = phi0 (issue 46)
+    for r in [*results, *verbalised]:
+        assert r.refined_text == (r.query if r.phi_star == r.phi0 else verbalise(r.phi_star))
     assert torch.allclose(stacked.norm(dim=-1), torch.ones(len(results)), atol=1e-5)
 
 
