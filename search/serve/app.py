@@ -54,16 +54,15 @@ STATIC_FILES: dict[str, str] = {
     "eval.js": "text/javascript; charset=utf-8",
     "style.css": "text/css; charset=utf-8", "index.html": "text/html; charset=utf-8",
     "eval.html": "text/html; charset=utf-8", "docs.html": "text/html; charset=utf-8",
-    "docs.js": "text/javascript; charset=utf-8", "redoc.html": "text/html; charset=utf-8",
-    "redoc.js": "text/javascript; charset=utf-8",
+    "docs.js": "text/javascript; charset=utf-8",
 }
 #: The pages, by route.
-PAGES = {"/": "index.html", "/eval": "eval.html", "/docs": "docs.html", "/redoc": "redoc.html"}
-#: The files of Swagger UI and ReDoc under ``/docs/assets/``, from the package ``fastapi-offline``
-#: (the ``serve`` extra): the API's pages load nothing from a CDN.
+PAGES = {"/": "index.html", "/eval": "eval.html", "/docs": "docs.html"}
+#: The files of Swagger UI under ``/docs/assets/``, from the package ``fastapi-offline`` (the
+#: ``serve`` extra): the API's page loads nothing from a CDN.
 DOCS_ASSETS: dict[str, str] = {
     "swagger-ui-bundle.js": "text/javascript; charset=utf-8", "swagger-ui.css": "text/css; charset=utf-8",
-    "redoc.standalone.js": "text/javascript; charset=utf-8", "favicon.png": "image/png",
+    "favicon.png": "image/png",
 }
 
 
@@ -112,7 +111,7 @@ def static_dir() -> Path:
 
 
 def docs_assets_dir() -> Path:
-    """The folder of Swagger UI's and ReDoc's files that the package ``fastapi-offline`` ships.
+    """The folder of Swagger UI's files that the package ``fastapi-offline`` ships.
 
     Example:
         >>> (docs_assets_dir() / "swagger-ui-bundle.js").is_file()
@@ -169,7 +168,7 @@ def create_app(service: "SearchService | None" = None, *, eval_run: "EvalRun | N
     app = FastAPI(
         title="fortekit", version=__version__, redirect_slashes=False,  # no Host-built redirects: E798
         description="FOL-guided text-to-audio retrieval: search an index, read its items, play their audio.",
-        docs_url=None, redoc_url=None,  # served below from the package's files, never from a CDN
+        docs_url=None, redoc_url=None,  # /docs is served below from local files, never from a CDN
     )
     derived = app.openapi
     contract: list[dict[str, Any]] = []  # built on first use, once
@@ -311,10 +310,6 @@ def create_app(service: "SearchService | None" = None, *, eval_run: "EvalRun | N
     @app.get("/docs", include_in_schema=False)
     def docs_page() -> Response:
         return page("docs.html")
-
-    @app.get("/redoc", include_in_schema=False)
-    def redoc_page() -> Response:
-        return page("redoc.html")
 
     assets = docs_assets_dir()
 

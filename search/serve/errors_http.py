@@ -57,10 +57,10 @@ SECURITY_HEADERS: dict[str, str] = {
     "referrer-policy": "no-referrer",
     "x-frame-options": "DENY",
 }
-# /docs and /redoc load Swagger UI and ReDoc from the server (fastapi-offline's files, never a CDN);
-# both set styles inline and ReDoc starts a worker from a blob: the one looser policy, no inline script.
+# /docs loads Swagger UI from the server (fastapi-offline's files, never a CDN), which sets styles
+# inline: the one looser policy (inline styles; never an inline script, nothing from another site).
 _DOCS_POLICY = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
-                "img-src 'self' data:; worker-src 'self' blob:; object-src 'none'; base-uri 'none'; "
+                "img-src 'self' data:; object-src 'none'; base-uri 'none'; "
                 "frame-ancestors 'none'; form-action 'self'")
 _CODE = re.compile(r"^\[([EW]\d{3})\]")
 _SEARCH_FIELDS = "query, queries, k, stage1, formula_scoring, stage3, explain"
@@ -185,7 +185,7 @@ class _HostCheck:
 
 
 class _SecurityHeaders:
-    """Add :data:`SECURITY_HEADERS` to every answer (a looser policy for the /docs and /redoc pages)."""
+    """Add :data:`SECURITY_HEADERS` to every answer (a looser policy for the /docs page only)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -194,7 +194,7 @@ class _SecurityHeaders:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        docs = scope.get("path") in ("/docs", "/redoc")
+        docs = scope.get("path") == "/docs"
 
         async def with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":

@@ -45,8 +45,8 @@ Example:
     >>> _ = (run / "per_query" / "baseline.jsonl").write_text(line(0.63, 0.5, ["d2", "d1"]))
     >>> _ = (run / "per_query" / "formula.jsonl").write_text(line(1.0, 0.0, ["d1", "d3"]))
     >>> evaluation = EvalRun.load(run)
-    >>> evaluation.systems, evaluation.summary()["baseline"]
-    (('baseline', 'formula'), 'baseline')
+    >>> evaluation.systems, evaluation.summary()["baseline"], evaluation.summary()["system"]
+    (('baseline', 'formula'), 'baseline', 'formula')
     >>> row = evaluation.queries("formula")[0]
     >>> row["excluded"], round(row["gain"], 2)
     ('thunder', 0.37)
@@ -108,6 +108,8 @@ class EvalRun:
         path: the run folder (absolute).
         systems: the text-to-audio systems of ``metrics.json``, in its order.
         baseline: "baseline" when the run has it, else its first system: the default comparison.
+        system: the system the page opens on: ``default`` (what ``fortekit search`` runs) when the
+            run has it, else its first system that is not the baseline.
         collection_path: the collection folder the run is read against.
     """
 
@@ -118,6 +120,8 @@ class EvalRun:
         self.name = path.name
         self.systems: tuple[str, ...] = tuple(systems)
         self.baseline = "baseline" if "baseline" in systems else self.systems[0]
+        others = [name for name in self.systems if name != self.baseline]
+        self.system = "default" if "default" in others else (others or [self.baseline])[0]
         self.collection_path = collection_path
         self._config = config
         self._metrics = metrics
@@ -252,7 +256,8 @@ class EvalRun:
 
         Returns:
             ``{"run", "collection", "queries", "items", "measures", "systems": [{"name",
-            "description", measure: float or None, ...}], "baseline"}``, the systems in
+            "description", measure: float or None, ...}], "baseline", "system"}`` (``system``:
+            the one the page opens on, :attr:`system`), the systems in
             metrics.json's order (a measure it lacks, or that is not a finite number, is None).
 
         Example:
@@ -276,7 +281,7 @@ class EvalRun:
         # the collection by its folder's name, as the run: no answer shows a path of the server's disk
         return {"run": self.name, "collection": self.collection_path.name, "queries": count("queries"),
                 "items": count("items"), "measures": list(MEASURES), "systems": rows,
-                "baseline": self.baseline}
+                "baseline": self.baseline, "system": self.system}
 
     def queries(self, system: str, baseline: str | None = None) -> list[dict[str, Any]]:
         """One row per query comparing ``system`` with ``baseline``, best gain first.

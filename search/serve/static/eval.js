@@ -177,10 +177,15 @@
         : names.includes(s.baseline)
         ? s.baseline
         : names[0];
+    // the page opens on the server's choice (`default`, what `fortekit search` runs, when the run has it)
+    const opening = [s.system, 'default'].find((n) => isText(n) && n !== baseline && names.includes(n));
     const system =
       wanted.system && names.includes(wanted.system)
         ? wanted.system
-        : names.find((n) => n !== baseline && n !== s.baseline) || names.find((n) => n !== baseline) || names[0];
+        : opening ||
+          names.find((n) => n !== baseline && n !== s.baseline) ||
+          names.find((n) => n !== baseline) ||
+          names[0];
     if (baseline !== undefined) baselineSelect.value = baseline;
     if (system !== undefined) systemSelect.value = system;
   }

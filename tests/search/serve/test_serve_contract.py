@@ -1,5 +1,5 @@
 """The API's contract holds: a property-based test generated from ``/openapi.json`` (schemathesis)
-finds nothing against a real server, and ``/docs`` and ``/redoc`` load nothing from a CDN.
+finds nothing against a real server, and ``/docs`` loads nothing from a CDN.
 
 The server is the one ``fortekit serve`` runs: uvicorn, with its h11 protocol and lingering close,
 in a thread of the test process on 127.0.0.1, over the generated sound collection (its WAV files
@@ -46,7 +46,7 @@ EXAMPLES = 12
 SEED = 20_240_601
 
 
-def _tiny_run(root: Path) -> Path:
+def tiny_run(root: Path) -> Path:
     """A ``fortekit eval --beir`` output folder of two systems over one query (as eval_run's example)."""
     data = root / "data"
     (data / "qrels").mkdir(parents=True)
@@ -62,18 +62,21 @@ def _tiny_run(root: Path) -> Path:
     run = root / "run"
     (run / "per_query").mkdir(parents=True)
     (run / "config.json").write_text(json.dumps({"settings": {"beir": str(data)}}), encoding="utf-8")
+    # in the order `fortekit eval --beir` writes them: `default` after the S3-... systems
     means = {"baseline": {"nDCG@10": 0.63, "violation@10": 0.5},
+             "S3-paper": {"nDCG@10": 0.7, "violation@10": 0.5},
              "default": {"nDCG@10": 1.0, "violation@10": 0.0}}
     metrics = {"queries": 1, "items": 3, "systems": means}
     (run / "metrics.json").write_text(json.dumps(metrics), encoding="utf-8")
-    for system, ndcg, top in (("baseline", 0.63, ["d2", "d1"]), ("default", 1.0, ["d1", "d3"])):
+    for system, ndcg, top in (("baseline", 0.63, ["d2", "d1"]), ("S3-paper", 0.7, ["d2", "d1"]),
+                              ("default", 1.0, ["d1", "d3"])):
         line = {"query_id": "q1", "query": "rain without thunder", "kind": "without", "metadata": exclusion,
                 "nDCG@10": ndcg, "violation@10": 0.0, "top": top}
         (run / "per_query" / f"{system}.jsonl").write_text(json.dumps(line) + "\n", encoding="utf-8")
     return run
 
 
-class _Served:
+class Served:
     """An app served as ``fortekit serve`` serves it (uvicorn, h11, lingering close), in a thread."""
 
     def __init__(self, app: Any) -> None:
@@ -101,10 +104,10 @@ class _Served:
 @pytest.fixture(scope="module")
 def served(sound_index: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The URL of a real server over the sound index and a small evaluation run."""
-    run = EvalRun.load(_tiny_run(tmp_path_factory.mktemp("contract_eval")))
+    run = EvalRun.load(tiny_run(tmp_path_factory.mktemp("contract_eval")))
     service = SearchService.open(sound_index, device="cpu", limits=LIMITS)
     app = create_app(service, eval_run=run, limits=LIMITS)
-    with _Served(app) as url:
+    with Served(app) as url:
         yield url
 
 
@@ -154,8 +157,8 @@ def test_the_schema_states_every_status_constraint_and_the_405s_allow(served: st
         assert answer.json()["error"]["code"] == "E799"
 
 
-def test_docs_and_redoc_load_only_local_files(served: str) -> None:
-    for page in ("/docs", "/redoc"):
+def test_docs_loads_only_local_files(served: str) -> None:
+    for page in ("/docs",):
         answer = httpx.get(f"{served}{page}")
         assert answer.status_code == 200 and answer.headers["content-type"].startswith("text/html")
         policy = answer.headers["content-security-policy"]
@@ -168,4 +171,11 @@ def test_docs_and_redoc_load_only_local_files(served: str) -> None:
     assert httpx.get(f"{served}/docs/assets/swagger-ui-bundle.js").headers["content-type"].startswith(
         "text/javascript")
     assert httpx.get(f"{served}/docs/assets/..%2Fcore.py").status_code == 404
-    assert set(DOCS_ASSETS) >= {"swagger-ui-bundle.js", "swagger-ui.css", "redoc.standalone.js"}
+    assert set(DOCS_ASSETS) >= {"swagger-ui-bundle.js", "swagger-ui.css"}
+    assert httpx.get(f"{served}/redoc").status_code == 404  # no ReDoc page: it loads its logo from a CDN
+
+
+def test_the_evaluation_opens_on_the_default_system(served: str) -> None:
+    summary = httpx.get(f"{served}/v1/eval").json()
+    assert [row["name"] for row in summary["systems"]] == ["baseline", "S3-paper", "default"]
+    assert summary["baseline"] == "baseline" and summary["system"] == "default"
