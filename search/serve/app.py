@@ -220,7 +220,7 @@ def create_app(service: "SearchService | None" = None, *, eval_run: "EvalRun | N
                        for number, text in enumerate(queries)]
         switches = StageSwitches(request.stage1, request.formula_scoring, request.stage3)
         found = need_service()
-        results, pipeline, state = found.search_served(queries, k=int(request.k), switches=switches,
+        results, pipeline, state = found.search_served(queries, k=request.k, switches=switches,
                                                        explain=request.explain)
         return JSONResponse({
             "results": [found.public_result(result) for result in results], "pipeline": pipeline.to_dict(),

@@ -24,7 +24,6 @@ from pydantic import (
     ConfigDict,
     Field,
     StrictBool,
-    StrictFloat,
     StrictInt,
     StrictStr,
     field_validator,
@@ -45,19 +44,18 @@ class SearchRequest(BaseModel):
     query: StrictStr | None = Field(None, description="one query (give this or `queries`)",
                                     examples=["a dog barking without people talking"])
     queries: list[StrictStr] | None = Field(None, description="a batch of queries (give this or `query`)")
-    k: StrictInt | StrictFloat = Field(10, description="hits per query, from 1 to the server's max_k")
+    k: StrictInt = Field(10, description="hits per query, from 1 to the server's max_k")
     stage1: Literal["auto", "off", "online"] = Field(
         "auto", description="Stage 1 (query refinement): the kind's default, off, or the online beam")
     formula_scoring: Literal["auto", "on", "off"] = Field("auto", description="formula scoring")
     stage3: Literal["auto", "on", "off"] = Field("auto", description="Stage 3 (re-ranking by captions)")
     explain: StrictBool = Field(False, description="fill each hit's matched/missed/violated predicates")
 
-    @field_validator("k")
+    @field_validator("k", mode="before")
     @classmethod
-    def _integral(cls, value: int | float) -> int:
-        if isinstance(value, float):
-            if not value.is_integer():
-                raise ValueError("must be an integer")
+    def _integral(cls, value: object) -> object:
+        """3.0 is 3 (a JSON number with no fraction is an integer); anything else is checked as given."""
+        if isinstance(value, float) and value.is_integer():
             return int(value)
         return value
 
