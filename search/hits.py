@@ -19,7 +19,7 @@ from typing import Any
 from fortekit.fol.predicates import PredicateSymbol
 from fortekit.textio import shorten
 
-__all__ = ["Hit", "SearchResult", "explain_predicates"]
+__all__ = ["Hit", "SearchResult", "explain_predicates", "format_score_parts", "score_bar"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +36,11 @@ class Hit:
         missed: the query's asserted predicates the caption does not mention.
         violated: the query's predicates the caption contradicts (an excluded sound it names).
         clause_similarities: with ``explain``, each clause's cosine to the item, in clause order.
+        score_parts: how the score was made, stage by stage, as (stage, amount) pairs that sum to
+            ``score``: ``similarity`` (the first pass: the query vector's cosine to the item, in
+            the projected space when Stage 2's head is on), then what ``formula`` scoring,
+            ``stage3`` and the ``order`` check each added (negative: took away); a stage that
+            did not run has no pair (docs/search.md, "Why a hit ranks where it does").
     """
 
     rank: int
@@ -47,14 +52,22 @@ class Hit:
     missed: tuple[str, ...] = ()
     violated: tuple[str, ...] = ()
     clause_similarities: tuple[float, ...] = ()
+    score_parts: tuple[tuple[str, float], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict of every field."""
+        """A JSON-ready dict of every field; the score parts unrounded, so that they sum to the score.
+
+        Example:
+            >>> hit = Hit(1, "a", 0.5, score_parts=(("similarity", 0.6), ("formula", -0.1)))
+            >>> hit.to_dict()["score_parts"]
+            [{'stage': 'similarity', 'amount': 0.6}, {'stage': 'formula', 'amount': -0.1}]
+        """
         return {
             "rank": self.rank, "id": self.item_id, "score": round(self.score, 6), "caption": self.caption,
             "path": self.path, "matched": list(self.matched), "missed": list(self.missed),
             "violated": list(self.violated),
             "clause_similarities": [round(value, 6) for value in self.clause_similarities],
+            "score_parts": [{"stage": stage, "amount": amount} for stage, amount in self.score_parts],
         }
 
     def __repr__(self) -> str:
@@ -151,7 +164,8 @@ class SearchResult:
                 f"{hit.rank}{' ✗' if hit.violated else ''}", hit.item_id, f"{hit.score:.4f}",
                 hit.caption or "", " ".join(hit.matched), " ".join(hit.missed), " ".join(hit.violated),
             ]
-            rows.append(f"<tr{marked}>" + "".join(f"<td>{escape(cell)}</td>" for cell in cells) + "</tr>")
+            rows.append(f"<tr{marked}>" + "".join(f"<td>{escape(cell)}</td>" for cell in cells)
+                        + f"<td>{score_bar(hit.score_parts)}</td></tr>")
         lines = [f"<b>{escape(self.query)}</b>"]
         if self.phi_star is not None:
             lines.append(f"<code>{escape(self.phi_star)}</code>")
@@ -164,11 +178,53 @@ class SearchResult:
             lines.append(f"formula scoring: {escape(self.fallback)}")
         lines.extend(f"unsure: {escape(line)}" for line in self.unsure)
         header = "".join(f"<th>{name}</th>" for name in
-                         ("rank", "id", "score", "caption", "matched", "missed", "violated"))
+                         ("rank", "id", "score", "caption", "matched", "missed", "violated", "why"))
         return (
             f'<div class="fortekit-result"><p>{"<br>".join(lines)}</p>'
             f"<table><thead><tr>{header}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
         )
+
+
+#: The colour of each stage's part in a score bar (a part that takes away is drawn hatched).
+_STAGE_COLOURS = {"similarity": "#4e79a7", "formula": "#f28e2b", "stage3": "#59a14f", "order": "#b07aa1"}
+
+
+def format_score_parts(parts: tuple[tuple[str, float], ...]) -> str:
+    """The score parts as one line, each labelled and signed.
+
+    Example:
+        >>> format_score_parts((("similarity", 0.61), ("formula", -0.052), ("stage3", 0.01)))
+        'similarity 0.610 · formula −0.052 · stage3 +0.010'
+    """
+    shown = []
+    for k, (stage, amount) in enumerate(parts):
+        value = f"{amount:.3f}" if k == 0 else f"{amount:+.3f}".replace("-", "−")
+        shown.append(f"{stage} {value}")
+    return " · ".join(shown)
+
+
+def score_bar(parts: tuple[tuple[str, float], ...], width: int = 160) -> str:
+    """A small inline SVG bar of the score parts (HTML-safe), with the labelled line as its title.
+
+    Example:
+        >>> bar = score_bar((("similarity", 0.6), ("formula", -0.1)))
+        >>> bar.startswith("<svg") and "formula −0.100" in bar
+        True
+    """
+    if not parts:
+        return ""
+    total = sum(abs(amount) for _, amount in parts) or 1.0
+    x, rects = 0.0, []
+    for stage, amount in parts:
+        w = width * abs(amount) / total
+        colour = _STAGE_COLOURS.get(stage, "#999999")
+        fill = colour if amount >= 0 else "none"
+        rects.append(f'<rect x="{x:.1f}" y="1" width="{w:.1f}" height="10" fill="{fill}" '
+                     f'stroke="{colour}" data-stage="{escape(stage)}"/>')
+        x += w
+    title = escape(format_score_parts(parts))
+    return (f'<svg class="fortekit-score-bar" width="{width}" height="12" role="img" aria-label="{title}">'
+            f"<title>{title}</title>{''.join(rects)}</svg>")
 
 
 def explain_predicates(

@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterable, Mapping, MutableMapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
@@ -330,7 +331,9 @@ class Retriever:
         # explanations read phi*. Planned once: the ranking and the result's clauses agree.
         plans = self.formula_scorer.plan(side.logic) if self.formula_scorer is not None else None
         query_sets = [frozenset() if phi is None else predicates(phi) for phi in formulas]
-        scores, rows = self.rank(side.vectors, side.logic, k, plans=plans, query_predicates=query_sets)
+        stages: list[tuple[str, torch.Tensor, torch.Tensor]] = []
+        scores, rows = self.rank(side.vectors, side.logic, k, plans=plans, query_predicates=query_sets,
+                                 stages=stages)
         unsure = unresolved_scopes(texts) if explain else [()] * len(texts)
         if explain and plans is not None:
             # negated clauses formula scoring could not judge by evidence (issue 42, item 2)
@@ -351,9 +354,11 @@ class Retriever:
             hits = []
             found = [(score, row) for score, row in zip(scores[q].tolist(), rows[q].tolist(), strict=True)
                      if row >= 0]  # a FAISS IVF search may find fewer than k
+            by_stage = [(name, dict(zip(r[q].tolist(), s[q].tolist(), strict=True))) for name, s, r in stages]
             for rank, (score, row) in enumerate(found, 1):
-                hits.append(self._hit(rank, row, score, query_sets[q], clause_vectors, clauses, explain,
-                                      side.logic[q]))
+                hit = self._hit(rank, row, score, query_sets[q], clause_vectors, clauses, explain,
+                                side.logic[q])
+                hits.append(replace(hit, score_parts=score_parts(row, by_stage)))
             out.append(SearchResult(
                 text, tuple(hits), side.phi0[q], None if formulas[q] is None else str(formulas[q]),
                 side.refined[q], clauses, plan.reason if plan is not None else "off", side.sources[q],
@@ -366,6 +371,7 @@ class Retriever:
         plans: Sequence[QueryPlan] | None = None,
         query_predicates: Sequence[frozenset[PredicateSymbol]] | None = None,
         timings: MutableMapping[str, float] | None = None,
+        stages: list[tuple[str, torch.Tensor, torch.Tensor]] | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Rank the items for query vectors and their formulas: the stages after the query side.
 
@@ -382,6 +388,8 @@ class Retriever:
                 the item captions' sets.
             timings: when given, the seconds of ``first_pass``, ``formula``, ``rerank`` and
                 ``order_check`` are added to it.
+            stages: when given, ``(stage, scores, rows)`` after each stage that ran is appended
+                to it (``similarity``, ``formula``, ``stage3``, ``order``): the hits' score parts.
 
         Returns:
             ``(scores, rows)``, (queries, min(k, items)), best first.
@@ -401,6 +409,8 @@ class Retriever:
         else:
             scores, rows = exact_top_k(items, vectors.detach().float().cpu(), pool)
         tick = _lap(clock, "first_pass", tick)
+        if stages is not None:
+            stages.append(("similarity", scores, rows))
         if self.formula_scorer is not None:
             # the places read after formula scoring: the hits, and Stage 3's and the order check's heads
             depth = max(k, self.reranker.top_n if self.reranker is not None else 0,
@@ -409,6 +419,8 @@ class Retriever:
                                                        evidence=self.evidence, captions=self.caption_names,
                                                        depth=depth)
             tick = _lap(clock, "formula", tick)
+            if stages is not None:
+                stages.append(("formula", scores, rows))
         item_sets = self.index.predicate_sets
         if self.reranker is not None and any(item_sets):
             query_sets = list(query_predicates) if query_predicates is not None else [
@@ -417,9 +429,13 @@ class Retriever:
             scores, rows = self.reranker.rerank((scores, rows), query_sets, item_sets, formulas=formulas,
                                                 item_names=self.caption_names)
             tick = _lap(clock, "rerank", tick)
+            if stages is not None:
+                stages.append(("stage3", scores, rows))
         if self.order_check is not None:
             scores, rows = self.order_check.apply(formulas, scores, rows)
             _lap(clock, "order_check", tick)
+            if stages is not None:
+                stages.append(("order", scores, rows))
         return scores[:, :k], rows[:, :k]
 
     def _hit(
@@ -448,6 +464,29 @@ class Retriever:
             sims = tuple(float(clause_vectors[text] @ item) for text, _ in clauses)
         return Hit(rank, index.ids[row], float(score), index.captions[row], index.paths[row],
                    matched, missed, violated, sims)
+
+
+def score_parts(
+    row: int, by_stage: Sequence[tuple[str, Mapping[int, float]]]
+) -> tuple[tuple[str, float], ...]:
+    """An item's score as the first-pass similarity plus what each later stage added.
+
+    Each stage's amount is its score minus the previous stage's, so the parts sum to the final
+    score (up to float rounding); a stage that did not place the item adds nothing.
+
+    Example:
+        >>> score_parts(7, [("similarity", {7: 0.6}), ("formula", {7: 0.5}), ("stage3", {7: 0.55})])
+        (('similarity', 0.6), ('formula', -0.09999999999999998), ('stage3', 0.050000000000000044))
+    """
+    if not by_stage:
+        return ()
+    previous = by_stage[0][1].get(row, 0.0)
+    parts = [(by_stage[0][0], previous)]
+    for stage, scores in by_stage[1:]:
+        current = scores.get(row, previous)
+        parts.append((stage, current - previous))
+        previous = current
+    return tuple(parts)
 
 
 def unresolved_scopes(texts: Sequence[str]) -> list[tuple[str, ...]]:

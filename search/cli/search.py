@@ -293,6 +293,7 @@ def format_table(record: dict[str, Any], *, explain: bool = False) -> str:
             1.   0.5000  clip7  rain
     """
     from fortekit.search.cli.parse import echo_text
+    from fortekit.search.hits import format_score_parts
 
     # cut and escaped: no raw control characters
     lines = [f"query: {echo_text(str(record.get('query', '')))}"]
@@ -318,6 +319,9 @@ def format_table(record: dict[str, Any], *, explain: bool = False) -> str:
             lines.append(f"        matched {list(hit.get('matched', []))} "
                          f"missed {list(hit.get('missed', []))} violated {list(hit.get('violated', []))}"
                          + (f" clauses [{sims}]" if sims else ""))
+            parts = tuple((part["stage"], float(part["amount"])) for part in hit.get("score_parts") or [])
+            if parts:  # why the hit ranks here: the first pass, then what each stage added
+                lines.append(f"        score = {format_score_parts(parts)}")
     return "\n".join(lines) + "\n"
 
 
