@@ -185,7 +185,8 @@ def check_texts(texts: object, method: str = "encode_text") -> list[str]:
     """
     if isinstance(texts, (str, bytes, bytearray)):
         # The classic slip: iterating a string would embed its characters one by one.
-        hint = (" Decode bytes first (texts.decode('utf-8')): one text may be a str, several a list of str."
+        hint = (" Decode bytes first (texts.decode('utf-8')): one text may be a str, several a list of str "
+                "(docs/plugins.md)."
                 if not isinstance(texts, str) else
                 " Wrap a single text in a list ([text]), or decorate the method with "
                 "fortekit.plugins.one_or_many to take one text (docs/plugins.md).")

@@ -509,7 +509,8 @@ def unresolved_scopes(texts: Sequence[str]) -> list[tuple[str, ...]]:
 
 def _check_count(value: object, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise RetrieverError(Errors.E424.format(name=name, expected="an int >= 1", value=value))
+        raise RetrieverError(Errors.E424.format(name=name, expected="an int >= 1 (k=10 is the default)",
+                                                value=value))
     return value
 
 

@@ -156,13 +156,16 @@ def check_queries(args: argparse.Namespace) -> str | None:
             return Errors.E760.format(command="fortekit search", query=query)
     if args.queries_file is None and args.output is not None:
         return Errors.E667.format(option="-o", needed="--queries FILE",
-                                  why="-o writes the records of a query file (search QUERY... prints them)")
+                                  why="-o writes the records of a query file (search QUERY... prints them); "
+                                  "leave -o out, or put the queries in a file (docs/retriever.md)")
     if args.queries_file is not None and args.queries:
         return Errors.E667.format(option="--queries", needed="no QUERY on the command line",
-                                  why="search the file's queries, or the command line's, in one run")
+                                  why="search the file's queries, or the command line's, in one run "
+                                  "(docs/retriever.md)")
     if args.queries_file is None and not args.queries:
         return Errors.E667.format(option="fortekit search", needed="a QUERY or --queries FILE",
-                                  why="there is nothing to search")
+                                  why="there is nothing to search: `fortekit search --index DIR \"a dog "
+                                  "barking\"` (docs/retriever.md)")
     return None
 
 

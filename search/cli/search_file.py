@@ -123,7 +123,7 @@ def _check(args: argparse.Namespace) -> None:
     for option, value in checked:
         if value < 1:
             raise QueryFileError(Errors.E668.format(
-                option=option, expected="a whole number >= 1", value=value, hint="",
+                option=option, expected="a whole number >= 1", value=value, hint=" (docs/retriever.md)",
             ))
     from fortekit.search.cli.refine_args import MAX_BATCH_SIZE
 
