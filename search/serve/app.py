@@ -6,7 +6,7 @@ Routes (OpenAPI at ``/openapi.json``, browsable at ``/docs``):
   ``{"results": [SearchResult.to_dict(), ...], "pipeline": ..., "took_ms": ...}``;
 - ``GET /v1/items/{id}`` and ``GET /v1/items/{id}/audio`` (only files the index registers,
   with range requests);
-- ``GET /v1/stage1/tree?query=...``: Stage 1's search tree, as text;
+- ``GET /v1/stage1/tree?query=...``: Stage 1's search tree, as text (``&format=json``: its nodes);
 - ``GET /v1/health``, ``GET /v1/info`` (the index by its folder's name and its state, never a path);
 - ``POST /v1/reload``: load the index again if its state changed (swapped in once wholly loaded);
 - ``GET /v1/eval``, ``/v1/eval/queries``, ``/v1/eval/queries/{query_id}``: a ``fortekit eval
@@ -30,7 +30,7 @@ Example:
 import time
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from fortekit.errors import Errors, ServeError
 from fortekit.search.serve.hosts import HostPolicy
@@ -242,11 +242,19 @@ def create_app(service: "SearchService | None" = None, *, eval_run: "EvalRun | N
         """The caption, Π(caption), the stored predicates and the audio's URL (or null)."""
         return JSONResponse(need_service().item(item_id))
 
+    tree_json = {"description": "With `format=json`: the refinement and every node of the tree, and "
+                                "`star`, the id of the node chosen (phi*).",
+                 "schema": {"type": "object", "required": ["query", "phi0", "phi_star", "tree", "star"]}}
+
     @app.get("/v1/stage1/tree", tags=["refine"], summary="Stage 1's search tree for a query",
-             response_class=PlainTextResponse)
-    def stage1_tree(query: str = Query(...)) -> PlainTextResponse:
+             response_class=PlainTextResponse, responses={200: {"content": {"application/json": tree_json}}})
+    def stage1_tree(query: str = Query(...), format: Literal["text", "json"] = Query(
+            "text", description="`text`: as `fol-refine --explain` prints it; `json`: the tree's nodes, "
+                                "for the search page")) -> Response:
         """The tree ``fol-refine --explain`` prints: each edit, its objective, kept or pruned."""
         check_text(query, where="query", route="GET /v1/stage1/tree", limit=TREE_QUERY_CHARS)
+        if format == "json":
+            return JSONResponse(need_service().stage1_tree_data(query))
         return PlainTextResponse(need_service().stage1_tree(query))
 
     @app.get("/v1/health", tags=["service"], summary="Whether the service answers")

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from fortekit.search.index.audio_index import AudioIndex
     from fortekit.search.pipeline.defaults import Pipeline
     from fortekit.search.retriever import Retriever
+    from fortekit.search.stage1.result import RefinementResult
 
 __all__ = ["RetrieverFactory", "SearchService"]
 
@@ -402,13 +403,33 @@ class SearchService:
         Raises:
             CaptionError, CaptionTypeError: an empty, too long or non-str query (E300-E302).
         """
+
+        return str(self._refine(query).explain())
+
+    def stage1_tree_data(self, query: str) -> dict[str, Any]:
+        """Stage 1's search tree for a query as JSON (``GET /v1/stage1/tree?format=json``): what
+        ``fol-refine`` writes per query, with every node of the tree (``tree``: id, parent, depth,
+        formula, text, edit, feasible, kept and the objective's terms) and ``star``, the id of the
+        node the search chose (phi*; 0, phi0, when nothing feasible beat it).
+
+        Raises:
+            CaptionError, CaptionTypeError: an empty, too long or non-str query (E300-E302).
+        """
+        result = self._refine(query)
+        data: dict[str, Any] = result.to_dict(include_tree=True)
+        data["star"] = next((node.node_id for node in result.tree
+                             if node.formula == result.phi_star and node.feasible), 0)
+        return data
+
+    def _refine(self, query: str) -> RefinementResult:
         from fortekit.fol.caption.pipeline import check_text
 
         text = _refuse_surrogates(check_text(query, function="GET /v1/stage1/tree"), "query",
                                   "GET /v1/stage1/tree")
         served = self._served
         with self._model:
-            return str(self._refiner(served).refine(text).explain())
+            refined: RefinementResult = self._refiner(served).refine(text)
+        return refined
 
     # -- description ----------------------------------------------------------------------------
     def info(self) -> dict[str, Any]:
