@@ -107,6 +107,7 @@
 
   let maxK = num(kInput && kInput.max) || 100;
   let hasIndex = true;
+  let indexItems = null; // the index's size, from /v1/info
   let requestSeq = 0;
 
   /** What is shown: the last answer's hits, how many are listed, the request and its clauses. */
@@ -159,6 +160,7 @@
       hasIndex = true;
       const parts = [];
       const items = num(index.items);
+      indexItems = items;
       if (items !== null) parts.push(formatInt(items) + (items === 1 ? ' item' : ' items'));
       if (isText(index.kind)) parts.push(index.kind.replace(/_/g, ' '));
       if (isText(index.backbone)) {
@@ -937,9 +939,10 @@
     if (noHits) noHits.hidden = hits.length > 0;
   }
 
-  /** Whether the server may rank more than it was asked for (k used up, below max_k). */
+  /** Whether the server may rank more than it was asked for (k used up, below max_k and the index's size). */
   function canAskMore() {
-    return view.req !== null && view.hits.length >= view.req.k && view.req.k < maxK;
+    if (view.req === null || view.hits.length < view.req.k || view.req.k >= maxK) return false;
+    return indexItems === null || view.req.k < indexItems;
   }
 
   function showMore(count) {

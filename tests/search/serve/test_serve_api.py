@@ -170,6 +170,20 @@ def test_the_stage1_tree_is_the_refiners_explanation(cafe_client: TestClient) ->
     assert "φ0" in answer.text and "a dog barking" in answer.text
 
 
+def test_the_stage1_tree_as_json_is_the_refiners_tree(cafe_client: TestClient) -> None:
+    answer = cafe_client.get("/v1/stage1/tree", params={"query": "a dog barking", "format": "json"})
+    assert answer.status_code == 200 and answer.headers["content-type"].startswith("application/json")
+    tree = answer.json()
+    assert tree["query"] == "a dog barking" and tree["phi0"] and tree["tree"]
+    ids = {node["id"] for node in tree["tree"]}
+    assert tree["star"] in ids
+    assert all(node["parent"] is None or node["parent"] in ids for node in tree["tree"])
+    fields = {"id", "parent", "depth", "formula", "text", "edit", "feasible", "kept", "F"}
+    assert fields <= set(tree["tree"][0])
+    refused = cafe_client.get("/v1/stage1/tree", params={"query": "a dog", "format": "xml"})
+    assert refused.status_code == 422 and refused.json()["error"]["code"] == "E792"
+
+
 def test_the_pages_and_their_files_are_served_from_the_package(cafe_client: TestClient) -> None:
     page = cafe_client.get("/")
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")

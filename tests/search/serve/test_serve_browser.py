@@ -7,10 +7,15 @@ and none may be attempted. The pages send a strict Content-Security-Policy (no `
 the tests wait with locators and ``expect``, never with ``page.wait_for_function``.
 
 What is checked: type a query and see the hits the API returns; play an audio hit (the element
-loads the file); switch a stage off and see the ranking change; the Stage 1 tree link; every
-caption and query is shown as text; the evaluation page (metrics, per-query table, sorting, the
-detail of a query, by mouse and by keyboard); labels and landmarks; no horizontal scroll on a
-1366x768 laptop screen.
+loads the file); switch a stage off and see the ranking change; the first hits on the first screen
+of a 1280x800 screen, the pipeline as a line that opens; each hit's score bar (its parts, labelled,
+a part that takes away hatched) and its clause similarities with their clauses; a hit's details
+inline; 20 hits at a time and "More results"; the Stage 1 tree as a nested, collapsible tree;
+the "Pushed down by the exclusion" section and the low-confidence notice (on the API's answer,
+and on an answer given those fields by the test, so they are checked before and after the API
+sends them); every caption and query is shown as text; the evaluation page (metrics, per-query
+table, sorting, the detail of a query, by mouse and by keyboard); labels and landmarks; no
+horizontal scroll on a 1366x768 laptop screen.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import shutil
 import threading
 import wave
 from collections.abc import Iterator
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -53,6 +59,8 @@ HOSTILE_CAPTIONS = {
 }
 HOSTILE_QUERY = '<img src=x onerror="window.__pwned=1"> a dog <script>window.__pwned=1</script>'
 LAPTOP = {"width": 1366, "height": 768}
+FIRST_SCREEN = {"width": 1280, "height": 800}
+PAGE_SIZE = 20
 NUMBER = r"[0-9]+(?:\.[0-9]+)?"
 IDS = "els => els.map(e => e.dataset.id)"
 PAIR = {"system": "formula", "baseline": "baseline"}
@@ -290,24 +298,291 @@ def test_switching_a_stage_off_changes_the_ranking(page: Page, base: str) -> Non
     assert _shown_ids(page) == before
 
 
-def test_the_stage1_tree_link_answers_the_tree_of_the_query(
+def test_the_first_hits_are_on_the_first_screen_and_the_pipeline_is_one_line(
+        context: tuple[BrowserContext, _Watch], base: str) -> None:
+    page = _watched(*context)
+    page.set_viewport_size(FIRST_SCREEN)
+    _search(page, base, EXCLUSION)
+    hits = page.locator("#hits > li.hit")
+    expect(hits.first).to_be_visible()
+    boxes = hits.evaluate_all("els => els.slice(0, 3).map(e => { const r = e.getBoundingClientRect(); "
+                              "return [r.top, r.bottom]; })")
+    assert page.evaluate("() => window.scrollY") == 0
+    assert boxes[0][1] <= FIRST_SCREEN["height"], f"the first hit is not wholly on the first screen: {boxes}"
+    assert all(top < FIRST_SCREEN["height"] for top, _ in boxes), f"three hits do not start on it: {boxes}"
+    # the pipeline: one line of on/off chips; the figures only once opened, once per stage
+    answer = _api_search(base, EXCLUSION)
+    stages = answer["pipeline"]["stages"]
+    details = page.locator("#pipeline-details")
+    expect(details).not_to_have_attribute("open", "")
+    expect(page.locator("#pipeline")).to_be_hidden()
+    chips = page.locator("#pipeline-line .stage-chip")
+    expect(chips).to_have_count(len(stages))
+    for name, stage in stages.items():
+        chip = page.locator(f'#pipeline-line .stage-chip[data-stage="{name}"]')
+        expect(chip).to_be_visible()
+        expect(chip.locator(".stage-state")).to_have_text("on" if stage["on"] else "off")
+    summary_height = page.locator("#formula-panel").evaluate("el => el.getBoundingClientRect().height")
+    assert summary_height < 160, f"the query and pipeline panel is {summary_height}px tall"
+    page.locator("#pipeline-summary").click()
+    expect(page.locator("#pipeline")).to_be_visible()
+    whys = [stage["why"] for stage in stages.values() if stage.get("why")]
+    expect(page.locator("#pipeline li.stage .stage-why:not(.stage-detail)")).to_have_text(whys)
+    # the figures are the pipeline's, not each hit's: shown once, whatever the number of hits
+    assert page.locator("main").inner_text().count(whys[0]) == 1
+    # another query keeps it open
+    page.locator("#query").fill("rain falling")
+    page.locator("#query").press("Enter")
+    expect(page.locator("#status")).to_have_text(re.compile(rf"^\d+ hits? in {NUMBER} ms$"))
+    expect(page.locator("#pipeline")).to_be_visible()
+
+
+def _format_parts(parts: list[dict[str, Any]]) -> str:
+    from fortekit.search.hits import format_score_parts
+
+    return format_score_parts(tuple((part["stage"], part["amount"]) for part in parts))
+
+
+def test_each_hit_has_a_score_bar_of_its_labelled_parts(page: Page, base: str) -> None:
+    _search(page, base, EXCLUSION)
+    answer = _api_search(base, EXCLUSION)
+    hits, clauses = _hits(answer), answer["results"][0]["clauses"]
+    assert all(hit["score_parts"] for hit in hits)
+    assert any(part["amount"] < 0 for hit in hits for part in hit["score_parts"]), \
+        "the exclusion query should take something away from some hit"
+    expect(page.locator("#score-legend")).to_be_visible()
+    for hit in hits:
+        shown = page.locator(f'#hits > li.hit[data-id="{hit["id"]}"]')
+        bar = shown.locator("svg.score-bar")
+        expect(bar).to_be_visible()
+        line = _format_parts(hit["score_parts"])
+        expect(bar).to_have_attribute("aria-label", f"score parts: {line}")
+        expect(bar.locator("title")).to_have_text(line)
+        assert shown.locator(".score-wrap").get_attribute("title") == f"{line} = {hit['score']:.3f}"
+        rects = bar.locator("rect.bar-part")
+        expect(rects).to_have_count(len(hit["score_parts"]))
+        drawn = rects.evaluate_all("els => els.map(e => [e.dataset.stage, e.classList.contains('part-minus'),"
+                                   " getComputedStyle(e).fill, Number(e.getAttribute('width'))])")
+        for (stage, minus, fill, width), part in zip(drawn, hit["score_parts"], strict=True):
+            assert stage == part["stage"] and minus == (part["amount"] < 0), (drawn, part)
+            # a part that takes away is hatched (a pattern), one that adds filled with its colour
+            assert fill.startswith("url(") == (part["amount"] < 0), (stage, fill)
+            assert width > 0
+        assert sum(part["amount"] for part in hit["score_parts"]) == pytest.approx(hit["score"], abs=1e-5)
+        # the clause similarities are labelled with their clauses, the negated ones marked
+        sims = shown.locator(".sims .sim")
+        expect(sims).to_have_count(len(hit["clause_similarities"]))
+        expect(sims.locator(".sim-clause")).to_have_text([clause["text"] for clause in clauses])
+        values = [f"{value:.3f}" for value in hit["clause_similarities"]]
+        expect(sims.locator(".sim-value")).to_have_text(values)
+        expect(shown.locator(".sims .sim.negated")).to_have_count(sum(c["negated"] for c in clauses))
+    # the bars share one scale: a higher score ends further right
+    ends = page.locator("#hits svg.score-bar line.bar-end").evaluate_all(
+        "els => els.map(e => Number(e.getAttribute('x1')))")
+    for (end_a, end_b), (a, b) in zip(pairwise(ends), pairwise(hits), strict=True):
+        if a["score"] > b["score"] + 1e-3:
+            assert end_a > end_b, (a, b, end_a, end_b)
+
+
+def test_a_hits_details_open_in_place(context: tuple[BrowserContext, _Watch], page: Page, base: str) -> None:
+    _search(page, base, EXCLUSION)
+    first = page.locator("#hits > li.hit").first
+    item_id = first.get_attribute("data-id")
+    assert item_id
+    item = httpx.get(f"{base}/v1/items/{item_id}", timeout=60).json()
+    hit = _hits(_api_search(base, EXCLUSION))[0]
+    toggle = first.locator("button.details-toggle")
+    expect(toggle).to_have_attribute("aria-expanded", "false")
+    box = first.locator(".hit-details")
+    expect(box).to_be_hidden()
+    assert first.locator("a[target]").count() == 0  # no link opens a tab
+    toggle.click()
+    expect(toggle).to_have_attribute("aria-expanded", "true")
+    expect(box).to_be_visible()
+    expect(box.locator(".detail-caption")).to_have_text(item["caption"])
+    expect(box.locator(".detail-formula")).to_have_text(item["formula"])
+    expect(box.locator(".stored-preds li")).to_have_text(item["predicates"])
+    rows = box.locator(".parts-table tr.part-row")
+    expect(rows).to_have_count(len(hit["score_parts"]))
+    expect(rows.locator("th")).to_have_text([part["stage"] for part in hit["score_parts"]])
+    expect(box.locator(".parts-table tr.part-total td.num")).to_have_text(f"{hit['score']:.3f}")
+    assert len(context[0].pages) == 1  # nothing opened a new tab
+    assert "/v1/items/" not in urlsplit(page.url).path
+    toggle.click()
+    expect(box).to_be_hidden()
+    expect(toggle).to_have_attribute("aria-expanded", "false")
+
+
+def test_hits_are_shown_twenty_at_a_time_with_more_results(page: Page, base: str) -> None:
+    every = httpx.post(f"{base}/v1/search", json={"query": EXCLUSION, "k": 24}, timeout=60).json()
+    ids = [hit["id"] for hit in _hits(every)]
+    assert len(ids) == 24
+    page.goto(f"{base}/?{httpx.QueryParams({'q': EXCLUSION, 'k': 24})}")
+    expect(page.locator("#status")).to_have_text(re.compile(rf"^24 hits in {NUMBER} ms$"))
+    expect(page.locator("#hits > li.hit")).to_have_count(PAGE_SIZE)
+    more = page.locator("#more-button")
+    expect(more).to_be_visible()
+    expect(page.locator("#shown-count")).to_have_text(f"Showing {PAGE_SIZE} of 24")
+    assert _shown_ids(page) == ids[:PAGE_SIZE]
+    more.click()
+    expect(page.locator("#hits > li.hit")).to_have_count(24)
+    assert _shown_ids(page) == ids
+    expect(page.locator(f"#hits > li.hit >> nth={PAGE_SIZE}")).to_be_focused()  # the first new hit
+    expect(more).to_be_hidden()  # all the index's items are shown: nothing more to ask for
+
+    # k used up below max_k: "More results" asks the server for 20 more
+    _search(page, base, EXCLUSION)
+    expect(page.locator("#hits > li.hit")).to_have_count(10)
+    expect(more).to_be_visible()
+    with page.expect_request(lambda r: urlsplit(r.url).path == "/v1/search") as sent:
+        more.click()
+    assert json.loads(sent.value.post_data or "{}")["k"] == 30
+    expect(page.locator("#hits > li.hit")).to_have_count(24)
+    expect(page.locator("#k")).to_have_value("30")
+    assert parse_qs(urlsplit(page.url).query)["k"] == ["30"]
+    expect(page.locator("#hits > li.hit >> nth=10")).to_be_focused()
+    expect(more).to_be_hidden()
+
+
+def test_the_stage1_tree_is_a_nested_collapsible_tree(
         page: Page, base: str, context: tuple[BrowserContext, _Watch]) -> None:
     _search(page, base, EXCLUSION)
+    fold = page.locator("#tree-details")
+    expect(fold).not_to_have_attribute("open", "")
+    with page.expect_response(lambda r: urlsplit(r.url).path == "/v1/stage1/tree") as response:
+        fold.locator("summary").first.click()
+    assert parse_qs(urlsplit(response.value.url).query) == {"query": [EXCLUSION], "format": ["json"]}
+    tree = response.value.json()
+    nodes = page.locator("#tree-body li.tree-node")
+    expect(nodes).to_have_count(len(tree["tree"]))
+    # each node sits inside its parent's list, indented one level further
+    placed = nodes.evaluate_all(
+        "els => els.map(e => { const up = e.parentElement.closest('li.tree-node'); "
+        "return [Number(e.dataset.node), up ? Number(up.dataset.node) : null, "
+        "e.getBoundingClientRect().left]; })")
+    parents = {node["id"]: node["parent"] for node in tree["tree"]}
+    lefts = {node: left for node, _, left in placed}
+    for node, parent, left in placed:
+        assert parent == parents[node], (node, parent)
+        if parent is not None and lefts[node] and lefts[parent]:
+            assert left > lefts[parent], "a child is not indented under its parent"
+    star = page.locator(f'#tree-body li.tree-node[data-node="{tree["star"]}"]')
+    expect(star).to_have_class(re.compile(r"\bnode-star\b"))
+    expect(star.locator(".tree-mark").first).to_have_text("★")
+    expect(page.locator("#tree-body .tree-head code.tree-phi0")).to_have_text(tree["phi0"])
+    with_children = {node["parent"] for node in tree["tree"] if node["parent"] is not None}
+    expect(page.locator("#tree-body details.tree-fold")).to_have_count(len(with_children))
+    if with_children:  # a node with children folds and unfolds
+        folded = page.locator("#tree-body details.tree-fold").first
+        expect(folded).to_have_attribute("open", "")
+        folded.locator("summary").first.click()
+        expect(folded).not_to_have_attribute("open", "")
+        expect(folded.locator("ul.tree").first).to_be_hidden()
+    # the same tree as text, from the link under it
     link = page.locator("#stage1-tree-link")
-    href = link.get_attribute("href")
-    assert href is not None
+    href = link.get_attribute("href") or ""
     assert urlsplit(href).path == "/v1/stage1/tree"
     assert parse_qs(urlsplit(href).query) == {"query": [EXCLUSION]}
-    answer = httpx.get(f"{base}{href}", timeout=60)
-    assert answer.status_code == 200
-    assert answer.headers["content-type"].startswith("text/plain")
-    assert answer.text.strip()
     with context[0].expect_page() as opened:
         link.click()
-    tree = opened.value
-    tree.wait_for_load_state()
-    assert tree.locator("body").inner_text().strip() == answer.text.strip()
-    tree.close()
+    text = opened.value
+    text.wait_for_load_state()
+    assert "φ0" in text.locator("body").inner_text()
+    text.close()
+
+
+def _with_fields(page: Page, **fields: Any) -> None:
+    """Answer the page's searches with the server's answer plus ``fields`` on each result (a field
+    that is a function is called with the result)."""
+    def handle(route: Any) -> None:
+        response = route.fetch()
+        body = response.json()
+        for result in body["results"]:
+            for name, value in fields.items():
+                result[name] = value(result) if callable(value) else value
+        route.fulfill(response=response, json=body)
+
+    page.route("**/v1/search", handle)
+
+
+def test_the_pushed_down_section_lists_what_the_exclusion_moved(page: Page, base: str) -> None:
+    # as the API answers: a section exactly when it sends the list (it may not yet)
+    _search(page, base, EXCLUSION)
+    result = _api_search(base, EXCLUSION)["results"][0]
+    section = page.locator("#pushed-down")
+    if "pushed_down" in result:
+        expect(section).to_be_visible()
+        expect(page.locator("#pushed-count")).to_have_text(str(len(result["pushed_down"])))
+        expect(page.locator("#pushed-list li.pushed-item")).to_have_count(len(result["pushed_down"]))
+    else:
+        expect(section).to_be_hidden()
+
+    hostile = HOSTILE_CAPTIONS["clip1"]
+
+    def pushed(answer: dict[str, Any]) -> list[dict[str, Any]]:
+        last = answer["hits"][-1]
+        return [{"id": "clip000009", "caption": "A dog barking with a distant siren", "was": 3, "now": 14,
+                 "evidence": ["the caption names a siren", "siren: 0.81 against 0.12"]},
+                {"id": last["id"], "caption": hostile, "was": 1, "now": None, "evidence": []}]
+
+    _with_fields(page, pushed_down=pushed)
+    _search(page, base, EXCLUSION)
+    expect(section).to_be_visible()
+    expect(section.locator("summary")).to_contain_text("Pushed down by the exclusion (2)")
+    expect(section).not_to_have_attribute("open", "")
+    items = page.locator("#pushed-list li.pushed-item")
+    expect(items.first).to_be_hidden()
+    section.locator("summary").click()
+    expect(items).to_have_count(2)
+    expect(items.nth(0).locator(".pushed-was")).to_have_text("was #3")
+    expect(items.nth(0).locator(".pushed-now")).to_have_text("now #14")
+    expect(items.nth(0).locator(".caption")).to_have_text("A dog barking with a distant siren")
+    expect(items.nth(0).locator("ul.evidence li")).to_have_text(["the caption names a siren",
+                                                                 "siren: 0.81 against 0.12"])
+    expect(items.nth(1).locator(".pushed-was")).to_have_text("was #1")
+    expect(items.nth(1).locator(".pushed-now")).to_have_text("now beyond the candidate pool")
+    expect(items.nth(1).locator(".caption")).to_have_text(hostile)  # as text
+    expect(items.nth(1).locator("ul.evidence")).to_have_count(0)
+    expect(section.locator("img")).to_have_count(0)
+    assert page.evaluate("() => typeof window.__pwned") == "undefined"
+    # above the hits
+    top = section.evaluate("el => el.getBoundingClientRect().top")
+    assert top < page.locator("#hits > li.hit").first.evaluate("el => el.getBoundingClientRect().top")
+
+    # an empty list: for a query with a negated clause, "(0)"; for one without, no section
+    page.unroute("**/v1/search")
+    _with_fields(page, pushed_down=[])
+    _search(page, base, EXCLUSION)
+    expect(page.locator("#pushed-count")).to_have_text("0")
+    section.locator("summary").click()
+    expect(page.locator("#pushed-none")).to_be_visible()
+    _search(page, base, "rain falling")
+    expect(section).to_be_hidden()
+
+
+def test_a_low_confidence_answer_shows_a_notice_above_the_hits(page: Page, base: str) -> None:
+    notice = page.locator("#confidence")
+    _search(page, base, EXCLUSION)
+    real = _api_search(base, EXCLUSION)["results"][0].get("confidence")
+    if isinstance(real, dict) and real.get("low"):
+        expect(notice).to_be_visible()
+    else:
+        expect(notice).to_be_hidden()
+
+    reason = "no item matches any of the query's predicates (Qwzx/1, Flurb/1)"
+    _with_fields(page, confidence={"low": True, "reason": reason, "code": "W856"})
+    _search(page, base, "qwzx flurb")
+    expect(notice).to_be_visible()
+    expect(notice).to_have_text(re.compile(rf"W856: {re.escape(reason)}$"))
+    expect(notice).to_have_attribute("role", "note")
+    hits = page.locator("#hits > li.hit")
+    expect(hits.first).to_be_visible()  # the hits are still shown, under the notice
+    assert notice.evaluate("el => el.getBoundingClientRect().bottom") <= hits.first.evaluate(
+        "el => el.getBoundingClientRect().top")
+    page.unroute("**/v1/search")
+    _with_fields(page, confidence={"low": False, "reason": "", "code": ""})
+    _search(page, base, "rain falling")
+    expect(notice).to_be_hidden()
 
 
 def test_every_caption_and_query_is_shown_as_text(page: Page, hostile_base: str) -> None:
