@@ -2,12 +2,18 @@
 
 It serves an index and a ``fortekit eval --beir`` run on 127.0.0.1 (uvicorn in a thread, the app of
 ``fortekit serve``), opens the pages in Debian's chromium, headless and offline (Playwright drives
-it and never downloads a browser), at a 1366x768 laptop screen, and writes
+it and never downloads a browser), and writes
 
-- ``docs/img/serve/search.png``: the search page after an exclusion query, with the query's
-  formulas, clauses and pipeline shown above the hits (the default pipeline);
-- ``docs/img/serve/search_formula_off.png``: the same query with formula scoring switched off;
-- ``docs/img/serve/eval.png``: the evaluation page with a query's two top 10s open.
+- ``docs/img/serve/search.png``: the first screen (1280x800) of the search page after an exclusion
+  query: the query's formula and clauses, the pipeline as one line, then the hits with their
+  score bars (the default pipeline);
+- ``docs/img/serve/search_open.png``: the same page with the pipeline's figures, the Stage 1 tree,
+  the first hit's details and (when the API sends it) "Pushed down by the exclusion" opened;
+- ``docs/img/serve/search_formula_off.png``: the first screen of the same query with formula
+  scoring switched off;
+- ``docs/img/serve/search_confidence.png``: the first screen of a nonsense query, when the API
+  marks it as low confidence (else not written, and said so);
+- ``docs/img/serve/eval.png``: the evaluation page with a query's two top 10s open (1366x768).
 
 By default the index is built here from the sound generator's 24 clips (``GeneratorConfig(seed=0,
 n=24, speech=False)``, their first captions, the bundled MiniLM, their WAV files registered) and
@@ -38,9 +44,13 @@ from urllib.parse import urlencode, urlsplit
 REPO = Path(__file__).resolve().parents[1]
 NEGATION_SET = REPO.parent / "shared" / "data" / "negation" / "audiocaps_test"
 QUERY = "a dog barking without a siren"
+#: A query that matches nothing (the confidence notice).
+NONSENSE = "qwzx flurb"
 #: The hits shown: few enough that the whole list fits in a screenshot.
 K = 5
 VIEWPORT = {"width": 1366, "height": 768}
+#: The first screen the search page is made for.
+FIRST_SCREEN = {"width": 1280, "height": 800}
 #: The longest screenshot, in CSS pixels (a full page is clipped here to keep the PNGs small).
 MAX_HEIGHT = 2200
 
@@ -109,6 +119,8 @@ def warm_up(base: str, query: str) -> None:
     for switches in ({}, {"formula_scoring": "off"}):
         httpx.post(f"{base}/v1/search", json={"query": f"{query} (warm-up)", "k": K, **switches},
                    timeout=120).raise_for_status()
+    httpx.get(f"{base}/v1/stage1/tree", params={"query": f"{query} (warm-up)", "format": "json"},
+              timeout=120).raise_for_status()
 
 
 def pick_query(base: str) -> str | None:
@@ -124,18 +136,19 @@ def pick_query(base: str) -> str | None:
     return str(best["query_id"])
 
 
-def shoot(page: Any, path: Path) -> None:
-    """A full-page PNG of ``page``, clipped to :data:`MAX_HEIGHT`."""
-    height = page.locator("html").evaluate("el => el.scrollHeight")
-    clip = {"x": 0, "y": 0, "width": VIEWPORT["width"], "height": min(int(height), MAX_HEIGHT)}
+def shoot(page: Any, path: Path, *, full: bool = True) -> None:
+    """A full-page PNG of ``page``, clipped to :data:`MAX_HEIGHT` (``full=False``: the first screen)."""
+    size = page.viewport_size or VIEWPORT
+    height = page.locator("html").evaluate("el => el.scrollHeight") if full else size["height"]
+    clip = {"x": 0, "y": 0, "width": size["width"], "height": min(int(height), MAX_HEIGHT)}
     path.parent.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(path), full_page=True, clip=clip, animations="disabled", caret="hide")
+    page.screenshot(path=str(path), full_page=full, clip=clip, animations="disabled", caret="hide")
     size = f"{path.stat().st_size // 1024} KB, {clip['width']}x{clip['height']}"
     print(f"wrote {path} ({size})", file=sys.stderr)
 
 
 def screenshots(base: str, out: Path, query: str, chromium: str) -> list[Path]:
-    """Open the pages and write the three PNGs; return their paths."""
+    """Open the pages and write the PNGs; return their paths."""
     from playwright.sync_api import expect, sync_playwright
 
     done = "^([0-9]+ hits?|No hits) in [0-9.]+ ms$"
@@ -147,16 +160,46 @@ def screenshots(base: str, out: Path, query: str, chromium: str) -> list[Path]:
         context.route("**/*", lambda route: route.continue_()
                       if urlsplit(route.request.url).hostname == "127.0.0.1" else route.abort())
         page = context.new_page()
-        page.set_default_timeout(30_000)
+        page.set_default_timeout(60_000)
+        page.set_viewport_size(FIRST_SCREEN)
 
-        for name, switches in (("search.png", {}), ("search_formula_off.png", {"formula_scoring": "off"})):
-            page.goto(f"{base}/?{urlencode({'q': query, 'k': K, **switches})}")
+        def search(text: str, **switches: str) -> None:
+            page.goto(f"{base}/?{urlencode({'q': text, **switches})}")
             expect(page.locator("#status")).to_have_text(re.compile(done))
             expect(page.locator("#formula-panel")).to_be_visible()
             page.locator("#query").blur()
-            written.append(out / name)
-            shoot(page, written[-1])
 
+        search(query)
+        written.append(out / "search.png")
+        shoot(page, written[-1], full=False)
+
+        search(query, k=str(K))
+        page.locator("#pipeline-summary").click()
+        with page.expect_response(lambda r: urlsplit(r.url).path == "/v1/stage1/tree"):
+            page.locator("#tree-details > summary").click()
+        expect(page.locator("#tree-body ul.tree-root")).to_be_visible()
+        if page.locator("#pushed-down").is_visible():
+            page.locator("#pushed-down > summary").click()
+        page.locator("#hits > li.hit button.details-toggle").first.click()
+        expect(page.locator("#hits > li.hit .hit-details dl").first).to_be_visible()
+        expect(page.locator("#hits > li.hit .hit-details .detail-caption").first).to_be_visible()
+        page.mouse.move(0, 0)
+        written.append(out / "search_open.png")
+        shoot(page, written[-1])
+
+        search(query, formula_scoring="off")
+        written.append(out / "search_formula_off.png")
+        shoot(page, written[-1], full=False)
+
+        search(NONSENSE)
+        if page.locator("#confidence").is_visible():
+            written.append(out / "search_confidence.png")
+            shoot(page, written[-1], full=False)
+        else:
+            print(f"no confidence notice for {NONSENSE!r} (the API sends no low confidence): "
+                  "search_confidence.png not written", file=sys.stderr)
+
+        page.set_viewport_size(VIEWPORT)
         chosen = pick_query(base)
         page.goto(f"{base}/eval" + (f"?{urlencode({'query': chosen})}" if chosen else ""))
         expect(page.locator("table#queries tbody tr[data-query-id]").first).to_be_visible()

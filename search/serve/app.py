@@ -242,9 +242,9 @@ def create_app(service: "SearchService | None" = None, *, eval_run: "EvalRun | N
         """The caption, Π(caption), the stored predicates and the audio's URL (or null)."""
         return JSONResponse(need_service().item(item_id))
 
-    tree_json = {"description": "With `format=json`: the refinement and every node of the tree, and "
-                                "`star`, the id of the node chosen (phi*).",
-                 "schema": {"type": "object", "required": ["query", "phi0", "phi_star", "tree", "star"]}}
+    tree_json = {"schema": {"type": "object", "required": ["query", "phi0", "phi_star", "tree", "star"],
+                            "description": "With `format=json`: the refinement and every node of the tree "
+                                           "(`tree`), and `star`, the id of the node chosen (phi*)."}}
 
     @app.get("/v1/stage1/tree", tags=["refine"], summary="Stage 1's search tree for a query",
              response_class=PlainTextResponse, responses={200: {"content": {"application/json": tree_json}}})
