@@ -50,14 +50,19 @@ def _search(client: TestClient, **body: Any) -> dict[str, Any]:
 
 
 def _assert_same_results(got: list[dict[str, Any]], wanted: list[dict[str, Any]]) -> None:
-    """Equal, but for scores within 1e-5: a text encoded in another batch may differ in the 7th digit
-    (the encoder's padding), and the text cache keeps whichever batch encoded it first."""
+    """Equal, but for scores and their parts within 1e-5: a text encoded in another batch may differ
+    in the 7th digit (the encoder's padding), and the text cache keeps whichever batch encoded it first."""
     assert len(got) == len(wanted)
     for result, expected in zip(got, wanted, strict=True):
         assert {**result, "hits": None} == {**expected, "hits": None}
         for hit, hit_expected in zip(result["hits"], expected["hits"], strict=True):
             assert hit["score"] == pytest.approx(hit_expected["score"], abs=1e-5)
-            assert {**hit, "score": None} == {**hit_expected, "score": None}
+            parts, parts_expected = hit.get("score_parts", []), hit_expected.get("score_parts", [])
+            assert [part["stage"] for part in parts] == [part["stage"] for part in parts_expected]
+            assert [part["amount"] for part in parts] == pytest.approx(
+                [part["amount"] for part in parts_expected], abs=1e-5)
+            assert {**hit, "score": None, "score_parts": None} == {**hit_expected, "score": None,
+                                                                   "score_parts": None}
 
 
 def test_a_search_returns_exactly_what_retriever_search_returns(cafe: Path, cafe_client: TestClient) -> None:
