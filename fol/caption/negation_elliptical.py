@@ -1,4 +1,4 @@
-"""Cues whose construction is read from the punctuation around them.
+"""Cues whose construction is read from the punctuation and word order around them.
 
 * ``comma_preposition``: "save" is a preposition only where it restricts what comes before
   it, set off by a comma or a dash, and is followed by the noun phrase it excepts ("A, save
@@ -6,6 +6,9 @@
 * ``post_negation``: a particle that closes its segment, with nothing after it but words of
   emphasis ("the B, not at all"), negates the verbless phrase before it: an elliptical
   constituent negation, "not B" written after its focus (NegEx's post-negation triggers).
+* ``inverted_clause``: "nor" before a clause that inverts its auxiliary and subject ("nor is
+  there B", "nor can you hear B") negates that clause (Huddleston & Pullum 2002, ch. 9 §3.3):
+  an existential excludes its pivot, a verb of perceiving its object, another verb its subject.
 
 Example:
     >>> from fortekit.fol.caption import parse_caption
@@ -65,5 +68,41 @@ def post_negation(ctx: ScopeContext, match: Match) -> Verdict | None:
     return exclusion(ctx, match, noun, "elliptical", tokens)
 
 
+def inverted_clause(ctx: ScopeContext, match: Match) -> Verdict | None:
+    """'nor is there B', 'nor can you hear B', 'nor does B bark': the inverted clause is negated."""
+    view = ctx.view
+    k = match.last + 1
+    if k + 1 >= len(view) or view[k].pos == "PUNCT":  # "nor" opens the clause's segment, or ends one
+        return None
+    auxiliary = view[k]
+    if auxiliary.pos != "AUX" and auxiliary.tag != "MD" and auxiliary.lemma not in ("be", "have", "do"):
+        return None  # "nor the rain": no clause, the following phrase reads it
+    if view[k + 1].lower == "there":  # "nor is there B"
+        pivot = ctx.first_after(k + 1)
+        if pivot is None or not ctx.nominal(pivot, k + 1):
+            return None
+        return exclusion(ctx, match, pivot, "clausal", [k, k + 1])
+    subject = next((view[j] for j in range(k + 1, len(view))
+                    if ctx.same_segment(j, k) and (ctx.is_noun(view[j]) or view[j].pos == "PRON")), None)
+    if subject is None:
+        return None
+    verb = next((view[j] for j in range(subject.i + 1, len(view))
+                 if ctx.same_segment(j, k) and view[j].pos in VERBS), None)
+    perception = ctx.words("perception")
+    if verb is not None and verb.lemma in perception:  # "nor can you hear B"
+        obj = ctx.first_after(verb.i)
+        if obj is None or not ctx.nominal(obj, verb.i):
+            return None
+        tokens = [k, verb.i] + ([subject.i] if subject.pos == "PRON" else [])
+        return exclusion(ctx, match, obj, "clausal", tokens)
+    if subject.pos == "PRON":
+        return None
+    return exclusion(ctx, match, subject, "clausal", [k])  # "nor does B bark"
+
+
 #: The scope rules of this module, by the names ``grammars/negation.toml`` uses.
-ELLIPTICAL_RULES = {"comma_preposition": comma_preposition, "post_negation": post_negation}
+ELLIPTICAL_RULES = {
+    "comma_preposition": comma_preposition,
+    "post_negation": post_negation,
+    "inverted_clause": inverted_clause,
+}

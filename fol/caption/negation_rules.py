@@ -81,6 +81,7 @@ SCOPE_RULE_NAMES: tuple[str, ...] = (
     "tough_complement",
     "comma_preposition",
     "post_negation",
+    "inverted_clause",
 )
 _CUE_KEYS = frozenset(
     {"id", "class", "words", "phrases", "lemma_phrases", "pos", "scopes", "attributive", "form"}

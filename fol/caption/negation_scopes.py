@@ -260,6 +260,10 @@ def own_phrase(ctx: ScopeContext, match: Match) -> Verdict | None:
     perceived = next(
         (c for c in view.children(head.i, ("dobj", "obj", "ccomp", "xcomp")) if c.i > head.i), None
     )
+    perceiving = tok.dep in SUBJECT_DEPS and head.lemma in ctx.words("perception")
+    if perceived is None and perceiving and head.i > tok.i:
+        after = ctx.first_after(head.i)  # "with nobody hearing B": the tagger hung B elsewhere
+        perceived = after if after is not None and ctx.nominal(after, head.i) else None
     if tok.dep in SUBJECT_DEPS and head.lemma in ctx.words("perception") and perceived is not None:
         # "nobody can hear a cat": nobody perceives it, so it is not heard
         object_noun = perceived if ctx.is_noun(perceived) else ctx.subject_in_segment(perceived.i)
@@ -481,6 +485,22 @@ def double_negation(ctx: ScopeContext, match: Match) -> Verdict | None:
         k += 1
     if k >= len(view) or not ctx.same_segment(k, match.first):
         return None
+    if view[match.first].lower in ("no", "zero"):
+        # litotes: "no shortage of B", "no real lack of B" (a negative determiner on a noun of
+        # absence) says B is there in plenty (Horn 1989, ch. 5)
+        while k < len(view) and view[k].pos == "ADJ" and ctx.rules.cue_for_word(view[k].lower) is None:
+            k += 1
+        second = ctx.rules.cue_for_word(view[k].lower) if k < len(view) else None
+        if (
+            second is None
+            or second.cls not in ("absence_noun", "lacking_verb")
+            or view[k].pos not in NOUNS
+            or not ctx.same_segment(k, match.first)
+        ):
+            return None
+        end = k + 1 if k + 1 < len(view) and view[k + 1].lower in ("of", "for") else k
+        return Verdict("cancel", "litotes", None, cue_tokens=list(range(match.last + 1, end + 1)),
+                       reason="double negation")
     second = ctx.rules.cue_for_word(view[k].lower)
     if second is None or second.cls not in (
         "preposition",
@@ -580,6 +600,18 @@ def negated_predicate(ctx: ScopeContext, match: Match) -> Verdict | None:
             if ctx.is_noun(candidate):
                 obj = candidate
                 break
+            if candidate.dep == "xcomp" and candidate.lemma in perception and candidate.lemma != head.lemma:
+                # "I do not want to hear B": the negated wish scopes over its complement; what
+                # is not to be perceived is excluded
+                after = ctx.first_after(candidate.i)
+                inner = sound_object(ctx, candidate) or (
+                    after if after is not None and ctx.nominal(after, candidate.i) else None
+                )
+                if inner is not None and ctx.is_noun(inner):
+                    obj = inner
+                    auxiliaries.append(candidate.i)
+                    auxiliaries += [c.i for c in view.children(candidate.i, ("aux",))]
+                    break
             inner = ctx.subject_in_segment(candidate.i)
             if inner is not None and ctx.is_noun(inner):
                 obj = inner

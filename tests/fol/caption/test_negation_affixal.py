@@ -102,3 +102,30 @@ def test_nothing_from_a_source_excludes_the_source() -> None:
     excluded, asserted, _ = parts("rain falling, and nothing from the neighbours' dog")
     assert "Dog" in excluded and "Dog" not in asserted
     assert "Rain" in asserted
+
+
+# --- added after the fresh held-out measurement (docs/negation.md: post-fix) -------------------
+def test_litotes_asserts_what_it_denies_the_absence_of() -> None:
+    excluded, asserted, _ = parts("waves on a pier and no real lack of gulls")
+    assert not excluded and "Gull" in asserted
+
+
+def test_nor_before_an_inverted_existential_excludes_its_pivot() -> None:
+    excluded, asserted, _ = parts("an owl hooting, nor was there any wind")
+    assert "Wind" in excluded and "Owl" in asserted
+
+
+def test_nor_before_an_inverted_perception_excludes_its_object() -> None:
+    excluded, asserted, _ = parts("a kettle boils, nor could we hear the radio")
+    assert "Radio" in excluded and "Kettle" in asserted
+
+
+def test_a_negated_wish_to_perceive_excludes_the_percept() -> None:
+    excluded, asserted, _ = parts("a fountain splashing; we would not like to hear traffic")
+    assert "Traffic" in excluded and "Fountain" in asserted
+
+
+def test_nobody_perceiving_in_an_absolute_excludes_the_percept() -> None:
+    excluded, asserted, _ = parts("a piano playing, with nobody noticing the hum of a fridge")
+    assert "Humming" in excluded
+    assert "Piano" in asserted
