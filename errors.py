@@ -1165,7 +1165,7 @@ class Errors(metaclass=_Messages):
     )
 
     # --- warnings (W001-W099 the formula language, W200-W299 plug-ins,
-    # W850-W869 the default pipeline and its evaluation, W870-W879 fortekit serve) ---
+    # W850-W869 the default pipeline, its evaluation and its confidence, W870-W879 fortekit serve) ---
     W001 = (
         "The formula {formula!r} leaves {names} free although a quantifier binds the "
         "same name elsewhere: a quantifier without brackets or a dot scopes only over "
@@ -1181,6 +1181,16 @@ class Errors(metaclass=_Messages):
         "clips (Clotho development clips 1-2,000): the row {row!r} is not a held-out figure. "
         "Evaluate on captions the head never saw (Clotho development clips 2,001-2,893, or another "
         "collection)."
+    )
+    W860 = (
+        "No item's caption matches any of the query's predicates ({predicates}): the hits are the "
+        "nearest texts, not matches. Reword the query with words the collection's captions use, or "
+        "see which predicates the query parsed to with --explain (docs/retriever.md, \"Confidence\")."
+    )
+    W861 = (
+        "The best match ({best:.3f}) is no closer than random text gets on this index (mean "
+        "{mean:.3f}, {margin:g} standard deviations {sd:.3f}): the hits may be noise. Check the "
+        "query's spelling, or describe the sound in other words (docs/retriever.md, \"Confidence\")."
     )
     W870 = (
         "fortekit serve listens on {host}:{port}, an address other machines can reach: anyone who "

@@ -19,7 +19,15 @@ from typing import Any
 from fortekit.fol.predicates import PredicateSymbol
 from fortekit.textio import shorten
 
-__all__ = ["Hit", "SearchResult", "explain_predicates", "format_score_parts", "score_bar"]
+__all__ = [
+    "Confidence",
+    "Hit",
+    "PushedDown",
+    "SearchResult",
+    "explain_predicates",
+    "format_score_parts",
+    "score_bar",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +48,7 @@ class Hit:
             ``score``: ``similarity`` (the first pass: the query vector's cosine to the item, in
             the projected space when Stage 2's head is on), then what ``formula`` scoring,
             ``stage3`` and the ``order`` check each added (negative: took away); a stage that
-            did not run has no pair (docs/search.md, "Why a hit ranks where it does").
+            did not run has no pair (docs/retriever.md, "Why a hit ranks where it does").
     """
 
     rank: int
@@ -83,6 +91,60 @@ class Hit:
 
 
 @dataclass(frozen=True, slots=True)
+class PushedDown:
+    """An item of the first pass's top k that the later stages moved out of it (issue 46).
+
+    Attributes:
+        item_id: the item's id.
+        caption: its caption, when the index has one.
+        was: its rank in the first pass (1 for the best).
+        now: its rank after every stage, or None when it left the candidate pool.
+        evidence: why it moved: its caption's violated predicates, each stage's amount.
+    """
+
+    item_id: str
+    caption: str | None
+    was: int
+    now: int | None
+    evidence: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict.
+
+        Example:
+            >>> PushedDown("c4", "a crow caws", 2, 14, ("its caption says Crow/1",)).to_dict()["now"]
+            14
+        """
+        return {"id": self.item_id, "caption": self.caption, "was": self.was, "now": self.now,
+                "evidence": list(self.evidence)}
+
+
+@dataclass(frozen=True, slots=True)
+class Confidence:
+    """Whether a query's hits are more than noise (issue 46): a coded warning when they are not.
+
+    Attributes:
+        low: True when no item matches the query (W860) or the best match is within random
+            text's reach (W861).
+        reason: the warning's text ("" when not low).
+        code: ``W860``, ``W861`` or "".
+    """
+
+    low: bool
+    reason: str = ""
+    code: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict.
+
+        Example:
+            >>> Confidence(False).to_dict()
+            {'low': False, 'reason': '', 'code': ''}
+        """
+        return {"low": self.low, "reason": self.reason, "code": self.code}
+
+
+@dataclass(frozen=True, slots=True)
 class SearchResult:
     """What :meth:`Retriever.search` found for one query.
 
@@ -98,6 +160,9 @@ class SearchResult:
         fallback: why formula scoring was not applied ("plain", "no formula", ...), or "".
         source: where the query side came from: "query" (as it is), "refine" (Stage 1) or
             "lookup" (a stored refinement).
+        pushed_down: for a query with a negated clause, the items of the first pass's top k that
+            the later stages moved out of it (:class:`PushedDown`).
+        confidence: whether the hits are more than noise (:class:`Confidence`).
         unsure: with ``explain``, the query's negations and connectives whose scope the parser
             could not resolve, one line each ("'apart from': ambiguous cue"): the formula
             leaves them out, so formula scoring keeps the whole-query similarity for them
@@ -116,14 +181,19 @@ class SearchResult:
     source: str = "query"
     extra: dict[str, Any] = field(default_factory=dict)
     unsure: tuple[str, ...] = ()
+    pushed_down: tuple[PushedDown, ...] = ()
+    confidence: Confidence = Confidence(False)
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict: the query, its formulas and clauses, and every hit."""
+        """A JSON-ready dict: the query, its formulas and clauses, every hit, what the exclusion
+        pushed down and the confidence."""
         return {
             "query": self.query, "phi0": self.phi0, "phi_star": self.phi_star,
             "refined_text": self.refined_text, "source": self.source,
             "clauses": [{"text": text, "negated": negated} for text, negated in self.clauses],
             "fallback": self.fallback, "unsure": list(self.unsure),
+            "pushed_down": [item.to_dict() for item in self.pushed_down],
+            "confidence": self.confidence.to_dict(),
             "hits": [hit.to_dict() for hit in self.hits],
         }
 
@@ -177,6 +247,12 @@ class SearchResult:
         elif self.fallback:
             lines.append(f"formula scoring: {escape(self.fallback)}")
         lines.extend(f"unsure: {escape(line)}" for line in self.unsure)
+        if self.confidence.low:
+            lines.insert(0, f'<span class="fortekit-low-confidence">{escape(self.confidence.reason)}</span>')
+        for item in self.pushed_down:
+            now = "out of the candidates" if item.now is None else f"#{item.now}"
+            why = "; ".join(item.evidence)
+            lines.append(escape(f"pushed down: {item.item_id} #{item.was} → {now}: {why}"))
         header = "".join(f"<th>{name}</th>" for name in
                          ("rank", "id", "score", "caption", "matched", "missed", "violated", "why"))
         return (

@@ -26,16 +26,25 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
 from fortekit.errors import Errors, RetrieverError
 from fortekit.fol.predicates import PredicateSymbol
-from fortekit.search.hits import Hit, SearchResult, explain_predicates
+from fortekit.search.hits import Confidence, Hit, PushedDown, SearchResult, explain_predicates
 from fortekit.search.pipeline import Pipeline, PipelineSpec, Stages, assemble
 from fortekit.search.pipeline.assemble import caption_names
+from fortekit.search.pipeline.explain import (
+    NullSimilarity,
+    confidence,
+    null_similarity,
+    pushed_down,
+    random_texts,
+    score_parts,
+    split_projection,
+)
 from fortekit.search.query_side import RefinementLookup, prepare_queries
 
 if TYPE_CHECKING:
@@ -146,6 +155,7 @@ class Retriever:
         self._caption_names: list[frozenset[str]] | None = stages.captions
         self._captions_given = stages.captions is not None
         self._items: torch.Tensor | None = None
+        self._null: NullSimilarity | None = None
 
     def companion_texts(self, formula: Formula) -> list[str]:
         """The clause texts formula scoring will encode for a query's formula (none without it).
@@ -228,13 +238,16 @@ class Retriever:
 
         Example:
             >>> retriever.first_pass  # doctest: +SKIP
-            'ann (hnsw; recall@10 against exact 0.998, measured at build)'
+            'exact (the index has no ANN part; fortekit index build --ann hnsw adds one)'
         """
+        from fortekit.search.pipeline.assemble import first_pass_reason
+
+        reason = first_pass_reason(self.spec, self.index)
         if not self.use_faiss:
-            return "exact"
+            return reason if reason.startswith("exact") else "exact"
         recall = self.index.meta.ann_recall
         measured = "" if recall is None else f"; recall@10 against exact {recall:.3f}, measured at build"
-        return f"ann ({self.index.faiss_kind}{measured})"
+        return reason if measured == "" else f"{reason[:-1]}{measured})"
 
     @property
     def items(self) -> torch.Tensor:
@@ -325,7 +338,7 @@ class Retriever:
         from fortekit.fol.predicates import predicates
 
         side = prepare_queries(texts, self.encoder, refiner=self.refiner, lookup=self.lookup,
-                               refined=refinements, companions=self.companion_texts)
+                               refined=refinements, companions=self._with_null_texts())
         formulas = side.formulas
         # Formula scoring judges the query's own formula (side.logic); Stage 3 and the hits'
         # explanations read phi*. Planned once: the ranking and the result's clauses agree.
@@ -358,11 +371,17 @@ class Retriever:
             for rank, (score, row) in enumerate(found, 1):
                 hit = self._hit(rank, row, score, query_sets[q], clause_vectors, clauses, explain,
                                 side.logic[q])
-                hits.append(replace(hit, score_parts=score_parts(row, by_stage)))
+                parts = score_parts(row, by_stage)
+                if self.projection is not None:  # Stage 2's share: the head's cosine minus the plain one
+                    parts = split_projection(parts, float(self.index.embedding_tensor("cpu")[row]
+                                                          @ side.vectors[q].detach().float().cpu()))
+                hits.append(replace(hit, score_parts=parts))
+            moved = self._pushed_down(q, stages, k, plan, side.logic[q], hits) if plan is not None else ()
+            sure = self._confidence(q, stages, hits, query_sets[q], side.vectors)
             out.append(SearchResult(
                 text, tuple(hits), side.phi0[q], None if formulas[q] is None else str(formulas[q]),
                 side.refined[q], clauses, plan.reason if plan is not None else "off", side.sources[q],
-                unsure=unsure[q],
+                unsure=unsure[q], pushed_down=moved, confidence=sure,
             ))
         return out
 
@@ -438,6 +457,80 @@ class Retriever:
                 stages.append(("order", scores, rows))
         return scores[:, :k], rows[:, :k]
 
+    def _pushed_down(
+        self, q: int, stages: Sequence[tuple[str, torch.Tensor, torch.Tensor]], k: int, plan: QueryPlan,
+        formula: Formula | None, hits: Sequence[Hit],
+    ) -> tuple[PushedDown, ...]:
+        """For a query with a negated clause, the first pass's top-k items the stages moved out."""
+        if len(stages) < 2 or not plan.scored or not any(plan.negated):
+            return ()
+        first_rows = [row for row in stages[0][2][q].tolist() if row >= 0]
+        final_rows = [row for row in stages[-1][2][q].tolist() if row >= 0]
+        shown = set(final_rows[:k])
+        by_stage = [(name, dict(zip(r[q].tolist(), s[q].tolist(), strict=True))) for name, s, r in stages]
+        evidence: dict[int, list[str]] = {}
+        for row in first_rows[:k]:
+            if row in shown:
+                continue
+            lines = []
+            if self.caption_names is not None and formula is not None:
+                from fortekit.fol.violation import default_check
+
+                violated = default_check().violated(formula, self.caption_names[row])
+                if violated:
+                    lines.append("its caption says " + ", ".join(violated))
+            lines += [f"{stage} {amount:+.3f}" for stage, amount in score_parts(row, by_stage)[1:]
+                      if abs(amount) > 5e-7]
+            evidence[row] = lines
+        return tuple(PushedDown(self.index.ids[row], self.index.captions[row], was, now, why)
+                     for row, was, now, why in pushed_down(first_rows, final_rows, k, evidence))
+
+    def _confidence(
+        self, q: int, stages: Sequence[tuple[str, torch.Tensor, torch.Tensor]], hits: Sequence[Hit],
+        query_set: frozenset[PredicateSymbol], vectors: torch.Tensor,
+    ) -> Confidence:
+        """W860 when no hit's caption shares an asserted predicate of the query; W861 when the
+        best first-pass similarity is within random text's reach on this index."""
+        if not stages:
+            return Confidence(False)
+        # in the encoder's own space: Stage 2's head compresses the cosines it ranks by
+        pool = [row for row in stages[0][2][q].tolist() if row >= 0]
+        raw = self.index.embedding_tensor("cpu")
+        best = float((raw[pool] @ vectors[q].detach().float().cpu()).max()) if pool else None
+        asserted = sorted(str(symbol) for symbol in query_set if not str(symbol).startswith("¬"))
+        matched_any = None
+        if self.index.predicate_sets and asserted and hits:
+            matched_any = any(any(not name.startswith("¬") for name in hit.matched) for hit in hits)
+        return Confidence(*confidence(best, self.null_similarity(), matched_any=matched_any,
+                                      predicates=asserted))
+
+    def null_similarity(self) -> NullSimilarity:
+        """The index's noise floor for this backbone: the best similarity random texts reach (cached).
+
+        Example:
+            >>> retriever.null_similarity().floor  # doctest: +SKIP
+            0.21
+        """
+        if self._null is None:
+            vectors = self.encoder.encode(random_texts())
+            self._null = null_similarity(vectors.detach().float().cpu(), self.index.embedding_tensor("cpu"))
+        return self._null
+
+    def _with_null_texts(self) -> Callable[[Formula], Sequence[str]]:
+        """The companion texts of a query's formula, and, until the noise floor is known, the
+        random texts that measure it: in the query's own encoder call, not a call of their own."""
+        pending = self._null is None
+
+        def companions(formula: Formula) -> list[str]:
+            nonlocal pending
+            texts = self.companion_texts(formula)
+            if pending:
+                pending = False
+                texts = [*texts, *random_texts()]
+            return texts
+
+        return companions
+
     def _hit(
         self, rank: int, row: int, score: float, query_set: frozenset[PredicateSymbol],
         clause_vectors: dict[str, torch.Tensor], clauses: tuple[tuple[str, bool], ...], explain: bool,
@@ -464,29 +557,6 @@ class Retriever:
             sims = tuple(float(clause_vectors[text] @ item) for text, _ in clauses)
         return Hit(rank, index.ids[row], float(score), index.captions[row], index.paths[row],
                    matched, missed, violated, sims)
-
-
-def score_parts(
-    row: int, by_stage: Sequence[tuple[str, Mapping[int, float]]]
-) -> tuple[tuple[str, float], ...]:
-    """An item's score as the first-pass similarity plus what each later stage added.
-
-    Each stage's amount is its score minus the previous stage's, so the parts sum to the final
-    score (up to float rounding); a stage that did not place the item adds nothing.
-
-    Example:
-        >>> score_parts(7, [("similarity", {7: 0.6}), ("formula", {7: 0.5}), ("stage3", {7: 0.55})])
-        (('similarity', 0.6), ('formula', -0.09999999999999998), ('stage3', 0.050000000000000044))
-    """
-    if not by_stage:
-        return ()
-    previous = by_stage[0][1].get(row, 0.0)
-    parts = [(by_stage[0][0], previous)]
-    for stage, scores in by_stage[1:]:
-        current = scores.get(row, previous)
-        parts.append((stage, current - previous))
-        previous = current
-    return tuple(parts)
 
 
 def unresolved_scopes(texts: Sequence[str]) -> list[tuple[str, ...]]:

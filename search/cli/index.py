@@ -140,7 +140,8 @@ def run_info(args: argparse.Namespace, out: TextIO) -> int:
     from fortekit.errors import AudioIndexError
     from fortekit.search.index.audio_index import AudioIndex
     from fortekit.search.index.describe import empty_index_facts, empty_info_rows, index_facts, info_rows
-    from fortekit.search.pipeline.assemble import default_pipeline
+    from fortekit.search.pipeline import PipelineSpec
+    from fortekit.search.pipeline.assemble import default_pipeline, first_pass_reason
 
     try:
         index = AudioIndex.load(args.directory)
@@ -152,12 +153,14 @@ def run_info(args: argparse.Namespace, out: TextIO) -> int:
         print(f"fortekit index info: {exc}", file=sys.stderr)
         return 0
     pipeline = default_pipeline(index)
-    facts = {**index_facts(index, args.directory), "pipeline": pipeline.to_dict()}
+    first_pass = first_pass_reason(PipelineSpec(), index)
+    facts = {**index_facts(index, args.directory), "pipeline": pipeline.to_dict(), "first_pass": first_pass}
     _print_info(facts, info_rows(index, facts), args.json, out)
     if not args.json:
         print("default pipeline (fortekit search without stage flags; docs/defaults.md):", file=out)
         for line in pipeline.lines():
             print(f"  {line}", file=out)
+        print(f"  first pass   {first_pass}", file=out)
     return 0
 
 

@@ -204,10 +204,11 @@ def run_search(args: argparse.Namespace, out: TextIO) -> int:
         print("pipeline:", file=out)
         for line in retriever.pipeline.lines():
             print(f"  {line}", file=out)
-        if retriever.use_faiss:  # an exact first pass, the usual case, goes without saying
-            print(f"  first pass   {retriever.first_pass}", file=out)
+        print(f"  first pass   {retriever.first_pass}", file=out)
     for number, result in enumerate(results, start=1):
         out.write(format_record({"line": number, **result.to_dict()}, file_format, explain=args.explain))
+        if result.confidence.low:  # a coded warning, not a confident top k (docs/retriever.md, "Confidence")
+            print(f"fortekit search: query {number}: {result.confidence.reason}", file=sys.stderr)
     return 0
 
 

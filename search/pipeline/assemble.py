@@ -256,6 +256,36 @@ def caption_names(captions: Sequence[Iterable[PredicateSymbol | str]], items: in
     return [positive_names(symbols) for symbols in captions]
 
 
+def first_pass_reason(spec: PipelineSpec, index: AudioIndex) -> str:
+    """Which first pass a spec runs on an index, and why, in words (``--explain``, ``index info``).
+
+    Example:
+        >>> import numpy as np
+        >>> from fortekit.search.index.audio_index import AudioIndex
+        >>> index = AudioIndex.from_captions(["a"], ["rain"], "demo", embeddings=np.eye(1),
+        ...                                  parse_captions=False)
+        >>> first_pass_reason(PipelineSpec(), index)
+        'exact (the index has no ANN part; fortekit index build --ann hnsw adds one)'
+        >>> first_pass_reason(PipelineSpec(first_pass="exact"), index)
+        'exact (asked for: --first-pass exact)'
+    """
+    from fortekit.search.index.ann import ANN_MIN_ITEMS, APPROXIMATE_KINDS
+
+    kind = index.faiss_kind
+    if spec.first_pass == "exact":
+        return "exact (asked for: --first-pass exact)"
+    if spec.first_pass == "ann":
+        return f"ann ({kind}; asked for: --first-pass ann)"
+    if kind not in APPROXIMATE_KINDS:
+        return "exact (the index has no ANN part; fortekit index build --ann hnsw adds one)"
+    if spec.projection not in (AUTO, None):
+        return f"exact (Stage 2's head is on, and the index's {kind} rows are unprojected)"
+    if len(index) < ANN_MIN_ITEMS:
+        return (f"exact (the index has a {kind} part, but below {ANN_MIN_ITEMS:,} items exact search "
+                f"is as fast and loses nothing: {len(index):,} here; --first-pass ann uses it)")
+    return f"ann ({kind}: {len(index):,} items, from {ANN_MIN_ITEMS:,} on the first pass is approximate)"
+
+
 def _uses_ann(spec: PipelineSpec, index: AudioIndex) -> bool:
     if spec.first_pass != AUTO:
         return spec.first_pass == "ann"

@@ -67,3 +67,72 @@ def test_the_bar_and_the_line_label_every_part() -> None:
     bar = score_bar(parts)
     assert bar.count("<rect") == 3 and 'data-stage="formula"' in bar and 'fill="none"' in bar
     assert score_bar(()) == ""
+
+
+# --- what the exclusion pushed down, and the confidence signal (issue 46, items 2 and 3) -----------
+def test_an_exclusion_lists_what_it_pushed_down_with_its_evidence(dev_index: Path) -> None:
+    from fortekit.search import Retriever
+
+    queries = [json.loads(line) for line in (DEV_SET / "queries.jsonl").read_text("utf-8").splitlines()]
+    without = [row["text"] for row in queries if row["metadata"]["kind"] == "without"][:40]
+    retriever = Retriever(dev_index, device="cpu")
+    results = retriever.search(without, k=10)
+    moved = [item for result in results for item in result.pushed_down]
+    assert moved, "no exclusion moved anything out of the first pass's top 10"
+    for result in results:
+        shown = {hit.item_id for hit in result.hits}
+        for item in result.pushed_down:
+            assert item.item_id not in shown and 1 <= item.was <= 10
+            assert item.now is None or item.now > 10
+            assert item.evidence
+    # an item whose caption names the excluded sound says so
+    assert any(line.startswith("its caption says") for item in moved for line in item.evidence)
+    record = json.loads(json.dumps(results[0].to_dict()))
+    assert {"pushed_down", "confidence"} <= set(record)
+
+
+def test_a_conjunction_pushes_nothing_down_as_an_exclusion(dev_index: Path) -> None:
+    from fortekit.search import Retriever
+
+    result = Retriever(dev_index, device="cpu").search("a dog barking and birds chirping", k=10)
+    assert result.pushed_down == ()
+
+
+def test_nonsense_is_marked_low_confidence_and_a_real_query_is_not(dev_index: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    from fortekit.search import Retriever
+    from fortekit.search.cli.main import main
+
+    retriever = Retriever(dev_index, device="cpu")
+    nonsense, real = retriever.search(["vrolt quimzy", "a dog barking"], k=5)
+    assert nonsense.confidence.low and nonsense.confidence.code in ("W860", "W861")
+    assert not real.confidence.low
+    assert main(["search", "--index", str(dev_index), "vrolt quimzy", "-k", "3", "--device", "cpu"]) == 0
+    assert "[W86" in capsys.readouterr().err
+
+
+def test_the_noise_floor_costs_no_encoder_call_of_its_own(dev_index: Path) -> None:
+    from fortekit.search import Retriever
+
+    retriever = Retriever(dev_index, device="cpu")
+    calls = []
+    encode = retriever.backbone.encode_text
+
+    def counted(texts):  # type: ignore[no-untyped-def]
+        calls.append(len(texts))
+        return encode(texts)
+
+    retriever.backbone.encode_text = counted  # type: ignore[method-assign]
+    retriever.search(["rain falling on a roof without thunder"], k=5)
+    assert len(calls) == 1
+
+
+def test_explain_and_index_info_say_which_first_pass_runs(dev_index: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    from fortekit.search.cli.main import main
+
+    assert main(["index", "info", "--index", str(dev_index)]) == 0
+    assert "first pass   exact (the index has no ANN part" in capsys.readouterr().out
+    assert main(["search", "--index", str(dev_index), "rain", "-k", "1", "--explain", "--first-pass", "exact",
+                 "--device", "cpu"]) == 0
+    assert "first pass   exact (asked for: --first-pass exact)" in capsys.readouterr().out
