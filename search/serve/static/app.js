@@ -34,12 +34,14 @@
   /** The score parts' stages, in the order they apply, and their labels. */
   const PART_LABELS = {
     similarity: 'similarity',
+    stage2: 'stage2',
     formula: 'formula',
     stage3: 'stage3',
     order: 'order',
   };
   const PART_TITLES = {
     similarity: 'the first pass: the query\u2019s cosine to the item',
+    stage2: 'Stage 2 (the projection head)',
     formula: 'formula scoring (the clauses)',
     stage3: 'Stage 3 (re-ranking by captions)',
     order: 'the order check',
@@ -933,7 +935,14 @@
     view.req = req;
     view.shown = 0;
     view.scale = barScale(hits);
-    if (legend) legend.hidden = !hits.some((h) => scoreParts(h).length > 0);
+    if (legend) {
+      const stages = new Set();
+      for (const h of hits) for (const p of scoreParts(h)) stages.add(p.amount < 0 ? 'minus' : '').add(p.stage);
+      legend.hidden = !hits.some((h) => scoreParts(h).length > 0);
+      for (const item of legend.querySelectorAll('.legend-item[data-stage]')) {
+        item.hidden = !stages.has(item.dataset.stage);
+      }
+    }
     showMore(keep > 0 ? keep + PAGE : PAGE);
     if (keep > 0 && keep < hitsList.children.length) hitsList.children[keep].focus();
     if (noHits) noHits.hidden = hits.length > 0;
