@@ -52,7 +52,8 @@ def summary(name: str, rows: dict[str, dict[str, Any]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("bench_json", type=Path, help="wording_bench.json of scripts/wording_bench.py --by wording")
+    parser.add_argument("bench_json", type=Path,
+                        help="wording_bench.json of scripts/wording_bench.py --by wording")
     args = parser.parse_args(argv)
     for name, tables in json.loads(args.bench_json.read_text("utf-8")).items():
         print(summary(name, tables["wording"]))
