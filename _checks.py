@@ -84,7 +84,7 @@ def check_int(
         >>> check_int(0, name="k", error=AudioIndexError, message=Errors.E613)
         Traceback (most recent call last):
         ...
-        fortekit.errors.AudioIndexError: [E613] k must be an int >= 1, not 0.
+        fortekit.errors.AudioIndexError: [E613] k must be an int >= 1, not 0. (See docs/errors.md#e613.)
     """
     if not is_int(value, low, high, numpy=numpy):
         words = expected if expected is not None else int_range(low, high)

@@ -15,13 +15,19 @@ from __future__ import annotations
 
 import warnings
 
+#: The page that lists every code with its message and the topic page of its range.
+ERRORS_PAGE = "docs/errors.md"
+
 
 class _Messages(type):
-    """Prefix every message with its code, as spaCy's ``ErrorsWithCodes`` does."""
+    """Prefix every message with its code, as spaCy's ``ErrorsWithCodes`` does; a message that
+    names no page of the docs points to its entry in docs/errors.md."""
 
     def __getattribute__(cls, code: str) -> str:
         message = type.__getattribute__(cls, code)
         if code.startswith(("E", "W")) and code[1:].isdigit():
+            if "docs/" not in message:
+                message = f"{message.rstrip()} (See {ERRORS_PAGE}#{code.lower()}.)"
             return f"[{code}] {message}"
         return message  # type: ignore[no-any-return]
 

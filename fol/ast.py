@@ -277,7 +277,7 @@ def check_formula(phi: object, function: str) -> None:
         >>> check_formula("Dog(x)", "predicates")
         Traceback (most recent call last):
         ...
-        fortekit.errors.FormulaTypeError: [E009] predicates() takes a formula (an Atom, Not, And, Quant ... of fortekit.fol), not str. Parse the text first: predicates(parse_formula(text)).
+        fortekit.errors.FormulaTypeError: [E009] predicates() takes a formula (an Atom, Not, And, Quant ... of fortekit.fol), not str. Parse the text first: predicates(parse_formula(text)). (See docs/errors.md#e009.)
     """  # noqa: E501
     if isinstance(phi, FORMULA_TYPES):
         return

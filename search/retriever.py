@@ -84,6 +84,8 @@ class Retriever:
         threads: torch's CPU threads for this process (:mod:`fortekit._threads`): an int; "auto"
             for the policy's count (the physical cores this process may use); None (default):
             the count the process already chose (a command's ``--threads``), else the policy's.
+        first_pass: "exact", "ann" or "auto", the spec's ``first_pass`` (``--first-pass`` of the
+            commands); None keeps the spec's. :attr:`first_pass` says which runs and why.
 
     Raises:
         AudioIndexError: an index that cannot be read (E42x) or another backbone (E609).
@@ -105,6 +107,7 @@ class Retriever:
         device: str = "auto",
         cache_dir: str | os.PathLike[str] | None = None,
         threads: int | str | None = None,
+        first_pass: str | None = None,
     ) -> None:
         from fortekit._threads import ensure_threads
         from fortekit.plugins import get_backbone
@@ -117,6 +120,8 @@ class Retriever:
         if not isinstance(spec, PipelineSpec):
             raise RetrieverError(Errors.E424.format(name="spec", expected="a PipelineSpec or None",
                                                     value=type(spec).__name__))
+        if first_pass is not None:  # the spec's field, as the commands' --first-pass gives it
+            spec = replace(spec, first_pass=first_pass)
         self.threads = ensure_threads(threads)
         self.index = index if isinstance(index, AudioIndex) else AudioIndex.load(index)
         shared: CachedTextEncoder | None = None

@@ -28,7 +28,8 @@ def test_numpy_integers_only_when_asked() -> None:
 
 
 def test_check_int_says_the_range_in_the_caller_s_code() -> None:
-    with pytest.raises(AudioIndexError, match=r"^\[E613\] nprobe must be an int from 1 to 4, not 9\.$"):
+    exact = r"^\[E613\] nprobe must be an int from 1 to 4, not 9\. \(See docs/errors\.md#e613\.\)$"
+    with pytest.raises(AudioIndexError, match=exact):
         check_int(9, name="nprobe", high=4, error=AudioIndexError, message=Errors.E613)
     with pytest.raises(RefineError, match=r"\[E400\].*batch_size.*an int >= 1.*True"):
         check_int(True, name="batch_size", error=RefineError, message=Errors.E400)

@@ -380,7 +380,7 @@ def verbalise(phi: Formula, lexicon: Lexicon | None = None) -> str:
         >>> verbalise(None)
         Traceback (most recent call last):
         ...
-        fortekit.errors.FormulaTypeError: [E009] verbalise() takes a formula (an Atom, Not, And, Quant ... of fortekit.fol), not NoneType. Pass the formula itself, e.g. a ParseResult's .formula.
+        fortekit.errors.FormulaTypeError: [E009] verbalise() takes a formula (an Atom, Not, And, Quant ... of fortekit.fol), not NoneType. Pass the formula itself, e.g. a ParseResult's .formula. (See docs/errors.md#e009.)
     """  # noqa: E501
     return _render(phi, lexicon, "verbalise")[0]
 

@@ -327,7 +327,7 @@ def check_texts(texts: object, *, function: str = "parse_captions",
         >>> check_texts("dog")
         Traceback (most recent call last):
         ...
-        fortekit.errors.CaptionTypeError: [E315] parse_captions() takes several captions (a list or another iterable of str), not a str: a single string would be read as one caption per character. Pass a list, parse_captions([text]), or parse one caption with parse_caption(text).
+        fortekit.errors.CaptionTypeError: [E315] parse_captions() takes several captions (a list or another iterable of str), not a str: a single string would be read as one caption per character. Pass a list, parse_captions([text]), or parse one caption with parse_caption(text). (See docs/errors.md#e315.)
     """  # noqa: E501
     if isinstance(texts, (str, bytes, bytearray)) or not isinstance(texts, Iterable):
         what = "a str" if isinstance(texts, str) else type(texts).__name__

@@ -66,7 +66,7 @@ def parse_option(text: str, *, option: str = "--backbone-option") -> tuple[str, 
         >>> parse_option("model")
         Traceback (most recent call last):
         ...
-        fortekit.errors.QueryFileError: [E668] --backbone-option takes KEY=VALUE, not 'model' (for example --backbone-option model=/models/clap-htsat).
+        fortekit.errors.QueryFileError: [E668] --backbone-option takes KEY=VALUE, not 'model' (for example --backbone-option model=/models/clap-htsat). (See docs/errors.md#e668.)
     """  # noqa: E501
     key, sep, value = text.partition("=")
     key = key.strip().replace("-", "_")

@@ -314,6 +314,13 @@ def format_table(record: dict[str, Any], *, explain: bool = False) -> str:
             lines.append(f"  formula scoring: not applied ({record.get('fallback')})")
         for line in record.get("unsure") or []:  # a negation whose scope the parser could not resolve
             lines.append(f"  unsure: {echo_text(str(line))}")
+        confidence = record.get("confidence") or {}
+        if confidence.get("low"):
+            lines.append(f"  low confidence: {echo_text(str(confidence.get('reason', '')))}")
+        for item in record.get("pushed_down") or []:  # what the exclusion moved out of the top k
+            now = "out of the candidates" if item.get("now") is None else f"#{item['now']}"
+            why = "; ".join(str(line) for line in item.get("evidence") or [])
+            lines.append(f"  pushed down: {item['id']} #{item['was']} -> {now}: {echo_text(why)}")
     for hit in record.get("hits", []):
         mark = "!" if hit.get("violated") else " "
         caption = echo_text((hit.get("caption") or "")[:_CAPTION_WIDTH])

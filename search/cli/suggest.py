@@ -16,7 +16,7 @@ Sub-parsers made by ``add_subparsers()`` are of the parent's class, so ``forteki
 Example:
     >>> parser = SuggestingParser(prog="demo")
     >>> _ = parser.add_argument("--explain", action="store_true")
-    >>> unknown_message(parser, ["--explian"])
+    >>> unknown_message(parser, ["--explian"])[:97]
     '[E762] unrecognized argument --explian: did you mean --explain? `demo --help` lists every option.'
 """
 

@@ -60,7 +60,7 @@ def check_k(k: object) -> int:
         >>> check_k(0)
         Traceback (most recent call last):
         ...
-        fortekit.errors.AudioIndexError: [E613] k must be an int >= 1, not 0.
+        fortekit.errors.AudioIndexError: [E613] k must be an int >= 1, not 0. (See docs/errors.md#e613.)
     """
     return check_int(k, name="k", error=AudioIndexError, message=Errors.E613)
 

@@ -151,7 +151,7 @@ def write_error(path: str | os.PathLike[str], exc: OSError, *, action: str = "wr
     Example:
         >>> import errno
         >>> str(write_error("out.jsonl", OSError(errno.ENOSPC, "No space left on device")))
-        '[E661] Cannot write the results to out.jsonl: No space left on device.'
+        '[E661] Cannot write the results to out.jsonl: No space left on device. (See docs/errors.md#e661.)'
         >>> str(write_error("out.jsonl", PermissionError(errno.EACCES, "Permission denied")))[:40]
         '[E666] The run may not write out.jsonl ('
     """

@@ -136,3 +136,14 @@ def test_explain_and_index_info_say_which_first_pass_runs(dev_index: Path,
     assert main(["search", "--index", str(dev_index), "rain", "-k", "1", "--explain", "--first-pass", "exact",
                  "--device", "cpu"]) == 0
     assert "first pass   exact (asked for: --first-pass exact)" in capsys.readouterr().out
+
+
+def test_the_retriever_takes_the_first_pass_by_name(dev_index: Path) -> None:
+    from fortekit.errors import PipelineError
+    from fortekit.search import Retriever
+
+    retriever = Retriever(dev_index, device="cpu", first_pass="exact")
+    assert retriever.spec.first_pass == "exact"
+    assert retriever.first_pass == "exact (asked for: --first-pass exact)"
+    with pytest.raises(PipelineError, match="E423"):
+        Retriever(dev_index, device="cpu", first_pass="fast")
