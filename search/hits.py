@@ -26,6 +26,7 @@ __all__ = [
     "SearchResult",
     "explain_predicates",
     "format_score_parts",
+    "rounded_parts",
     "score_bar",
 ]
 
@@ -63,7 +64,7 @@ class Hit:
     score_parts: tuple[tuple[str, float], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict of every field; the score parts unrounded, so that they sum to the score.
+        """A JSON-ready dict of every field; the score parts rounded as the score is, summing to it.
 
         Example:
             >>> hit = Hit(1, "a", 0.5, score_parts=(("similarity", 0.6), ("formula", -0.1)))
@@ -75,7 +76,7 @@ class Hit:
             "path": self.path, "matched": list(self.matched), "missed": list(self.missed),
             "violated": list(self.violated),
             "clause_similarities": [round(value, 6) for value in self.clause_similarities],
-            "score_parts": [{"stage": stage, "amount": amount} for stage, amount in self.score_parts],
+            "score_parts": rounded_parts(self.score_parts, self.score),
         }
 
     def __repr__(self) -> str:
@@ -259,6 +260,24 @@ class SearchResult:
             f'<div class="fortekit-result"><p>{"<br>".join(lines)}</p>'
             f"<table><thead><tr>{header}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
         )
+
+
+def rounded_parts(
+    parts: tuple[tuple[str, float], ...], score: float, digits: int = 6
+) -> list[dict[str, Any]]:
+    """The score parts rounded to ``digits`` as the score is, the last absorbing the rounding, so
+    that the rounded parts sum to the rounded score (an output is the same, to the digit, whichever
+    batch encoded the query).
+
+    Example:
+        >>> rounded_parts((("similarity", 0.1234564), ("formula", 0.1234564)), 0.2469128)
+        [{'stage': 'similarity', 'amount': 0.123456}, {'stage': 'formula', 'amount': 0.123457}]
+    """
+    if not parts:
+        return []
+    shown = [round(amount, digits) for _, amount in parts[:-1]]
+    shown.append(round(round(score, digits) - sum(shown), digits))
+    return [{"stage": stage, "amount": amount} for (stage, _), amount in zip(parts, shown, strict=True)]
 
 
 #: The colour of each stage's part in a score bar (a part that takes away is drawn hatched).
