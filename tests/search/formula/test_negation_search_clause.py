@@ -89,9 +89,15 @@ def test_no_longer_is_a_verbal_negation_not_a_determiner(text: str) -> None:
     [
         ("a non-musical gong", "NonMusical", "Musical"),
         ("non-human walruses bellowing", "NonHuman", "Human"),
-        ("a sitar droning, non-inclusive of a gong", "NonInclusive", "Inclusive"),
+        ("a non-electric guitar strumming", "NonElectric", "Electric"),
     ],
 )
 def test_a_split_negative_prefix_stays_on_its_word(text: str, kept: str, never: str) -> None:
     _, asserted = parts(text)
     assert kept in asserted and never not in asserted, (text, asserted)
+
+
+def test_a_split_prefix_on_a_stem_of_containing_excludes_its_object() -> None:
+    """'non-inclusive of B' (docs/negation.md, "Affixal cues"): the object is excluded."""
+    excluded, asserted = parts("a sitar droning, non-inclusive of a gong")
+    assert "Gong" in excluded and "Sitar" in asserted

@@ -117,10 +117,11 @@ def test_the_retriever_takes_its_candidates_from_the_ann_index_of_a_large_index(
     assert not Retriever(index, PipelineSpec(stage1=None), backbone=minilm).use_faiss
     monkeypatch.setattr(ann, "ANN_MIN_ITEMS", 1000)
     approximate = Retriever(index, PipelineSpec(stage1=None), backbone=minilm)
-    assert approximate.use_faiss and approximate.first_pass.startswith("ann (hnsw; recall@10 against exact")
+    assert approximate.use_faiss and approximate.first_pass.startswith("ann (hnsw: 2,000 items")
+    assert "recall@10 against exact" in approximate.first_pass
     assert "projection" not in approximate.pipeline.running  # the FAISS rows are the unprojected ones
     exact = Retriever(index, PipelineSpec(stage1=None, projection=None, first_pass="exact"), backbone=minilm)
-    assert exact.first_pass == "exact"
+    assert exact.first_pass == "exact (asked for: --first-pass exact)"
     queries = ["a dog barking without people talking", "rain falling on a roof and thunder"]
     for mine, theirs in zip(approximate.search(queries, k=10), exact.search(queries, k=10), strict=True):
         assert [hit.item_id for hit in mine.hits] == [hit.item_id for hit in theirs.hits]
