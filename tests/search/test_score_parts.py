@@ -32,12 +32,27 @@ def dev_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return directory
 
 
-def test_the_score_parts_sum_to_the_score_over_a_development_negation_set(dev_index: Path) -> None:
+def _index_of(folder: Path, directory: Path) -> Path:
+    from fortekit.plugins import get_backbone
+    from fortekit.search.index import AudioIndex
+
+    corpus = [json.loads(line) for line in (require(folder) / "corpus.jsonl").read_text("utf-8").splitlines()]
+    index = AudioIndex.from_captions([row["_id"] for row in corpus], [row["text"] for row in corpus],
+                                     get_backbone("minilm", device="cpu"))
+    index.save(directory)
+    return directory
+
+
+@pytest.mark.parametrize(("name", "every"), [("audiocaps_val", 4), ("clotho_development", 12)])
+def test_the_score_parts_sum_to_the_score_over_a_development_negation_set(
+        dev_index: Path, tmp_path: Path, name: str, every: int) -> None:
     from fortekit.search import Retriever
 
-    queries = [json.loads(line) for line in (DEV_SET / "queries.jsonl").read_text("utf-8").splitlines()]
-    texts = [row["text"] for row in queries[::4]]  # every fourth: both kinds, every pair
-    retriever = Retriever(dev_index, device="cpu")
+    folder = SHARED_DATA / "negation" / name
+    index = dev_index if name == "audiocaps_val" else _index_of(folder, tmp_path / f"{name}.index")
+    queries = [json.loads(line) for line in (folder / "queries.jsonl").read_text("utf-8").splitlines()]
+    texts = [row["text"] for row in queries[::every]]  # both kinds, every pair
+    retriever = Retriever(index, device="cpu")
     records = [json.loads(json.dumps(result.to_dict())) for result in retriever.search(texts, k=10)]
     stages_seen: set[str] = set()
     for record in records:
