@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from fortekit.errors import Errors, RetrieverError
 from fortekit.fol.predicates import PredicateSymbol
@@ -107,7 +107,7 @@ class Retriever:
         device: str = "auto",
         cache_dir: str | os.PathLike[str] | None = None,
         threads: int | str | None = None,
-        first_pass: str | None = None,
+        first_pass: Literal["auto", "exact", "ann"] | None = None,
     ) -> None:
         from fortekit._threads import ensure_threads
         from fortekit.plugins import get_backbone

@@ -166,6 +166,15 @@ def _lemma_connective(rules: NegationRules, lemmas: list[str], tokens: list[Tok]
         tags = ("VBN", "VBD", "VBG") if isinstance(entry, Connective) else _VERB_TAGS
         if end <= len(tokens) and tuple(lemmas[k:end]) == phrase and tokens[k].tag in tags:
             return Match(entry, list(range(k, end)))
+        if isinstance(entry, Cue) and len(phrase) == 2 and tokens[k].tag in tags:
+            # particle shift: "leaves the birds out" is "leaves out the birds" (the particle
+            # follows a short object noun phrase; Huddleston & Pullum 2002, ch. 4 §6.1)
+            for j in range(k + 2, min(k + 6, len(tokens))):
+                tok = tokens[j]
+                if tok.lemma == phrase[1] and tok.dep == "prt" and tok.head == k:
+                    return Match(entry, [k, j])
+                if tok.pos in ("VERB", "AUX", "PUNCT", "ADP", "SCONJ", "CCONJ"):
+                    break
     return None
 
 

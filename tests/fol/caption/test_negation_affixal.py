@@ -129,3 +129,9 @@ def test_nobody_perceiving_in_an_absolute_excludes_the_percept() -> None:
     excluded, asserted, _ = parts("a piano playing, with nobody noticing the hum of a fridge")
     assert "Humming" in excluded
     assert "Piano" in asserted
+
+
+def test_a_shifted_particle_keeps_its_phrasal_cue() -> None:
+    """'leaves the gulls out' is 'leaves out the gulls' (particle shift)."""
+    excluded, asserted, _ = parts("waves on rocks in a recording that leaves the gulls out")
+    assert "Gull" in excluded and "Wave" in asserted
