@@ -275,8 +275,8 @@ def rounded_parts(
     """
     if not parts:
         return []
-    shown = [round(amount, digits) for _, amount in parts[:-1]]
-    shown.append(round(round(score, digits) - sum(shown), digits))
+    shown = [round(amount, digits) + 0.0 for _, amount in parts[:-1]]  # + 0.0: no -0.0
+    shown.append(round(round(score, digits) - sum(shown), digits) + 0.0)
     return [{"stage": stage, "amount": amount} for (stage, _), amount in zip(parts, shown, strict=True)]
 
 
@@ -293,8 +293,8 @@ def format_score_parts(parts: tuple[tuple[str, float], ...]) -> str:
     """
     shown = []
     for k, (stage, amount) in enumerate(parts):
-        value = f"{amount:.3f}" if k == 0 else f"{amount:+.3f}".replace("-", "−")
-        shown.append(f"{stage} {value}")
+        sign = "−" if amount < 0 else ("" if k == 0 else "+")  # -0.0 is +0.000, as on the page
+        shown.append(f"{stage} {sign}{abs(amount):.3f}")
     return " · ".join(shown)
 
 
