@@ -372,17 +372,22 @@ class Retriever:
             hits = []
             found = [(score, row) for score, row in zip(scores[q].tolist(), rows[q].tolist(), strict=True)
                      if row >= 0]  # a FAISS IVF search may find fewer than k
-            by_stage = [(name, dict(zip(r[q].tolist(), s[q].tolist(), strict=True))) for name, s, r in stages]
+            # each stage's rows and scores of this query, read once for the parts, the moves and
+            # the confidence; the plain cosines of the candidate pool in the encoder's own space
+            stage_rows = [r[q].tolist() for _, _, r in stages]
+            by_stage = [(name, dict(zip(rows_q, s[q].tolist(), strict=True)))
+                        for (name, s, _), rows_q in zip(stages, stage_rows, strict=True)]
+            plain = self._plain_cosines(stage_rows[0] if stage_rows else [], side.vectors[q])
             for rank, (score, row) in enumerate(found, 1):
                 hit = self._hit(rank, row, score, query_sets[q], clause_vectors, clauses, explain,
                                 side.logic[q])
                 parts = score_parts(row, by_stage)
                 if self.projection is not None:  # Stage 2's share: the head's cosine minus the plain one
-                    parts = split_projection(parts, float(self.index.embedding_tensor("cpu")[row]
-                                                          @ side.vectors[q].detach().float().cpu()))
+                    parts = split_projection(parts, plain[row])
                 hits.append(replace(hit, score_parts=parts))
-            moved = self._pushed_down(q, stages, k, plan, side.logic[q], hits) if plan is not None else ()
-            sure = self._confidence(q, stages, hits, query_sets[q], side.vectors)
+            moved = (self._pushed_down(stage_rows, by_stage, k, plan, side.logic[q])
+                     if plan is not None else ())
+            sure = self._confidence(max(plain.values(), default=None), hits, query_sets[q])
             out.append(SearchResult(
                 text, tuple(hits), side.phi0[q], None if formulas[q] is None else str(formulas[q]),
                 side.refined[q], clauses, plan.reason if plan is not None else "off", side.sources[q],
@@ -462,17 +467,24 @@ class Retriever:
                 stages.append(("order", scores, rows))
         return scores[:, :k], rows[:, :k]
 
+    def _plain_cosines(self, pool: Sequence[int], vector: torch.Tensor) -> dict[int, float]:
+        """The query's cosine to each candidate in the encoder's own space (unprojected rows)."""
+        rows = [row for row in pool if row >= 0]
+        if not rows:
+            return {}
+        cosines = self.index.embedding_tensor("cpu")[rows] @ vector.detach().float().cpu()
+        return dict(zip(rows, cosines.tolist(), strict=True))
+
     def _pushed_down(
-        self, q: int, stages: Sequence[tuple[str, torch.Tensor, torch.Tensor]], k: int, plan: QueryPlan,
-        formula: Formula | None, hits: Sequence[Hit],
+        self, stage_rows: Sequence[list[int]], by_stage: Sequence[tuple[str, Mapping[int, float]]], k: int,
+        plan: QueryPlan, formula: Formula | None,
     ) -> tuple[PushedDown, ...]:
         """For a query with a negated clause, the first pass's top-k items the stages moved out."""
-        if len(stages) < 2 or not plan.scored or not any(plan.negated):
+        if len(stage_rows) < 2 or not plan.scored or not any(plan.negated):
             return ()
-        first_rows = [row for row in stages[0][2][q].tolist() if row >= 0]
-        final_rows = [row for row in stages[-1][2][q].tolist() if row >= 0]
+        first_rows = [row for row in stage_rows[0] if row >= 0]
+        final_rows = [row for row in stage_rows[-1] if row >= 0]
         shown = set(final_rows[:k])
-        by_stage = [(name, dict(zip(r[q].tolist(), s[q].tolist(), strict=True))) for name, s, r in stages]
         evidence: dict[int, list[str]] = {}
         for row in first_rows[:k]:
             if row in shown:
@@ -491,17 +503,13 @@ class Retriever:
                      for row, was, now, why in pushed_down(first_rows, final_rows, k, evidence))
 
     def _confidence(
-        self, q: int, stages: Sequence[tuple[str, torch.Tensor, torch.Tensor]], hits: Sequence[Hit],
-        query_set: frozenset[PredicateSymbol], vectors: torch.Tensor,
+        self, best: float | None, hits: Sequence[Hit], query_set: frozenset[PredicateSymbol],
     ) -> Confidence:
         """W860 when no hit's caption shares an asserted predicate of the query; W861 when the
-        best first-pass similarity is within random text's reach on this index."""
-        if not stages:
+        best plain cosine of the candidates (the encoder's own space: Stage 2's head compresses
+        the cosines it ranks by) is within random text's reach on this index."""
+        if best is None:
             return Confidence(False)
-        # in the encoder's own space: Stage 2's head compresses the cosines it ranks by
-        pool = [row for row in stages[0][2][q].tolist() if row >= 0]
-        raw = self.index.embedding_tensor("cpu")
-        best = float((raw[pool] @ vectors[q].detach().float().cpu()).max()) if pool else None
         asserted = sorted(str(symbol) for symbol in query_set if not str(symbol).startswith("¬"))
         matched_any = None
         if self.index.predicate_sets and asserted and hits:
