@@ -109,7 +109,7 @@ def _stem_match(view: TokenView, indices: list[int], stem: str, rules: NegationR
 def _joined_prefix(view: TokenView, k: int, rules: NegationRules) -> Match | None:
     """'noninclusive of B', 'unhearable by B': the prefix written on the stem."""
     word = view.tokens[k].lower
-    for prefix in ("non-", "non", "un"):
+    for prefix in _NEGATIVE_PREFIXES:
         if word.startswith(prefix) and len(word) > len(prefix) + 3:
             return _stem_match(view, [k], word[len(prefix) :], rules)
     return None
