@@ -1194,8 +1194,9 @@ class Errors(metaclass=_Messages):
         "see which predicates the query parsed to with --explain (docs/retriever.md, \"Confidence\")."
     )
     W861 = (
-        "The best match ({best:.3f}) is no closer than random text gets on this index (mean "
-        "{mean:.3f}, {margin:g} standard deviations {sd:.3f}): the hits may be noise. Check the "
+        "The best match ({best:.3f}) is no closer than random text gets on this index (its best "
+        "matches: mean {mean:.3f}, standard deviation {sd:.3f}; a match must pass the mean plus "
+        "{margin:g} deviations): the hits may be noise. Check the "
         "query's spelling, or describe the sound in other words (docs/retriever.md, \"Confidence\")."
     )
     W870 = (
