@@ -212,6 +212,65 @@ def _participles(wn: Any, verb: str) -> list[str]:
     return [form] if verb in wn._morphy(form, "v") else []
 
 
+#: A gloss that defines a noun as a wanting or a needing ("an intense desire for some particular
+#: thing"), not as a state that happens to follow from one ("boredom", "hurry").
+_DESIRE_GLOSS = re.compile(r"\b(?:desire|desiring|want|wanting|wish|craving|longing|need|needing)\b")
+
+
+def desire_nouns(wn: Any, spec: ClassSpec) -> Iterator[Entry]:
+    """Nouns of wanting and needing ("need", "wish", "craving"): the closure of the roots, kept
+    where the noun's most frequent sense lies in it ("want" is first "a state of extreme poverty")."""
+    roots = set(spec.roots)
+    synsets = _closure(
+        wn, spec.roots, lambda s: s.name() in roots or bool(_DESIRE_GLOSS.search(s.definition()))
+    )
+    seen: set[str] = set()
+    for synset in sorted(synsets, key=lambda s: s.name()):
+        for lemma in synset.lemma_names():
+            word = lemma.lower()
+            first = _first_sense(wn, lemma, "n")
+            if word in seen or not word.isalpha() or first not in synsets:
+                continue
+            seen.add(word)
+            yield Entry(spec.name, word, "noun", "wordnet", _provenance(first, synsets[first]))
+
+
+def any_sense_verbs(
+    wn: Any,
+    spec: ClassSpec,
+    keep: Callable[[Any], bool],
+    light_verbs: Iterable[str],
+    request_roots: Iterable[str],
+) -> Iterator[Entry]:
+    """The verbs with *any* sense in the kept closure of the class's roots, for a construction
+    that selects that sense (the imperative addressed to the search: "drop the B" cannot mean
+    "let fall"). Left out: a light verb ("take", "get", Jespersen 1954; Butt 2003), whose
+    meaning comes from its object (a phrasal verb with one keeps its particle's), and a verb
+    with any sense under ``request_roots``, which a request to the search could mean instead
+    ("pick the B" selects, "check out the B" listens)."""
+    synsets = _closure(wn, spec.roots, keep)
+    light = set(light_verbs)
+    request = {wn.synset(name) for name in request_roots}
+
+    def could_request(word: str) -> bool:
+        return any(
+            sense in request or not request.isdisjoint(sense.closure(lambda s: s.hypernyms()))
+            for sense in wn.synsets(word.replace(" ", "_"), "v")
+        )
+
+    seen: set[str] = set()
+    for synset in sorted(synsets, key=lambda s: s.name()):
+        for lemma in synset.lemma_names():
+            word = lemma.lower().replace("_", " ")
+            if word in seen or word in light or not word.replace(" ", "").replace("-", "").isalpha():
+                continue
+            if could_request(word):
+                seen.add(word)
+                continue
+            seen.add(word)
+            yield Entry(spec.name, word, "verb", "wordnet", _provenance(synset, synsets[synset]))
+
+
 def _adjective_lemmas(wn: Any) -> Iterator[Any]:
     for synset in wn.all_synsets("a"):
         yield from synset.lemmas()
@@ -390,6 +449,7 @@ def derive(wn: Any, rules: dict[str, Any] | None = None) -> list[Entry]:
     entries: list[Entry] = []
     for name in ("omission_verb", "removal_verb", "elimination_verb"):
         entries += verb_class(wn, spec[name], defined_by_roots(wn, spec[name].roots), no_adjective=True)
+    entries += verb_class(wn, spec["privation_verb"], single=True, no_adjective=True)
     entries += verb_class(wn, spec["desire_verb"], single=True, no_adjective=True)
     entries += verb_class(wn, spec["need_verb"], single=True, no_adjective=True)
     entries += verb_class(wn, spec["perception_verb"], _hearing_only, single=True, no_adjective=True)
@@ -407,6 +467,7 @@ def derive(wn: Any, rules: dict[str, Any] | None = None) -> list[Entry]:
     for name in ("giving_verb", "sparing_verb"):  # read in the double-object construction only
         entries += verb_class(wn, spec[name], single=True, frame=DOUBLE_OBJECT)
     entries += evidential_nouns(wn, spec["evidential_noun"])
+    entries += desire_nouns(wn, spec["desire_noun"])
     entries += absence_adjectives(wn, spec["absence_adjective"])
     entries += privative_participles(wn, spec["privative_participle"], connective_verbs)
     entries += negative_implicatives(
@@ -420,6 +481,20 @@ def derive(wn: Any, rules: dict[str, Any] | None = None) -> list[Entry]:
         {e.lemma for e in single if e.cls == "containment_verb"},
         {e.lemma for e in single if e.cls == "perception_verb"},
     )
+    # a word whose most frequent sense has a class keeps its place there ("strip ... of B")
+    placed = {e.lemma for e in entries}
+    imperative = spec["imperative_removal_verb"]
+    entries += [
+        e
+        for e in any_sense_verbs(
+            wn,
+            imperative,
+            defined_by_roots(wn, imperative.roots),
+            rules["lexicon"]["light_verbs"],
+            rules["lexicon"]["request_sense_roots"],
+        )
+        if e.lemma not in placed
+    ]
     for source, lemma, joins, listed in PUBLISHED:
         entries.append(Entry("published", lemma, "word", source, listed, joins))
     return [_attested(entry, spec, _inventory(rules)) for entry in entries]

@@ -90,6 +90,34 @@ CLASSES: tuple[ClassSpec, ...] = (
         ("get_rid_of.v.01", "extinguish.v.04", "delete.v.01", "erase.v.03", "filter.v.01", "hush.v.02"),
     ),
     ClassSpec(
+        "imperative_removal_verb",
+        "list:imperative_removal_verbs",
+        "verbs with any sense of removing, omitting or eliminating: in the imperative, addressed to "
+        'the search, which can do nothing else to a sound, that sense is the only one ("A; drop the '
+        'B"): the object is excluded',
+        (
+            "remove.v.01",
+            "get_rid_of.v.01",
+            "extinguish.v.04",
+            "delete.v.01",
+            "erase.v.03",
+            "filter.v.01",
+            "hush.v.02",
+            "exclude.v.01",
+            "neglect.v.01",
+            "avoid.v.01",
+            "shun.v.01",
+            "rule_out.v.03",
+        ),
+    ),
+    ClassSpec(
+        "privation_verb",
+        "cue:privative-adjective",
+        'verbs of depriving and ridding (strip, deprive, divest): their of-object is what the patient is '
+        'left without ("stripped of B")',
+        ("deprive.v.01", "rid.v.01"),
+    ),
+    ClassSpec(
         "desire_verb",
         "list:perception",
         'verbs of wanting: negated, their object is excluded ("I don\'t want B")',
@@ -165,6 +193,12 @@ CLASSES: tuple[ClassSpec, ...] = (
         "list:filler_nouns",
         'nouns of evidence and indication: inside a negation they are filler ("no indication of B" is no B)',
         ("evidence.n.01", "evidence.n.02", "indication.n.01", "sign.n.01"),
+    ),
+    ClassSpec(
+        "desire_noun",
+        "list:desire_nouns",
+        'nouns of wanting and needing: inside a negation their for-object is excluded ("no need for B")',
+        ("desire.n.01", "need.n.01", "need.n.02"),
     ),
     ClassSpec(
         "absence_adjective",

@@ -352,13 +352,16 @@ class ScopeContext:
         return None
 
     def filler_object(self, noun: Tok) -> tuple[Tok, list[int]] | None:
-        """'sign of B', 'the sound of B': the noun after a filler noun and its "of", and the filler tokens."""
+        """'sign of B', 'the sound of B': the noun after a filler noun and its "of", and the
+        filler tokens; 'need for B': the same after a noun of wanting or needing and its "for"."""
         fillers = self.words("filler_nouns")
-        if noun.lower not in fillers and not (noun.pos in NOUNS and noun.lemma in fillers):
+        wanting = noun.pos in NOUNS and noun.lemma in self.words("desire_nouns")
+        if noun.lower not in fillers and not (noun.pos in NOUNS and noun.lemma in fillers) and not wanting:
             return None  # "no findings of B": a plural filler is read by its lemma
         view = self.view
         of = noun.i + 1
-        if of < len(view) and view[of].lower == "of" and self.same_segment(of, noun.i):
+        preposition = "for" if wanting else "of"
+        if of < len(view) and view[of].lower == preposition and self.same_segment(of, noun.i):
             after = self.first_after(of)
             if after is not None and self.is_noun(after):
                 return view[self.noun_head(after.i)], [noun.i, of]

@@ -33,10 +33,13 @@ __all__ = [
     "absolute_particle",
     "absolute_preposition",
     "closes_noun_phrase",
+    "directive_exclusion",
     "exclusion",
     "is_absence_word",
     "is_attributive",
+    "is_imperative",
     "locative_position",
+    "names_sound_class",
     "negated_object",
     "not_a_cue",
     "phrasal_object",
@@ -251,7 +254,49 @@ def _directive_object(ctx: ScopeContext, match: Match) -> Verdict | None:
         return None  # "a man removing a lid": a noun's participle is its event
     eliminating = ctx.words("elimination_verbs")
     if tok.lemma not in eliminating and " ".join(view[k].lemma for k in match.tokens) not in eliminating:
-        return None  # "someone walking by, removing a branch": a concrete removal is an action in the clip
+        # "someone walking by, removing a branch": a concrete removal is an action in the clip;
+        # addressed to the search ("A; remove the B"), only the exclusion is possible
+        if not is_imperative(ctx, tok):
+            return None
+        return directive_exclusion(ctx, match, "imperative", sound_class_only=True)
+    return directive_exclusion(ctx, match, "imperative" if tok.tag == "VB" else "participial")
+
+
+def is_imperative(ctx: ScopeContext, tok: Tok) -> bool:
+    """Whether a verb is in the imperative: a base form (or the tagger's present reading of
+    one) that opens its segment with no subject of its own in it ("A; drop the B"), and is no
+    conjunct of a finite verb, whose subject it shares ("people yell and throw stones"), unless
+    a semicolon or colon parts them."""
+    view = ctx.view
+    head = view[tok.head]
+    shares_subject = (
+        tok.dep == "conj"
+        and head.tag in _FINITE
+        and not any(view[k].lower in (";", ":") for k in range(min(head.i, tok.i), max(head.i, tok.i)))
+    )
+    return (
+        tok.tag in ("VB", "VBP")
+        and not shares_subject
+        and _opens_segment(ctx, tok.i)
+        and not any(
+            (c.dep in SUBJECT_DEPS or c.dep == "expl") and ctx.same_segment(c.i, tok.i)
+            for c in view.children(tok.i)
+        )
+    )
+
+
+#: Tags of a finite verb.
+_FINITE = frozenset({"VBP", "VBZ", "VBD", "MD"})
+
+
+def directive_exclusion(
+    ctx: ScopeContext, match: Match, construction: str, *, sound_class_only: bool = False
+) -> Verdict | None:
+    """The object of a verb with no subject of its own, excluded; None when it has none (or,
+    with ``sound_class_only``, when its phrase names no sound class: see :func:`names_sound_class`)."""
+    view = ctx.view
+    tok = view[match.first]
+    head = view[tok.head]
     if (
         tok.dep in ("conj", "xcomp")
         and head.tag == tok.tag
@@ -264,7 +309,30 @@ def _directive_object(ctx: ScopeContext, match: Match) -> Verdict | None:
         return None
     if any(view[k].pos in _NOT_PREMODIFIERS for k in range(match.last + 1, obj.i)):
         return None  # the object follows the verb: "removing of the cap" is a noun; "Silence then B"
-    return exclusion(ctx, match, obj, "imperative" if tok.tag == "VB" else "participial")
+    if sound_class_only and not names_sound_class(ctx, obj):
+        return None  # "Pull the string, ...": an instruction heard in the clip, not to the search
+    return exclusion(ctx, match, obj, construction)
+
+
+def names_sound_class(ctx: ScopeContext, noun: Tok) -> bool:
+    """Whether a noun phrase names a sound class: a word of it grounds in V_audio to an entry
+    with an AudioSet ontology class ("the crickets", "the traffic noise"; not "the string").
+
+    What the search can leave out is a sound; an imperative whose object is a thing ("pull the
+    string") is an instruction heard in the clip, as Freesound captions write them.
+    """
+    from fortekit.vocab import load_vocabulary
+
+    vocabulary = load_vocabulary()
+    view = ctx.view
+    head = ctx.noun_head(noun.i)
+    words = [view[k] for k in view.subtree(head) if view[k].pos in NOUNS]
+    return any(
+        entry.audioset_ids
+        for tok in words
+        for key in (tok.lemma, tok.lower)
+        for entry in vocabulary.lookup(key)
+    )
 
 
 def closes_noun_phrase(ctx: ScopeContext, tok: Tok) -> bool:

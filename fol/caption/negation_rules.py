@@ -82,6 +82,7 @@ SCOPE_RULE_NAMES: tuple[str, ...] = (
     "comma_preposition",
     "post_negation",
     "inverted_clause",
+    "imperative_object",
 )
 _CUE_KEYS = frozenset(
     {"id", "class", "words", "phrases", "lemma_phrases", "pos", "scopes", "attributive", "form"}

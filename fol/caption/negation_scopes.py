@@ -16,6 +16,7 @@ from collections.abc import Callable
 from fortekit.fol.caption.negation_affixal import AFFIXAL_RULES
 from fortekit.fol.caption.negation_context import NOUNS, VERBS, Match, ScopeContext, Verdict
 from fortekit.fol.caption.negation_elliptical import ELLIPTICAL_RULES
+from fortekit.fol.caption.negation_imperative import IMPERATIVE_RULES
 from fortekit.fol.caption.negation_lexical import (
     LEXICAL_RULES,
     absolute_particle,
@@ -1087,4 +1088,5 @@ SCOPE_RULES: dict[str, ScopeRule] = {
     **LEXICAL_RULES,
     **AFFIXAL_RULES,
     **ELLIPTICAL_RULES,
+    **IMPERATIVE_RULES,
 }
