@@ -390,7 +390,7 @@ class AudioIndex(IndexSearchMixin):
         if self.meta.faiss is not None:
             searcher = self._faiss_searcher()
             if not isinstance(searcher, FaissSearcher):  # parts of a grown index: one part again
-                searcher = self._rebuilt_faiss(searcher.first_searcher())
+                searcher = self._rebuilt_faiss(searcher)
             writer = searcher.write
         evidence = None if self._evidence is None else evidence_writer(self._evidence)
         return write_index_files(directory, self.meta, self._array, self._records, overwrite=overwrite,

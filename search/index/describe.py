@@ -46,7 +46,8 @@ def ann_line(index: AudioIndex) -> str:
         return "exact (no ANN index)"
     recall = index.meta.ann_recall
     measured = "" if recall is None else f", recall@10 against exact {recall:.3f} (measured at build)"
-    return f"FAISS {kind}{measured}; {index.layout.describe()}"
+    settings = ", ".join(f"{name} {value}" for name, value in index.meta.faiss_settings.items())
+    return f"FAISS {kind}{f' ({settings})' if settings else ''}{measured}; {index.layout.describe()}"
 
 
 def predicate_line(index: AudioIndex) -> str:
@@ -125,6 +126,7 @@ def index_facts(index: AudioIndex, directory: str | os.PathLike[str]) -> dict[st
         "parsed": index.meta.parsed, "with_predicates": with_predicates,
         "predicate_share": with_predicates / len(index), "unparsed": index.unparsed_count,
         "faiss": index.faiss_kind, "ann_recall": index.meta.ann_recall,
+        "faiss_settings": dict(index.meta.faiss_settings),
         "parts": index.layout.shards + 1, "removed": index.layout.removed, "captioner": index.meta.captioner,
         "captioner_options": dict(index.meta.captioner_options),
         "evidence_labels": None if index.evidence is None else list(index.evidence.labels),

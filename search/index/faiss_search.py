@@ -5,8 +5,9 @@ adds a flat inner-product index (``flat``: exact, CPU), an inverted-file index (
 approximate, sub-linear), a graph index (``hnsw``: HNSW, Malkov & Yashunin 2018, approximate,
 the rows kept whole) or an inverted file over product-quantised codes (``ivfpq``: Jégou et al.
 2011, approximate and compressed, ``dim / 8`` bytes a row by default). Their search settings
-(``nprobe``, ``efSearch``) are stored in the FAISS file. Rows and queries are L2-normalised, so
-the inner product is the cosine similarity. The index is written with ``faiss.write_index``
+(``nprobe``, ``efSearch``) are stored in the FAISS file and, as ``faiss_settings``, in
+``index.json`` (so that ``index add`` never reads the file for them). Rows and queries are
+L2-normalised, so the inner product is the cosine similarity. The index is written with ``faiss.write_index``
 (FAISS's own binary format, no pickle) as ``faiss.index`` beside the other files. faiss is an optional
 dependency: ``pip install 'fortekit[faiss]'``.
 
@@ -174,17 +175,22 @@ class FaissSearcher:
         return int(self.index.ntotal)
 
     def settings(self) -> dict[str, int]:
-        """The search settings stored in the FAISS file (``ef_search``; ``nprobe`` and ``nlist``).
+        """The settings stored in the FAISS file, as ``index.json`` records them (``faiss_settings``).
+
+        HNSW: ``ef_search``; IVF: ``nprobe`` and ``nlist``; IVF-PQ: those and ``pq_bytes``; flat: none.
 
         Example:
             >>> import numpy as np
             >>> FaissSearcher.build(np.eye(8, dtype=np.float32), kind="hnsw", ef_search=32).settings()
             {'ef_search': 32}
+            >>> FaissSearcher.build(np.eye(8, dtype=np.float32), kind="ivf", nlist=2).settings()
+            {'nprobe': 2, 'nlist': 2}
         """
         if self.kind == "hnsw":
             return {"ef_search": int(self.index.hnsw.efSearch)}
         if self.kind in ("ivf", "ivfpq"):
-            return {"nprobe": int(self.index.nprobe), "nlist": int(self.index.nlist)}
+            found = {"nprobe": int(self.index.nprobe), "nlist": int(self.index.nlist)}
+            return {**found, "pq_bytes": int(self.index.pq.M)} if self.kind == "ivfpq" else found
         return {}
 
     def like(self, rows: np.ndarray) -> FaissSearcher:
@@ -346,9 +352,96 @@ class FaissSearcher:
             ...
             fortekit.errors.AudioIndexError: [E636] The ANN index ... does not hold this index's rows: it is a FAISS index of kind flat (IndexFlatIP), but ...
         """  # noqa: E501
+        return cls._read_checked(path, kind, count=count, dim=dim, flags=0)
+
+    @classmethod
+    def read_settings(cls, path: str | os.PathLike[str], kind: str, *, count: int,
+                      dim: int) -> dict[str, int]:
+        """The settings of a FAISS file (:meth:`settings`), without reading its graph, rows or lists.
+
+        For an index whose ``index.json`` does not record them (written before it did). The file
+        is mapped, not read (FAISS's ``IO_FLAG_MMAP_IFC``): only the few pages of its header and
+        settings are touched, so the 2.3 GB graph of a 1,000,000-item HNSW index costs about as
+        much as a small one. A faiss older than that flag reads the whole file once. The file
+        is checked as :meth:`read` checks it.
+
+        Args:
+            path: the ``faiss.index`` file.
+            kind: the kind ``index.json`` records.
+            count: the rows the index holds.
+            dim: their dimension.
+
+        Returns:
+            The settings, as :meth:`settings` gives them.
+
+        Raises:
+            AudioIndexError: as :meth:`read`.
+
+        Example:
+            >>> import pathlib, tempfile
+            >>> path = pathlib.Path(tempfile.mkdtemp()) / "faiss.index"
+            >>> FaissSearcher.build(np.eye(8, dtype=np.float32), kind="hnsw", ef_search=24).write(path)
+            >>> FaissSearcher.read_settings(path, "hnsw", count=8, dim=8)
+            {'ef_search': 24}
+        """
+        faiss = import_faiss()
+        # A mapped index is a read-only view of the file (FAISS aborts the process on a change to
+        # it): it is asked for its settings here and dropped, never searched, grown or cloned.
+        mapped = getattr(faiss, "IO_FLAG_MMAP_IFC", 0)
+        searcher = cls._read_checked(path, kind, count=count, dim=dim, flags=mapped)
+        settings = searcher.settings()
+        del searcher
+        return settings
+
+    @classmethod
+    def read_trained(cls, path: str | os.PathLike[str], kind: str, *, count: int, dim: int) -> FaissSearcher:
+        """An IVF kind's trained cells and codebooks from its file, with no rows: what :meth:`like` needs.
+
+        The file's inverted lists (the rows' codes: 1.5 GB for IVF and 56 MB for IVF-PQ at
+        1,000,000 MiniLM rows) are mapped, not read (FAISS's ``IO_FLAG_MMAP``), and replaced by empty
+        lists; the coarse quantiser, the codebooks and ``nprobe`` are read. The file is checked as
+        :meth:`read` checks it.
+
+        Args:
+            path: the ``faiss.index`` file of an IVF kind ("ivf" or "ivfpq").
+            kind: the kind ``index.json`` records.
+            count: the rows the file holds.
+            dim: their dimension.
+
+        Returns:
+            A searcher of no rows, with the file's cells, codebooks and settings.
+
+        Raises:
+            AudioIndexError: as :meth:`read`; a kind that is not IVF (E613).
+
+        Example:
+            >>> import pathlib, tempfile
+            >>> rows = np.random.default_rng(0).normal(size=(300, 8)).astype(np.float32)
+            >>> path = pathlib.Path(tempfile.mkdtemp()) / "faiss.index"
+            >>> FaissSearcher.build(rows, kind="ivf", nlist=4, nprobe=2).write(path)
+            >>> trained = FaissSearcher.read_trained(path, "ivf", count=300, dim=8)
+            >>> trained.count, trained.settings(), trained.like(rows[:5]).count
+            (0, {'nprobe': 2, 'nlist': 4}, 5)
+        """
+        if kind not in ("ivf", "ivfpq"):
+            raise AudioIndexError(Errors.E613.format(name="kind", expected="'ivf' or 'ivfpq'", value=kind))
+        faiss = import_faiss()
+        mapped = getattr(faiss, "IO_FLAG_MMAP", 0)
+        searcher = cls._read_checked(path, kind, count=count, dim=dim, flags=mapped)
+        index = searcher.index
+        empty = faiss.ArrayInvertedLists(int(index.nlist), int(index.code_size))
+        index.replace_invlists(empty, True)  # the mapped lists are freed; the index owns the empty ones
+        empty.this.disown()  # ... so Python must not free them too
+        index.ntotal = 0
+        return searcher
+
+    @classmethod
+    def _read_checked(cls, path: str | os.PathLike[str], kind: str, *, count: int, dim: int,
+                      flags: int) -> FaissSearcher:
+        """:meth:`read` with FAISS's read flags (0: read the whole file)."""
         faiss = import_faiss()
         try:
-            index = faiss.read_index(os.fspath(path))
+            index = faiss.read_index(os.fspath(path), flags)
         except RuntimeError as exc:
             raise AudioIndexError(Errors.E600.format(
                 path=path, problem=f"not a FAISS index ({str(exc).splitlines()[0]})",

@@ -130,8 +130,8 @@ def format_predicate_symbol(symbol: PredicateSymbol) -> str:
     return str(symbol)
 
 
-#: The FAISS search settings ``index.json`` may record (:meth:`FaissSearcher.settings`).
-FAISS_SETTINGS: tuple[str, ...] = ("ef_search", "nprobe", "nlist")
+#: The FAISS settings ``index.json`` may record (:meth:`FaissSearcher.settings`).
+FAISS_SETTINGS: tuple[str, ...] = ("ef_search", "nprobe", "nlist", "pq_bytes")
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,10 +154,11 @@ class IndexMeta:
         index_id: the index's identity, which its shards record (given by the first ``index add``).
         ann_recall: the FAISS index's recall@10 against the exact search, measured when it was
             built (:func:`~fortekit.search.index.faiss_search.measure_recall`), or None.
-        faiss_settings: the FAISS index's search settings (``ef_search`` of HNSW), so that
-            ``index add`` builds a shard's graph without reading the whole file; empty when
-            not recorded (an index written before them, or an IVF kind, whose trained cells
-            are read from the file).
+        faiss_settings: the FAISS index's settings (``ef_search`` of HNSW; ``nprobe``, ``nlist``
+            and, for IVF-PQ, ``pq_bytes`` of an IVF kind), so that ``index add`` builds a
+            shard's graph without reading the file (an IVF kind's trained cells are read from
+            it, its lists are not); empty for a flat index and for one written before them
+            (``index add`` then reads them from the file, mapped, and records them).
         format_version: the layout version.
         fortekit_version: the fortekit version that wrote the index.
     """

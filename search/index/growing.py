@@ -306,14 +306,21 @@ def add_to_index(directory: str | os.PathLike[str], new: AudioIndex) -> AddRepor
         refuse_known_ids(root, layout.live, new.ids)
         check_unique_ids(new.ids)
         name = _next_shard_name(root, manifest)
-        faiss_writer = None
-        if meta.faiss == "flat" or (meta.faiss == "hnsw" and meta.faiss_settings):
+        faiss_writer, settings = None, dict(meta.faiss_settings)
+        if meta.faiss in ("flat", "hnsw"):
             # a graph or list is built anew for the shard: its settings are all it takes from the
-            # index, and reading the whole graph for them cost gigabytes at a million items
-            faiss_writer = FaissSearcher.build(new.embeddings, kind=meta.faiss, **meta.faiss_settings).write
-        elif meta.faiss is not None:  # IVF: the trained cells are in the file; an older HNSW index
-            first = FaissSearcher.read(root / FAISS_FILE, meta.faiss, count=meta.count, dim=meta.dim)
-            faiss_writer = first.like(new.embeddings).write
+            # index (reading the whole graph for them cost gigabytes at a million items); an index
+            # written before index.json recorded them has them read from the file, mapped, once
+            if meta.faiss == "hnsw" and not settings:
+                settings = FaissSearcher.read_settings(root / FAISS_FILE, meta.faiss, count=meta.count,
+                                                       dim=meta.dim)
+            faiss_writer = FaissSearcher.build(new.embeddings, kind=meta.faiss, **settings).write
+        elif meta.faiss is not None:  # IVF: the trained cells are in the file (its lists are not read)
+            trained = FaissSearcher.read_trained(root / FAISS_FILE, meta.faiss, count=meta.count,
+                                                 dim=meta.dim)
+            settings = trained.settings()
+            faiss_writer = trained.like(new.embeddings).write
+        meta = replace(meta, faiss_settings=settings)  # recorded, for an index written before they were
         shard_meta = replace(new.meta, index_id=manifest.index_id, faiss=meta.faiss, ann_recall=None,
                              faiss_settings=meta.faiss_settings,
                              format_version=SINGLE_PART_VERSION, fortekit_version=__version__)

@@ -240,13 +240,20 @@ class IndexSearchMixin:
         """Keep `searcher` as the index's FAISS part, with its recall against exact measured now."""
         self._faiss = searcher
         self._faiss_file, self._faiss_identity = None, None
-        settings = searcher.settings() if searcher.kind == "hnsw" else {}
         self.meta = replace(self.meta, faiss=searcher.kind, ann_recall=measure_recall(searcher, self._array),
-                            faiss_settings=settings)
+                            faiss_settings=searcher.settings())
 
-    def _rebuilt_faiss(self, like: FaissSearcher) -> FaissSearcher:
-        """One FAISS index over all rows, of the kind and settings of `like` (compacting a grown index)."""
-        self._use_faiss(like.like(self._array))
+    def _rebuilt_faiss(self, parts: ShardedSearcher) -> FaissSearcher:
+        """One FAISS index over all rows, of the kind and settings of `parts` (compacting a grown index).
+
+        A flat list or an HNSW graph is built from the settings ``index.json`` records, without
+        reading the first part's file; an IVF kind reuses that file's trained cells (its lists unread).
+        """
+        settings = dict(self.meta.faiss_settings)
+        if parts.kind == "flat" or (parts.kind == "hnsw" and settings):
+            self._use_faiss(FaissSearcher.build(self._array, kind=parts.kind, **settings))
+        else:
+            self._use_faiss(parts.first_searcher(trained_only=parts.kind != "hnsw").like(self._array))
         assert isinstance(self._faiss, FaissSearcher)
         return self._faiss
 

@@ -287,8 +287,19 @@ class ShardedSearcher:
             self._searchers[part.path] = searcher
         return self._searchers[part.path]
 
-    def first_searcher(self) -> FaissSearcher:
-        """The first part's searcher (its kind and settings are every part's)."""
+    def first_searcher(self, *, trained_only: bool = False) -> FaissSearcher:
+        """The first part's searcher (its kind and settings are every part's).
+
+        Args:
+            trained_only: an IVF kind's trained cells and settings alone, its lists left unread
+                (:meth:`FaissSearcher.read_trained`): enough for :meth:`FaissSearcher.like`.
+        """
+        if trained_only:
+            part = self._parts[0]
+            if part.identity is not None and folder_identity(part.path) != part.identity:
+                raise AudioIndexError(Errors.E628.format(path=part.path))
+            return FaissSearcher.read_trained(part.path, self.kind, count=len(part.global_rows),
+                                              dim=self._dim)
         return self._searcher(self._parts[0])
 
     def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:

@@ -158,12 +158,19 @@ def create_app(service: "SearchService | None" = None, *, eval_run: "EvalRun | N
     from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 
     from fortekit import __version__
+    from fortekit.search.serve import json_body
     from fortekit.search.serve.errors_http import install_error_handling
     from fortekit.search.serve.openapi import TREE_QUERY_CHARS, check_text, describe_api, text_bounds
     from fortekit.search.serve.schemas import SearchRequest
     from fortekit.search.serve.service import versions
 
     limits = limits or (service.limits if service is not None else ServeLimits())
+
+    class EncodedJSON(JSONResponse):
+        """A JSON answer encoded once, by orjson where it is installed (:mod:`.json_body`)."""
+
+        def render(self, content: Any) -> bytes:
+            return json_body.json_bytes(content)
 
     app = FastAPI(
         title="fortekit", version=__version__, redirect_slashes=False,  # no Host-built redirects: E798
@@ -222,7 +229,7 @@ def create_app(service: "SearchService | None" = None, *, eval_run: "EvalRun | N
         found = need_service()
         results, pipeline, state = found.search_served(queries, k=request.k, switches=switches,
                                                        explain=request.explain)
-        return JSONResponse({
+        return EncodedJSON({
             "results": [found.public_result(result) for result in results], "pipeline": pipeline.to_dict(),
             "index_state": state, "took_ms": round((time.perf_counter() - clock) * 1000, 3),
         })

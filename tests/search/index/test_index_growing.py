@@ -121,6 +121,78 @@ def test_index_add_never_reads_the_hnsw_graph(clotho, tmp_path: Path,  # type: i
             AudioIndex.load(folder)
 
 
+def _spy_on_faiss_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The flags of every ``faiss.read_index`` call from now on (0: the whole file read)."""
+    import faiss
+
+    flags: list[int] = []
+    real = faiss.read_index
+
+    def spied(path, io_flags=0):  # type: ignore[no-untyped-def]
+        flags.append(int(io_flags))
+        return real(path, io_flags)
+
+    monkeypatch.setattr(faiss, "read_index", spied)
+    return flags
+
+
+@faiss_needed
+def test_an_older_index_json_without_settings_has_them_read_mapped_once(  # type: ignore[no-untyped-def]
+        clotho, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An index written before index.json recorded them: the file is mapped, never read whole, and
+    the settings are recorded by that first add, so that the next add does not open the file."""
+    import faiss
+
+    base = _index(clotho, 0, 400)
+    base.build_faiss("hnsw", ef_search=40)
+    folder = base.save(tmp_path / "clips.index")
+    meta = json.loads((folder / "index.json").read_text(encoding="utf-8"))
+    del meta["faiss_settings"]
+    (folder / "index.json").write_text(json.dumps(meta), encoding="utf-8")
+    assert AudioIndex.load(folder).meta.faiss_settings == {}  # it loads as before
+    flags = _spy_on_faiss_reads(monkeypatch)
+    add_to_index(folder, _index(clotho, 400, 430))
+    assert flags == [faiss.IO_FLAG_MMAP_IFC]  # mapped: the graph's pages are never read
+    recorded = json.loads((folder / "index.json").read_text(encoding="utf-8"))["faiss_settings"]
+    assert recorded == {"ef_search": 40}
+    add_to_index(folder, _index(clotho, 430, 460))
+    assert flags == [faiss.IO_FLAG_MMAP_IFC]  # the second add never opens the file
+    compact_index(folder)  # one graph again, built from the recorded settings
+    assert flags == [faiss.IO_FLAG_MMAP_IFC]
+    monkeypatch.undo()
+    compacted = AudioIndex.load(folder)
+    assert len(compacted) == 460 and compacted.meta.faiss_settings == {"ef_search": 40}
+    _, found = compacted.search(np.asarray(clotho[2][420:460:9]), k=5, use_faiss=True)
+    assert np.asarray(found)[:, 0].tolist() == list(range(420, 460, 9))
+
+
+@faiss_needed
+def test_ivfpq_settings_are_recorded_and_index_add_reads_only_the_trained_cells(  # type: ignore[no-untyped-def]
+        clotho, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import faiss
+
+    from fortekit.search.index.describe import ann_line, index_facts
+
+    base = _index(clotho, 0, 1000)
+    base.build_faiss("ivfpq", nlist=20, nprobe=6, pq_bytes=48)
+    folder = base.save(tmp_path / "clips.index")
+    settings = {"nprobe": 6, "nlist": 20, "pq_bytes": 48}
+    assert json.loads((folder / "index.json").read_text(encoding="utf-8"))["faiss_settings"] == settings
+    flags = _spy_on_faiss_reads(monkeypatch)
+    add_to_index(folder, _index(clotho, 1000, 1060))
+    assert flags == [faiss.IO_FLAG_MMAP]  # the cells and codebooks read; the lists mapped and dropped
+    monkeypatch.undo()
+    grown = AudioIndex.load(folder)
+    assert index_facts(grown, folder)["faiss_settings"] == settings
+    assert ann_line(grown).startswith("FAISS ivfpq (nprobe 6, nlist 20, pq_bytes 48), recall@10")
+    queries = np.asarray(clotho[2][1000:1060:6])
+    _, found = grown.search(queries, k=10, use_faiss=True)
+    _, exact = grown.search(queries, k=10)
+    # the shard's codes were made with the base's codebooks: its own rows are found as in the base
+    assert np.mean([len(set(a) & set(b)) / 10 for a, b in zip(np.asarray(found), np.asarray(exact),
+                                                               strict=True)]) >= 0.5
+
+
 @faiss_needed
 @pytest.mark.parametrize("kind", ["flat", "hnsw", "ivfpq"])
 def test_each_shard_gets_an_ann_part_searched_and_merged_exactly(clotho, tmp_path: Path, kind: str) -> None:

@@ -102,6 +102,28 @@ def test_the_pipeline_and_the_timing_come_with_the_results(cafe_client: TestClie
     assert [hit["rank"] for hit in answer["results"][0]["hits"]] == [1, 2]
 
 
+def test_the_answer_is_encoded_once_as_starlette_would_encode_it(cafe_client: TestClient,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """orjson (where installed) or json.dumps: the document JSONResponse writes, its headers too."""
+    import json
+
+    from starlette.responses import JSONResponse
+
+    from fortekit.search.serve import json_body
+
+    answer = cafe_client.post("/v1/search", json={"query": "rain on a roof", "k": 3, "explain": True})
+    assert answer.status_code == 200 and answer.headers["content-type"] == "application/json"
+    assert int(answer.headers["content-length"]) == len(answer.content)
+    document = json.loads(answer.content)
+    starlette = JSONResponse(document).body
+    # orjson may write an exponent shorter (1e-7 for 1e-07): the same document, not always the same bytes
+    assert json.loads(json_body.json_bytes(document)) == json.loads(starlette) == document
+    monkeypatch.setattr(json_body, "_orjson_dumps", lambda: None)  # as without orjson: json.dumps
+    assert json_body.json_bytes(document) == starlette
+    with pytest.raises(ValueError, match="JSON compliant"):
+        json_body.json_bytes({"score": float("nan")})  # refused, as JSONResponse refuses it
+
+
 def test_an_item_has_its_caption_formula_and_predicates(cafe_client: TestClient) -> None:
     from fortekit.search.index.audio_index import AudioIndex
 

@@ -8,7 +8,9 @@ the default pipeline of a caption index (Stage 1, the shipped head, formula scor
 * ``SearchService.search`` of it (the micro-batcher's queue and lock, no HTTP);
 * ``POST /v1/search`` through ``fastapi.testclient.TestClient`` (the app, JSON both ways).
 
-Every round starts with an empty text cache, as a new query would. The load and latency of the
+Every round starts with an empty text cache, as a new query would. A second group compares, in CPU
+time (``time.process_time``, every thread), the search itself with everything else a request costs
+(``POST /v1/search`` with the search's answer made beforehand). The load and latency of the
 real server on the loopback (4 clients, 100,000 items) are measured by ``scripts/serve_load.py``
 (figures in docs/serve.md).
 
@@ -23,6 +25,7 @@ from __future__ import annotations
 import csv
 import os
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -122,6 +125,40 @@ def test_bench_http_search(benchmark, retriever, client, query) -> None:  # type
                                 setup=lambda: _cold(retriever), rounds=ROUNDS, iterations=1)
     assert answer.status_code == 200, answer.text
     assert len(answer.json()["results"][0]["hits"]) == 10
+
+
+LAYER = f"CPU time, one query, default pipeline, {ITEMS} Clotho captions: the search against the HTTP layer"
+
+
+@pytest.mark.benchmark_suite
+@pytest.mark.benchmark(group=LAYER, timer=time.process_time)
+def test_bench_layer_the_search_itself(benchmark, retriever, service, query) -> None:  # type: ignore[no-untyped-def]
+    """The search's CPU time (every thread of the process): ``Retriever.search`` of a query it has not
+    seen, each round another (the caches warm with what earlier queries met, as a server's are)."""
+    fresh = iter(_audiocaps_val(ROUNDS * 10 + 2)[1:])
+    results = benchmark.pedantic(lambda text: retriever.search([text], k=10),
+                                 setup=lambda: ((next(fresh),), {}), rounds=ROUNDS * 10, iterations=1,
+                                 warmup_rounds=1)
+    assert len(results[0].hits) == 10
+
+
+@pytest.mark.benchmark_suite
+@pytest.mark.benchmark(group=LAYER, timer=time.process_time)
+def test_bench_layer_everything_but_the_search(benchmark, retriever, service, client, query,  # type: ignore[no-untyped-def]
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """``POST /v1/search`` with the search's answer made beforehand: all the rest of a request.
+
+    The body's reading and validation, the checks, the micro-batcher's hand-off, the worker
+    thread's hop, the result dicts and the JSON encoding (ten hits with their score parts), the
+    middleware; and, in this process, the test client's own work (an upper bound: a real client
+    is another process). scripts/serve_cpu.py measures the real server (docs/serve.md).
+    """
+    made = retriever.search([query], k=10)
+    monkeypatch.setattr(service.retriever, "search", lambda texts, k, explain: made * len(texts))
+    answer = benchmark.pedantic(lambda: client.post("/v1/search", json={"query": query, "k": 10}),
+                                rounds=ROUNDS * 10, iterations=1, warmup_rounds=1)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["results"][0]["hits"] == service.public_result(made[0])["hits"]
 
 
 def test_concurrent_requests_are_batched_and_match_the_retriever(clotho_index, minilm) -> None:  # type: ignore[no-untyped-def]
