@@ -14,7 +14,9 @@ ch. 19 §5 and ch. 9 §8; the affixal cues of ConanDoyle-neg, Morante & Daeleman
   off by a hyphen ("non-inclusive of B", "un-hearable"): its of/to object is excluded;
 * an adjective of impossibility with a verb of perceiving ("B impossible to hear"): in the
   tough construction the adjective's subject is what is not perceived (``tough_complement``);
-  whatever happens is possible, so "impossible to V" entails not V (the contrapositive).
+  whatever happens is possible, so "impossible to V" entails not V (the contrapositive);
+* the suffix -less on a noun written with a hyphen ("bird-less"): the noun is excluded where it
+  names a sound class (``suffix_stem``).
 
 Example:
     >>> from fortekit.fol.caption import parse_caption
@@ -28,11 +30,18 @@ from __future__ import annotations
 
 from fortekit.fol.caption.lemmas import WordNetLemmas
 from fortekit.fol.caption.negation_context import Match, ScopeContext, Verdict
-from fortekit.fol.caption.negation_lexical import exclusion, not_a_cue, sound_object
+from fortekit.fol.caption.negation_lexical import exclusion, names_sound_class, not_a_cue, sound_object
 from fortekit.fol.caption.negation_rules import Cue, NegationRules
 from fortekit.fol.caption.tokens import TokenView
 
-__all__ = ["AFFIXAL_RULES", "UNSURE_AGENT", "affixal_matches", "tough_complement", "unsure_agent"]
+__all__ = [
+    "AFFIXAL_RULES",
+    "UNSURE_AGENT",
+    "affixal_matches",
+    "suffix_stem",
+    "tough_complement",
+    "unsure_agent",
+]
 
 #: Verb files whose un-participle's by-phrase names a perceiver or a stimulus that is there
 #: ("unnoticed by B", "unfazed by B", "unimpressed by B"): no privation of B.
@@ -196,5 +205,26 @@ def tough_complement(ctx: ScopeContext, match: Match) -> Verdict | None:
     return exclusion(ctx, match, noun, "absolute", tokens)
 
 
+def suffix_stem(ctx: ScopeContext, match: Match) -> Verdict | None:
+    """'bird-less', 'people-less': the suffix -less written on a noun with a hyphen excludes
+    the noun where it names a sound class; "less" as a word ("less traffic") is no cue."""
+    view = ctx.view
+    k = match.first
+    if not (
+        k >= 2
+        and view[k - 1].lower == "-"
+        and view[k - 1].start == view[k - 2].end
+        and view[k - 1].end == view[k].start
+        and ctx.is_noun(view[k - 2])
+        and names_sound_class(ctx, view[k - 2])
+    ):
+        return not_a_cue
+    return Verdict("exclude", "post-nominal", view[k - 2].i, cue_tokens=[k - 1])
+
+
 #: The scope rules of this module, by the names ``grammars/negation.toml`` uses.
-AFFIXAL_RULES = {"unsure_agent": unsure_agent, "tough_complement": tough_complement}
+AFFIXAL_RULES = {
+    "unsure_agent": unsure_agent,
+    "tough_complement": tough_complement,
+    "suffix_stem": suffix_stem,
+}

@@ -314,9 +314,18 @@ def directive_exclusion(
     return exclusion(ctx, match, obj, construction)
 
 
+#: WordNet noun files whose members make sounds of their own: people, animals, natural
+#: phenomena (rain, thunder) and sounds themselves (noun.attribute holds "noise", "sound").
+_SOUNDING_NOUN_FILES = frozenset(
+    {"noun.person", "noun.group", "noun.animal", "noun.phenomenon", "noun.attribute"}
+)
+
+
 def names_sound_class(ctx: ScopeContext, noun: Tok) -> bool:
     """Whether a noun phrase names a sound class: a word of it grounds in V_audio to an entry
-    with an AudioSet ontology class ("the crickets", "the traffic noise"; not "the string").
+    with an AudioSet ontology class ("the crickets", "the traffic noise"), or its most frequent
+    WordNet sense is a person, a group, an animal, a natural phenomenon or a sound ("the
+    people"); not a thing ("the string", "a surface").
 
     What the search can leave out is a sound; an imperative whose object is a thing ("pull the
     string") is an instruction heard in the clip, as Freesound captions write them.
@@ -332,7 +341,7 @@ def names_sound_class(ctx: ScopeContext, noun: Tok) -> bool:
         for tok in words
         for key in (tok.lemma, tok.lower)
         for entry in vocabulary.lookup(key)
-    )
+    ) or ctx.lex.first_lexname(view[head].lemma, "n") in _SOUNDING_NOUN_FILES
 
 
 def closes_noun_phrase(ctx: ScopeContext, tok: Tok) -> bool:

@@ -83,6 +83,7 @@ SCOPE_RULE_NAMES: tuple[str, ...] = (
     "post_negation",
     "inverted_clause",
     "imperative_object",
+    "suffix_stem",
 )
 _CUE_KEYS = frozenset(
     {"id", "class", "words", "phrases", "lemma_phrases", "pos", "scopes", "attributive", "form"}

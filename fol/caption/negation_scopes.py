@@ -508,6 +508,7 @@ def double_negation(ctx: ScopeContext, match: Match) -> Verdict | None:
         "determiner",
         "lacking_verb",
         "privative_adjective",
+        "absence_adjective",  # litotes: "B is not absent" is there (Horn 1989, ch. 5)
     ):
         return None
     return Verdict("cancel", "double negation", None, cue_tokens=[k], reason="double negation")

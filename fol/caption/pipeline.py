@@ -414,7 +414,7 @@ def _cap(text: str, max_words: int) -> tuple[str, bool]:
 
 @cache
 def load_pipeline(name: str = DEFAULT_PIPELINE) -> Any:
-    """Load an installed spaCy pipeline without its NER and sentence recogniser (neither runs in the parse), once per name.
+    """Load an installed spaCy pipeline without its NER and sentence recogniser (unused), once per name.
 
     Its stock ``attribute_ruler`` is swapped for the same rules compiled into a table
     (:func:`~fortekit.fol.caption.attribute_table.use_attribute_table`; same output).

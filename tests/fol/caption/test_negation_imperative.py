@@ -97,3 +97,30 @@ def test_a_negated_noun_of_wanting_excludes_its_for_object(text: str, gone: str,
 def test_an_asserted_noun_of_wanting_is_no_cue() -> None:
     excluded, _ = parts("a baby crying with a need for food")
     assert not excluded
+
+
+# --- after the third held-out measurement (post-fix) ------------------------------------------------
+def test_a_negated_absence_adjective_is_litotes() -> None:
+    excluded, asserted = parts("a fountain splashing, and the ducks are not absent")
+    assert not excluded
+    assert "Duck" in asserted
+
+
+def test_nary_is_a_negative_determiner() -> None:
+    excluded, asserted = parts("a fountain splashing with nary a duck")
+    assert "Duck" in excluded and "Fountain" in asserted
+
+
+@pytest.mark.parametrize(
+    ("text", "gone"),
+    [("a fountain splashing, duck-less", "Duck"), ("rain on a tin roof, thunder-less", "Thunder")],
+)
+def test_a_hyphenated_less_suffix_on_a_sound_excludes_it(text: str, gone: str) -> None:
+    excluded, _ = parts(text)
+    assert gone in excluded
+
+
+@pytest.mark.parametrize("text", ["less traffic noise than before", "a motor humming more or less steadily"])
+def test_less_as_a_word_is_no_cue(text: str) -> None:
+    excluded, _ = parts(text)
+    assert not excluded
