@@ -11,7 +11,8 @@ ch. 19 §5 and ch. 9 §8; the affixal cues of ConanDoyle-neg, Morante & Daeleman
   about whether B is there: the by-object is *unsure*, never asserted (issue 42: an affixal
   cue whose scope the parser cannot decide is never read as an assertion);
 * un-/non- + an adjective of containing or perceiving, written whole or with the prefix split
-  off by a hyphen ("non-inclusive of B", "un-hearable"): its of/to object is excluded;
+  off by a hyphen ("non-inclusive of B", "un-hearable"): its of/to object is excluded; with no
+  object it is said of its noun, as an absence adjective is ("B unnoticeable");
 * an adjective of impossibility with a verb of perceiving ("B impossible to hear"): in the
   tough construction the adjective's subject is what is not perceived (``tough_complement``);
   whatever happens is possible, so "impossible to V" entails not V (the contrapositive);
@@ -107,10 +108,13 @@ def _split_prefix(view: TokenView, k: int, rules: NegationRules) -> Match | None
 def _stem_match(view: TokenView, indices: list[int], stem: str, rules: NegationRules) -> Match | None:
     tokens = view.tokens
     after = indices[-1] + 1
-    if stem not in rules.words("privative_stems") or after >= len(tokens):
+    if stem not in rules.words("privative_stems"):
         return None
-    if tokens[after].lower not in _STEM_PREPOSITIONS:
-        return None
+    if after >= len(tokens) or tokens[after].lower not in _STEM_PREPOSITIONS:
+        # "B unnoticeable", "B is non-perceptible": with no object the prefixed adjective is
+        # said of its noun, as an absence adjective is ("B inaudible")
+        absence = rules.cue_for_word("inaudible")
+        return None if absence is None else Match(absence, indices)
     cue = rules.cue_for_word("free")  # the privative adjective: its scope rules read "of B"
     return None if cue is None else Match(cue, indices)
 
@@ -144,12 +148,13 @@ def affixal_matches(view: TokenView, rules: NegationRules, lex: WordNetLemmas) -
     tokens = view.tokens
     found: list[Match] = []
     k = 0
-    while k < len(tokens) - 1:
+    while k < len(tokens):
         tok = tokens[k]
         match: Match | None = None
         if rules.cue_for_word(tok.lower) is None:
             match = _split_prefix(view, k, rules) or _joined_prefix(view, k, rules)
-            if match is None and privative is not None and tokens[k + 1].lower == "by":
+            by_follows = k + 1 < len(tokens) and tokens[k + 1].lower == "by"
+            if match is None and privative is not None and by_follows:
                 match = _prefixed_participle(view, k, rules, lex, privative)
         if match is not None:
             found.append(match)

@@ -124,3 +124,10 @@ def test_a_hyphenated_less_suffix_on_a_sound_excludes_it(text: str, gone: str) -
 def test_less_as_a_word_is_no_cue(text: str) -> None:
     excluded, _ = parts(text)
     assert not excluded
+
+
+def test_a_prefixed_stem_of_perceiving_without_an_object_is_said_of_its_noun() -> None:
+    excluded, asserted = parts("a fountain splashing, the ducks unnoticeable")
+    assert "Duck" in excluded and "Fountain" in asserted
+    excluded, asserted = parts("an unnoticeable hum under a fountain")
+    assert not excluded  # attributive: an adjective of the noun, as "an inaudible hum" is
