@@ -6,16 +6,17 @@ parse table, the same per-state (contextual) terminal sets in Lark's priority
 order, and the same rule callbacks, with none of that bookkeeping. It only ever
 accepts what Lark accepts; on any failure the caller re-runs Lark's own parser,
 which produces the precise error. ``tests/fol/test_fol_parser.py`` checks that both
-paths agree on every FOLIO formula.
+paths agree on every FOLIO formula. Lark is imported when a driver is made (the first
+parse), not with this module.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from lark import Lark
-from lark.parsers.lalr_analysis import Shift
+if TYPE_CHECKING:
+    from lark import Lark
 
 
 class FastPathFailed(Exception):
@@ -26,6 +27,8 @@ class LalrDriver:
     """Parse with a Lark LALR instance's tables and callbacks, bypassing its runtime."""
 
     def __init__(self, lark: Lark, start: str = "start") -> None:
+        from lark.parsers.lalr_analysis import Shift
+
         frontend = lark.parser
         lalr = frontend.parser.parser  # lark.parsers.lalr_parser._Parser
         table = lalr.parse_table

@@ -3,7 +3,8 @@
 The AST is built while parsing (Lark's inline transformer), so the parser never
 recurses and a 100 kB input costs one linear pass. Every failure surfaces as one
 exception type, :class:`fortekit.errors.FormulaSyntaxError`, with line, column
-and the tokens that were expected.
+and the tokens that were expected. Lark is imported on the first parse, so that
+``import fortekit.fol`` (and every command that parses no formula) does without it.
 
 Example:
     >>> phi = parse_formula("∃x ∃t [Bird(x) ∧ Chirping(x) ∧ Morning(t)]")
@@ -18,10 +19,7 @@ from __future__ import annotations
 import threading
 from functools import lru_cache
 from importlib import resources
-from typing import Any, cast
-
-from lark import Lark, Token, Transformer
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from typing import TYPE_CHECKING, Any, cast
 
 from fortekit.errors import Errors, FormulaSyntaxError, FreeVariableWarning, warn
 from fortekit.fol._lalr import FastPathFailed, LalrDriver
@@ -44,6 +42,10 @@ from fortekit.fol.ast import (
     is_variable_name,
 )
 from fortekit.fol.terms import bound_names, free_variables, rebind_constant
+
+if TYPE_CHECKING:
+    from lark import Lark, Token
+    from lark.exceptions import UnexpectedInput
 
 #: The deepest nesting :func:`parse_formula` accepts, counting connectives,
 #: quantifiers and function terms (``P(f(g(x)))`` is 3 levels deep: the atom and two
@@ -199,8 +201,9 @@ def _note_left_operand(left: Formula) -> None:
             return
 
 
-class _BuildAst(Transformer[Token, Formula]):
-    """Grammar callbacks: each rule of fol.lark to its AST node."""
+class _BuildAst:
+    """Grammar callbacks: each rule of fol.lark to its AST node (Lark's ``Transformer`` is
+    mixed in by :func:`_parser`, so that Lark is imported on the first parse)."""
 
     def start(self, items: list[Any]) -> Formula:
         formula: Formula = items[0]
@@ -305,6 +308,8 @@ class _BuildAst(Transformer[Token, Formula]):
         return [*words, _name(items[1])]
 
     def multiword_term(self, items: list[Any]) -> Term:
+        from lark import Token
+
         token = items[1] if isinstance(items[1], Token) else None
         result: Term = _build(Const, token, " ".join([*items[0], _name(items[1])]))
         return result
@@ -322,8 +327,14 @@ class _BuildAst(Transformer[Token, Formula]):
 
 @lru_cache(maxsize=1)
 def _parser() -> Lark:
+    from lark import Lark, Token, Transformer
+
+    class _Transformer(_BuildAst, Transformer[Token, Formula]):
+        """Lark's inline transformer with the callbacks of :class:`_BuildAst`."""
+
     grammar = resources.files("fortekit.grammars").joinpath("fol.lark").read_text("utf-8")
-    return Lark(grammar, parser="lalr", lexer="contextual", transformer=_BuildAst(), maybe_placeholders=False)
+    return Lark(grammar, parser="lalr", lexer="contextual", transformer=_Transformer(),
+                maybe_placeholders=False)
 
 
 @lru_cache(maxsize=1)
@@ -351,6 +362,8 @@ def _context(text: str, pos: int | None) -> str:
 
 
 def _syntax_error(text: str, exc: UnexpectedInput) -> FormulaSyntaxError:
+    from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
+
     if isinstance(exc, UnexpectedCharacters):
         expected: set[str] | frozenset[str] = exc.allowed or set()
         pos = exc.pos_in_stream or 0
@@ -436,6 +449,8 @@ def parse_formula(text: str, *, warn_free: bool = True) -> Formula:
 
 def _parse_with_lark(text: str) -> Formula:
     """Lark's own runtime: slower, but it reports line, column and expected tokens."""
+    from lark.exceptions import UnexpectedInput
+
     _state.reset(text)
     try:
         formula = cast(Formula, _parser().parse(text))

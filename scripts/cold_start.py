@@ -25,6 +25,23 @@ parts (model load, spaCy, parser set-up, WordNet, index load, parse, encode, for
 scoring, Stage 3) and prints the seconds of each, exclusive of the parts inside it; what no
 timer covers is the imports of fortekit's own modules and the CLI.
 
+``--cpu`` also reports each process's CPU time (user + system, from ``getrusage`` of the children),
+its medians and ratios, and times the phases in CPU time (``time.process_time``): a busy machine
+stretches wall time far more than CPU time.
+
+``--baseline DIR`` also runs the same search from another copy of fortekit (``DIR/fortekit``, first
+on ``PYTHONPATH``; for instance ``git archive HEAD --prefix=fortekit/ | tar -x -C DIR``) in the same
+rounds, and prints search / baseline: a before and after measured under the same load.
+
+The warm-up run of each side writes Python's bytecode (``__pycache__``) even where
+``PYTHONDONTWRITEBYTECODE`` is set, as an installed wheel has it: without it every measured run
+would compile fortekit's modules from source (about 0.2 s of CPU), which no installed copy does.
+
+A fortekit command collects garbage fully less often than Python's default
+(``fortekit.search.cli.common.rarer_full_collections``); the floors keep Python's default.
+``--floor-gc 100`` runs them as the command runs, to tell what the setting saves from what
+fortekit's own work costs.
+
 ``--threads N`` sets torch's CPU threads on every side (the floors call ``torch.set_num_threads``,
 the search gets ``--threads N``). On a busy machine, torch's threads wait on each other: on this
 2-core machine at a load average of 5, encoding 21 short texts took 1.3 s with 2 threads and 0.06 s
@@ -36,6 +53,8 @@ Run::
     python scripts/cold_start.py --rounds 3 --phases
     python scripts/cold_start.py --rounds 3 --old-floor   # the floor before and after issue 45, item 5
     python scripts/cold_start.py --rounds 3 --old-floor --threads 1   # a busy machine
+    python scripts/cold_start.py --rounds 3 --phases --cpu --threads 1  # CPU time as well
+    python scripts/cold_start.py --rounds 3 --cpu --threads 1 --baseline /tmp/head   # against another copy
 """
 
 from __future__ import annotations
@@ -44,6 +63,7 @@ import argparse
 import csv
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -130,11 +150,21 @@ with torch.inference_mode():
     vector = model(**encoded).last_hidden_state.mean(dim=1)
 """
 
-#: One cold search with timers: ``python -c PHASES INDEX QUERY DEVICE THREADS``; prints a JSON object.
+#: ``--floor-gc N``: the floors' garbage collector set as a fortekit command sets it
+#: (``fortekit.search.cli.common.rarer_full_collections``: a full collection at most every N
+#: collections of the middle generation).
+FLOOR_GC = """
+import gc
+_low, _middle, _full = gc.get_threshold()
+gc.set_threshold(_low, _middle, max(_full, {every}))
+"""
+
+#: One cold search with timers: ``python -c PHASES INDEX QUERY DEVICE THREADS [cpu]``; prints a JSON object.
 PHASES = """
-import time
-START = time.perf_counter()
-import contextlib, functools, io, json, sys
+import sys, time
+CLOCK = time.process_time if sys.argv[5:6] == ["cpu"] else time.perf_counter
+START = CLOCK()
+import contextlib, functools, io, json
 from collections import defaultdict
 
 from fortekit.fol.caption import parser as parser_module
@@ -151,20 +181,20 @@ from fortekit.vocab.wordnet import WordNet
 spent = defaultdict(float)
 calls = defaultdict(int)
 stack = []
-tick = time.perf_counter()
+tick = CLOCK()
 import spacy, torch, safetensors.torch, tokenizers  # what the floor imports, timed apart from the parts below
-spent["imports: torch, safetensors, tokenizers, spaCy (as the floor)"] = time.perf_counter() - tick
+spent["imports: torch, safetensors, tokenizers, spaCy (as the floor)"] = CLOCK() - tick
 
 def timed(label, function):
     @functools.wraps(function)
     def wrapper(*args, **kwargs):
-        start = time.perf_counter()
+        start = CLOCK()
         stack.append(0.0)
         try:
             return function(*args, **kwargs)
         finally:
             inner = stack.pop()
-            elapsed = time.perf_counter() - start
+            elapsed = CLOCK() - start
             spent[label] += elapsed - inner
             calls[label] += 1
             if stack:
@@ -201,7 +231,7 @@ from fortekit.search.cli import main
 index, query, device, threads = sys.argv[1:5]
 with contextlib.redirect_stdout(io.StringIO()):
     status = main(["search", "--index", index, query, "-k", "10", "--device", device, "--threads", threads])
-total = time.perf_counter() - START
+total = CLOCK() - START
 print(json.dumps({"status": status, "total": total, "spent": spent, "calls": calls}))
 """
 
@@ -241,38 +271,68 @@ def build_index(cache: Path, items: int, captions: Path) -> Path:
     return index
 
 
-def wall(command: list[str]) -> float:
-    """Seconds one whole process takes, its output discarded; exits when it fails."""
+def wall(command: list[str], *, write_bytecode: bool = False,
+         path: Path | None = None) -> tuple[float, float]:
+    """Wall and CPU seconds (user + system) of one whole process, its output discarded; exits when it fails.
+
+    With ``write_bytecode`` the process may write ``__pycache__`` even where ``PYTHONDONTWRITEBYTECODE``
+    is set (the warm-up run), so that the measured runs read bytecode as an installed copy does.
+    ``path`` goes first on the process's ``PYTHONPATH`` (``--baseline``).
+    """
+    env = dict(os.environ)
+    if write_bytecode:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    if path is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(path), *filter(None, [os.environ.get("PYTHONPATH")])])
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
     seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         sys.exit(f"cold_start.py: {command[0]} failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    return seconds
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return seconds, cpu
 
 
 def alternate(index: Path, rounds: int, query: str, device: str, *, old_floor: bool = False,
-              threads: str = "auto") -> None:
-    """Run the floor(s) and the search ``rounds`` times each, alternated; print times and the ratios."""
-    sides = {"floor": [sys.executable, "-c", FLOOR, query, device, PIPELINE, threads]}
+              threads: str = "auto", cpu: bool = False, baseline: Path | None = None,
+              floor_gc: int | None = None) -> None:
+    """Run the floor(s) and the search ``rounds`` times each, alternated; print times and the ratios.
+
+    With ``cpu``, also each process's CPU time (user + system), its medians and ratios. With
+    ``baseline``, the same search also runs from another copy of fortekit (a folder holding a
+    ``fortekit`` package, first on ``PYTHONPATH``), in the same rounds. With ``floor_gc``, the
+    floors collect garbage fully as rarely as a fortekit command does (``--floor-gc``).
+    """
+    prelude = "" if floor_gc is None else FLOOR_GC.format(every=floor_gc)
+    sides = {"floor": [sys.executable, "-c", prelude + FLOOR, query, device, PIPELINE, threads]}
     if old_floor:
-        sides["old floor"] = [sys.executable, "-c", OLD_FLOOR, query, device, PIPELINE, threads]
+        sides["old floor"] = [sys.executable, "-c", prelude + OLD_FLOOR, query, device, PIPELINE, threads]
     sides["search"] = [*fortekit_command(), "search", "--index", str(index), query, "-k", "10",
                        "--device", device, "--threads", threads]
-    for command in sides.values():  # warm-up, unmeasured
-        wall(command)
+    paths = {}
+    if baseline is not None:
+        sides["baseline"], paths["baseline"] = sides["search"], baseline
+    for name, command in sides.items():  # warm-up, unmeasured; it writes the bytecode
+        wall(command, write_bytecode=True, path=paths.get(name))
     times: dict[str, list[float]] = {name: [] for name in sides}
+    cpus: dict[str, list[float]] = {name: [] for name in sides}
     for number in range(rounds):
         order = list(sides) if number % 2 == 0 else list(reversed(sides))
         for name in order:
-            times[name].append(wall(sides[name]))
+            seconds, cpu_seconds = wall(sides[name], path=paths.get(name))
+            times[name].append(seconds)
+            cpus[name].append(cpu_seconds)
         line = "  ".join(f"{name} {times[name][-1]:6.2f} s" for name in sides)
+        if cpu:
+            line += "  | CPU " + "  ".join(f"{name} {cpus[name][-1]:6.2f} s" for name in sides)
         print(f"round {number + 1}: {line}  (search / floor {times['search'][-1] / times['floor'][-1]:.2f})",
               flush=True)
     median = {name: statistics.median(values) for name, values in times.items()}
 
-    def paired(top: str, bottom: str) -> float:
-        return statistics.median(b / a for a, b in zip(times[bottom], times[top], strict=True))
+    def paired(top: str, bottom: str, values: dict[str, list[float]] = times) -> float:
+        return statistics.median(b / a for a, b in zip(values[bottom], values[top], strict=True))
 
     line = ", ".join(f"{name} {seconds:.2f} s" for name, seconds in median.items())
     print(f"median: {line}; search / floor = {median['search'] / median['floor']:.2f} "
@@ -282,19 +342,33 @@ def alternate(index: Path, rounds: int, query: str, device: str, *, old_floor: b
         print(f"floor / old floor = {median['floor'] / median['old floor']:.2f} (goal <= 0.67; median of the "
               f"rounds' ratios {paired('floor', 'old floor'):.2f}); search / old floor = "
               f"{median['search'] / median['old floor']:.2f}")
+    if cpu:
+        used = {name: statistics.median(values) for name, values in cpus.items()}
+        line = ", ".join(f"{name} {seconds:.2f} s" for name, seconds in used.items())
+        older = f"; floor / old floor = {used['floor'] / used['old floor']:.2f}" if old_floor else ""
+        print(f"median CPU: {line}; search / floor = {used['search'] / used['floor']:.2f} (goal <= 1.20; "
+              f"median of the rounds' ratios {paired('search', 'floor', cpus):.2f}){older}")
+    if baseline is not None:
+        shares = [f"wall {median['search'] / median['baseline']:.2f}"]
+        if cpu:
+            shares.append(f"CPU {used['search'] / used['baseline']:.2f}")
+        print(f"baseline ({baseline}): search / floor = {median['baseline'] / median['floor']:.2f}"
+              + (f", CPU {used['baseline'] / used['floor']:.2f}" if cpu else "")
+              + f"; search / baseline: {', '.join(shares)}")
 
 
-def phases(index: Path, query: str, device: str, threads: str = "auto") -> None:
-    """One cold search with timers around its parts; print the seconds of each."""
-    done = subprocess.run([sys.executable, "-c", PHASES, str(index), query, device, threads],
-                          capture_output=True, text=True)
+def phases(index: Path, query: str, device: str, threads: str = "auto", *, cpu: bool = False) -> None:
+    """One cold search with timers around its parts; print the seconds of each (CPU seconds with ``cpu``)."""
+    done = subprocess.run([sys.executable, "-c", PHASES, str(index), query, device, threads,
+                           "cpu" if cpu else "wall"], capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"cold_start.py: the timed search failed:\n{done.stderr[-3000:]}")
     report = json.loads(done.stdout.strip().splitlines()[-1])
     total = float(report["total"])
     spent = dict(sorted(report["spent"].items(), key=lambda item: -item[1]))
     spent["imports of fortekit + CLI (not timed)"] = total - sum(spent.values())
-    print(f"one cold search, {total:.2f} s from the first import (Python's own start-up excluded):")
+    clock = "CPU" if cpu else "wall"
+    print(f"one cold search, {total:.2f} s ({clock}) from the first import (Python's own start-up excluded):")
     for label, seconds in spent.items():
         count = report["calls"].get(label)
         calls = f"  ({count} calls)" if count else ""
@@ -320,6 +394,14 @@ def main() -> None:
                         help="also run the floor of before issue 45, item 5 (transformers, spaCy whole)")
     parser.add_argument("--phases", action="store_true",
                         help="also time the parts of one cold search (after the rounds)")
+    parser.add_argument("--baseline", type=Path, metavar="DIR",
+                        help="also run the search from another copy of fortekit (DIR/fortekit, e.g. "
+                        "`git archive HEAD --prefix=fortekit/ | tar -x -C DIR`), in the same rounds")
+    parser.add_argument("--floor-gc", type=int, metavar="N",
+                        help="run the floors with the garbage collector's third threshold at N, as a "
+                        "fortekit command runs (100: fortekit.search.cli.common.CLI_FULL_COLLECTIONS)")
+    parser.add_argument("--cpu", action="store_true",
+                        help="also report each process's CPU time and time the phases in CPU time")
     parser.add_argument("--rebuild", action="store_true", help="build the index again")
     args = parser.parse_args()
     if args.rounds < 1 or args.items < 1:
@@ -327,9 +409,10 @@ def main() -> None:
     if args.rebuild and args.index is None:
         shutil.rmtree(args.cache / f"index-{args.items}", ignore_errors=True)
     index = args.index if args.index is not None else build_index(args.cache, args.items, args.captions)
-    alternate(index, args.rounds, args.query, args.device, old_floor=args.old_floor, threads=args.threads)
+    alternate(index, args.rounds, args.query, args.device, old_floor=args.old_floor, threads=args.threads,
+              cpu=args.cpu, baseline=args.baseline, floor_gc=args.floor_gc)
     if args.phases:
-        phases(index, args.query, args.device, args.threads)
+        phases(index, args.query, args.device, args.threads, cpu=args.cpu)
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -40,6 +41,7 @@ from typing import Any
 from fortekit.search.cli.output_options import OutputKind, OutputPath
 
 __all__ = [
+    "CLI_FULL_COLLECTIONS",
     "EXIT_CODES",
     "TopK",
     "add_column_options",
@@ -51,6 +53,7 @@ __all__ = [
     "add_quiet_option",
     "add_stage1_option",
     "add_top_k_option",
+    "rarer_full_collections",
     "run_cli",
     "stderr_is_terminal",
 ]
@@ -63,6 +66,16 @@ EXIT_CODES: dict[int, str] = {
     130: "interrupted (Ctrl-C)",
     141: "standard output was closed by its reader (`... | head`)",
 }
+
+#: While a command runs, the garbage collector's third threshold (Python's default: 10): a full
+#: collection after this many collections of the middle generation. What a command loads
+#: (torch, spaCy, the models, the vocabulary's tables) lives as long as the process, and every
+#: full collection walks all of it to free next to nothing: a cold ``fortekit search`` made 5,
+#: 0.30-0.35 s of CPU, to free 55 objects (docs/cold_start.md). At 100 it makes none. Once the
+#: loaded objects are many, Python's own rule (a full collection only when the objects waiting
+#: for one are a quarter of those it would walk) decides, as before.
+CLI_FULL_COLLECTIONS = 100
+
 
 def stderr_is_terminal() -> bool:
     """Whether standard error is a terminal: progress bars are drawn only then.
@@ -439,12 +452,39 @@ def cli_warnings(prog: str) -> Iterator[None]:
         yield
 
 
+@contextlib.contextmanager
+def rarer_full_collections(every: int = CLI_FULL_COLLECTIONS) -> Iterator[None]:
+    """Full garbage collections at most every ``every`` middle-generation ones, inside the block.
+
+    A command's start-up makes objects that live as long as the process: full collections
+    walk them and free nothing (:data:`CLI_FULL_COLLECTIONS`). The thresholds are put back on
+    leaving, so that :func:`fortekit.search.cli.main` called from Python leaves them as they were;
+    a threshold already higher, or automatic collection switched off, is kept.
+
+    Example:
+        >>> import gc
+        >>> before = gc.get_threshold()
+        >>> with rarer_full_collections(100):
+        ...     gc.get_threshold()[2] >= 100
+        True
+        >>> gc.get_threshold() == before
+        True
+    """
+    thresholds = gc.get_threshold()
+    gc.set_threshold(thresholds[0], thresholds[1], max(thresholds[2], every))
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+
+
 def run_cli(call: Callable[[], int], prog: str) -> int:
     """Run a command with the exit codes of every command (:data:`EXIT_CODES`).
 
     Ctrl-C is 130 with one line on stderr; a closed standard output (``... | head``) is 141
     with no traceback and no "Broken pipe" message (standard output is pointed at /dev/null,
-    as Python's documentation recommends); fortekit's warnings are shown on stderr.
+    as Python's documentation recommends); fortekit's warnings are shown on stderr. Full
+    garbage collections are rarer while it runs (:func:`rarer_full_collections`).
 
     Args:
         call: runs the command and returns its exit code.
@@ -461,14 +501,14 @@ def run_cli(call: Callable[[], int], prog: str) -> int:
         ...     run_cli(interrupted, "demo")
         130
     """
-    from fortekit.search.refine.job import stdout_closed
-
     try:
-        with cli_warnings(prog):
+        with cli_warnings(prog), rarer_full_collections():
             status = int(call())
             sys.stdout.flush()  # a reader that went away shows here, not at exit
             return status
     except BrokenPipeError:
+        from fortekit.search.refine.job import stdout_closed
+
         return stdout_closed()
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)

@@ -2,7 +2,9 @@
 
 Every command lives in this package, one module per command, and shares its options'
 spellings (:mod:`fortekit.search.cli.common`). Heavy modules are imported inside the
-sub-commands, so ``--help`` is instant.
+sub-commands, so ``--help`` is instant. ``fortekit COMMAND ...`` builds the parser of that one
+sub-command (:data:`COMMANDS`); ``fortekit --help``, no command or a misspelt one build them all,
+so that the help lists every command and a typo gets its nearest spelling.
 
 Exit codes, the same for every command: 0 ok, 1 some inputs failed, 2 usage or bad input,
 130 interrupted, 141 standard output closed by its reader.
@@ -23,32 +25,64 @@ from fortekit import __version__
 from fortekit.search.cli.common import run_cli
 from fortekit.search.cli.parse import ECHO_CHARS, echo_text
 
-__all__ = ["ECHO_CHARS", "build_parser", "build_refine_parser", "echo_text", "fol_refine_main", "main",
-           "refuse_outputs"]
+__all__ = ["COMMANDS", "ECHO_CHARS", "build_parser", "build_refine_parser", "chosen_command", "echo_text",
+           "fol_refine_main", "main", "refuse_outputs"]
+
+#: Every sub-command of ``fortekit``, in the order ``fortekit --help`` lists them: its name, and the
+#: module and function that add its parser (tests/search/cli/test_cli.py holds each to its name).
+COMMANDS: tuple[tuple[str, str, str], ...] = (
+    ("parse", "fortekit.search.cli.parse", "add_parse_command"),
+    ("caption", "fortekit.search.cli.caption", "add_caption_command"),
+    ("vocab", "fortekit.search.cli.vocab", "add_vocab_commands"),
+    ("plugins", "fortekit.search.cli.plugins", "add_plugin_commands"),
+    ("convert", "fortekit.search.cli.convert", "add_convert_commands"),
+    ("parse-report", "fortekit.search.cli.parse_report", "add_parse_report_command"),
+    ("index", "fortekit.search.cli.index", "add_index_commands"),
+    ("train-projection", "fortekit.search.cli.projection", "add_projection_commands"),
+    ("eval", "fortekit.search.cli.eval", "add_eval_commands"),
+    ("relations", "fortekit.search.cli.relations", "add_relations_commands"),
+    ("search", "fortekit.search.cli.search", "add_search_command"),
+    ("serve", "fortekit.search.cli.serve", "add_serve_command"),
+    ("bench", "fortekit.search.cli.bench", "add_bench_commands"),
+)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def chosen_command(argv: Sequence[str] | None) -> str | None:
+    """The sub-command that ``argv``'s first argument names exactly, else None.
+
+    Only then does :func:`main` build one sub-command's parser: an option first (``--help``,
+    ``--version``), no argument or a misspelt command builds every one.
+
+    Example:
+        >>> chosen_command(["search", "--index", "idx", "rain"]), chosen_command(["serch"])
+        ('search', None)
+        >>> chosen_command(["--help"]), chosen_command([])
+        (None, None)
+    """
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    if arguments and any(arguments[0] == name for name, _, _ in COMMANDS):
+        return arguments[0]
+    return None
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The ``fortekit`` argument parser (exposed for documentation and tests).
+
+    Args:
+        command: build only this sub-command's parser (what ``fortekit COMMAND ...`` parses
+            with: its parser, usage and messages are those of the whole one); None, or a name
+            that is no command: every one.
 
     Example:
         >>> build_parser().parse_args(["parse", "P(a)"]).command
         'parse'
+        >>> build_parser("search").parse_args(["search", "--index", "idx", "rain"]).queries
+        ['rain']
     """
-    from fortekit.search.cli.bench import add_bench_commands
-    from fortekit.search.cli.caption import add_caption_command
-    from fortekit.search.cli.convert import add_convert_commands
-    from fortekit.search.cli.eval import add_eval_commands
-    from fortekit.search.cli.index import add_index_commands
-    from fortekit.search.cli.parse import add_parse_command
-    from fortekit.search.cli.parse_report import add_parse_report_command
-    from fortekit.search.cli.plugins import add_plugin_commands
-    from fortekit.search.cli.projection import add_projection_commands
-    from fortekit.search.cli.relations import add_relations_commands
-    from fortekit.search.cli.search import add_search_command
-    from fortekit.search.cli.serve import add_serve_command
     from fortekit.search.cli.suggest import SuggestingParser
-    from fortekit.search.cli.vocab import add_vocab_commands
 
+    if all(command != name for name, _, _ in COMMANDS):
+        command = None
     # "did you mean" for a misspelt option, sub-command or choice (its sub-parsers share the class)
     parser: argparse.ArgumentParser = SuggestingParser(
         prog="fortekit", description="FOL-guided text-to-audio retrieval toolkit.",
@@ -57,24 +91,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"fortekit {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    add_parse_command(commands)
-    add_caption_command(commands)
-    add_vocab_commands(commands)
-    add_plugin_commands(commands)
-    add_convert_commands(commands)
-    add_parse_report_command(commands)
-    add_index_commands(commands)
-    add_projection_commands(commands)
-    add_eval_commands(commands)
-    add_relations_commands(commands)
-    add_search_command(commands)
-    add_serve_command(commands)
-    add_bench_commands(commands)
+    for name, module, function in COMMANDS:
+        if command is None or name == command:  # __import__, so that `python -X importtime` lists it
+            getattr(__import__(module, fromlist=[function]), function)(commands)
     return parser
 
 
 def _run(argv: Sequence[str] | None) -> int:
-    parser = build_parser()
+    parser = build_parser(chosen_command(argv))
     args = parser.parse_args(argv)
     if getattr(args, "handler", None) is None:
         parser.print_help()
