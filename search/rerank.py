@@ -30,7 +30,7 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from fortekit._checks import check_int
@@ -41,7 +41,6 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     import torch
 
     from fortekit.fol.ast import Formula
-    from fortekit.fol.violation import ViolationCheck
 
 
 __all__ = [
@@ -142,12 +141,15 @@ def polarity_overlap(
     return (agree - conflict) / math.sqrt(len(q) * len(i))
 
 
-def _conflicts(check: ViolationCheck, formula: Formula | None, query: frozenset[PredicateSymbol],
-               item: frozenset[PredicateSymbol], names: Iterable[PredicateSymbol | str]) -> int:
-    """Grounded conflicts (the excluded sounds' symbols the item holds), and at least the literal
-    opposites a qualifier can have ("not loud" against "loud")."""
-    literal = sum(1 for symbol in query if _flipped(symbol) in item)
-    return max(literal, len(check.violated(formula, names)) if formula is not None else 0)
+def _conflicts(flipped_query: frozenset[PredicateSymbol], item: frozenset[PredicateSymbol],
+               violations: Callable[[Iterable[PredicateSymbol | str]], int] | None,
+               names: Iterable[PredicateSymbol | str]) -> int:
+    """Grounded conflicts (the excluded sounds' symbols the item holds,
+    :meth:`~fortekit.fol.violation.ViolationCheck.violation_counter`), and at least the literal
+    opposites a qualifier can have ("not loud" against "loud"): the query's symbols with their
+    polarity flipped that the item holds."""
+    literal = len(flipped_query & item)
+    return max(literal, violations(names) if violations is not None else 0)
 
 
 class Reranker:
@@ -274,8 +276,11 @@ class Reranker:
             out: list[list[float]] = []
             for q, row in enumerate(rows):
                 query, phi = query_predicates[q], formulas[q]
+                # what does not change from item to item is found once a query
+                flipped = frozenset(_flipped(symbol) for symbol in query)
+                violations = check.violation_counter(phi) if phi is not None else None
                 out.append([polarity_overlap(query, item_predicates[i],
-                                             _conflicts(check, phi, query, item_predicates[i], names[i]))
+                                             _conflicts(flipped, item_predicates[i], violations, names[i]))
                             for i in row])
             return out
         # The paper's score compares unsigned symbols: strip polarity once per item.
