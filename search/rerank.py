@@ -265,10 +265,15 @@ class Reranker:
     ) -> list[list[float]]:
         if self.mode == "polarity":
             if formulas is None:
-                return [
-                    [polarity_overlap(query_predicates[q], item_predicates[i]) for i in row]
-                    for q, row in enumerate(rows)
-                ]
+                literal: list[list[float]] = []
+                for q, row in enumerate(rows):
+                    query = query_predicates[q]
+                    flipped = frozenset(_flipped(symbol) for symbol in query)
+                    literal.append([
+                        polarity_overlap(query, item, len(flipped & item))
+                        for item in (item_predicates[i] for i in row)
+                    ])
+                return literal
             from fortekit.fol.violation import default_check
 
             check = default_check()
