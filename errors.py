@@ -324,7 +324,7 @@ class Errors(metaclass=_Messages):
         "(fol-refine --corpus PATH: a caption file or a saved corpus; Python: corpus=)."
     )
 
-    # --- E420-E429: search/pipeline (the spec, the default pipeline per kind of index) and the retriever ---
+    # --- E420-E439: search/pipeline (the spec, the default pipeline per kind of index) and the retriever ---
     E420 = (
         "The table of default pipelines {path} is unusable ({problem}). Reinstall fortekit; a copy "
         "edited by hand must keep the kinds {kinds}, each with the stages {stages}."
@@ -342,6 +342,13 @@ class Errors(metaclass=_Messages):
     E424 = (
         "Retriever {name} must be {expected}, not {value!r}. Pass a valid value; docs/retriever.md "
         "describes Retriever(index, spec, backbone=..., device=..., cache_dir=..., threads=...)."
+    )
+    E425 = (
+        "--first-pass ann with the Stage 2 head {head}: the index {directory} holds no ANN part over "
+        "the rows that head projects ({problem}), and its own ANN part holds the unprojected rows. "
+        "Build one with `fortekit index build-ann --index {directory} --projection {head}`, or search "
+        "with --first-pass auto (exact candidates with the head) or --projection none (the ANN part "
+        "without the head)."
     )
 
     # --- E460-E479: search/projection: Stage 2, the projection head, its training and files ---
@@ -826,6 +833,12 @@ class Errors(metaclass=_Messages):
         "them first, `fortekit index remove --index {directory} --ids FILE` (FILE: one id a line), then "
         "add again; to keep them, leave them out of the {source}. See docs/audio_index.md, 'An index that "
         "grows'."
+    )
+    E645 = (
+        "The ANN part over projected rows of the index {where} cannot be {action}: {problem}. {fix} "
+        "(An index may hold, beside its ANN part, one over the rows a Stage 2 head projects, so that "
+        "a search with that head keeps it on with ANN candidates: docs/scale.md, 'The default "
+        "pipeline at 1,000,000 items'.)"
     )
 
     # --- E650-E699: search/refine: query files, outputs, resuming, lookup tables ---

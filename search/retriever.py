@@ -155,6 +155,7 @@ class Retriever:
         self.reranker: Reranker | None = stages.reranker
         self.order_check: OrderCheck | None = stages.order_check
         self.use_faiss = stages.use_ann
+        self.projected = stages.projected
         self.candidates = stages.candidates
         self.evidence: LabelEvidence | None = stages.evidence
         self._caption_names: list[frozenset[str]] | None = stages.captions
@@ -250,18 +251,27 @@ class Retriever:
         reason = first_pass_reason(self.spec, self.index)
         if not self.use_faiss:
             return reason if reason.startswith("exact") else "exact"
-        recall = self.index.meta.ann_recall
+        part = self.index.projected_ann
+        recall = part.recall if self.projected and part is not None else self.index.meta.ann_recall
         measured = "" if recall is None else f"; recall@10 against exact {recall:.3f}, measured at build"
         return reason if measured == "" else f"{reason[:-1]}{measured})"
 
     @property
     def items(self) -> torch.Tensor:
-        """The item vectors the queries are scored against: unit rows (projected once with Stage 2)."""
+        """The item vectors the queries are scored against: unit rows (projected once with Stage 2).
+
+        With the head whose projected rows the index holds (:attr:`projected`), those rows, as stored.
+        """
         if self._items is None:
             import torch
 
             vectors = self.index.embedding_tensor("cpu")
-            if self.projection is not None:
+            stored = self.index.projected_rows if self.projected else None
+            if stored is not None:
+                import numpy as np
+
+                vectors = torch.from_numpy(stored if stored.flags.writeable else np.array(stored))
+            elif self.projection is not None:
                 from fortekit.search.projection.files import load_projection
                 from fortekit.search.projection.head import project_embeddings
 
@@ -433,7 +443,9 @@ class Retriever:
         items = self.items
         tick = time.perf_counter()
         pool = min(max(k, self.candidates), len(self.index))
-        if self.use_faiss:
+        if self.use_faiss and self.projected:  # the ANN part over the rows the head projects
+            scores, rows = self.index.search_projected(vectors.detach().float().cpu(), pool)
+        elif self.use_faiss:
             scores, rows = self.index.search(vectors.detach().float().cpu(), pool, use_faiss=True)
         else:
             scores, rows = exact_top_k(items, vectors.detach().float().cpu(), pool)

@@ -7,6 +7,9 @@
   [ADDRESS]`` runs the audio build as a Ray Data job, on a local Ray or a cluster (docs/scale.md).
 * ``fortekit index info --index DIR``: count, dimension, backbone, the share of items with
   predicates, the captioner, the label evidence and the default pipeline.
+* ``fortekit index build-ann --index DIR [--projection auto|none|FILE]``: (re)builds the ANN part
+  over the rows a Stage 2 head projects, so that a search with that head keeps it on with ANN
+  candidates (``index build`` builds it for the head the index uses by default).
 
 Searching an index is ``fortekit search --index DIR``. The handlers only read the options and
 forward to :func:`fortekit.search.index.from_files.build_index_folder` (on Ray:
@@ -45,9 +48,12 @@ from fortekit.search.cli.options import option_type
 from fortekit.search.index.ann import ANN_CHOICES, ANN_MIN_ITEMS
 
 if TYPE_CHECKING:
+    from fortekit.search.index.audio_index import AudioIndex
     from fortekit.search.index.from_files import IndexSource
+    from fortekit.search.index.projected import ProjectedHead
 
-__all__ = ["add_index_commands", "backbone_options", "index_source", "run_build", "run_info"]
+__all__ = ["add_index_commands", "backbone_options", "index_source", "projection_heads", "run_build",
+           "run_build_ann", "run_info"]
 
 
 Handler = Callable[[argparse.Namespace, TextIO], int]
@@ -110,6 +116,28 @@ def index_source(args: argparse.Namespace) -> IndexSource:
                        text_column=args.text_column, merge_duplicates=args.merge_duplicates)
 
 
+def projection_heads(value: str) -> Callable[[AudioIndex], ProjectedHead | None] | None:
+    """Given an index, the Stage 2 head ``--projection auto|none|FILE`` names for it (``index build``).
+
+    ``auto``: the head the index uses by default (:func:`fortekit.search.pipeline.assemble.default_head`);
+    ``none``: none; a file or folder: that head (checked now, before any encoding work).
+
+    Example:
+        >>> projection_heads("none") is None, projection_heads("auto").__name__
+        (True, 'default_head')
+    """
+    if value in ("none", "off"):
+        return None
+    if value == "auto":
+        from fortekit.search.pipeline.assemble import default_head
+
+        return default_head
+    from fortekit.search.projection.ann import head_identity, index_head
+
+    head_identity(value)  # a missing or damaged head is said before the encoding work (E462, E465)
+    return lambda index: index_head(value, index.backbone_name)
+
+
 def run_build(args: argparse.Namespace, out: TextIO) -> int:
     """Handler of ``index build``: forwards to ``build_index_folder`` (``--ray``: its Ray twin)."""
     from fortekit.search.cli.ray_options import settings_from_args
@@ -120,7 +148,7 @@ def run_build(args: argparse.Namespace, out: TextIO) -> int:
         "backbone": args.backbone, "options": backbone_options(args), "captioner": args.captioner,
         "captioner_options": dict(args.captioner_option or []), "parse": not args.no_parse,
         "batch_size": args.batch_size, "ann": args.ann, "faiss": args.faiss, "overwrite": args.overwrite,
-        "progress": not args.quiet,
+        "progress": not args.quiet, "projection": projection_heads(args.projection),
     }
     if settings is None:
         from fortekit.search.index.from_files import build_index_folder
@@ -162,6 +190,46 @@ def run_info(args: argparse.Namespace, out: TextIO) -> int:
             print(f"  {line}", file=out)
         print(f"  first pass   {first_pass}", file=out)
     return 0
+
+
+def run_build_ann(args: argparse.Namespace, out: TextIO) -> int:
+    """Handler of ``index build-ann``: forwards to ``set_projected_ann`` with the head of ``--projection``."""
+    from fortekit.search.index.describe import projected_line
+    from fortekit.search.index.growing import set_projected_ann
+
+    index = set_projected_ann(args.directory, _build_ann_head(args.projection))
+    if index.projected_ann is None:
+        print(f"dropped the ANN part over projected rows of {args.directory}", file=out)
+    else:
+        print(f"built the ANN part over projected rows of {args.directory} ({len(index)} items): "
+              f"{projected_line(index)}", file=out)
+    return 0
+
+
+def _build_ann_head(value: str) -> Callable[[AudioIndex], ProjectedHead | None]:
+    """``index build-ann --projection``: the head, given the loaded index (auto: its default or shipped)."""
+    if value in ("none", "off"):
+        return lambda index: None
+    if value != "auto":
+        from fortekit.search.projection.ann import head_identity, index_head
+
+        head_identity(value)  # a missing or damaged head is said before the index is read (E462, E465)
+        return lambda index: index_head(value, index.backbone_name)
+
+    def chosen(index: AudioIndex) -> ProjectedHead:
+        from fortekit.errors import Errors, ProjectionError
+        from fortekit.search.pipeline.assemble import default_head
+        from fortekit.search.projection.ann import index_head
+        from fortekit.search.projection.shipped import SHIPPED_HEADS, shipped_head
+
+        head = default_head(index)  # the head a search uses by default; else the one shipped, if any
+        shipped = shipped_head(index.backbone_name, index.dim)
+        if head is None and shipped is None:
+            raise ProjectionError(Errors.E472.format(backbone=index.backbone_name,
+                                                     options=", ".join(sorted(SHIPPED_HEADS))))
+        return head if head is not None else index_head(shipped, index.backbone_name)  # type: ignore[arg-type]
+
+    return chosen
 
 
 def _print_info(facts: dict[str, Any], rows: list[tuple[str, Any]], as_json: bool, out: TextIO) -> None:
@@ -240,6 +308,10 @@ def add_index_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
                        f"{ANN_MIN_ITEMS:,} items on (docs/scale.md)")
     build.add_argument("--faiss", choices=("flat", "ivf", "hnsw", "ivfpq"),
                        help="a FAISS index of any kind instead: flat (exact), ivf, hnsw or ivfpq")
+    build.add_argument("--projection", metavar="auto|none|FILE", default="auto",
+                       help="with an ANN part, the Stage 2 head whose projected rows get one too, so that a "
+                       "search keeps the head on with ANN candidates: auto (the head the index uses by "
+                       "default, the one shipped for the backbone), none, or a trained head (default: auto)")
     build.add_argument("--overwrite", action="store_true",
                        help="replace an index that fortekit wrote in -o (never a folder of other files)")
     add_quiet_option(build, help="no progress bars", bars=True)
@@ -252,6 +324,19 @@ def add_index_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
     add_index_option(info, dest="directory", required=True)
     add_json_option(info, help="one JSON object")
     info.set_defaults(handler=guarded(run_info))
+
+    build_ann = actions.add_parser(
+        "build-ann", help="(re)build the ANN part over the rows a Stage 2 head projects",
+        description="Project the items once with a Stage 2 head, store the rows and build an ANN part over "
+                    "them of the kind and settings of the index's own, so that a search with that head keeps "
+                    "it on with ANN candidates (docs/scale.md). An index in parts is written back as one.",
+    )
+    add_index_option(build_ann, dest="directory", required=True)
+    build_ann.add_argument("--projection", metavar="auto|none|FILE", default="auto",
+                           help="the head: auto (the one shipped for the index's backbone), none (drop the "
+                           "part), or a trained head (.safetensors or directory) (default: auto)")
+    add_threads_option(build_ann)
+    build_ann.set_defaults(handler=guarded(run_build_ann))
 
     from fortekit.search.cli.index_grow import add_grow_commands
 

@@ -2,7 +2,8 @@
 
 * ``fortekit index add --index DIR --captions FILE`` (or ``--audio DIR_OR_LIST``): embeds only
   the new items, with the backbone, options, parsing and captioner the index records, and
-  appends them as a shard (with its own ANN part when the index has one);
+  appends them as a shard (with its own ANN part when the index has one, and its own part over
+  projected rows, projected with the head the index records or ``--projection FILE``);
 * ``fortekit index remove --index DIR --ids FILE [--missing-ok]``: removes items by id (one id
   a line); their rows stay on disk until ``compact``;
 * ``fortekit index compact --index DIR``: writes the live items back as one part.
@@ -43,11 +44,17 @@ def run_add(args: argparse.Namespace, out: TextIO) -> int:
     """Handler of ``index add``: forwards to ``add_files_to_index``."""
     from fortekit.search.index.audio_index import AudioIndex
     from fortekit.search.index.describe import ann_line
+    from fortekit.search.index.format import read_meta
     from fortekit.search.index.from_files import add_files_to_index
+    from fortekit.search.projection.ann import recorded_head
 
     root = Path(args.directory)
+    meta = read_meta(root)
+    head = recorded_head(meta.projected_ann, meta.backbone, args.projection) \
+        if meta.projected_ann is not None else None
     report = add_files_to_index(root, index_source(args), options=dict(args.backbone_option or []),
-                                device=args.device, batch_size=args.batch_size, progress=not args.quiet)
+                                device=args.device, batch_size=args.batch_size, progress=not args.quiet,
+                                head=head)
     index = AudioIndex.load(root)
     print(f"added {report.added} items to {root} as shard {report.shard}; {report.total} items now", file=out)
     print(f"search: {ann_line(index)}", file=out)
@@ -93,6 +100,9 @@ def add_grow_commands(actions: Any) -> None:
     add_index_option(add, dest="directory", required=True)
     add_source_arguments(add, "one item per repeated id: the mean of its captions' embeddings")
     add.add_argument("--batch-size", type=int, default=64, help="items per encoder call (default: 64)")
+    add.add_argument("--projection", metavar="FILE",
+                     help="for an index with an ANN part over projected rows: the Stage 2 head that made "
+                     "them (default: the one index.json records, where it still is)")
     add_backbone_arguments(add)
     add_threads_option(add)
     add_quiet_option(add, help="no progress bars", bars=True)

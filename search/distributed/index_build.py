@@ -52,8 +52,11 @@ from fortekit.search.distributed.cluster import (
 from fortekit.search.distributed.options import RaySettings
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from fortekit.search.index.audio_index import AudioIndex
     from fortekit.search.index.from_files import IndexSource
+    from fortekit.search.index.projected import ProjectedHead
 
 __all__ = ["BUILD_STATE", "build_index_folder_with_ray", "build_index_with_ray"]
 
@@ -322,6 +325,7 @@ def build_index_folder_with_ray(
     captioner_options: Mapping[str, Any] | None = None, parse: bool = True, batch_size: int = 64,
     ann: str | None = None, faiss: str | None = None, overwrite: bool = False, progress: bool = False,
     command: str = "fortekit index build",
+    projection: Callable[[AudioIndex], ProjectedHead | None] | None = None,
 ) -> AudioIndex:
     """:func:`~fortekit.search.index.from_files.build_index_folder` of audio files, the build on Ray.
 
@@ -333,7 +337,7 @@ def build_index_folder_with_ray(
         source: the audio files (a captions file is embedded in one process: E822).
         settings: where Ray runs and how the model stages are sized.
         backbone, options, captioner, captioner_options, parse, batch_size, ann, faiss, overwrite,
-            progress: as :func:`~fortekit.search.index.from_files.build_index_folder`.
+            progress, projection: as :func:`~fortekit.search.index.from_files.build_index_folder`.
         command: the command, for the messages.
 
     Returns:
@@ -377,7 +381,7 @@ def build_index_folder_with_ray(
             captioner_options=chosen_options, recorded_captioner_options=recordable_options(chosen_options),
             progress=progress, command=command,
         )
-        return save_index_folder(index, out, ann=ann, faiss=faiss, overwrite=overwrite)
+        return save_index_folder(index, out, ann=ann, faiss=faiss, overwrite=overwrite, projection=projection)
 
 
 class _Plan:

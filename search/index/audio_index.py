@@ -56,6 +56,7 @@ from fortekit.search.index.format import (
     check_unique_ids,
     folder_identity,
 )
+from fortekit.search.index.projected import PROJECTED_FAISS_FILE, PROJECTED_ROWS_FILE
 from fortekit.search.index.querying import IndexSearchMixin
 from fortekit.search.index.shards import ShardedSearcher, ShardLayout
 from fortekit.search.index.writing import write_index_files
@@ -84,6 +85,9 @@ class AudioIndex(IndexSearchMixin):
         meta: what ``index.json`` records (backbone, dim, count, ...).
         embeddings_file: the ``.npy`` file `embeddings` maps, when it was loaded mapped.
         evidence: a tagger's label evidence, one row per item (see :attr:`evidence`).
+        projected: the unit rows projected by the head ``meta.projected_ann`` names (its ANN part
+            is read from the folder, or built by :meth:`build_projected_ann`); without them the
+            record is dropped.
 
     Raises:
         AudioIndexError: `evidence` with another number of rows than items (E610); no items
@@ -102,6 +106,7 @@ class AudioIndex(IndexSearchMixin):
     def __init__(
         self, embeddings: np.ndarray, records: IndexRecords, meta: IndexMeta,
         *, embeddings_file: Path | None = None, evidence: LabelEvidence | None = None,
+        projected: np.ndarray | None = None,
     ) -> None:
         if meta.count < 1 or len(embeddings) < 1:
             raise AudioIndexError(Errors.E639.format(where="given", why=f" (count {meta.count})"))
@@ -112,6 +117,12 @@ class AudioIndex(IndexSearchMixin):
         self._array = embeddings
         self._records = records
         self.meta = meta if meta.evidence_labels == labels else replace(meta, evidence_labels=labels)
+        if projected is None and self.meta.projected_ann is not None:
+            self.meta = replace(self.meta, projected_ann=None)
+        self._projected: np.ndarray | None = projected if self.meta.projected_ann is not None else None
+        self._projected_faiss: FaissSearcher | ShardedSearcher | None = None
+        self._projected_file: Path | None = None
+        self._projected_identity: tuple[int, int] | None = None
         self._evidence = evidence
         self._embeddings_file = embeddings_file
         self._tensors: dict[str, torch.Tensor] = {}
@@ -343,9 +354,11 @@ class AudioIndex(IndexSearchMixin):
             ('rain falling',)
         """
         other = type(self)(self._array, self._records, self.meta, embeddings_file=self._embeddings_file,
-                           evidence=evidence)
+                           evidence=evidence, projected=self._projected)
         other._faiss, other._faiss_file = self._faiss, self._faiss_file
         other._faiss_identity = self._faiss_identity
+        other._projected_faiss, other._projected_file = self._projected_faiss, self._projected_file
+        other._projected_identity = self._projected_identity
         return other
 
     @property
@@ -358,7 +371,7 @@ class AudioIndex(IndexSearchMixin):
     # -- files --------------------------------------------------------------------------------
     def save(self, directory: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
         """Write the index to a directory (index.json, embeddings.npy, items.jsonl[, faiss.index,
-        evidence.safetensors]), all or nothing.
+        evidence.safetensors, projected.npy, projected.index]), all or nothing.
 
         The files are written into a new folder beside `directory`, forced to disk, and the
         folder is then renamed into place, under an exclusive lock (``.NAME.lock`` beside it):
@@ -393,8 +406,17 @@ class AudioIndex(IndexSearchMixin):
                 searcher = self._rebuilt_faiss(searcher)
             writer = searcher.write
         evidence = None if self._evidence is None else evidence_writer(self._evidence)
+        optional: dict[str, Any] = {EVIDENCE_FILE: evidence}
+        if self.meta.projected_ann is not None and self._projected is not None:
+            from fortekit.search.index.writing import array_writer
+
+            projected = self._projected_searcher()
+            if not isinstance(projected, FaissSearcher):  # parts of a grown index: one part again
+                projected = self._rebuilt_projected(projected)
+            optional[PROJECTED_ROWS_FILE] = array_writer(self._projected)
+            optional[PROJECTED_FAISS_FILE] = projected.write
         return write_index_files(directory, self.meta, self._array, self._records, overwrite=overwrite,
-                                 faiss_writer=writer, optional_files={EVIDENCE_FILE: evidence})
+                                 faiss_writer=writer, optional_files=optional)
 
     @classmethod
     def load(
@@ -463,15 +485,21 @@ class AudioIndex(IndexSearchMixin):
         if base.meta.format_version >= SHARDED_FORMAT_VERSION:  # shards or removed items: merged here
             manifest = read_manifest(root)
             merged = merge_parts(read_parts(root, base, manifest, mmap=mmap), manifest)
-            index = cls(merged.embeddings, merged.records, merged.meta, evidence=merged.evidence)
+            index = cls(merged.embeddings, merged.records, merged.meta, evidence=merged.evidence,
+                        projected=merged.projected)
             index._faiss, index.layout = merged.searcher, merged.layout
+            index._projected_faiss = merged.projected_searcher
             return index
         meta = base.meta
         index = cls(base.embeddings, base.records, meta,
-                    embeddings_file=root / EMBEDDINGS_FILE if mmap else None, evidence=base.evidence)
+                    embeddings_file=root / EMBEDDINGS_FILE if mmap else None, evidence=base.evidence,
+                    projected=base.projected)
         if meta.faiss is not None:  # read when first used: it must then still be this build's file
             index._faiss_file = root / FAISS_FILE
             index._faiss_identity = folder_identity(index._faiss_file)
+        if index.meta.projected_ann is not None:  # likewise
+            index._projected_file = root / PROJECTED_FAISS_FILE
+            index._projected_identity = folder_identity(index._projected_file)
         return index
 
 

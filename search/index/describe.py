@@ -28,6 +28,7 @@ __all__ = [
     "index_facts",
     "info_rows",
     "predicate_line",
+    "projected_line",
 ]
 
 
@@ -48,6 +49,24 @@ def ann_line(index: AudioIndex) -> str:
     measured = "" if recall is None else f", recall@10 against exact {recall:.3f} (measured at build)"
     settings = ", ".join(f"{name} {value}" for name, value in index.meta.faiss_settings.items())
     return f"FAISS {kind}{f' ({settings})' if settings else ''}{measured}; {index.layout.describe()}"
+
+
+def projected_line(index: AudioIndex) -> str:
+    """The ANN part over projected rows, in words: its head, kind and recall (``index info``, ``build-ann``).
+
+    Example:
+        >>> import numpy as np
+        >>> from fortekit.search.index.audio_index import AudioIndex
+        >>> projected_line(AudioIndex.from_captions(["a"], [None], "enc", embeddings=np.eye(1),
+        ...                                         parse_captions=False))
+        'none (a search with a Stage 2 head takes exact candidates, or turns the head off with ANN ones)'
+    """
+    part = index.projected_ann
+    if part is None:
+        return ("none (a search with a Stage 2 head takes exact candidates, or turns the head off with "
+                "ANN ones)")
+    recall = "" if part.recall is None else f", recall@10 against exact {part.recall:.3f} (measured at build)"
+    return f"FAISS {index.faiss_kind} over the rows projected by {part.describe()}{recall}"
 
 
 def predicate_line(index: AudioIndex) -> str:
@@ -100,6 +119,8 @@ def build_summary(index: AudioIndex, out: str | os.PathLike[str]) -> list[str]:
         predicate_line(index),
         f"search: {ann_line(index)}",
     ]
+    if index.projected_ann is not None:
+        lines.append(f"projected: {projected_line(index)}")
     if index.meta.captioner is not None:
         lines.append(f"captions: written by the captioner {index.meta.captioner}; {evidence_line(index)}")
     return lines
@@ -127,6 +148,7 @@ def index_facts(index: AudioIndex, directory: str | os.PathLike[str]) -> dict[st
         "predicate_share": with_predicates / len(index), "unparsed": index.unparsed_count,
         "faiss": index.faiss_kind, "ann_recall": index.meta.ann_recall,
         "faiss_settings": dict(index.meta.faiss_settings),
+        "projected_ann": None if index.projected_ann is None else index.projected_ann.to_json(),
         "parts": index.layout.shards + 1, "removed": index.layout.removed, "captioner": index.meta.captioner,
         "captioner_options": dict(index.meta.captioner_options),
         "evidence_labels": None if index.evidence is None else list(index.evidence.labels),
@@ -160,6 +182,7 @@ def info_rows(index: AudioIndex, facts: dict[str, Any]) -> list[tuple[str, Any]]
         ("captioner", captioner + (f" ({captioner_options})" if captioner_options else "")),
         ("evidence", evidence_line(index).removeprefix("label evidence: ")),
         ("search", ann_line(index)),
+        *([("projected", projected_line(index))] if index.faiss_kind is not None else []),
         ("format", f"{facts['format_version']} (written by fortekit {facts['fortekit_version']})"),
     ]
 

@@ -12,6 +12,8 @@ A directory holds
 * ``faiss.index`` (optional): a FAISS index over the same rows;
 * ``evidence.safetensors`` (optional): a tagger's label evidence
   (:mod:`fortekit.search.index.evidence_file`);
+* ``projected.npy`` and ``projected.index`` (optional): the rows projected by a Stage 2 head and a
+  FAISS index over them (:mod:`fortekit.search.index.projected`);
 * ``.fortekit-output``: the marker of a folder fortekit wrote.
 
 A save writes a whole new folder and swaps it in (:mod:`fortekit.search.index.writing`).
@@ -38,7 +40,7 @@ import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import numpy as np
 
@@ -47,6 +49,9 @@ from fortekit.errors import AudioIndexError, Errors, FortekitError
 from fortekit.fol.predicates import Polarity, PredicateSymbol
 from fortekit.search.index.faiss_search import FAISS_KINDS
 from fortekit.textio import BadLine, json_value, read_jsonl
+
+if TYPE_CHECKING:
+    from fortekit.search.index.projected import ProjectedAnn
 
 __all__ = [
     "EMBEDDINGS_FILE",
@@ -159,6 +164,9 @@ class IndexMeta:
             shard's graph without reading the file (an IVF kind's trained cells are read from
             it, its lists are not); empty for a flat index and for one written before them
             (``index add`` then reads them from the file, mapped, and records them).
+        projected_ann: the ANN part over the rows projected by a Stage 2 head
+            (:class:`~fortekit.search.index.projected.ProjectedAnn`: the head's identity, its
+            source, the part's recall), or None.
         format_version: the layout version.
         fortekit_version: the fortekit version that wrote the index.
     """
@@ -177,11 +185,13 @@ class IndexMeta:
     index_id: str | None = None
     ann_recall: float | None = None
     faiss_settings: Mapping[str, int] = field(default_factory=dict)
+    projected_ann: ProjectedAnn | None = None
     format_version: int = SINGLE_PART_VERSION
     fortekit_version: str = __version__
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON object of ``index.json`` (``index_id`` and ``ann_recall`` only when set)."""
+        """The JSON object of ``index.json`` (``index_id``, ``ann_recall``, ``faiss_settings`` and
+        ``projected_ann`` only when set)."""
         data: dict[str, Any] = {
             "format_version": self.format_version, "fortekit_version": self.fortekit_version,
             "backbone": self.backbone, "backbone_options": dict(self.backbone_options),
@@ -196,6 +206,8 @@ class IndexMeta:
             data["ann_recall"] = self.ann_recall
         if self.faiss_settings:
             data["faiss_settings"] = dict(self.faiss_settings)
+        if self.projected_ann is not None:
+            data["projected_ann"] = self.projected_ann.to_json()
         return data
 
 
@@ -331,12 +343,13 @@ def read_meta(directory: str | os.PathLike[str]) -> IndexMeta:
         raise _fail(path, f"faiss_settings is {settings!r}, not an object of positive integers named "
                     f"{', '.join(FAISS_SETTINGS)}")
     from fortekit.search.index.evidence_file import captioning_fields  # it imports this module
+    from fortekit.search.index.projected import projected_field
 
     return IndexMeta(
         backbone=backbone, dim=dim, count=count, normalised=normalised, parsed=parsed, unparsed=unparsed,
         backbone_options=options, faiss=faiss, **captioning_fields(data, path), index_id=index_id,
         ann_recall=None if recall is None else float(recall), faiss_settings=settings,
-        format_version=version,
+        projected_ann=projected_field(data, path), format_version=version,
         fortekit_version=writer,
     )
 

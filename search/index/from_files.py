@@ -31,9 +31,12 @@ from typing import TYPE_CHECKING, Any
 from fortekit.errors import AudioIndexError, Errors
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from fortekit.plugins.protocols import AudioItem, Backbone
     from fortekit.search.index.audio_index import AudioIndex
     from fortekit.search.index.growing import AddReport
+    from fortekit.search.index.projected import ProjectedHead
     from fortekit.search.index.sources import CaptionTable
 
 __all__ = [
@@ -323,12 +326,14 @@ def build_index(
 
 def save_index_folder(
     index: AudioIndex, out: StrPath, *, ann: str | None = None, faiss: str | None = None,
-    overwrite: bool = False,
+    overwrite: bool = False, projection: Callable[[AudioIndex], ProjectedHead | None] | None = None,
 ) -> AudioIndex:
     """Give `index` its approximate part (``ann``, default auto; or ``faiss``) and save it into `out`.
 
     Called under :func:`~fortekit.search.index.writing.index_output_lock` by
-    :func:`build_index_folder` and the Ray build.
+    :func:`build_index_folder` and the Ray build. With an approximate part and a `projection`
+    that names a Stage 2 head for the index, the index also gets an ANN part over the rows that
+    head projects (:meth:`~fortekit.search.index.audio_index.AudioIndex.build_projected_ann`).
 
     Example:
         >>> save_index_folder(index, "clotho.index", ann="none")  # doctest: +SKIP
@@ -338,6 +343,9 @@ def save_index_folder(
     kind = faiss if faiss is not None else ann_kind(ann or "auto", len(index))
     if kind is not None:
         index.build_faiss(kind)
+        head = None if projection is None else projection(index)
+        if head is not None:
+            index.build_projected_ann(head)
     index.save(out, overwrite=overwrite)
     return index
 
@@ -346,7 +354,7 @@ def build_index_folder(
     out: StrPath, source: IndexSource, *, backbone: str = "minilm", options: Mapping[str, Any] | None = None,
     captioner: str | None = None, captioner_options: Mapping[str, Any] | None = None, parse: bool = True,
     batch_size: int = 64, ann: str | None = None, faiss: str | None = None, overwrite: bool = False,
-    progress: bool = False,
+    progress: bool = False, projection: Callable[[AudioIndex], ProjectedHead | None] | None = None,
 ) -> AudioIndex:
     """Build the index of `source` and save it into the folder `out`, all or nothing (``index build``).
 
@@ -362,6 +370,9 @@ def build_index_folder(
             ``ivfpq``, ``none``).
         faiss: a FAISS index of any kind instead (``flat``, ``ivf``, ``hnsw``, ``ivfpq``).
         overwrite: replace an index fortekit wrote in `out` (never a folder of other files).
+        projection: given the built index, the Stage 2 head whose projected rows get an ANN part
+            of their own (None: none); ``fortekit index build`` passes
+            :func:`fortekit.search.pipeline.projected.default_head` (the head the index uses by default).
 
     Returns:
         The index, as saved.
@@ -384,12 +395,13 @@ def build_index_folder(
         index = build_index(source, backbone=backbone, options=options, captioner=captioner,
                             captioner_options=captioner_options, parse=parse, batch_size=batch_size,
                             progress=progress)
-        return save_index_folder(index, out, ann=ann, faiss=faiss, overwrite=overwrite)
+        return save_index_folder(index, out, ann=ann, faiss=faiss, overwrite=overwrite, projection=projection)
 
 
 def add_files_to_index(
     directory: StrPath, source: IndexSource, *, options: Mapping[str, Any] | None = None,
     device: str | None = None, batch_size: int = 64, progress: bool = False,
+    head: ProjectedHead | None = None,
 ) -> AddReport:
     """Embed the items of `source` as the index was built and append them as a shard (``index add``).
 
@@ -403,14 +415,16 @@ def add_files_to_index(
         device: where the backbone runs (default: its options' or auto).
         batch_size: items per encoder call.
         progress: progress bars on stderr.
+        head: for an index with an ANN part over projected rows, the head that projected them
+            (:func:`fortekit.search.projection.ann.recorded_head`).
 
     Returns:
         The :class:`~fortekit.search.index.growing.AddReport`.
 
     Raises:
         AudioIndexError: a missing or damaged index (E601), an id the index holds already (E644) or
-            repeated in `source` (E605), both said before any item is embedded; items that do not
-            fit it, and what :func:`build_index` raises.
+            repeated in `source` (E605), a part over projected rows without its head (E645), all said
+            before any item is embedded; items that do not fit it, and what :func:`build_index` raises.
         OutputLockedError: another run holds the index (E742).
 
     Example:
@@ -418,11 +432,17 @@ def add_files_to_index(
         12
     """
     from fortekit.search.index.format import read_meta
-    from fortekit.search.index.growing import add_to_index, read_layout, refuse_known_ids
+    from fortekit.search.index.growing import (
+        add_to_index,
+        check_projected_head,
+        read_layout,
+        refuse_known_ids,
+    )
     from fortekit.search.index.writing import index_output_lock
 
     root = Path(directory)
     meta = read_meta(root)  # before any model loads: a missing or damaged index is said at once
+    check_projected_head(root, meta, head)
     with index_output_lock(root):  # a second add fails at once, not after the encoding work
         captioner = meta.captioner if source.audio is not None else None
         captioner_options = dict(meta.captioner_options) if captioner is not None else None
@@ -433,7 +453,7 @@ def add_files_to_index(
                           options=backbone_options(options, device, recorded=dict(meta.backbone_options)),
                           captioner=captioner, captioner_options=captioner_options, parse=meta.parsed,
                           batch_size=batch_size, progress=progress)
-        return add_to_index(root, new)
+        return add_to_index(root, new, head=head)
 
 
 def read_ids_file(path: StrPath) -> list[str]:

@@ -10,7 +10,9 @@ runs at once never mix (the second gets E742). The layout is described in
 
 * :func:`add_to_index`: the new items (an :class:`~fortekit.search.index.audio_index.AudioIndex`
   built with the index's backbone) become a shard; when the index has an ANN part, the shard
-  gets its own of the same kind and settings (an IVF kind reuses the trained cells).
+  gets its own of the same kind and settings (an IVF kind reuses the trained cells), and with an
+  ANN part over projected rows (:mod:`fortekit.search.index.projected`) the new items are
+  projected with the head it records and get theirs too.
 * :func:`remove_from_index`: tombstones in ``shards.json``; the rows stay on disk until
   :func:`compact_index` writes the live items back as one part (and one ANN index).
 
@@ -46,7 +48,7 @@ from __future__ import annotations
 import os
 import shutil
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -65,6 +67,12 @@ from fortekit.search.index.format import (
     read_items,
     read_meta,
 )
+from fortekit.search.index.projected import (
+    PROJECTED_FAISS_FILE,
+    PROJECTED_ROWS_FILE,
+    ProjectedHead,
+    project_rows,
+)
 from fortekit.search.index.shards import (
     BASE_PART,
     MANIFEST_FILE,
@@ -77,6 +85,7 @@ from fortekit.search.index.shards import (
 from fortekit.search.index.writing import (
     Writer,
     _absolute,
+    array_writer,
     check_index_output,
     check_shards_folder,
     index_file_writers,
@@ -89,8 +98,8 @@ from fortekit.search.index.writing import (
 if TYPE_CHECKING:
     from fortekit.search.index.audio_index import AudioIndex
 
-__all__ = ["AddReport", "FolderLayout", "RemoveReport", "add_to_index", "compact_index", "read_layout",
-           "refuse_known_ids", "remove_from_index"]
+__all__ = ["AddReport", "FolderLayout", "RemoveReport", "add_to_index", "check_projected_head",
+           "compact_index", "read_layout", "refuse_known_ids", "remove_from_index", "set_projected_ann"]
 
 #: The fields of ``index.json`` in which added items must agree with the index.
 _MUST_AGREE = ("backbone", "backbone_options", "dim", "normalised", "parsed")
@@ -271,19 +280,51 @@ def refuse_known_ids(
                                                  examples=examples, source=source))
 
 
-def add_to_index(directory: str | os.PathLike[str], new: AudioIndex) -> AddReport:
+def check_projected_head(
+    directory: str | os.PathLike[str], meta: IndexMeta, head: ProjectedHead | None,
+) -> None:
+    """E645 unless `head` is the one whose projected rows the index holds (nothing to check without a part).
+
+    Example:
+        >>> from fortekit.search.index.format import IndexMeta
+        >>> check_projected_head("clips.index", IndexMeta(backbone="enc", dim=2, count=1), None)
+    """
+    part = meta.projected_ann
+    if part is None:
+        return
+    if head is None:
+        problem = "no head was given to project the new items with (nor found where the index says it was)"
+    elif head.identity != part.head:
+        problem = f"the head given, {head.source} ({head.identity[:12]}...), is another one"
+    else:
+        return
+    raise AudioIndexError(Errors.E645.format(
+        where=f"at {os.fspath(directory)}", action="extended with the new items",
+        problem=f"it holds the rows projected by {part.describe()}, and {problem}",
+        fix=f"Give that head (`fortekit index add ... --projection PATH`; Python: add_to_index(..., "
+            f"head=fortekit.search.projection.ann.index_head(PATH, backbone))), or drop the part first "
+            f"(`fortekit index build-ann --index {os.fspath(directory)} --projection none`). Nothing was "
+            f"embedded or written."))
+
+
+def add_to_index(directory: str | os.PathLike[str], new: AudioIndex, *,
+                 head: ProjectedHead | None = None) -> AddReport:
     """Append `new`'s items to the index in `directory` as a new shard, all or nothing.
 
     Args:
         directory: an index folder that fortekit wrote.
         new: the items to add, built with the index's backbone and options (and, for an index
             with label evidence, the same captioner's evidence).
+        head: for an index with an ANN part over projected rows, the head that projected them
+            (:func:`fortekit.search.projection.ann.recorded_head` finds it): the new items are
+            projected with it, and the shard gets its own part of the same kind and settings.
 
     Returns:
         An :class:`AddReport`.
 
     Raises:
-        AudioIndexError: no index there (E601), items that do not fit it (E630, E635), an id
+        AudioIndexError: no index there (E601), items that do not fit it (E630, E635), an index
+            with an ANN part over projected rows and no `head`, or another one (E645), an id
             the index holds already (E644), one repeated among the new items (E605) or one that
             breaks the id rule (E640), a damaged
             index (E600-E632), a folder or file in ``shards/`` that the index does not list
@@ -302,6 +343,7 @@ def add_to_index(directory: str | os.PathLike[str], new: AudioIndex) -> AddRepor
         layout = _open_for_change(root)
         meta, manifest = layout.meta, layout.manifest
         _check_fits(root, meta, new)
+        check_projected_head(root, meta, head)
         check_item_ids(new.ids)
         refuse_known_ids(root, layout.live, new.ids)
         check_unique_ids(new.ids)
@@ -321,13 +363,24 @@ def add_to_index(directory: str | os.PathLike[str], new: AudioIndex) -> AddRepor
             settings = trained.settings()
             faiss_writer = trained.like(new.embeddings).write
         meta = replace(meta, faiss_settings=settings)  # recorded, for an index written before they were
+        optional: dict[str, Writer | None] = {
+            EVIDENCE_FILE: None if new.evidence is None else evidence_writer(new.evidence)}
+        projected_part = None
+        if meta.projected_ann is not None and head is not None:  # the head was checked above
+            rows = project_rows(head, new.embeddings, what="the new items")
+            if meta.faiss in ("flat", "hnsw"):
+                projected = FaissSearcher.build(rows, kind=meta.faiss, **settings)
+            else:  # the trained cells of the projected rows, from the index's part (its lists not read)
+                projected = FaissSearcher.read_trained(root / PROJECTED_FAISS_FILE, str(meta.faiss),
+                                                       count=meta.count, dim=meta.dim).like(rows)
+            optional[PROJECTED_ROWS_FILE] = array_writer(rows)
+            optional[PROJECTED_FAISS_FILE] = projected.write
+            projected_part = replace(meta.projected_ann, recall=None)
         shard_meta = replace(new.meta, index_id=manifest.index_id, faiss=meta.faiss, ann_recall=None,
-                             faiss_settings=meta.faiss_settings,
+                             faiss_settings=meta.faiss_settings, projected_ann=projected_part,
                              format_version=SINGLE_PART_VERSION, fortekit_version=__version__)
-        evidence = None if new.evidence is None else evidence_writer(new.evidence)
         shard_writers = index_file_writers(
-            shard_meta, new.embeddings, new._records, faiss_writer=faiss_writer,
-            optional_files={EVIDENCE_FILE: evidence})
+            shard_meta, new.embeddings, new._records, faiss_writer=faiss_writer, optional_files=optional)
         grown = replace(manifest, shards=(*manifest.shards, name))
         _swap(root, meta, grown, shard=(name, shard_writers))
     return AddReport(added=len(new), shard=name, total=len(layout.live) + len(new))
@@ -431,3 +484,55 @@ def compact_index(directory: str | os.PathLike[str]) -> Path:
         index = AudioIndex.load(root)
         index.save(root, overwrite=True)
     return Path(directory)
+
+
+def set_projected_ann(
+    directory: str | os.PathLike[str],
+    head: ProjectedHead | Callable[[AudioIndex], ProjectedHead | None] | None,
+) -> AudioIndex:
+    """Build an index's ANN part over the rows `head` projects (None: drop it), all or nothing.
+
+    ``fortekit index build-ann``: the rows are projected once, stored (``projected.npy``) and
+    given a FAISS index of the kind and settings of the index's own ANN part; ``index.json``
+    records the head's identity. A part for another head is replaced. An index in parts is
+    written back as one part, as :func:`compact_index` writes it.
+
+    Args:
+        directory: an index folder that fortekit wrote, with an ANN part.
+        head: the head (:func:`fortekit.search.projection.ann.index_head`), a function that gives
+            it for the loaded index (``fortekit index build-ann --projection auto``), or None to drop
+            the part.
+
+    Returns:
+        The index, as written.
+
+    Raises:
+        AudioIndexError: the index has no ANN part, or the head's rows are of another shape (E645);
+            the head's rows are unusable (E623,
+            E623, E625); and as :func:`compact_index`.
+        OutputError, OutputWriteError: as :meth:`~fortekit.search.index.audio_index.AudioIndex.save`.
+
+    Example:
+        >>> set_projected_ann("clips.index", index_head("runs/head", "minilm"))  # doctest: +SKIP
+    """
+    from fortekit.search.index.audio_index import AudioIndex
+
+    root = _absolute(directory)
+    with index_output_lock(root):
+        _open_for_change(root)
+        index = AudioIndex.load(root)
+        if head is not None and not isinstance(head, ProjectedHead):
+            head = head(index)
+        if head is None:
+            index.drop_projected_ann()
+        elif index.meta.faiss is None:
+            raise AudioIndexError(Errors.E645.format(
+                where=f"at {root}", action="built",
+                problem="the index has no ANN part (faiss.index) to take its kind and settings from",
+                fix="Build the index with one (`fortekit index build ... --ann hnsw`, or "
+                    "index.build_faiss('hnsw') and save), then build this part again "
+                    "(`fortekit index build-ann --index DIR`)."))
+        else:
+            index.build_projected_ann(head)
+        index.save(root, overwrite=True)
+    return index

@@ -34,6 +34,7 @@ from fortekit.search.index.faiss_search import (
     rescored_pool,
 )
 from fortekit.search.index.format import IndexMeta
+from fortekit.search.index.projected import ProjectedAnn, ProjectedHead, project_rows
 from fortekit.search.index.search import as_query_matrix, check_k, exact_top_k
 
 if TYPE_CHECKING:
@@ -58,6 +59,10 @@ class IndexSearchMixin:
     _faiss: FaissSearcher | ShardedSearcher | None
     _faiss_file: Path | None
     _faiss_identity: tuple[int, int] | None
+    _projected: np.ndarray | None
+    _projected_faiss: FaissSearcher | ShardedSearcher | None
+    _projected_file: Path | None
+    _projected_identity: tuple[int, int] | None
 
     def embedding_tensor(self, device: str = "cpu") -> torch.Tensor:
         """The rows every search compares queries with: float32, unit length, on `device`, cached.
@@ -235,6 +240,7 @@ class IndexSearchMixin:
         searcher = FaissSearcher.build(self._array, kind=kind, nlist=nlist, nprobe=nprobe,
                                        ef_search=ef_search, pq_bytes=pq_bytes)
         self._use_faiss(searcher)
+        self.drop_projected_ann()  # of the old kind and settings: build_projected_ann makes it again
 
     def _use_faiss(self, searcher: FaissSearcher) -> None:
         """Keep `searcher` as the index's FAISS part, with its recall against exact measured now."""
@@ -256,6 +262,156 @@ class IndexSearchMixin:
             self._use_faiss(parts.first_searcher(trained_only=parts.kind != "hnsw").like(self._array))
         assert isinstance(self._faiss, FaissSearcher)
         return self._faiss
+
+    # -- the ANN part over projected rows (fortekit.search.index.projected) -----------------------
+    def build_projected_ann(self, head: ProjectedHead) -> None:
+        """Project the rows with a Stage 2 head and build an ANN part over them (saved by :meth:`save`).
+
+        The part is of the kind and settings of the index's own ANN part (an IVF kind is trained
+        anew on the projected rows); its recall@10 against the exact search of the projected rows
+        is measured now. It replaces a part built for another head.
+
+        Args:
+            head: the head (:func:`fortekit.search.projection.ann.index_head` makes one).
+
+        Raises:
+            AudioIndexError: the index has no ANN part, or the head's rows are of another shape (E645);
+            the head's rows are unusable (E623,
+                E623, E625); faiss is missing (E612).
+
+        Example:
+            >>> index.build_faiss("hnsw")  # doctest: +SKIP
+            >>> index.build_projected_ann(index_head(shipped_head("minilm"), "minilm"))  # doctest: +SKIP
+            >>> index.search_projected(queries, k=10)  # doctest: +SKIP
+        """
+        if self.meta.faiss is None:
+            raise AudioIndexError(Errors.E645.format(
+                where="given", action="built",
+                problem="the index has no ANN part (faiss.index) to take its kind and settings from",
+                fix="Build the index with one (`fortekit index build ... --ann hnsw`, or "
+                    "index.build_faiss('hnsw') and save), then build this part again "
+                    "(`fortekit index build-ann --index DIR`)."))
+        rows = project_rows(head, self._array)
+        searcher = FaissSearcher.build(rows, kind=self.meta.faiss, **self._ann_settings())
+        self._use_projected(rows, searcher, ProjectedAnn(head.identity, head.source))
+
+    def drop_projected_ann(self) -> None:
+        """Forget the ANN part over projected rows (a save then writes none).
+
+        Example:
+            >>> import numpy as np
+            >>> from fortekit.search.index import AudioIndex
+            >>> index = AudioIndex.from_captions(["a"], [None], "enc", embeddings=np.eye(1),
+            ...                                  parse_captions=False)
+            >>> index.drop_projected_ann(); index.projected_ann is None
+            True
+        """
+        self._projected, self._projected_faiss = None, None
+        self._projected_file, self._projected_identity = None, None
+        if self.meta.projected_ann is not None:
+            self.meta = replace(self.meta, projected_ann=None)
+
+    def _use_projected(self, rows: np.ndarray, searcher: FaissSearcher, record: ProjectedAnn) -> None:
+        """Keep projected `rows` and `searcher` as the part of `record`'s head, its recall measured now."""
+        self._projected, self._projected_faiss = rows, searcher
+        self._projected_file, self._projected_identity = None, None
+        self.meta = replace(self.meta, projected_ann=replace(record, recall=measure_recall(searcher, rows)))
+
+    def _ann_settings(self) -> dict[str, int]:
+        """The ANN part's settings: as ``index.json`` records them, else from the searcher or its file."""
+        settings = dict(self.meta.faiss_settings)
+        if settings or self.meta.faiss in (None, "flat"):
+            return settings
+        if isinstance(self._faiss, FaissSearcher):
+            return self._faiss.settings()
+        if self._faiss_file is not None:
+            return FaissSearcher.read_settings(self._faiss_file, str(self.meta.faiss), count=self.meta.count,
+                                               dim=self.meta.dim)
+        searcher = self._faiss_searcher() if self._faiss is not None else None
+        if isinstance(searcher, FaissSearcher):
+            return searcher.settings()
+        return searcher.first_searcher().settings() if searcher is not None else {}
+
+    @property
+    def projected_ann(self) -> ProjectedAnn | None:
+        """What ``index.json`` records of the ANN part over projected rows (its head), or None.
+
+        Example:
+            >>> import numpy as np
+            >>> from fortekit.search.index import AudioIndex
+            >>> AudioIndex.from_captions(["a"], [None], "enc", embeddings=np.eye(1),
+            ...                          parse_captions=False).projected_ann is None
+            True
+        """
+        return self.meta.projected_ann
+
+    @property
+    def projected_rows(self) -> np.ndarray | None:
+        """The unit rows ``h(e)`` of the head :attr:`projected_ann` names (mapped after a load), or None."""
+        return self._projected if self.meta.projected_ann is not None else None
+
+    def search_projected(self, queries: Any, k: int = 10) -> tuple[torch.Tensor, torch.Tensor]:
+        """The k items whose projected rows are nearest (cosine) each query, by the ANN part over them.
+
+        The query side is untouched: the scores are cosines of the queries and ``h(e)``, as an
+        exact search of the projected rows gives them (up to the ANN's error); a compressed kind's
+        pool is re-scored with the stored projected rows.
+
+        Args:
+            queries: (q, d) or (d,) numpy array or torch tensor (normalised here).
+            k: results per query (clipped to the count).
+
+        Returns:
+            (scores (q, k) float32, rows (q, k) int64), on the CPU, best first.
+
+        Raises:
+            AudioIndexError: no part over projected rows (E616), bad queries (E618, E608), a bad k
+                (E613), a FAISS file replaced or of other rows (E628, E636).
+
+        Example:
+            >>> index.search_projected(backbone.encode_text(["rain"]), k=5)  # doctest: +SKIP
+        """
+        import torch
+
+        k = check_k(k)
+        matrix = as_query_matrix(queries, self.meta.dim, self.meta.backbone)
+        searcher = self._projected_searcher()
+        asked = matrix.cpu().numpy()
+        if searcher.kind not in COMPRESSED_KINDS:
+            scores, rows = searcher.search(asked, k)
+        else:
+            _, pool = searcher.search(asked, min(self.meta.count, rescored_pool(k)))
+            assert self._projected is not None  # a part is never without its rows
+            scores, rows = rescore(self._projected, asked, pool, k)
+        return torch.from_numpy(scores), torch.from_numpy(rows)
+
+    def _projected_searcher(self) -> FaissSearcher | ShardedSearcher:
+        if self.meta.projected_ann is None or self._projected is None:
+            raise AudioIndexError(Errors.E616)
+        if self._projected_faiss is None and self._projected_file is not None:
+            from fortekit.search.index.format import folder_identity
+
+            if (self._projected_identity is not None
+                    and folder_identity(self._projected_file) != self._projected_identity):
+                raise AudioIndexError(Errors.E628.format(path=self._projected_file))
+            searcher = FaissSearcher.read(self._projected_file, str(self.meta.faiss), count=self.meta.count,
+                                          dim=self.meta.dim)
+            searcher.check_rows(self._projected, self._projected_file)
+            self._projected_faiss = searcher
+        if self._projected_faiss is None:
+            raise AudioIndexError(Errors.E616)
+        return self._projected_faiss
+
+    def _rebuilt_projected(self, parts: ShardedSearcher) -> FaissSearcher:
+        """One FAISS index over all projected rows, of the kind and settings of `parts` (compacting)."""
+        assert self._projected is not None and self.meta.projected_ann is not None
+        settings = dict(self.meta.faiss_settings)
+        if parts.kind == "flat" or (parts.kind == "hnsw" and settings):
+            searcher = FaissSearcher.build(self._projected, kind=parts.kind, **settings)
+        else:
+            searcher = parts.first_searcher(trained_only=parts.kind != "hnsw").like(self._projected)
+        self._use_projected(self._projected, searcher, self.meta.projected_ann)
+        return searcher
 
     @property
     def faiss_kind(self) -> str | None:

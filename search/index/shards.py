@@ -5,7 +5,8 @@ A folder that ``index add`` or ``index remove`` changed holds, besides the first
 
 * ``shards/NNNN/``: one folder per ``index add``, itself a one-part index folder (its own
   ``index.json`` naming the index's identity, ``embeddings.npy``, ``items.jsonl`` and, when
-  the index has an ANN part, its own ``faiss.index`` of the same kind and settings);
+  the index has an ANN part, its own ``faiss.index`` of the same kind and settings, and with a
+  part over projected rows its own ``projected.npy`` and ``projected.index``);
 * ``shards.json``: the index's identity, the shards in row order, and the rows removed from
   each part (tombstones, by part and row: an id removed and added again is a new row).
 
@@ -52,6 +53,7 @@ from fortekit.search.index.format import (
     read_items,
     read_meta,
 )
+from fortekit.search.index.projected import PROJECTED_FAISS_FILE, read_projected_rows
 from fortekit.textio import BadLine, json_value
 
 if TYPE_CHECKING:
@@ -185,6 +187,7 @@ class IndexPart:
     embeddings: np.ndarray
     records: IndexRecords
     evidence: LabelEvidence | None
+    projected: np.ndarray | None = None
 
 
 def read_part(folder: Path, *, mmap: bool, name: str = BASE_PART, meta: IndexMeta | None = None) -> IndexPart:
@@ -197,10 +200,13 @@ def read_part(folder: Path, *, mmap: bool, name: str = BASE_PART, meta: IndexMet
     embeddings = read_embeddings(folder, meta, mmap=mmap)
     records = read_items(folder, meta)
     check_embedding_rows(folder / EMBEDDINGS_FILE, embeddings, records.ids, normalised=meta.normalised)
-    if meta.faiss is not None and not (folder / FAISS_FILE).is_file():
-        missing = f"{FAISS_FILE} (index.json names one)"
-        raise AudioIndexError(Errors.E601.format(directory=folder, missing=missing))
-    return IndexPart(name, folder, meta, embeddings, records, read_evidence(folder, meta))
+    for needed, file in ((meta.faiss, FAISS_FILE), (meta.projected_ann, PROJECTED_FAISS_FILE)):
+        if needed is not None and not (folder / file).is_file():
+            raise AudioIndexError(Errors.E601.format(directory=folder,
+                                                     missing=f"{file} (index.json names one)"))
+    projected = None if meta.projected_ann is None else read_projected_rows(
+        folder, meta.count, meta.dim, mmap=mmap, ids=records.ids)
+    return IndexPart(name, folder, meta, embeddings, records, read_evidence(folder, meta), projected)
 
 
 #: The fields in which a shard must agree with the first part.
@@ -327,6 +333,8 @@ class MergedParts:
     evidence: LabelEvidence | None
     searcher: ShardedSearcher | None
     layout: ShardLayout
+    projected: np.ndarray | None = None
+    projected_searcher: ShardedSearcher | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -351,6 +359,9 @@ class ShardLayout:
 
 def merge_parts(parts: Sequence[IndexPart], manifest: ShardManifest) -> MergedParts:
     """The live rows of `parts`, in part order, as one index (the rows are copied into memory).
+
+    The parts over projected rows are kept when every part has one, for the same head (a shard
+    written by an older fortekit has none: the index is then searched without it).
 
     Raises:
         AudioIndexError: an id live in two parts (E605); every row removed (E639: an index of no
@@ -390,9 +401,23 @@ def merge_parts(parts: Sequence[IndexPart], manifest: ShardManifest) -> MergedPa
                           int((mapping < 0).sum()), part.embeddings)
                 for part, mapping in zip(parts, global_rows, strict=True)]
         searcher = ShardedSearcher(base.faiss, live, base.dim)
+    projected, projected_searcher = None, None
+    head = None if base.projected_ann is None else base.projected_ann.head
+    if head is not None and all(part.projected is not None and part.meta.projected_ann is not None
+                                and part.meta.projected_ann.head == head for part in parts):
+        projected = np.ascontiguousarray(np.concatenate(
+            [np.asarray(part.projected)[keep] for part, keep in zip(parts, keeps, strict=True)]),
+            dtype=np.float32)
+        live = [_LivePart(part.folder / PROJECTED_FAISS_FILE,
+                          folder_identity(part.folder / PROJECTED_FAISS_FILE), mapping,
+                          int((mapping < 0).sum()), np.asarray(part.projected))
+                for part, mapping in zip(parts, global_rows, strict=True)]
+        projected_searcher = ShardedSearcher(str(base.faiss), live, base.dim)
+    else:
+        meta = replace(meta, projected_ann=None)
     layout = ShardLayout(shards=len(parts) - 1, removed=manifest.removed_count)
     return MergedParts(meta, np.ascontiguousarray(embeddings, dtype=np.float32), records, evidence,
-                       searcher, layout)
+                       searcher, layout, projected, projected_searcher)
 
 
 def _merged_evidence(parts: Sequence[IndexPart], keeps: Sequence[np.ndarray]) -> LabelEvidence | None:

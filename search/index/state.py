@@ -135,6 +135,7 @@ def read_folder_state(directory: str | os.PathLike[str]) -> str:
 def _state_of_files(root: Path) -> str:
     """The state from the files as they are now (the caller checks that the folder stayed the same)."""
     from fortekit.search.index.evidence_file import EVIDENCE_FILE
+    from fortekit.search.index.projected import PROJECTED_FAISS_FILE, PROJECTED_ROWS_FILE
     from fortekit.search.index.shards import (
         BASE_PART,
         MANIFEST_FILE,
@@ -156,6 +157,9 @@ def _state_of_files(root: Path) -> str:
         digest.update(_read_small(folder / META_FILE))
         for file_name in (EMBEDDINGS_FILE, ITEMS_FILE, FAISS_FILE, EVIDENCE_FILE):
             digest.update(_file_identity(folder / file_name, file_name))
+        for file_name in (PROJECTED_ROWS_FILE, PROJECTED_FAISS_FILE):  # only where there: older states hold
+            if (folder / file_name).exists():
+                digest.update(_file_identity(folder / file_name, file_name))
     identity = (manifest.index_id or meta.index_id or "none")[:8]
     return f"{identity}-{digest.hexdigest()}"
 

@@ -70,10 +70,12 @@ from fortekit.search.index.format import (
     IndexRecords,
     format_predicate_symbol,
 )
+from fortekit.search.index.projected import PROJECTED_FAISS_FILE, PROJECTED_ROWS_FILE
 
 __all__ = [
     "INDEX_FILES",
     "PART_FILES",
+    "array_writer",
     "check_index_output",
     "check_shards_folder",
     "index_file_writers",
@@ -86,9 +88,11 @@ __all__ = [
 
 #: The files an index folder may hold (besides the marker): what ``save`` writes, and the shards
 #: folder and its list that ``index add`` writes (:mod:`fortekit.search.index.shards`).
-INDEX_FILES = (META_FILE, EMBEDDINGS_FILE, ITEMS_FILE, FAISS_FILE, EVIDENCE_FILE, "shards.json", "shards")
+INDEX_FILES = (META_FILE, EMBEDDINGS_FILE, ITEMS_FILE, FAISS_FILE, EVIDENCE_FILE, PROJECTED_ROWS_FILE,
+               PROJECTED_FAISS_FILE, "shards.json", "shards")
 #: The files one part (the first part, or a shard folder) may hold, besides the marker.
-PART_FILES = (META_FILE, EMBEDDINGS_FILE, ITEMS_FILE, FAISS_FILE, EVIDENCE_FILE)
+PART_FILES = (META_FILE, EMBEDDINGS_FILE, ITEMS_FILE, FAISS_FILE, EVIDENCE_FILE, PROJECTED_ROWS_FILE,
+              PROJECTED_FAISS_FILE)
 _SHARDS_DIR = "shards"  # shards.SHARDS_DIR (shards.py imports this module's neighbours, not this one)
 # Temporary names that older fortekit versions (".embeddings.npy.tmp") and tempfile
 # (".embeddings.npy.k3j_x.tmp") leave beside an index file when killed.
@@ -406,11 +410,7 @@ def index_file_writers(
         >>> [name for name, _ in index_file_writers(meta, np.eye(1, 2), records)]
         ['embeddings.npy', 'items.jsonl', 'index.json']
     """
-    arrays = np.ascontiguousarray(embeddings, dtype=np.float32)
-
-    def write_array(target: Path) -> None:
-        with target.open("wb") as handle:
-            np.lib.format.write_array(_Stream(handle), arrays, allow_pickle=False)
+    write_array = array_writer(embeddings)
 
     def write_items(target: Path) -> None:
         with target.open("w", encoding="utf-8") as handle:
@@ -431,6 +431,25 @@ def index_file_writers(
     writers += [(name, writer) for name, writer in (optional_files or {}).items() if writer is not None]
     writers.append((META_FILE, meta_writer(meta)))
     return writers
+
+
+def array_writer(rows: np.ndarray) -> Writer:
+    """A callable that writes `rows` as a float32 ``.npy`` file (no pickle) to a given path.
+
+    Example:
+        >>> import tempfile
+        >>> path = Path(tempfile.mkdtemp()) / "rows.npy"
+        >>> array_writer(np.eye(2))(path)
+        >>> np.load(path, allow_pickle=False).dtype
+        dtype('float32')
+    """
+    arrays = np.ascontiguousarray(rows, dtype=np.float32)
+
+    def write_array(target: Path) -> None:
+        with target.open("wb") as handle:
+            np.lib.format.write_array(_Stream(handle), arrays, allow_pickle=False)
+
+    return write_array
 
 
 def meta_writer(meta: IndexMeta) -> Writer:

@@ -33,12 +33,14 @@ if TYPE_CHECKING:
     from fortekit.search.formula.order_check import OrderCheck
     from fortekit.search.formula.scoring import FormulaScorer
     from fortekit.search.index.audio_index import AudioIndex
+    from fortekit.search.index.projected import ProjectedHead
     from fortekit.search.query_side import RefinementLookup
     from fortekit.search.rerank import Reranker
     from fortekit.search.stage1.beam import Refiner
     from fortekit.search.stage1.encoder import CachedTextEncoder
 
-__all__ = ["Stages", "assemble", "caption_names", "default_pipeline", "plan", "plan_kind"]
+__all__ = ["Stages", "assemble", "caption_names", "default_head", "default_pipeline", "first_pass_reason",
+           "plan", "plan_kind"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +57,9 @@ class Stages:
         reranker: Stage 3, or None.
         order_check: the order check, or None.
         use_ann: whether the first pass searches the index's saved FAISS index.
+        projected: whether the index holds the rows the Stage 2 head in use projects (and an ANN
+            part over them, :mod:`fortekit.search.index.projected`): the item vectors are those
+            rows, and with ``use_ann`` the first pass searches that part, the head staying on.
         candidates: first-pass items re-scored per query.
         evidence: label evidence for the items, or None.
         captions: per item, the caption symbols the caller gave, or None (the index's own).
@@ -70,6 +75,7 @@ class Stages:
     reranker: Reranker | None
     order_check: OrderCheck | None
     use_ann: bool
+    projected: bool
     candidates: int
     evidence: LabelEvidence | None
     captions: list[frozenset[str]] | None
@@ -102,7 +108,8 @@ def assemble(
         The :class:`Stages`.
 
     Raises:
-        PipelineError: evidence or captions that do not fit the index (E423).
+        PipelineError: evidence or captions that do not fit the index (E423); ``first_pass="ann"``
+            with a Stage 2 head whose projected rows the index does not hold (E425).
         FortekitError: from Stage 1, the backbone or a component, with their codes.
 
     Example:
@@ -112,9 +119,12 @@ def assemble(
     """
     from fortekit.search.stage1.encoder import CachedTextEncoder, TextEmbeddingCache
 
-    use_ann = _uses_ann(spec, index)
     name, dim = str(getattr(backbone, "name", "")), int(getattr(backbone, "dim", 0) or 0)
-    pipeline = plan(spec, index, name, dim, use_ann=use_ann)
+    first = _first_pass(spec, index, name, dim)
+    if first.refused is not None:
+        raise PipelineError(first.refused)
+    use_ann = first.use_ann
+    pipeline = plan(spec, index, name, dim, use_ann=use_ann, projected_ann=first.projected)
     same = previous is not None and previous.spec.stage1 is spec.stage1
     refiner = previous.refiner if same and previous is not None else _refiner(
         spec, pipeline, index, backbone, device=device, cache_dir=cache_dir)
@@ -133,7 +143,8 @@ def assemble(
         formula_scorer=formula_scorer,
         reranker=_rerank(spec, pipeline),
         order_check=_order_check(pipeline, index, previous),
-        use_ann=use_ann, candidates=spec.candidates,
+        use_ann=use_ann, projected=first.projected and pipeline.state("projection").on,
+        candidates=spec.candidates,
         evidence=_evidence(getattr(index, "evidence", None) if spec.evidence == AUTO else spec.evidence,
                            len(index)),
         captions=None if spec.captions is None else caption_names(spec.captions, len(index)),
@@ -141,7 +152,8 @@ def assemble(
     )
 
 
-def plan(spec: PipelineSpec, index: AudioIndex, name: str, dim: int, *, use_ann: bool = False) -> Pipeline:
+def plan(spec: PipelineSpec, index: AudioIndex, name: str, dim: int, *, use_ann: bool = False,
+         projected_ann: bool = False) -> Pipeline:
     """What runs for ``spec`` on ``index`` and why, without building anything.
 
     Args:
@@ -149,7 +161,9 @@ def plan(spec: PipelineSpec, index: AudioIndex, name: str, dim: int, *, use_ann:
         index: the index (its kind and whether it holds parsed captions).
         name: the backbone's name, for the shipped Stage 2 head.
         dim: the backbone's width.
-        use_ann: the first pass searches the saved FAISS index (of unprojected rows).
+        use_ann: the first pass searches the saved FAISS index.
+        projected_ann: the index holds an ANN part over the rows the head projects (the head
+            stays on with ``use_ann``).
 
     Returns:
         The :class:`~.defaults.Pipeline`.
@@ -159,12 +173,12 @@ def plan(spec: PipelineSpec, index: AudioIndex, name: str, dim: int, *, use_ann:
         ()
     """
     return plan_kind(spec, index_kind(index), name, dim, parsed_captions=any(index.predicate_sets),
-                     use_ann=use_ann)
+                     use_ann=use_ann, projected_ann=projected_ann)
 
 
 def plan_kind(
     spec: PipelineSpec, kind: str, name: str, dim: int, *, parsed_captions: bool = True,
-    use_ann: bool = False,
+    use_ann: bool = False, projected_ann: bool = False,
 ) -> Pipeline:
     """What runs for ``spec`` on an index of ``kind`` and why: :func:`plan` without the index.
 
@@ -176,7 +190,10 @@ def plan_kind(
         name: the backbone's name, for the shipped Stage 2 head.
         dim: the backbone's width.
         parsed_captions: whether the items have parsed captions (Stage 3 and the order check need them).
-        use_ann: the first pass searches a saved FAISS index (of unprojected rows).
+        use_ann: the first pass searches a saved FAISS index.
+        projected_ann: the index holds an ANN part over the rows the shipped head projects: with
+            ``use_ann`` the head stays on (without it, the ANN part's rows are unprojected and the
+            head is unavailable).
 
     Returns:
         The :class:`~.defaults.Pipeline`.
@@ -204,10 +221,12 @@ def plan_kind(
     elif table.stage("projection").on:
         if _shipped(name, dim) is None:
             unavailable["projection"] = f"no Stage 2 head ships for the backbone {name!r}"
-        elif use_ann:
-            unavailable["projection"] = "the saved FAISS index holds the unprojected rows"
+        elif use_ann and not projected_ann:
+            unavailable["projection"] = ("the saved FAISS index holds the unprojected rows (`fortekit index "
+                                         "build-ann` adds an ANN part over the projected rows)")
         else:
-            details["projection"] = f"the head shipped for {name!r}"
+            details["projection"] = f"the head shipped for {name!r}" + (
+                " (the first pass searches the ANN part over its projected rows)" if use_ann else "")
     if spec.formula != AUTO:
         choices["formula"] = spec.formula is not None
     if spec.rerank != AUTO:
@@ -235,7 +254,9 @@ def default_pipeline(index: AudioIndex) -> Pipeline:
         'unavailable'
     """
     spec = PipelineSpec()
-    return plan(spec, index, index.backbone_name, index.dim, use_ann=_uses_ann(spec, index))
+    first = _first_pass(spec, index, index.backbone_name, index.dim)
+    return plan(spec, index, index.backbone_name, index.dim, use_ann=first.use_ann,
+                projected_ann=first.projected)
 
 
 def caption_names(captions: Sequence[Iterable[PredicateSymbol | str]], items: int) -> list[frozenset[str]]:
@@ -259,6 +280,10 @@ def caption_names(captions: Sequence[Iterable[PredicateSymbol | str]], items: in
 def first_pass_reason(spec: PipelineSpec, index: AudioIndex) -> str:
     """Which first pass a spec runs on an index, and why, in words (``--explain``, ``index info``).
 
+    With a Stage 2 head on (the shipped one by default, or the spec's), an index's ANN part holds
+    the unprojected rows; an index that also holds an ANN part over the rows that very head
+    projects (:mod:`fortekit.search.index.projected`) is searched there, the head staying on.
+
     Example:
         >>> import numpy as np
         >>> from fortekit.search.index.audio_index import AudioIndex
@@ -269,31 +294,104 @@ def first_pass_reason(spec: PipelineSpec, index: AudioIndex) -> str:
         >>> first_pass_reason(PipelineSpec(first_pass="exact"), index)
         'exact (asked for: --first-pass exact)'
     """
+    return _first_pass(spec, index, index.backbone_name, index.dim).reason
+
+
+@dataclass(frozen=True, slots=True)
+class _FirstPass:
+    """Where the candidate pool comes from, whether the head's projected rows are there, and why."""
+
+    use_ann: bool
+    projected: bool
+    reason: str
+    refused: str | None = None  # E425: first_pass "ann" with a head whose projected rows are not there
+
+
+def _first_pass(spec: PipelineSpec, index: AudioIndex, name: str, dim: int) -> _FirstPass:
+    """The first pass of ``spec`` on ``index``: the rule of :func:`assemble` and :func:`first_pass_reason`."""
     from fortekit.search.index.ann import ANN_MIN_ITEMS, APPROXIMATE_KINDS
 
-    kind = index.faiss_kind
+    kind, count = index.faiss_kind, len(index)
+    head = _head_in_use(spec, index, name, dim)
+    part = index.projected_ann
+    projected = head is not None and part is not None and index.projected_rows is not None and (
+        part.head == _identity(head))
+    explicit = spec.projection not in (AUTO, None)
+    if head is None or projected:
+        off = ""
+    elif part is None:
+        off = "the index holds no ANN part over the rows it projects (fortekit index build-ann adds one)"
+    else:
+        off = f"the index's ANN part over projected rows was built for another head, {part.describe()}"
+    over = f"{kind} over the rows the Stage 2 head projects"
     if spec.first_pass == "exact":
-        return "exact (asked for: --first-pass exact)"
+        return _FirstPass(False, projected, "exact (asked for: --first-pass exact)")
     if spec.first_pass == "ann":
-        return f"ann ({kind}; asked for: --first-pass ann)"
+        if projected:
+            return _FirstPass(True, True, f"ann ({over}; asked for: --first-pass ann)")
+        refused = None
+        if explicit:
+            refused = Errors.E425.format(head=spec.projection, directory=_folder_of(index), problem=off)
+        return _FirstPass(True, False, f"ann ({kind}; asked for: --first-pass ann"
+                                       f"{f'; the Stage 2 head is off: {off}' if off else ''})", refused)
     if kind not in APPROXIMATE_KINDS:
-        return "exact (the index has no ANN part; fortekit index build --ann hnsw adds one)"
-    if spec.projection not in (AUTO, None):
-        return f"exact (Stage 2's head is on, and the index's {kind} rows are unprojected)"
-    if len(index) < ANN_MIN_ITEMS:
-        return (f"exact (the index has a {kind} part, but below {ANN_MIN_ITEMS:,} items exact search "
-                f"is as fast and loses nothing: {len(index):,} here; --first-pass ann uses it)")
-    return f"ann ({kind}: {len(index):,} items, from {ANN_MIN_ITEMS:,} on the first pass is approximate)"
+        return _FirstPass(False, projected,
+                          "exact (the index has no ANN part; fortekit index build --ann hnsw adds one)")
+    if explicit and not projected:
+        return _FirstPass(False, False, f"exact (Stage 2's head is on, and the index's {kind} rows are "
+                                        f"unprojected: {off})")
+    if count < ANN_MIN_ITEMS:
+        return _FirstPass(False, projected, (
+            f"exact (the index has a {kind} part, but below {ANN_MIN_ITEMS:,} items exact search "
+            f"is as fast and loses nothing: {count:,} here; --first-pass ann uses it)"))
+    size = f"{count:,} items, from {ANN_MIN_ITEMS:,} on the first pass is approximate"
+    if projected:
+        return _FirstPass(True, True, f"ann ({over}: {size})")
+    head_off = f"; the Stage 2 head is off: {off}" if off else ""
+    return _FirstPass(True, False, f"ann ({kind}: {size}{head_off})")
 
 
-def _uses_ann(spec: PipelineSpec, index: AudioIndex) -> bool:
-    if spec.first_pass != AUTO:
-        return spec.first_pass == "ann"
-    if spec.projection not in (AUTO, None):
-        return False
-    from fortekit.search.index.ann import first_pass_uses_ann
+def _head_in_use(spec: PipelineSpec, index: AudioIndex, name: str, dim: int) -> str | os.PathLike[str] | None:
+    """The Stage 2 head the spec uses, the first pass aside: the spec's, or the kind's shipped one."""
+    if spec.projection != AUTO:
+        return spec.projection
+    if not kind_defaults(index_kind(index)).stage("projection").on:
+        return None
+    return _shipped(name, dim)
 
-    return first_pass_uses_ann(index.faiss_kind, len(index), None)
+
+def _identity(head: str | os.PathLike[str]) -> str:
+    from fortekit.search.projection.ann import head_identity
+
+    return head_identity(head)
+
+
+def _folder_of(index: AudioIndex) -> str:
+    """The index's folder for a message (DIR when it was built in memory)."""
+    folder = getattr(index, "_faiss_file", None) or getattr(index, "_projected_file", None)
+    return os.fspath(Path(folder).parent) if folder is not None else "DIR"
+
+
+def default_head(index: AudioIndex) -> ProjectedHead | None:
+    """The Stage 2 head a search of `index` uses by default, as the index takes it (None: none).
+
+    What ``fortekit index build`` builds an ANN part over projected rows for: the head shipped for
+    the index's backbone, where its kind of index uses one by default (docs/defaults.md).
+
+    Example:
+        >>> import numpy as np
+        >>> from fortekit.search.index.audio_index import AudioIndex
+        >>> index = AudioIndex.from_captions(["a"], ["rain"], "demo", embeddings=np.eye(1),
+        ...                                  parse_captions=False)
+        >>> default_head(index) is None
+        True
+    """
+    head = _head_in_use(PipelineSpec(), index, index.backbone_name, index.dim)
+    if head is None:
+        return None
+    from fortekit.search.projection.ann import index_head
+
+    return index_head(head, index.backbone_name)
 
 
 def _shipped(name: str, dim: int) -> Path | None:

@@ -57,8 +57,10 @@ class PipelineSpec:
         formula: a :class:`~fortekit.search.formula.scoring.FormulaScoringConfig`, None, or "auto".
         rerank: Stage 3's :class:`~fortekit.search.rerank.Reranker`, None, or "auto".
         order_check: True, False, or "auto".
-        first_pass: "exact", "ann" (the index's saved FAISS index of unprojected rows), or "auto"
-            (ANN from :data:`~fortekit.search.index.ann.ANN_MIN_ITEMS` items on, without a head).
+        first_pass: "exact", "ann" (the index's saved FAISS index; with a Stage 2 head, its ANN
+            part over the rows that head projects, or E425 where it has none), or "auto" (ANN from
+            :data:`~fortekit.search.index.ann.ANN_MIN_ITEMS` items on; a head is kept where the
+            index holds such a part, else the shipped head is off and a head given makes it exact).
         candidates: first-pass items re-scored per query.
         elaborator: Stage 1's elaborator when built from a config: "auto", "corpus", a registered
             name or an instance.
@@ -93,9 +95,6 @@ class PipelineSpec:
             raise _bad("first_pass", " or ".join(repr(v) for v in FIRST_PASSES), self.first_pass)
         if self.order_check not in (True, False, AUTO):
             raise _bad("order_check", "True, False or 'auto'", self.order_check)
-        if self.first_pass == "ann" and self.projection not in (AUTO, None):
-            raise _bad("first_pass", "'exact' or 'auto' with a Stage 2 head (the FAISS rows are unprojected)",
-                       self.first_pass)
         for name in ("stage1", "projection", "formula", "rerank"):
             value = getattr(self, name)
             if isinstance(value, str) and value != AUTO and name != "projection":

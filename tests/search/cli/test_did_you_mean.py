@@ -53,6 +53,14 @@ def test_a_mistyped_option_names_the_nearest_one(root: str, path: tuple[str, ...
         assert f"usage: {parser.prog}" in err and f"`{parser.prog} --help`" in err
 
 
+def _transposed(name: str) -> str:
+    """``name`` with its last two different neighbouring letters swapped: a typo of it."""
+    for k in range(len(name) - 1, 0, -1):
+        if name[k] != name[k - 1]:
+            return name[: k - 1] + name[k] + name[k - 1] + name[k + 1 :]
+    return name + name[-1]
+
+
 @pytest.mark.parametrize(("root", "path", "parser"), [
     command for command in _commands() if any(isinstance(action, argparse._SubParsersAction)
                                               for action in command[2]._actions)
@@ -64,7 +72,7 @@ def test_a_mistyped_sub_command_names_the_nearest_one(root: str, path: tuple[str
     for name in action.choices:
         if len(name) < 4:
             continue
-        typo = name[:-2] + name[-1] + name[-2]  # search -> searhc
+        typo = _transposed(name)  # search -> searhc, build-ann -> build-nan
         status, err = _parse(top, [*path, typo])
         assert status == 2 and f"[E763] invalid choice '{typo}': did you mean '{name}'?" in err, err
         assert f"usage: {parser.prog}" in err
