@@ -2,11 +2,12 @@
 
 ``POST /v1/search`` answers about 5 kB of JSON a query (ten hits with their score parts and
 predicates). Starlette's ``JSONResponse`` encodes it with :func:`json.dumps` (compact, UTF-8, no
-NaN): about 60 µs for ten hits on this 2-core CPU. orjson, where it is installed (the ``serve`` extra
-installs it; without it :func:`json.dumps` writes the answer), writes the same document in about 5 µs: the same
-keys, values and order, UTF-8 unescaped as ``ensure_ascii=False`` writes it; only a number's
-exponent may be written shorter (``1e-7``, not ``1e-07``: the same number). docs/serve.md, "Load
-and latency", has the measurement of where a request's CPU goes (``scripts/serve_cpu.py``).
+NaN): about 60 µs for ten hits on this 2-core CPU. orjson, where it is installed (the ``serve``
+extra installs it; without it :func:`json.dumps` writes the answer), writes the same document in
+about 5 µs: the same keys, values and order, UTF-8 unescaped as ``ensure_ascii=False`` writes
+it; only a number's exponent may be written shorter (``1e-7``, not ``1e-07``: the same number).
+docs/serve.md, "Load and latency", has the measurement of where a request's CPU goes
+(``scripts/serve_cpu.py``).
 
 Example:
     >>> json_bytes({"id": "clip3", "score": 0.5, "caption": "rain é", "path": None})
