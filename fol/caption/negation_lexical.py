@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from fortekit.fol.caption.negation_context import NOUNS, Match, ScopeContext, Verdict
 from fortekit.fol.caption.negation_rules import Connective, Cue
-from fortekit.fol.caption.tokens import SUBJECT_DEPS, Tok
+from fortekit.fol.caption.tokens import SUBJECT_DEPS, Tok, TokenView
 
 __all__ = [
     "LEXICAL_RULES",
@@ -256,37 +256,29 @@ def _directive_object(ctx: ScopeContext, match: Match) -> Verdict | None:
     if tok.lemma not in eliminating and " ".join(view[k].lemma for k in match.tokens) not in eliminating:
         # "someone walking by, removing a branch": a concrete removal is an action in the clip;
         # addressed to the search ("A; remove the B"), only the exclusion is possible
-        if not is_imperative(ctx, tok):
+        if not is_imperative(view, tok):
             return None
         return directive_exclusion(ctx, match, "imperative", sound_class_only=True)
     return directive_exclusion(ctx, match, "imperative" if tok.tag == "VB" else "participial")
 
 
-def is_imperative(ctx: ScopeContext, tok: Tok) -> bool:
-    """Whether a verb is in the imperative: a base form (or the tagger's present reading of
-    one) that opens its segment with no subject of its own in it ("A; drop the B"), and is no
-    conjunct of a finite verb, whose subject it shares ("people yell and throw stones"), unless
-    a semicolon or colon parts them."""
-    view = ctx.view
-    head = view[tok.head]
-    shares_subject = (
-        tok.dep == "conj"
-        and head.tag in _FINITE
-        and not any(view[k].lower in (";", ":") for k in range(min(head.i, tok.i), max(head.i, tok.i)))
-    )
-    return (
-        tok.tag in ("VB", "VBP")
-        and not shares_subject
-        and _opens_segment(ctx, tok.i)
-        and not any(
-            (c.dep in SUBJECT_DEPS or c.dep == "expl") and ctx.same_segment(c.i, tok.i)
-            for c in view.children(tok.i)
-        )
-    )
-
-
-#: Tags of a finite verb.
-_FINITE = frozenset({"VBP", "VBZ", "VBD", "MD"})
+def is_imperative(view: TokenView, verb: Tok) -> bool:
+    """Whether ``verb`` is an imperative after a clause ("A; drop the B", "A, and please drop
+    the B"): a base form (or the tagger's present reading of one) with no subject after the
+    clause's punctuation, no auxiliary, marker or negation, no conjunct of a finite verb (whose
+    subject it shares: "people yell and throw stones"), after a comma, semicolon, colon or dash
+    (and a coordinator, "please" or an interjection). A base form that opens the query is far
+    more often a modifier the tagger misread ("slow footsteps") than an instruction."""
+    k = verb.i - 1
+    while k >= 0 and (view[k].pos in ("INTJ", "CCONJ") or view[k].lower == "please"):
+        k -= 1
+    if k < 0 or view[k].lower not in (",", ";", ":", "-", "--", "–", "—") or verb.tag not in ("VB", "VBP"):
+        return False
+    # a subject before the punctuation is the parser's ("an owl hooting, throw/VB ..."), not the verb's
+    if any(c.dep in ("aux", "auxpass", "mark", "neg") or (c.dep in SUBJECT_DEPS and c.i > k)
+           for c in view.children(verb.i)):
+        return False
+    return not (verb.dep == "conj" and view[verb.head].tag in ("VBP", "VBZ", "VBD", "MD"))
 
 
 def directive_exclusion(

@@ -25,6 +25,7 @@ from functools import cache
 
 from fortekit.fol.caption.negation_context import Match, ScopeContext, Verdict, segments
 from fortekit.fol.caption.negation_imperative import IMPERATIVE_REMOVAL, removal_verb_tokens
+from fortekit.fol.caption.negation_lexical import is_imperative
 from fortekit.fol.caption.negation_rules import Cue, NegationRules
 from fortekit.fol.caption.tokens import SUBJECT_DEPS, Tok, TokenView
 
@@ -97,24 +98,6 @@ def _about_search(view: TokenView, verb: Tok, media: frozenset[str], segment: li
     return k >= 0 and view[k].lower in (",", ";", ":", "-", "--", "–", "—")
 
 
-def _imperative(view: TokenView, verb: Tok) -> bool:
-    """Whether ``verb`` is an imperative after a clause ("A; drop the B", "A, and please drop
-    the B"): a base form (or the tagger's present reading of one) with no subject in its
-    segment, no auxiliary, marker or negation, no conjunct of a finite verb (whose subject it
-    shares: "people yell and throw stones"), after a comma, semicolon, colon or dash (and a
-    coordinator, "please" or an interjection)."""
-    k = verb.i - 1
-    while k >= 0 and (view[k].pos in ("INTJ", "CCONJ") or view[k].lower == "please"):
-        k -= 1
-    if k < 0 or view[k].lower not in (",", ";", ":", "-", "--", "–", "—") or verb.tag not in ("VB", "VBP"):
-        return False
-    # a subject before the punctuation is the parser's ("an owl hooting, throw/VB ..."), not the verb's
-    if any(c.dep in ("aux", "auxpass", "mark", "neg") or (c.dep in SUBJECT_DEPS and c.i > k)
-           for c in view.children(verb.i)):
-        return False
-    return not (verb.dep == "conj" and view[verb.head].tag in ("VBP", "VBZ", "VBD", "MD"))
-
-
 def search_clauses(view: TokenView, rules: NegationRules) -> list[Match]:
     """The verbs of clauses about the search that have no class and take a noun object."""
     if not any(t.tag in ("VB", "VBP") or t.lower in _INTERLOCUTORS for t in view.tokens) and rules.words(
@@ -137,7 +120,7 @@ def search_clauses(view: TokenView, rules: NegationRules) -> list[Match]:
         if removal is None and (_has_class(rules, verb) or verb.lemma in _sound_events()):
             continue
         segment = segments(view, rules) if segment is None else segment
-        if removal is not None and _imperative(view, verb):
+        if removal is not None and is_imperative(view, verb):
             # "A; drop the B": addressed to the search, a verb with a sense of removing has that sense
             found.append(Match(IMPERATIVE_REMOVAL, removal))
         elif _about_search(view, verb, media, segment):
