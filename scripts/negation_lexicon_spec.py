@@ -50,6 +50,19 @@ class ClassSpec:
     roots: tuple[str, ...] = ()
 
 
+#: The roots of removing (the removal_verb class; elimination_verb takes them but the concrete remove.v.01).
+_REMOVAL_ROOTS = (
+    "remove.v.01",
+    "get_rid_of.v.01",
+    "extinguish.v.04",
+    "delete.v.01",
+    "erase.v.03",
+    "filter.v.01",
+    "hush.v.02",
+)
+#: The roots of omitting, excluding and avoiding (the omission_verb class but lacking and precluding).
+_OMISSION_ROOTS = ("exclude.v.01", "neglect.v.01", "avoid.v.01", "shun.v.01", "rule_out.v.03")
+
 #: The classes (docs/negation.md gives the reason for each root from its gloss).
 CLASSES: tuple[ClassSpec, ...] = (
     ClassSpec(
@@ -71,15 +84,7 @@ CLASSES: tuple[ClassSpec, ...] = (
         "cue:removal-verb",
         "verbs of removing whose object is what is removed: in a resultative participle "
         '("with B removed", "B has been deleted") the object is excluded',
-        (
-            "remove.v.01",
-            "get_rid_of.v.01",
-            "extinguish.v.04",
-            "delete.v.01",
-            "erase.v.03",
-            "filter.v.01",
-            "hush.v.02",
-        ),
+        _REMOVAL_ROOTS,
     ),
     ClassSpec(
         "elimination_verb",
@@ -87,7 +92,7 @@ CLASSES: tuple[ClassSpec, ...] = (
         "verbs of removing that make their object cease to be (the removal roots but the concrete "
         'remove.v.01): with no subject of their own ("A; cut out the B", "A, eliminating B") the '
         "object is excluded",
-        ("get_rid_of.v.01", "extinguish.v.04", "delete.v.01", "erase.v.03", "filter.v.01", "hush.v.02"),
+        _REMOVAL_ROOTS[1:],
     ),
     ClassSpec(
         "imperative_removal_verb",
@@ -95,20 +100,7 @@ CLASSES: tuple[ClassSpec, ...] = (
         "verbs with any sense of removing, omitting or eliminating: in the imperative, addressed to "
         'the search, which can do nothing else to a sound, that sense is the only one ("A; drop the '
         'B"): the object is excluded',
-        (
-            "remove.v.01",
-            "get_rid_of.v.01",
-            "extinguish.v.04",
-            "delete.v.01",
-            "erase.v.03",
-            "filter.v.01",
-            "hush.v.02",
-            "exclude.v.01",
-            "neglect.v.01",
-            "avoid.v.01",
-            "shun.v.01",
-            "rule_out.v.03",
-        ),
+        _REMOVAL_ROOTS + _OMISSION_ROOTS,
     ),
     ClassSpec(
         "privation_verb",
