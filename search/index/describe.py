@@ -45,8 +45,7 @@ def ann_line(index: AudioIndex) -> str:
     kind = index.faiss_kind
     if kind is None:
         return "exact (no ANN index)"
-    recall = index.meta.ann_recall
-    measured = "" if recall is None else f", recall@10 against exact {recall:.3f} (measured at build)"
+    measured = _recall_text(index.meta.ann_recall)
     settings = ", ".join(f"{name} {value}" for name, value in index.meta.faiss_settings.items())
     return f"FAISS {kind}{f' ({settings})' if settings else ''}{measured}; {index.layout.describe()}"
 
@@ -65,8 +64,11 @@ def projected_line(index: AudioIndex) -> str:
     if part is None:
         return ("none (a search with a Stage 2 head takes exact candidates, or turns the head off with "
                 "ANN ones)")
-    recall = "" if part.recall is None else f", recall@10 against exact {part.recall:.3f} (measured at build)"
-    return f"FAISS {index.faiss_kind} over the rows projected by {part.describe()}{recall}"
+    return f"FAISS {index.faiss_kind} over the rows projected by {part.describe()}{_recall_text(part.recall)}"
+
+
+def _recall_text(recall: float | None) -> str:
+    return "" if recall is None else f", recall@10 against exact {recall:.3f} (measured at build)"
 
 
 def predicate_line(index: AudioIndex) -> str:
