@@ -455,6 +455,7 @@ def derive(wn: Any, rules: dict[str, Any] | None = None) -> list[Entry]:
     entries += verb_class(wn, spec["perception_verb"], _hearing_only, single=True, no_adjective=True)
     entries += verb_class(wn, spec["containment_verb"], _containment, single=True, no_adjective=True)
     entries += verb_class(wn, spec["obscuring_verb"], single=True)
+    entries += verb_class(wn, spec["diminishing_verb"])
     for name in ("ceasing_verb", "appearance_verb", "seeking_verb"):
         entries += verb_class(wn, spec[name], defined_by_roots(wn, spec[name].roots), no_adjective=True)
     entries += verb_class(

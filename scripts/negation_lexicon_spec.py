@@ -147,6 +147,14 @@ CLASSES: tuple[ClassSpec, ...] = (
         ("end.v.01", "disappear.v.01", "vanish.v.04"),
     ),
     ClassSpec(
+        "diminishing_verb",
+        "list:diminishing_verbs",
+        "causatives of lessening and ending (make smaller, weaken, hold in check, bring to an end, do "
+        'away with, kill): in a resultative participle ("A, the B erased", "with B suppressed") how much '
+        "of B is left is unknown, so B is unsure, neither asserted nor excluded",
+        ("decrease.v.02", "weaken.v.01", "restrain.v.01", "end.v.02", "destroy.v.01", "kill.v.01"),
+    ),
+    ClassSpec(
         "appearance_verb",
         "list:appearance_verbs",
         'verbs of appearing: as the complement of a negative implicative ("B failed to show up") the '

@@ -40,6 +40,7 @@ from fortekit.fol.caption.negation_lexical import negated_object
 from fortekit.fol.caption.negation_rules import Connective, Cue, NegationRules
 from fortekit.fol.caption.negation_scopes import SCOPE_RULES
 from fortekit.fol.caption.negation_search import search_clauses
+from fortekit.fol.caption.negation_unplaced import unplaced_matches
 from fortekit.fol.caption.separation import OrderLink, separate_segments
 from fortekit.fol.caption.tokens import SUBJECT_DEPS, Tok, TokenView, reattach
 
@@ -468,6 +469,7 @@ def resolve_scopes(view: TokenView, rules: NegationRules, lex: WordNetLemmas) ->
     cues = not trigger.isdisjoint(lowers) or not trigger.isdisjoint(lemmas) or rules.has_lemma_phrase(lemmas)
     prefixed = affixal_matches(view, rules, lex) if any(w.startswith(("un", "non")) for w in lowers) else []
     prefixed += search_clauses(view, rules)
+    prefixed += unplaced_matches(view, rules)
     boundaries = not rules.boundary_words.isdisjoint(lowers)
     if not cues and not boundaries and not prefixed:
         return None

@@ -51,6 +51,35 @@ def _clause_follows(view: TokenView, i: int, rules: NegationRules) -> bool:
     return False
 
 
+def _degree_word(view: TokenView, tok: Tok) -> bool:
+    """'so much as a hint of B', 'as loud as': "so" and "as" that modify the adjective or adverb
+    after them, and the "as" that completes such a comparison, are words of degree inside a
+    phrase, no clause conjunction (Huddleston & Pullum 2002, ch. 13 §4).
+
+    Example:
+        >>> from fortekit.fol.caption.tokens import Tok, TokenView
+        >>> words = [("without", "ADP", "prep", 0), ("so", "ADV", "advmod", 2),
+        ...          ("much", "ADJ", "pobj", 0), ("as", "ADP", "prep", 2), ("a", "DET", "det", 5),
+        ...          ("hint", "NOUN", "pobj", 3)]
+        >>> view = TokenView([Tok(i, w, w, w, p, "", d, h, 0) for i, (w, p, d, h) in enumerate(words)],
+        ...                  "without so much as a hint")
+        >>> _degree_word(view, view[1]), _degree_word(view, view[3])
+        (True, True)
+    """
+    if tok.lower not in ("so", "as"):
+        return False
+    nxt = view[tok.i + 1] if tok.i + 1 < len(view) else None
+    if tok.dep == "advmod" and nxt is not None and tok.head == nxt.i and nxt.pos in ("ADJ", "ADV"):
+        return True  # "so much", "as loud"
+    before = view[tok.i - 1] if tok.i > 0 else None
+    return (
+        tok.lower == "as"
+        and before is not None
+        and before.pos in ("ADJ", "ADV")
+        and any(c.lower in ("so", "as") and c.i < before.i for c in view.children(before.i, ("advmod",)))
+    )
+
+
 def _inside_noun_phrase(view: TokenView, i: int) -> bool:
     """A comma between the adjectives of one noun phrase ("a lower, pitched roof")."""
     if view[i].lower != "," or i == 0:
@@ -80,6 +109,7 @@ def segments(view: TokenView, rules: NegationRules) -> list[int]:
             or (
                 low in rules.clause_conjunctions
                 and tok.pos in ("CCONJ", "SCONJ", "ADP", "ADV")
+                and not _degree_word(view, tok)
                 and _clause_follows(view, tok.i, rules)
             )
         )

@@ -84,6 +84,8 @@ SCOPE_RULE_NAMES: tuple[str, ...] = (
     "inverted_clause",
     "imperative_object",
     "suffix_stem",
+    "unplaced_result",
+    "unplaced_separation",
 )
 _CUE_KEYS = frozenset(
     {"id", "class", "words", "phrases", "lemma_phrases", "pos", "scopes", "attributive", "form"}

@@ -31,6 +31,7 @@ from fortekit.fol.caption.negation_lexical import exclusion as _exclusion
 from fortekit.fol.caption.negation_lexical import is_attributive as _is_attributive
 from fortekit.fol.caption.negation_rules import Cue
 from fortekit.fol.caption.negation_search import search_clause
+from fortekit.fol.caption.negation_unplaced import UNPLACED_RULES
 from fortekit.fol.caption.tokens import SUBJECT_DEPS, Tok, reattach
 
 __all__ = ["SCOPE_RULES", "ScopeRule", "not_a_cue"]
@@ -775,7 +776,7 @@ def _predicated(ctx: ScopeContext, match: Match, *, device: bool) -> Verdict | N
     if isinstance(cue, Cue) and not cue.attributive and _is_attributive(ctx, tok):
         return not_a_cue
     lacking = isinstance(cue, Cue) and cue.cls == "lacking_verb"
-    if lacking and tok.tag != "VBN" and not is_absence_word(ctx, tok):
+    if lacking and tok.tag != "VBN" and not is_absence_word(ctx, tok) and not _lacking_state(ctx, match, tok):
         return None  # "the goose avoids", "a voice lacking": the subject lacks something, it is not absent
     if device and locative_position(ctx, tok):
         return not_a_cue  # "off in the distance", "far off": a word of position, no absence
@@ -873,6 +874,17 @@ def _predicated(ctx: ScopeContext, match: Match, *, device: bool) -> Verdict | N
     if preposition is not None:
         tokens.append(preposition)
     return _exclusion(ctx, match, noun, construction, [*tokens, *auxiliaries])
+
+
+def _lacking_state(ctx: ScopeContext, match: Match, tok: Tok) -> bool:
+    """'the B is lacking': a verb of lacking in the progressive of "be" with no object, closing
+    its clause, is the adjective "lacking" (WordNet lacking.s.02, "nonexistent") said of its
+    subject, which is absent; "a voice lacking" and "B is lacking power" are the verb."""
+    return (
+        tok.tag == "VBG"
+        and any(c.lemma == "be" for c in ctx.view.children(tok.i, ("aux",)))
+        and ctx.first_after(match.last) is None
+    )
 
 
 def predicated_noun(ctx: ScopeContext, match: Match) -> Verdict | None:
@@ -1090,4 +1102,5 @@ SCOPE_RULES: dict[str, ScopeRule] = {
     **AFFIXAL_RULES,
     **ELLIPTICAL_RULES,
     **IMPERATIVE_RULES,
+    **UNPLACED_RULES,
 }

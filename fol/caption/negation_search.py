@@ -29,7 +29,14 @@ from fortekit.fol.caption.negation_lexical import is_imperative
 from fortekit.fol.caption.negation_rules import Cue, NegationRules
 from fortekit.fol.caption.tokens import SUBJECT_DEPS, Tok, TokenView
 
-__all__ = ["SEARCH_CLAUSE", "SEARCH_REASON", "search_clause", "search_clauses"]
+__all__ = [
+    "SEARCH_CLAUSE",
+    "SEARCH_REASON",
+    "has_class",
+    "search_clause",
+    "search_clauses",
+    "sound_event_verbs",
+]
 
 SEARCH_REASON = "verb of unknown polarity in a clause about the search"
 #: The speaker and the hearer of a query.
@@ -57,14 +64,29 @@ _OBJECT_DEPS = ("dobj", "obj")
 
 
 @cache
-def _sound_events() -> frozenset[str]:
-    """The verbs of V_audio that name a sound event ("walk", "play", "open")."""
+def sound_event_verbs() -> frozenset[str]:
+    """The verbs of V_audio that name a sound event ("walk", "play", "open").
+
+    Example:
+        >>> {"walk", "open"} <= sound_event_verbs(), "erase" in sound_event_verbs()
+        (True, False)
+    """
     from fortekit.vocab import load_vocabulary
 
     return frozenset(e.lemma for e in load_vocabulary() if e.category.is_event and e.pos == "VERB")
 
 
-def _has_class(rules: NegationRules, verb: Tok) -> bool:
+def has_class(rules: NegationRules, verb: Tok) -> bool:
+    """Whether a verb has a class of the negation inventory: a cue, a phrasal cue, or a verb list.
+
+    Example:
+        >>> from fortekit.fol.caption.negation_rules import load_negation_rules
+        >>> from fortekit.fol.caption.tokens import Tok
+        >>> rules = load_negation_rules()
+        >>> def verb(lemma): return Tok(0, lemma, lemma, lemma, "VERB", "VB", "ROOT", 0, 0)
+        >>> has_class(rules, verb("hear")), has_class(rules, verb("erase"))
+        (True, False)
+    """
     lemma = verb.lemma
     if rules.cue_for_word(lemma) is not None or rules.cue_for_word(verb.lower) is not None:
         return True
@@ -117,7 +139,7 @@ def search_clauses(view: TokenView, rules: NegationRules) -> list[Match]:
         if any(rules.cue_for_word(d.lower) is not None for o in objects for d in (o, *view.children(o.i))):
             continue
         removal = removal_verb_tokens(view, rules, verb)
-        if removal is None and (_has_class(rules, verb) or verb.lemma in _sound_events()):
+        if removal is None and (has_class(rules, verb) or verb.lemma in sound_event_verbs()):
             continue
         segment = segments(view, rules) if segment is None else segment
         if removal is not None and is_imperative(view, verb):
