@@ -32,7 +32,8 @@ Example:
 from __future__ import annotations
 
 from fortekit.fol.caption.negation_context import Match, ScopeContext, Verdict
-from fortekit.fol.caption.negation_lexical import directive_exclusion, not_a_cue
+from fortekit.fol.caption.negation_lexical import not_a_cue
+from fortekit.fol.caption.negation_removal import directive_exclusion
 from fortekit.fol.caption.negation_rules import Cue, NegationRules
 from fortekit.fol.caption.tokens import Tok, TokenView
 

@@ -4,9 +4,6 @@ The classes come from ``grammars/negation_lexicon.toml`` (WordNet relations and 
 lexicons, :mod:`fortekit.fol.caption.negation_lexicon`); the constructions that give them a
 scope are here:
 
-* ``removed_object``: a verb of removing in a resultative participle ("with B removed",
-  "B has been deleted") excludes B; the active and the simple passive ("a lid is removed")
-  are events in the clip and no cue;
 * ``by_object``: a negatively prefixed participle of co-occurrence ("uninterrupted by B",
   "unaccompanied by B") excludes its by/with object; with none it is no cue;
 * :func:`negated_object`: a denied verb whose object is a sound phrase. A class decides what
@@ -17,27 +14,30 @@ scope are here:
 * :func:`locative_position`: "off" modified by a place or direction phrase or an adverb of
   distance ("off in the distance", "far off") is a word of position, no absence.
 
+The helpers the other rule modules share are here too (:func:`exclusion`, the absolute
+construction, :func:`names_sound_class`); the verbs of removing ("with B removed") have their
+own module, :mod:`fortekit.fol.caption.negation_removal`.
+
 Example:
     >>> sorted(LEXICAL_RULES)
-    ['by_object', 'double_object', 'removed_object']
+    ['by_object', 'double_object']
 """
 
 from __future__ import annotations
 
 from fortekit.fol.caption.negation_context import NOUNS, Match, ScopeContext, Verdict
-from fortekit.fol.caption.negation_rules import Connective, Cue
-from fortekit.fol.caption.tokens import SUBJECT_DEPS, Tok, TokenView
+from fortekit.fol.caption.negation_rules import Connective
+from fortekit.fol.caption.tokens import SUBJECT_DEPS, Tok
 
 __all__ = [
     "LEXICAL_RULES",
+    "absolute_noun",
     "absolute_particle",
     "absolute_preposition",
     "closes_noun_phrase",
-    "directive_exclusion",
     "exclusion",
     "is_absence_word",
     "is_attributive",
-    "is_imperative",
     "locative_position",
     "names_sound_class",
     "negated_object",
@@ -137,19 +137,7 @@ def locative_position(ctx: ScopeContext, tok: Tok) -> bool:
     )
 
 
-# -- scope rules ------------------------------------------------------------------------------------
-def absolute_particle(ctx: ScopeContext, match: Match) -> Verdict | None:
-    """'with the heater off' where the tagger hung "off" on an earlier verb as its particle:
-    a particle cannot follow a with-phrase its verb does not govern, so the word closes the
-    absolute construction and is predicated of its noun."""
-    tok = ctx.view[match.first]
-    absolute = _absolute_noun(ctx, match) if tok.dep == "prt" else None
-    if absolute is None or tok.head > absolute[1]:
-        return None
-    return exclusion(ctx, match, absolute[0], "absolute", [absolute[1]])
-
-
-def _absolute_noun(ctx: ScopeContext, match: Match) -> tuple[Tok, int] | None:
+def absolute_noun(ctx: ScopeContext, match: Match) -> tuple[Tok, int] | None:
     """'with the cat meowing removed': the noun of an absolute construction whose predicate
     is the cue, and its preposition. The predicate closes the construction: nothing but
     particles and adverbs follows it in its segment. "without B removed" negates twice and
@@ -166,144 +154,6 @@ def _absolute_noun(ctx: ScopeContext, match: Match) -> tuple[Tok, int] | None:
                 return None
             return view[ctx.noun_head(noun.i)], k
     return None
-
-
-def removed_object(ctx: ScopeContext, match: Match) -> Verdict | None:
-    """'with B removed', 'B has been filtered out', 'B removed' (post-nominal, nothing after it).
-
-    A verb of removing names an event in the clip in the active ("someone removes a lid")
-    and in the simple passive ("a lid is removed from a jar"); only its resultative
-    participle says that the object is gone. Verbs of omitting take the absolute too ("with
-    B left out"); a past form there is the tagger's reading of the participle.
-    """
-    view = ctx.view
-    tok = view[match.first]
-    cue = match.entry
-    # a subject across a segment boundary is the parser's ("A; cut out the B"), not the verb's
-    subjectless = not any(
-        (c.dep in SUBJECT_DEPS or c.dep == "expl") and ctx.same_segment(c.i, tok.i)
-        for c in view.children(tok.i)
-    )
-    if subjectless and (tok.tag in ("VB", "VBG") or (tok.tag == "VBD" and _opens_segment(ctx, tok.i))):
-        return _directive_object(ctx, match)  # "cut/VBD out the B": a past needs a subject
-    if isinstance(cue, Cue) and not cue.attributive and is_attributive(ctx, tok):
-        return not_a_cue
-    if tok.tag not in ("VBN", "VBD"):
-        return None
-    auxiliaries = [c.i for c in view.children(tok.i) if c.dep in ("aux", "auxpass")]
-    if not auxiliaries and not subjectless:
-        # "A with the B removed": the participle that closes an absolute construction is its
-        # predicate, whatever subject the tagger gave its past reading; only the absolute's own
-        # noun phrase is removed, the noun the with-phrase modifies is asserted
-        absolute = _absolute_noun(ctx, match)
-        if absolute is not None:
-            return exclusion(ctx, match, absolute[0], "absolute", [absolute[1]])
-        misread = _misread_participle(ctx, match)
-        if misread is not None:
-            return misread
-    perfect = any(view[k].lower in ctx.words("perfect_auxiliaries") for k in auxiliaries)
-    noun, construction = (ctx.subject_of(tok.i), "copular") if perfect and tok.tag == "VBN" else (None, "")
-    if noun is None and not auxiliaries:
-        absolute = _absolute_noun(ctx, match)
-        before = ctx.noun_before(match.first)
-        dependents = [c for c in view.children(tok.i) if c.i > match.last and c.dep not in ("prt", "advmod")]
-        if absolute is not None:
-            noun, construction = absolute[0], "absolute"
-            auxiliaries.append(absolute[1])
-        elif (
-            tok.tag == "VBN" and before is not None and not dependents and ctx.first_after(match.last) is None
-        ):
-            noun, construction = before, "post-nominal"
-    if noun is None or not ctx.is_noun(noun) or not ctx.same_segment(noun.i, tok.i):
-        return None
-    return exclusion(ctx, match, noun, construction, auxiliaries)
-
-
-#: Words that cannot stand between a verb and the noun phrase of its object.
-_NOT_PREMODIFIERS = frozenset({"ADP", "ADV", "VERB", "AUX", "SCONJ", "CCONJ", "PUNCT", "PART"})
-
-
-def _opens_segment(ctx: ScopeContext, i: int) -> bool:
-    """Whether ``i`` is the first word of its segment but for conjunctions and adverbs."""
-    view = ctx.view
-    return all(
-        view[k].pos in ("CCONJ", "ADV", "INTJ", "PART", "PUNCT") or view[k].lower == "please"
-        for k in ctx.segment_tokens(i)
-        if k < i
-    )
-
-
-def _directive_object(ctx: ScopeContext, match: Match) -> Verdict | None:
-    """'A; cut out the B', 'A, eliminating B': a verb of removing with no subject of its own.
-
-    An imperative, or a participle that opens its segment and is no noun's modifier, has no
-    source in the clip for its subject: it says what the query wants done with B (the
-    imperative is addressed to the search; the free participle describes the result), so B
-    is removed. This holds for the verbs of eliminating (``elimination_verbs``: eliminate, cut
-    out, filter out, get rid of), which say that B no longer exists; a concrete removal
-    ("removing a branch", WordNet's remove.v.01 "remove something concrete, as by lifting,
-    pushing, or taking off") is an action heard in the clip, whoever does it. With a subject
-    ("a man removes a lid", "a man removing a lid") every removal is an event.
-    """
-    view = ctx.view
-    tok = view[match.first]
-    head = view[tok.head]
-    if not _opens_segment(ctx, tok.i) or (
-        tok.tag == "VBG" and tok.dep == "acl" and ctx.is_noun(head) and ctx.same_segment(head.i, tok.i)
-    ):
-        return None  # "a man removing a lid": a noun's participle is its event
-    eliminating = ctx.words("elimination_verbs")
-    if tok.lemma not in eliminating and " ".join(view[k].lemma for k in match.tokens) not in eliminating:
-        # "someone walking by, removing a branch": a concrete removal is an action in the clip;
-        # addressed to the search ("A; remove the B"), only the exclusion is possible
-        if not is_imperative(view, tok):
-            return None
-        return directive_exclusion(ctx, match, "imperative", sound_class_only=True)
-    return directive_exclusion(ctx, match, "imperative" if tok.tag == "VB" else "participial")
-
-
-def is_imperative(view: TokenView, verb: Tok) -> bool:
-    """Whether ``verb`` is an imperative after a clause ("A; drop the B", "A, and please drop
-    the B"): a base form (or the tagger's present reading of one) with no subject after the
-    clause's punctuation, no auxiliary, marker or negation, no conjunct of a finite verb (whose
-    subject it shares: "people yell and throw stones"), after a comma, semicolon, colon or dash
-    (and a coordinator, "please" or an interjection). A base form that opens the query is far
-    more often a modifier the tagger misread ("slow footsteps") than an instruction."""
-    k = verb.i - 1
-    while k >= 0 and (view[k].pos in ("INTJ", "CCONJ") or view[k].lower == "please"):
-        k -= 1
-    if k < 0 or view[k].lower not in (",", ";", ":", "-", "--", "–", "—") or verb.tag not in ("VB", "VBP"):
-        return False
-    # a subject before the punctuation is the parser's ("an owl hooting, throw/VB ..."), not the verb's
-    if any(c.dep in ("aux", "auxpass", "mark", "neg") or (c.dep in SUBJECT_DEPS and c.i > k)
-           for c in view.children(verb.i)):
-        return False
-    return not (verb.dep == "conj" and view[verb.head].tag in ("VBP", "VBZ", "VBD", "MD"))
-
-
-def directive_exclusion(
-    ctx: ScopeContext, match: Match, construction: str, *, sound_class_only: bool = False
-) -> Verdict | None:
-    """The object of a verb with no subject of its own, excluded; None when it has none (or,
-    with ``sound_class_only``, when its phrase names no sound class: see :func:`names_sound_class`)."""
-    view = ctx.view
-    tok = view[match.first]
-    head = view[tok.head]
-    if (
-        tok.dep in ("conj", "xcomp")
-        and head.tag == tok.tag
-        and not any(view[k].pos == "PUNCT" for k in range(min(head.i, tok.i), max(head.i, tok.i)))
-    ):
-        return None  # "walking ... and removing branches": a conjunct of the same form shares its subject
-    objects = [c for c in view.children(tok.i) if c.dep in ("dobj", "obj") and c.i > match.last]
-    obj = objects[0] if objects else ctx.first_after(match.last)
-    if obj is None or not ctx.nominal(obj, match.last):
-        return None
-    if any(view[k].pos in _NOT_PREMODIFIERS for k in range(match.last + 1, obj.i)):
-        return None  # the object follows the verb: "removing of the cap" is a noun; "Silence then B"
-    if sound_class_only and not names_sound_class(ctx, obj):
-        return None  # "Pull the string, ...": an instruction heard in the clip, not to the search
-    return exclusion(ctx, match, obj, construction)
 
 
 #: WordNet noun files whose members make sounds of their own: people, animals, natural
@@ -351,15 +201,16 @@ def closes_noun_phrase(ctx: ScopeContext, tok: Tok) -> bool:
     )
 
 
-def _misread_participle(ctx: ScopeContext, match: Match) -> Verdict | None:
-    """'A, the B filtered out': a verb of removing takes an object; with none, after its
-    noun and closing its segment, its past form is the tagger's reading of the participle."""
+# -- scope rules ------------------------------------------------------------------------------------
+def absolute_particle(ctx: ScopeContext, match: Match) -> Verdict | None:
+    """'with the heater off' where the tagger hung "off" on an earlier verb as its particle:
+    a particle cannot follow a with-phrase its verb does not govern, so the word closes the
+    absolute construction and is predicated of its noun."""
     tok = ctx.view[match.first]
-    if ctx.first_after(match.last) is not None or not closes_noun_phrase(ctx, tok):
+    absolute = absolute_noun(ctx, match) if tok.dep == "prt" else None
+    if absolute is None or tok.head > absolute[1]:
         return None
-    subject = ctx.subject_of(tok.i)
-    assert subject is not None
-    return exclusion(ctx, match, subject, "post-nominal")
+    return exclusion(ctx, match, absolute[0], "absolute", [absolute[1]])
 
 
 def double_object(ctx: ScopeContext, match: Match) -> Verdict | None:
@@ -400,7 +251,7 @@ def by_object(ctx: ScopeContext, match: Match) -> Verdict | None:
 
 
 #: The scope rules of this module, by the names ``grammars/negation.toml`` uses.
-LEXICAL_RULES = {"removed_object": removed_object, "by_object": by_object, "double_object": double_object}
+LEXICAL_RULES = {"by_object": by_object, "double_object": double_object}
 
 
 # -- a denied verb and its object ---------------------------------------------------------------------

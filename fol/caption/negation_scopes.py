@@ -29,6 +29,7 @@ from fortekit.fol.caption.negation_lexical import (
 from fortekit.fol.caption.negation_lexical import absolute_preposition as _absolute_preposition
 from fortekit.fol.caption.negation_lexical import exclusion as _exclusion
 from fortekit.fol.caption.negation_lexical import is_attributive as _is_attributive
+from fortekit.fol.caption.negation_removal import REMOVAL_RULES
 from fortekit.fol.caption.negation_rules import Cue
 from fortekit.fol.caption.negation_search import search_clause
 from fortekit.fol.caption.negation_unplaced import UNPLACED_RULES
@@ -1099,6 +1100,7 @@ SCOPE_RULES: dict[str, ScopeRule] = {
     "ambiguous": ambiguous,
     "search_clause": search_clause,
     **LEXICAL_RULES,
+    **REMOVAL_RULES,
     **AFFIXAL_RULES,
     **ELLIPTICAL_RULES,
     **IMPERATIVE_RULES,

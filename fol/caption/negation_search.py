@@ -25,7 +25,7 @@ from functools import cache
 
 from fortekit.fol.caption.negation_context import Match, ScopeContext, Verdict, segments
 from fortekit.fol.caption.negation_imperative import IMPERATIVE_REMOVAL, removal_verb_tokens
-from fortekit.fol.caption.negation_lexical import is_imperative
+from fortekit.fol.caption.negation_removal import is_imperative
 from fortekit.fol.caption.negation_rules import Cue, NegationRules
 from fortekit.fol.caption.tokens import SUBJECT_DEPS, Tok, TokenView
 

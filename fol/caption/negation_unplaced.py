@@ -18,7 +18,7 @@ resolve is unsure, never an assertion (docs/negation.md, "Lessening, ending and 
   unsure. A verb with a class of its own keeps it (a verb of removing excludes B, of hiding
   asserts it), and so does a sound event of V_audio ("with a window broken"). The
   constructions are those of the ``removed_object`` rule
-  (:mod:`fortekit.fol.caption.negation_lexical`).
+  (:mod:`fortekit.fol.caption.negation_removal`).
 * **the of-phrase of separation** ("A, purged of B", "shorn of B"): after a participle, "of"
   marks the material ("built of wood"), the topic ("accused of", "reminded of", "heard of")
   or what is taken away (Levin 1993, §10.6: "rob", "purge", "strip", "cleanse" ... "of" the
@@ -45,13 +45,8 @@ Example:
 from __future__ import annotations
 
 from fortekit.fol.caption.negation_context import Match, ScopeContext, Verdict
-from fortekit.fol.caption.negation_lexical import (
-    exclusion,
-    is_attributive,
-    names_sound_class,
-    not_a_cue,
-    removed_object,
-)
+from fortekit.fol.caption.negation_lexical import exclusion, is_attributive, names_sound_class, not_a_cue
+from fortekit.fol.caption.negation_removal import removed_object
 from fortekit.fol.caption.negation_rules import Cue, NegationRules
 from fortekit.fol.caption.negation_search import has_class, sound_event_verbs
 from fortekit.fol.caption.tokens import Tok, TokenView
