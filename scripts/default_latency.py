@@ -91,15 +91,17 @@ def main() -> None:
     import torch
 
     from fortekit.plugins import get_backbone
+    from fortekit.search.pipeline import PipelineSpec
     from fortekit.search.retriever import Retriever
 
     index = _index(args.items, args.cache)
     backbone = get_backbone("minilm", device="cpu")
     systems = {
-        "first pass": Retriever(index, backbone, stage1=None, projection=None, formula=None, rerank=None),
-        "formula+S3": Retriever(index, backbone, stage1=None, projection=None),
-        "default": Retriever(index, backbone),
-        "default-S1": Retriever(index, backbone, stage1=None),
+        "first pass": Retriever(index, PipelineSpec(stage1=None, projection=None, formula=None, rerank=None),
+                                backbone=backbone),
+        "formula+S3": Retriever(index, PipelineSpec(stage1=None, projection=None), backbone=backbone),
+        "default": Retriever(index, backbone=backbone),
+        "default-S1": Retriever(index, PipelineSpec(stage1=None), backbone=backbone),
     }
     queries = _queries(args.queries + args.warm)
     warm, measured = queries[:args.warm], queries[args.warm:]

@@ -25,6 +25,7 @@ from fortekit.fol.predicates import predicates
 from fortekit.plugins import get_backbone
 from fortekit.search.formula.config import FormulaScoringConfig
 from fortekit.search.index.audio_index import AudioIndex
+from fortekit.search.pipeline import PipelineSpec
 from fortekit.search.rerank import DEFAULT_ALPHA, Reranker
 from fortekit.search.retriever import Retriever
 
@@ -69,8 +70,9 @@ def run(name: str, clips: list[list[str]], backbone: object) -> None:
                                      predicate_sets=sets)
     query_vectors = torch.nn.functional.normalize(encode(queries).float(), dim=1)
     formulas = [parse.formula for parse in parse_captions(queries)]
-    base = Retriever(index, backbone, stage1=None, projection=None, order_check=False, formula=None,
-                     rerank=None, candidates=len(ids), device="cpu")
+    base = Retriever(index, PipelineSpec(stage1=None, projection=None, order_check=False, formula=None,
+                                         rerank=None, candidates=len(ids)),
+                     backbone=backbone, device="cpu")
     systems = {
         "frozen baseline": base,
         "resemblance (before)": base.replace(formula=FormulaScoringConfig(exclusion="resemblance"),

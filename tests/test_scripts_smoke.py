@@ -69,13 +69,7 @@ FORWARDED_KEYWORDS = {
 }
 
 #: (test name, script) -> why: scripts found broken and not yet fixed (strict xfail).
-KNOWN_BROKEN: dict[tuple[str, str], str] = {
-    ("test_fortekit_calls", "default_latency"): "Retriever(index, backbone, stage1=..., projection=..., "
-    "formula=..., rerank=...): the stage switches moved to PipelineSpec and backbone is keyword-only",
-    ("test_fortekit_calls", "standard_exclusion_ab"): "Retriever(index, backbone, stage1=..., "
-    "projection=..., order_check=..., formula=..., rerank=..., candidates=..., device=...): the stage "
-    "switches moved to PipelineSpec and backbone is keyword-only",
-}
+KNOWN_BROKEN: dict[tuple[str, str], str] = {}
 
 #: Calls whose result a top-level assignment may hold without counting as work at import time
 #: (the last name of the called expression).
