@@ -276,6 +276,10 @@ def _adjective_lemmas(wn: Any) -> Iterator[Any]:
         yield from synset.lemmas()
 
 
+#: Negative prefixes of adjectives (Huddleston & Pullum 2002, ch. 19 §5).
+_LATINATE_PREFIXES = ("in", "im", "il", "ir", "un", "non")
+
+
 def absence_adjectives(wn: Any, spec: ClassSpec) -> Iterator[Entry]:
     """Adjectives whose WordNet antonym is an adjective of presence or perceptibility, with
     the satellites of their synset; the word's most frequent adjective sense must be one of them."""
@@ -288,11 +292,28 @@ def absence_adjectives(wn: Any, spec: ClassSpec) -> Iterator[Entry]:
                 for member in (head, *head.similar_tos()):
                     if _hearing_only(member):
                         absence.setdefault(member, f"antonym of {lemma.name()} ({synset.name()})")
+    cluster = presence | {satellite for root in presence for satellite in root.similar_tos()}
+
+    def indirect(first: Any) -> bool:
+        """A head whose antonym has a sense in a root's cluster (Gross & Miller 1990: a
+        satellite's antonym is its head's) and is the word's stem under a negative prefix
+        (affixal negation): "indiscernible", against "discernible"."""
+        return first is not None and any(
+            sense in cluster
+            for lemma in first.lemmas()
+            for antonym in lemma.antonyms()
+            if any(lemma.name() == prefix + antonym.name() for prefix in _LATINATE_PREFIXES)
+            for sense in wn.synsets(antonym.name(), "a")
+        )
+
     seen: set[str] = set()
     for synset in sorted(absence, key=lambda s: s.name()):
         for lemma in synset.lemma_names():
             word = lemma.lower()
-            if word in seen or "_" in word or _first_sense(wn, lemma, "a") not in absence:
+            first = _first_sense(wn, lemma, "a")
+            # the word's most frequent sense is one of the class, or (it has one of them) a head
+            # whose antonym is a word of presence
+            if word in seen or "_" in word or (first not in absence and not indirect(first)):
                 continue
             if wn.synsets(word, "r") or wn._morphy(word, "v"):
                 continue  # an adverb of place ("away") or a verb's form ("vanished"): no absence word

@@ -23,6 +23,7 @@ from fortekit.fol.caption.negation_lexical import (
     closes_noun_phrase,
     is_absence_word,
     locative_position,
+    names_sound_class,
     not_a_cue,
     sound_object,
 )
@@ -581,6 +582,13 @@ def negated_predicate(ctx: ScopeContext, match: Match) -> Verdict | None:
                 or complement.lower == "there"
             ):
                 return _exclusion(ctx, match, subject, "copular", [head.i, complement.i, *auxiliaries])
+            if _ungrounded_predication(ctx, subject, complement, head):
+                # "the B isn't part of it": a denied predicate audio cannot check says nothing
+                # of whether B is heard: B is unsure, never asserted
+                return Verdict(
+                    "unresolved", "copular", ctx.noun_head(subject.i),
+                    cue_tokens=[head.i, complement.i, *auxiliaries], reason=UNGROUNDED_REASON,
+                )
             return Verdict(
                 "deny", "copular", complement.i, subject.i, cue_tokens=[head.i, *auxiliaries], rehead=True
             )
@@ -659,6 +667,26 @@ def negated_predicate(ctx: ScopeContext, match: Match) -> Verdict | None:
     if modified is not None:  # "the static of a radio station not working": the station's
         return Verdict("deny", "verbal", head.i, modified.i, cue_tokens=auxiliaries, rehead=True)
     return _exclusion(ctx, match, subject, "verbal", auxiliaries)
+
+
+UNGROUNDED_REASON = "denied predicate that names nothing audible"
+
+
+def _ungrounded_predication(ctx: ScopeContext, subject: Tok, complement: Tok, verb: Tok) -> bool:
+    """Whether a negated copula says of a sound a predicate that grounds in nothing of V_audio
+    ("the B isn't part of it", "the B is not welcome"): a sound's property ("not loud"), its
+    material ("not metal") or its place ("not around") is checked on the audio and denied; a
+    predicate of none of these says nothing of whether B is heard. The subject must be the
+    copula's own, in its segment, and name a sound class."""
+    if not ctx.same_segment(subject.i, verb.i) or not ctx.is_noun(subject):
+        return False
+    if complement.pos not in (*NOUNS, "ADJ", "VERB"):
+        return False
+    from fortekit.vocab import get_grounder
+
+    if get_grounder().ground(complement.lemma, complement.pos).entry is not None:
+        return False
+    return names_sound_class(ctx, subject)
 
 
 def _reduced_relative_host(ctx: ScopeContext, subject: Tok, verb: Tok, particle: int) -> Tok | None:
