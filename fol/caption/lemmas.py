@@ -55,7 +55,7 @@ class WordNetLemmas:
         cache_size: entries per cached question.
     """
 
-    __slots__ = ("_adj", "_has", "_lexname", "_morphy", "_senses", "_transitive", "memo", "wordnet")
+    __slots__ = ("_adj", "_base", "_has", "_lexname", "_morphy", "_senses", "_transitive", "memo", "wordnet")
 
     def __init__(self, wordnet: Any | None, cache_size: int = 1 << 16) -> None:
         self.wordnet = wordnet
@@ -65,6 +65,8 @@ class WordNetLemmas:
         self._transitive = lru_cache(maxsize=cache_size)(self._transitive_uncached)
         self._adj = lru_cache(maxsize=cache_size)(self._adjective_uncached)
         self._senses = lru_cache(maxsize=cache_size)(self._senses_uncached)
+        # asked of every -ing word by the repairs, the scope pass and Pass 1
+        self._base = lru_cache(maxsize=cache_size)(self._verb_base_uncached)
         #: A scratch cache for callers' answers derived from WordNet (kept with it, so it
         #: lives exactly as long as the parser that owns this object).
         self.memo: dict[tuple[object, ...], object] = {}
@@ -103,7 +105,9 @@ class WordNetLemmas:
         Among several bases the one with the most WordNet verb senses wins
         (``riding`` -> ``ride`` rather than ``rid``, ``singing`` -> ``sing`` rather than ``singe``).
         """
-        low = form.lower()
+        return self._base(form.lower())
+
+    def _verb_base_uncached(self, low: str) -> str | None:
         bases = tuple(b for b in self.morphy(low, "VERB") if b != low)
         if len(bases) < 2:
             return bases[0] if bases else None

@@ -137,8 +137,12 @@ def find_matches(view: TokenView, rules: NegationRules) -> list[Match]:
     lowers = [t.lower for t in tokens]
     lemmas = [t.lemma for t in tokens]
     found: list[Match] = []
+    starts = rules.start_words
     k = 0
     while k < len(tokens):
+        if lowers[k] not in starts and lemmas[k] not in starts:  # most words: no lookup finds one
+            k += 1
+            continue
         phrase = rules.longest_phrase(lowers, k)
         if phrase is not None:
             size, entry = phrase

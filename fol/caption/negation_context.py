@@ -101,9 +101,10 @@ def segments(view: TokenView, rules: NegationRules) -> list[int]:
     found: list[int] = []
     current = 0
     started = False
+    boundary_words = rules.boundary_words  # the union of the three sets below: most words are none
     for tok in view.tokens:
         low = tok.lower
-        boundary = (
+        boundary = low in boundary_words and (
             (low in rules.punctuation and not _infix(view, tok.i) and not _inside_noun_phrase(view, tok.i))
             or low in rules.conjunctions
             or (

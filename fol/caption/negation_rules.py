@@ -169,6 +169,13 @@ class NegationRules:
     )
     trigger_words: frozenset[str] = frozenset()
     boundary_words: frozenset[str] = frozenset()
+    #: every word a cue or connective match may start with, as its lower-case form or its
+    #: lemma (a word outside it starts none: find_matches passes it by)
+    start_words: frozenset[str] = frozenset()
+    # unions of [lexicon] lists, made on first use (the scope rules ask per segment)
+    _unions: dict[tuple[str, ...], frozenset[str]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         by_word: dict[str, Cue] = {}
@@ -196,10 +203,26 @@ class NegationRules:
         object.__setattr__(
             self, "boundary_words", self.punctuation | self.conjunctions | self.clause_conjunctions
         )
+        object.__setattr__(
+            self, "start_words", frozenset(self._by_word).union(self._phrases, self._lemma_phrases)
+        )
 
     def words(self, name: str) -> frozenset[str]:
         """A ``[lexicon]`` list (empty for an unknown name)."""
         return self.lists.get(name, frozenset())
+
+    def words_of(self, *names: str) -> frozenset[str]:
+        """The union of several ``[lexicon]`` lists, made once per tuple of names.
+
+        Example:
+            >>> rules = load_negation_rules()
+            >>> rules.words_of("order_connectives", "time_words") >= rules.words("order_connectives")
+            True
+        """
+        found = self._unions.get(names)
+        if found is None:
+            found = self._unions[names] = frozenset().union(*(self.words(name) for name in names))
+        return found
 
     def cue_for_word(self, word: str) -> Cue | None:
         """The cue entry of a single word (lower case or lemma), or None."""

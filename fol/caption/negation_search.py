@@ -41,6 +41,8 @@ __all__ = [
 SEARCH_REASON = "verb of unknown polarity in a clause about the search"
 #: The speaker and the hearer of a query.
 _INTERLOCUTORS = frozenset({"you", "i", "we"})
+_BARE_VERB_TAGS = frozenset({"VB", "VBP"})  # "can hear", "we hear": a clause about the search
+_NEGATION_DEPS = ("neg",)
 #: The cue entry the clauses are recorded under (no words: it is found by construction).
 SEARCH_CLAUSE = Cue(
     "search-clause", "search_clause", frozenset(), (), frozenset({"VERB"}), ("search_clause",), True, "any",
@@ -122,17 +124,22 @@ def _about_search(view: TokenView, verb: Tok, media: frozenset[str], segment: li
 
 def search_clauses(view: TokenView, rules: NegationRules) -> list[Match]:
     """The verbs of clauses about the search that have no class and take a noun object."""
-    if not any(t.tag in ("VB", "VBP") or t.lower in _INTERLOCUTORS for t in view.tokens) and rules.words(
-        "medium_nouns"
-    ).isdisjoint(t.lemma for t in view.tokens):
-        return []
+    # asked of every caption, most of which have none of these words: set tests of their
+    # columns rather than a generator over their tokens
+    tokens = view.tokens
     media = rules.words("medium_nouns")
+    if (
+        _BARE_VERB_TAGS.isdisjoint([t.tag for t in tokens])
+        and _INTERLOCUTORS.isdisjoint([t.lower for t in tokens])
+        and media.isdisjoint([t.lemma for t in tokens])
+    ):
+        return []
     found: list[Match] = []
     segment: list[int] | None = None
-    for verb in view.tokens:
-        if verb.pos != "VERB" or any(c.dep == "neg" for c in view.children(verb.i)):
+    for verb in tokens:
+        if verb.pos != "VERB" or view.has_child(verb.i, _NEGATION_DEPS):
             continue
-        objects = [c for c in view.children(verb.i) if c.dep in _OBJECT_DEPS and c.i > verb.i]
+        objects = [c for c in view.children(verb.i, _OBJECT_DEPS) if c.i > verb.i]
         if not objects:
             continue
         # "you can make out no B": a cue on the object decides its polarity, not the verb

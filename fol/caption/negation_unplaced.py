@@ -81,6 +81,7 @@ _MATERIAL_OR_TOPIC_FILES = frozenset(
 #: The constructions of ``removed_object`` that describe a state, not an event or a request.
 _STATE_CONSTRUCTIONS = frozenset({"absolute", "copular", "post-nominal"})
 _PERFECT = frozenset({"has", "have", "had", "'s", "'ve", "'d", "having"})
+_PAST_TAGS = frozenset({"VBN", "VBD"})
 
 
 def _may_be_state(view: TokenView, tok: Tok) -> bool:
@@ -107,10 +108,12 @@ def unplaced_matches(view: TokenView, rules: NegationRules) -> list[Match]:
         One match per such participle (most captions: none).
     """
     found: list[Match] = []
+    if _PAST_TAGS.isdisjoint([tok.tag for tok in view.tokens]):  # most captions: no token is asked
+        return found
     events: frozenset[str] | None = None
     diminishing, light = rules.words("diminishing_verbs"), rules.words("light_verbs")
     for tok in view.tokens:
-        if tok.pos != "VERB" or tok.tag not in ("VBN", "VBD") or tok.lemma in light:
+        if tok.pos != "VERB" or tok.tag not in _PAST_TAGS or tok.lemma in light:
             continue
         separation = tok.i + 1 < len(view) and view[tok.i + 1].lower == "of"
         if separation:

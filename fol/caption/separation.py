@@ -60,6 +60,10 @@ _ENTITY_DEPS = frozenset(
 _COPULAS = frozenset({"be", "have", "do", "get", "seem"})
 _FINITE = frozenset({"VBZ", "VBD", "VBN", "VBG", "MD"})
 _GLUE = frozenset({"DET", "ADV", "CCONJ", "SCONJ", "PART", "PUNCT", "ADP"})
+# words a complete phrase may open with besides the rules' openers ("first an engine running")
+_LEADING = frozenset({"first", "only", "just"})
+_VERB_TAGS = frozenset({"VBG", "VBN", "VBZ", "VBD", "VBP"})
+_PHRASE_GLUE = ("DET", "CCONJ", "PUNCT")
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,12 +84,21 @@ class OrderLink:
 def _complete(ctx: ScopeContext, members: list[int]) -> int | None:
     """The head noun of a segment that opens with a noun phrase followed by a verb of its own
     ("insects buzzing", "then rain falling", "a car horn honks"), else None."""
-    view = ctx.view
-    skip = ctx.words("phrase_openers") | ctx.words("order_connectives") | {"first", "only", "just"}
-    first = next((k for k in members if view[k].lower not in skip and view[k].pos not in _GLUE), None)
-    if first is None or view[first].lower in ctx.words("time_words"):
+    # asked of every segment of most captions: the tokens list read directly, not through
+    # TokenView's methods, and the rules' word lists joined once (NegationRules.words_of)
+    tokens = ctx.view.tokens
+    skip = ctx.rules.words_of("phrase_openers", "order_connectives")
+    first = None
+    for k in members:
+        tok = tokens[k]
+        if tok.lower not in skip and tok.lower not in _LEADING and tok.pos not in _GLUE:
+            first = k
+            break
+    if first is None:
         return None
-    tok = view[first]
+    tok = tokens[first]
+    if tok.lower in ctx.words("time_words"):
+        return None
     # "then rain/VB falling", "a siren/JJ wailing": a noun the tagger read otherwise, known to
     # WordNet as a noun, before a participle; a finite tag the tagger gave ("begins/VBZ
     # climbing") is a verb, one a repair gave ("birds/VBZ chirping") is not
@@ -98,42 +111,42 @@ def _complete(ctx: ScopeContext, members: list[int]) -> int | None:
         return None
     noun = first
     while (
-        noun + 1 < len(view)
+        noun + 1 < len(tokens)
         and ctx.same_segment(noun, noun + 1)
         and not _participle_at(ctx, noun + 1)
-        and (ctx.is_noun(view[noun + 1]) or view[noun].pos == "ADJ")
+        and (ctx.is_noun(tokens[noun + 1]) or tokens[noun].pos == "ADJ")
     ):
         noun += 1  # "a car horn", "loud music": the last noun of the phrase
-    if not ctx.is_noun(view[noun]):
+    if not ctx.is_noun(tokens[noun]):
         return None
-    verbal = any(
-        k > noun
-        and (
-            view[k].pos in VERBS
-            or view[k].tag in ("VBG", "VBN", "VBZ", "VBD", "VBP")
-            or _participle_at(ctx, k)
-        )
-        and view[k].lemma not in _COPULAS
-        and view[k].tag != "MD"
-        for k in members
-    )
-    return noun if verbal else None
+    for k in members:  # a verb of its own after the noun
+        if k <= noun:
+            continue
+        later = tokens[k]
+        if (
+            (later.pos in VERBS or later.tag in _VERB_TAGS or _participle_at(ctx, k))
+            and later.lemma not in _COPULAS
+            and later.tag != "MD"
+        ):
+            return noun
+    return None
 
 
 def _bare_noun_phrase(ctx: ScopeContext, members: list[int]) -> int | None:
     """The head noun of a segment that is a noun phrase and nothing else ("a crowd", "the
     sound of rain"), else None."""
-    view = ctx.view
-    skip = ctx.words("phrase_openers") | ctx.words("order_connectives")
-    words = [k for k in members if view[k].lower not in skip and view[k].pos not in ("DET", "CCONJ", "PUNCT")]
+    tokens = ctx.view.tokens
+    skip = ctx.rules.words_of("phrase_openers", "order_connectives")
+    words = [k for k in members if tokens[k].lower not in skip and tokens[k].pos not in _PHRASE_GLUE]
     if not words or any(
-        not (ctx.is_noun(view[k]) or view[k].pos in ("ADJ", "NUM") or view[k].lower == "of") for k in words
+        not (ctx.is_noun(tok) or tok.pos in ("ADJ", "NUM") or tok.lower == "of")
+        for tok in [tokens[k] for k in words]
     ):
         return None
-    first = view[words[0]].lower
+    first = tokens[words[0]].lower
     if ctx.rules.cue_for_word(first) is not None or first in ctx.words("time_words"):
         return None
-    last = view[words[-1]]
+    last = tokens[words[-1]]
     return last.i if ctx.is_noun(last) and last.pos != "PRON" else None
 
 
@@ -141,7 +154,7 @@ def _catenative(ctx: ScopeContext, tok: Tok) -> bool:
     """Whether ``tok`` can be a verb that takes an -ing complement ("begins climbing", "keeps
     ringing"); only such a verb opens a sound phrase before a participle ("bells/VBZ ringing"
     is a noun the tagger misread)."""
-    catenatives = ctx.words("aspectual_verbs") | ctx.words("inchoatives") | ctx.words("catenatives")
+    catenatives = ctx.rules.words_of("aspectual_verbs", "inchoatives", "catenatives")
     return tok.lemma in catenatives or any(
         lemma in catenatives for lemma in ctx.lex.morphy(tok.lower, "VERB")
     )
@@ -149,10 +162,10 @@ def _catenative(ctx: ScopeContext, tok: Tok) -> bool:
 
 def _participle_at(ctx: ScopeContext, i: int) -> bool:
     """Whether token ``i`` is an -ing form of a verb, whatever its tag ("music playing/NN")."""
-    view = ctx.view
-    if i >= len(view):
+    tokens = ctx.view.tokens
+    if i >= len(tokens):
         return False
-    tok = view[i]
+    tok = tokens[i]
     return tok.tag == "VBG" or (
         tok.lower.endswith("ing")
         and tok.pos in ("NOUN", "ADJ", "VERB")
@@ -161,8 +174,8 @@ def _participle_at(ctx: ScopeContext, i: int) -> bool:
 
 
 def _noun_follows(ctx: ScopeContext, i: int) -> bool:
-    view = ctx.view
-    return i + 1 < len(view) and ctx.same_segment(i, i + 1) and ctx.is_noun(view[i + 1])
+    tokens = ctx.view.tokens
+    return i + 1 < len(tokens) and ctx.same_segment(i, i + 1) and ctx.is_noun(tokens[i + 1])
 
 
 def _order_words(ctx: ScopeContext, start: int) -> list[int]:
