@@ -84,12 +84,12 @@ _PERFECT = frozenset({"has", "have", "had", "'s", "'ve", "'d", "having"})
 _PAST_TAGS = frozenset({"VBN", "VBD"})
 
 
-def _may_be_state(view: TokenView, tok: Tok) -> bool:
+def _may_be_state(view: TokenView, tok: Tok, last: int) -> bool:
     """A cheap first look: a perfect auxiliary, an absolute "with" before it, or nothing but
-    punctuation after it (the rule itself decides)."""
+    punctuation after it (or after its particle, ``last``); the rule itself decides."""
     if any(c.lower in _PERFECT for c in view.children(tok.i, ("aux", "auxpass"))):
         return True
-    nxt = tok.i + 1
+    nxt = last + 1
     if nxt >= len(view) or not view[nxt].text.isalnum():
         return True
     return any(view[k].lower == "with" for k in range(tok.i))
@@ -116,15 +116,20 @@ def unplaced_matches(view: TokenView, rules: NegationRules) -> list[Match]:
         if tok.pos != "VERB" or tok.tag not in _PAST_TAGS or tok.lemma in light:
             continue
         separation = tok.i + 1 < len(view) and view[tok.i + 1].lower == "of"
+        # a phrasal verb of the class with its particle ("the B cancelled out", "cut off")
+        particle = next(
+            (p for p in view.children(tok.i, ("prt",)) if f"{tok.lemma} {p.lower}" in diminishing), None
+        )
+        tokens = [tok.i] if particle is None else [tok.i, particle.i]
         if separation:
             if any(c.dep in ("aux", "auxpass") for c in view.children(tok.i)):
                 continue  # "a tank is drained of water": the event
-        elif tok.lemma not in diminishing or not _may_be_state(view, tok):
+        elif (tok.lemma not in diminishing and particle is None) or not _may_be_state(view, tok, tokens[-1]):
             continue
         events = sound_event_verbs() if events is None else events
         if tok.lemma in events or has_class(rules, tok):
             continue
-        found.append(Match(UNPLACED_SEPARATION if separation else UNPLACED_RESULT, [tok.i]))
+        found.append(Match(UNPLACED_SEPARATION if separation else UNPLACED_RESULT, tokens))
     return found
 
 

@@ -28,6 +28,7 @@ def parts(text: str) -> tuple[set[str], set[str], list[str]]:
         ("a kettle whistling, the dog weakened", "Dog", "Kettle"),  # absolute, no preposition
         ("a bell ringing with the traffic dampened", "Traffic", "Bell"),  # absolute with "with"
         ("an organ playing; the sirens have been quelled", "Siren", "Organ"),  # perfect
+        ("a bell ringing, the traffic phased out", "Traffic", "Bell"),  # a phrasal verb of the class
     ],
 )
 def test_the_resultative_state_of_a_verb_of_lessening_is_unsure(text: str, unsure: str, kept: str) -> None:
