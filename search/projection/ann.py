@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 __all__ = ["head_files", "head_identity", "head_source", "index_head", "recorded_head"]
 
-_WEIGHTS_NAME = "projection.safetensors"  # files.WEIGHTS_NAME, without importing torch
+_WEIGHTS_NAME = "projection.safetensors"  # files.WEIGHTS_NAME (files imports torch; this module does not)
 _PREFIX = b"fortekit-projection-head\x00"
 _CHUNK = 1 << 20
 

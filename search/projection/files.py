@@ -25,6 +25,7 @@ import torch
 
 from fortekit import __version__
 from fortekit.errors import Errors, ProjectionError
+from fortekit.search.projection.ann import head_files
 
 if TYPE_CHECKING:
     from fortekit.search.projection.head import ProjectionConfig, ProjectionHead
@@ -103,15 +104,6 @@ def _not_safetensors(path: Path) -> str | None:
     return "it does not start with a safetensors header"
 
 
-def _weights_and_config_paths(path: str | Path) -> tuple[Path, Path]:
-    path = Path(path)
-    if path.suffix == ".json":
-        path = path.with_suffix(".safetensors")
-    elif path.is_dir() or not path.suffix:
-        path = path / WEIGHTS_NAME
-    return path, path.with_suffix(".json")
-
-
 def save_projection(
     head: ProjectionHead,
     path: str | Path,
@@ -146,7 +138,7 @@ def save_projection(
 
     from fortekit.search.projection.head import ProjectionConfig
 
-    weights_path, config_path = _weights_and_config_paths(path)
+    weights_path, config_path = head_files(path)
     if config is None:
         config = ProjectionConfig(
             dim=head.dim, hidden_mult=head.hidden_mult, dropout=head.dropout_p,
@@ -198,7 +190,7 @@ def read_projection_config(path: str | Path) -> dict[str, Any]:
         >>> read_projection_config(folder)["config"]["dim"]
         4
     """
-    _, config_path = _weights_and_config_paths(path)
+    _, config_path = head_files(path)
     if not config_path.is_file():
         raise ProjectionError(Errors.E462.format(path=config_path, problem="the JSON config is missing"))
     try:
@@ -242,7 +234,7 @@ def load_projection(path: str | Path, device: str = "cpu") -> ProjectionHead:
     from fortekit.plugins._runtime import resolve_device
     from fortekit.search.projection.head import ProjectionConfig, ProjectionHead
 
-    weights_path, config_path = _weights_and_config_paths(path)
+    weights_path, config_path = head_files(path)
     if not weights_path.exists():
         raise ProjectionError(Errors.E462.format(path=weights_path, problem="no such file"))
     tensors, _ = read_safetensors(weights_path)
