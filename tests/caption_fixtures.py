@@ -27,6 +27,14 @@ def parser() -> CaptionParser:
     return default_parser()
 
 
+def scope_parts(text: str) -> tuple[set[str], set[str], list[str]]:
+    """A parse's excluded symbols, its asserted ones, and the reasons of its unsure scopes."""
+    result = parser().parse(text)
+    excluded = {r.symbol for r in result.predicates if r.excluded}
+    asserted = {r.symbol for r in result.predicates if not r.excluded and not r.negated}
+    return excluded, asserted, [n.reason for n in result.unresolved]
+
+
 # Pathological captions (issue 15, item 11): spaCy's tokenizer is quadratic in the
 # length of a word without whitespace made of prefixes or suffixes. name -> builder of
 # a text of exactly n characters (code points).

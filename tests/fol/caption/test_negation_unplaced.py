@@ -9,16 +9,11 @@ benchmark.
 from __future__ import annotations
 
 import pytest
-from caption_fixtures import parser
+from caption_fixtures import scope_parts
 
 from fortekit.fol.caption.negation_unplaced import RESULT_REASON, SEPARATION_REASON
 
-
-def parts(text: str) -> tuple[set[str], set[str], list[str]]:
-    result = parser().parse(text)
-    excluded = {r.symbol for r in result.predicates if r.excluded}
-    asserted = {r.symbol for r in result.predicates if not r.excluded and not r.negated}
-    return excluded, asserted, [n.reason for n in result.unresolved]
+parts = scope_parts
 
 
 # --- the resultative state of a verb of no class -------------------------------------------------
