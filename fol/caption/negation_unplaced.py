@@ -80,14 +80,13 @@ _MATERIAL_OR_TOPIC_FILES = frozenset(
 )
 #: The constructions of ``removed_object`` that describe a state, not an event or a request.
 _STATE_CONSTRUCTIONS = frozenset({"absolute", "copular", "post-nominal"})
-_PERFECT = frozenset({"has", "have", "had", "'s", "'ve", "'d", "having"})
 _PAST_TAGS = frozenset({"VBN", "VBD"})
 
 
-def _may_be_state(view: TokenView, tok: Tok, last: int) -> bool:
+def _may_be_state(view: TokenView, tok: Tok, last: int, perfect: frozenset[str]) -> bool:
     """A cheap first look: a perfect auxiliary, an absolute "with" before it, or nothing but
     punctuation after it (or after its particle, ``last``); the rule itself decides."""
-    if any(c.lower in _PERFECT for c in view.children(tok.i, ("aux", "auxpass"))):
+    if any(c.lower in perfect for c in view.children(tok.i, ("aux", "auxpass"))):
         return True
     nxt = last + 1
     if nxt >= len(view) or not view[nxt].text.isalnum():
@@ -112,6 +111,7 @@ def unplaced_matches(view: TokenView, rules: NegationRules) -> list[Match]:
         return found
     events: frozenset[str] | None = None
     diminishing, light = rules.words("diminishing_verbs"), rules.words("light_verbs")
+    perfect = rules.words("perfect_auxiliaries")
     for tok in view.tokens:
         if tok.pos != "VERB" or tok.tag not in _PAST_TAGS or tok.lemma in light:
             continue
@@ -124,7 +124,9 @@ def unplaced_matches(view: TokenView, rules: NegationRules) -> list[Match]:
         if separation:
             if any(c.dep in ("aux", "auxpass") for c in view.children(tok.i)):
                 continue  # "a tank is drained of water": the event
-        elif (tok.lemma not in diminishing and particle is None) or not _may_be_state(view, tok, tokens[-1]):
+        elif (tok.lemma not in diminishing and particle is None) or not _may_be_state(
+            view, tok, tokens[-1], perfect
+        ):
             continue
         events = sound_event_verbs() if events is None else events
         if tok.lemma in events or has_class(rules, tok):
@@ -145,7 +147,7 @@ def _unsure(verdict: Verdict, reason: str) -> Verdict:
 
 
 def unplaced_result(ctx: ScopeContext, match: Match) -> Verdict | None:
-    """'A, the B erased', 'with the B subtracted', 'the B has been suppressed': B is unsure."""
+    """'A, the B weakened', 'with the B dampened', 'the B has been quelled': B is unsure."""
     verdict = removed_object(ctx, match)
     if verdict is None or verdict.effect != "exclude" or verdict.construction not in _STATE_CONSTRUCTIONS:
         return not_a_cue
