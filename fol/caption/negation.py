@@ -37,6 +37,7 @@ from fortekit.fol.caption.negation_affixal import affixal_matches
 from fortekit.fol.caption.negation_coherence import coherent
 from fortekit.fol.caption.negation_context import NOUNS, Match, ScopeContext, Verdict
 from fortekit.fol.caption.negation_lexical import negated_object
+from fortekit.fol.caption.negation_reach import unplaced_sounds
 from fortekit.fol.caption.negation_rules import Connective, Cue, NegationRules
 from fortekit.fol.caption.negation_scopes import SCOPE_RULES
 from fortekit.fol.caption.negation_search import search_clauses
@@ -334,7 +335,21 @@ class _Pass:
                 return
             nothing_after = self.ctx.first_after(match.last) is None
             verdict = Verdict("unresolved", "", reason="empty scope" if nothing_after else "no construction")
+        # the reach is read on the tree as parsed, before the scope's arcs are cut
+        plan = self.plan
+        taken = self.ctx.claimed | plan.cue_tokens | set(plan.excluded) | plan.suppressed | set(plan.denied)
+        nouns, reason = unplaced_sounds(self.ctx, match, verdict, taken)
         self._apply(match, cue.cls, f"scope-{cue.id}", verdict)
+        self._reach(match, cue, verdict, nouns, reason)
+
+    def _reach(self, match: Match, cue: Cue, verdict: Verdict, nouns: list[int], reason: str) -> None:
+        """The sounds the negation reaches but did not place are unsure (negation_reach)."""
+        plan = self.plan
+        for noun in nouns:
+            if noun in self.ctx.claimed or noun in plan.suppressed:
+                continue  # an earlier noun's phrase took it
+            unsure = Verdict("unresolved", "reach", noun, cue_tokens=list(verdict.cue_tokens), reason=reason)
+            self._apply(match, cue.cls, f"scope-{cue.id}", unsure)
 
     def _connective(self, match: Match, connective: Connective) -> None:
         self.ctx.pending.clear()

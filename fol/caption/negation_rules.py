@@ -55,6 +55,7 @@ CUE_CLASSES: frozenset[str] = frozenset(
         "affix",
         "removal_verb",
         "privative_participle",
+        "approximate_negator",
     }
 )
 #: The scope rules a cue may name (implemented in :mod:`fortekit.fol.caption.negation`).
@@ -86,6 +87,7 @@ SCOPE_RULE_NAMES: tuple[str, ...] = (
     "suffix_stem",
     "unplaced_result",
     "unplaced_separation",
+    "approximate",
 )
 _CUE_KEYS = frozenset(
     {"id", "class", "words", "phrases", "lemma_phrases", "pos", "scopes", "attributive", "form"}

@@ -6,7 +6,7 @@ cue's entry in ``grammars/negation.toml`` names the rules it tries, in order.
 
 Example:
     >>> sorted(SCOPE_RULES)[:4]
-    ['affix_stem', 'ambiguous', 'by_object', 'ceased_subject']
+    ['affix_stem', 'ambiguous', 'approximate', 'by_object']
 """
 
 from __future__ import annotations
@@ -579,7 +579,7 @@ def negated_predicate(ctx: ScopeContext, match: Match) -> Verdict | None:
             if (
                 complement.lemma in perception
                 or complement.lower in perception
-                or complement.lower == "there"
+                or complement.lower in ctx.words("presence_adverbs")
             ):
                 return _exclusion(ctx, match, subject, "copular", [head.i, complement.i, *auxiliaries])
             if _ungrounded_predication(ctx, subject, complement, head):
@@ -670,6 +670,7 @@ def negated_predicate(ctx: ScopeContext, match: Match) -> Verdict | None:
 
 
 UNGROUNDED_REASON = "denied predicate that names nothing audible"
+APPROXIMATE_REASON = "approximate negator: a quantity or presence near none"
 
 
 def _ungrounded_predication(ctx: ScopeContext, subject: Tok, complement: Tok, verb: Tok) -> bool:
@@ -680,7 +681,7 @@ def _ungrounded_predication(ctx: ScopeContext, subject: Tok, complement: Tok, ve
     copula's own, in its segment, and name a sound class."""
     if not ctx.same_segment(subject.i, verb.i) or not ctx.is_noun(subject):
         return False
-    if complement.pos not in (*NOUNS, "ADJ", "VERB"):
+    if complement.pos not in (*NOUNS, "ADJ", "VERB", "ADV"):
         return False
     from fortekit.vocab import get_grounder
 
@@ -1110,6 +1111,17 @@ def ambiguous(ctx: ScopeContext, match: Match) -> Verdict | None:
     return verdict
 
 
+def approximate(ctx: ScopeContext, match: Match) -> Verdict | None:
+    """'hardly any B', 'the B barely there': an approximate negator leaves B unsure."""
+    view = ctx.view
+    there = view[match.last].lower == "there"  # "the B barely there": the noun before
+    noun = ctx.noun_before(match.first) if there else ctx.first_after(match.last)
+    verdict = Verdict("unresolved", "pre-nominal", reason=APPROXIMATE_REASON)
+    if noun is not None and ctx.is_noun(noun):
+        verdict.target = ctx.noun_head(noun.i)
+    return verdict
+
+
 #: The scope rules ``grammars/negation.toml`` may name.
 SCOPE_RULES: dict[str, ScopeRule] = {
     "exceptive": exceptive,
@@ -1126,6 +1138,7 @@ SCOPE_RULES: dict[str, ScopeRule] = {
     "affix_stem": affix_stem,
     "of_object": of_object,
     "ambiguous": ambiguous,
+    "approximate": approximate,
     "search_clause": search_clause,
     **LEXICAL_RULES,
     **REMOVAL_RULES,
