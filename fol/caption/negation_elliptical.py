@@ -25,7 +25,7 @@ from fortekit.fol.caption.negation_lexical import exclusion, not_a_cue
 
 __all__ = ["ELLIPTICAL_RULES", "comma_preposition", "post_negation"]
 
-_SETTING_OFF = frozenset({",", "-", "--", "—", "–", ";", ":", "("})
+_SETTING_OFF = frozenset({",", "-", "--", "—", "–", ";", ":", "(", "?"})
 #: Finite verb tags: a phrase with one of them is a clause, which a post-posed "not" does not negate.
 _FINITE_TAGS = frozenset({"VBD", "VBP", "VBZ", "MD"})
 
@@ -40,6 +40,22 @@ def comma_preposition(ctx: ScopeContext, match: Match) -> Verdict | None:
     if nxt is None or not ctx.nominal(nxt, match.last):
         return not_a_cue
     return exclusion(ctx, match, nxt, "pre-nominal")
+
+
+def _plural_head(ctx: ScopeContext, k: int, phrase: list[int]) -> bool:
+    """A plural noun the tagger read as a verb at the end of a verbless phrase ("car horns/VBZ:
+    nope"): it closes the phrase, has a noun sense and is no sound event ("the dog barks" is a
+    clause)."""
+    from fortekit.fol.caption.negation_search import sound_event_verbs
+
+    view = ctx.view
+    return (
+        k == phrase[-1]
+        and view[k].tag == "VBZ"
+        and (len(phrase) == 1 or view[k - 1].pos in ("NOUN", "PROPN", "ADJ"))
+        and bool(ctx.lex.morphy(view[k].lower, "NOUN"))
+        and view[k].lemma not in sound_event_verbs()
+    )
 
 
 def post_negation(ctx: ScopeContext, match: Match) -> Verdict | None:
@@ -59,10 +75,16 @@ def post_negation(ctx: ScopeContext, match: Match) -> Verdict | None:
     if any(k < match.first for k in ctx.segment_tokens(match.first)):
         return None  # the particle does not open its segment: "B, but not loudly" is read elsewhere
     before = [k for k in ctx.segment_tokens(comma - 1) if k < comma]
-    if not before or any(view[k].tag in _FINITE_TAGS or view[k].pos == "AUX" for k in before):
+    if not before or any(
+        (view[k].tag in _FINITE_TAGS and not _plural_head(ctx, k, before)) or view[k].pos == "AUX"
+        for k in before
+    ):
         return None
-    noun = next((view[k] for k in before if ctx.is_noun(view[k])), None)
-    if noun is None or any(view[k].pos in VERBS and view[k].tag not in ("VBG", "VBN") for k in before):
+    noun = next((view[k] for k in before if ctx.is_noun(view[k]) or _plural_head(ctx, k, before)), None)
+    if noun is None or any(
+        view[k].pos in VERBS and view[k].tag not in ("VBG", "VBN") and not _plural_head(ctx, k, before)
+        for k in before
+    ):
         return None
     tokens = [k for k in after if view[k].lower in ("at", "all")]
     return exclusion(ctx, match, noun, "elliptical", tokens)

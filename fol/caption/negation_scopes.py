@@ -505,6 +505,12 @@ def double_negation(ctx: ScopeContext, match: Match) -> Verdict | None:
         end = k + 1 if k + 1 < len(view) and view[k + 1].lower in ("of", "for") else k
         return Verdict("cancel", "litotes", None, cue_tokens=list(range(match.last + 1, end + 1)),
                        reason="double negation")
+    if view[k].lower in ctx.words("concord_indefinites") and view[match.first].lower != "no":
+        # negative concord: "ain't no B", "don't want no B" is one negation in the English that
+        # writes it (Labov 1972; Zeijlstra 2004), which a search box takes as it is typed; the
+        # litotes of standard English takes "without", an affix or a noun of absence instead.
+        # The particle says nothing; the indefinite's own scope is the negation.
+        return not_a_cue
     second = ctx.rules.cue_for_word(view[k].lower)
     if second is None or second.cls not in (
         "preposition",

@@ -104,3 +104,36 @@ def test_multiword_particles_negate_what_follows(cue: str) -> None:
 def test_a_multiword_particle_denies_a_property() -> None:
     formula = str(parse_caption("the engine is by no means quiet").formula)
     assert "¬Quiet(" in formula
+
+
+# --- negative concord ----------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "text",
+    ["an engine idling, and there ain't no sirens", "a fountain splashing; we don't want no sirens"],
+)
+def test_negative_concord_is_one_negation(text: str) -> None:
+    excluded, asserted, _ = parts(text)
+    assert "Siren" in excluded and "Siren" not in asserted
+
+
+def test_litotes_still_cancels() -> None:
+    _, asserted, _ = parts("an engine idling, not without sirens")
+    assert "Siren" in asserted
+
+
+# --- minimizers and response particles --------------------------------------------------------------
+@pytest.mark.parametrize("minimizer", ["shred", "iota", "speck"])
+def test_a_negated_minimizer_excludes_its_of_object(minimizer: str) -> None:
+    excluded, asserted, _ = parts(f"an engine idling, and not a {minimizer} of sirens")
+    assert "Siren" in excluded and "Engine" in asserted
+
+
+@pytest.mark.parametrize("particle", ["nope", "nah"])
+def test_a_response_particle_negates_the_verbless_phrase_before_it(particle: str) -> None:
+    excluded, asserted, _ = parts(f"an engine idling; sirens: {particle}")
+    assert "Siren" in excluded and "Engine" in asserted
+
+
+def test_a_clause_before_a_response_particle_is_left_alone() -> None:
+    _, asserted, _ = parts("the dog barks, nope")
+    assert "Dog" in asserted
