@@ -42,20 +42,21 @@ def comma_preposition(ctx: ScopeContext, match: Match) -> Verdict | None:
     return exclusion(ctx, match, nxt, "pre-nominal")
 
 
-def _plural_head(ctx: ScopeContext, k: int, phrase: list[int]) -> bool:
-    """A plural noun the tagger read as a verb at the end of a verbless phrase ("car horns/VBZ:
-    nope"): it closes the phrase, has a noun sense and is no sound event ("the dog barks" is a
-    clause)."""
+def _plural_head(ctx: ScopeContext, phrase: list[int]) -> int | None:
+    """The plural noun the tagger read as a verb at the end of a verbless phrase ("car horns/VBZ:
+    nope"), or None: it closes the phrase, has a noun sense and is no sound event ("the dog
+    barks" is a clause)."""
     from fortekit.fol.caption.negation_search import sound_event_verbs
 
     view = ctx.view
-    return (
-        k == phrase[-1]
-        and view[k].tag == "VBZ"
+    k = phrase[-1]
+    found = (
+        view[k].tag == "VBZ"
         and (len(phrase) == 1 or view[k - 1].pos in ("NOUN", "PROPN", "ADJ"))
         and bool(ctx.lex.morphy(view[k].lower, "NOUN"))
         and view[k].lemma not in sound_event_verbs()
     )
+    return k if found else None
 
 
 def post_negation(ctx: ScopeContext, match: Match) -> Verdict | None:
@@ -75,15 +76,14 @@ def post_negation(ctx: ScopeContext, match: Match) -> Verdict | None:
     if any(k < match.first for k in ctx.segment_tokens(match.first)):
         return None  # the particle does not open its segment: "B, but not loudly" is read elsewhere
     before = [k for k in ctx.segment_tokens(comma - 1) if k < comma]
+    plural = _plural_head(ctx, before) if before else None
     if not before or any(
-        (view[k].tag in _FINITE_TAGS and not _plural_head(ctx, k, before)) or view[k].pos == "AUX"
-        for k in before
+        (view[k].tag in _FINITE_TAGS and k != plural) or view[k].pos == "AUX" for k in before
     ):
         return None
-    noun = next((view[k] for k in before if ctx.is_noun(view[k]) or _plural_head(ctx, k, before)), None)
+    noun = next((view[k] for k in before if ctx.is_noun(view[k]) or k == plural), None)
     if noun is None or any(
-        view[k].pos in VERBS and view[k].tag not in ("VBG", "VBN") and not _plural_head(ctx, k, before)
-        for k in before
+        view[k].pos in VERBS and view[k].tag not in ("VBG", "VBN") and k != plural for k in before
     ):
         return None
     tokens = [k for k in after if view[k].lower in ("at", "all")]

@@ -25,6 +25,8 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from fortekit.fol.caption.negation_context import NOUNS, Match, ScopeContext, Verdict
 from fortekit.fol.caption.negation_rules import Connective
 from fortekit.fol.caption.tokens import SUBJECT_DEPS, Tok
@@ -36,6 +38,7 @@ __all__ = [
     "absolute_preposition",
     "closes_noun_phrase",
     "exclusion",
+    "grounds_in_audioset",
     "is_absence_word",
     "is_attributive",
     "locative_position",
@@ -172,18 +175,24 @@ def names_sound_class(ctx: ScopeContext, noun: Tok) -> bool:
     What the search can leave out is a sound; an imperative whose object is a thing ("pull the
     string") is an instruction heard in the clip, as Freesound captions write them.
     """
-    from fortekit.vocab import load_vocabulary
-
-    vocabulary = load_vocabulary()
     view = ctx.view
     head = ctx.noun_head(noun.i)
     words = [view[k] for k in view.subtree(head) if view[k].pos in NOUNS]
+    return grounds_in_audioset(words) or ctx.lex.first_lexname(view[head].lemma, "n") in _SOUNDING_NOUN_FILES
+
+
+def grounds_in_audioset(words: Iterable[Tok]) -> bool:
+    """Whether a word grounds in V_audio to an entry with an AudioSet ontology class, by its
+    lemma or as written ("sirens", "traffic")."""
+    from fortekit.vocab import load_vocabulary
+
+    vocabulary = load_vocabulary()
     return any(
         entry.audioset_ids
         for tok in words
         for key in (tok.lemma, tok.lower)
         for entry in vocabulary.lookup(key)
-    ) or ctx.lex.first_lexname(view[head].lemma, "n") in _SOUNDING_NOUN_FILES
+    )
 
 
 def closes_noun_phrase(ctx: ScopeContext, tok: Tok) -> bool:

@@ -44,7 +44,7 @@ Example:
 from __future__ import annotations
 
 from fortekit.fol.caption.negation_context import NOUNS, Match, ScopeContext, Verdict
-from fortekit.fol.caption.negation_lexical import names_sound_class
+from fortekit.fol.caption.negation_lexical import grounds_in_audioset, names_sound_class
 from fortekit.fol.caption.negation_rules import Cue
 from fortekit.fol.caption.negation_search import sound_event_verbs
 from fortekit.fol.caption.tokens import SUBJECT_DEPS, Tok
@@ -92,20 +92,11 @@ def _sound_nouns(
 
 
 def _audioset_class(ctx: ScopeContext, head: int) -> bool:
-    """Whether a noun phrase grounds in V_audio to an AudioSet class ("the sirens"), the strict
-    test: a person or a phenomenon by its WordNet file ("voices", "power") is not enough here,
-    where a negation of something else is the only evidence."""
-    from fortekit.vocab import load_vocabulary
-
-    vocabulary = load_vocabulary()
+    """Whether a noun phrase's head or its compounds ground in an AudioSet class ("the sirens"),
+    the strict test: a person or a phenomenon by its WordNet file ("voices", "power") is not
+    enough here, where a negation of something else is the only evidence."""
     view = ctx.view
-    words = [head, *(c.i for c in view.children(head, ("compound",)))]
-    return any(
-        entry.audioset_ids
-        for k in words
-        for key in (view[k].lemma, view[k].lower)
-        for entry in vocabulary.lookup(key)
-    )
+    return grounds_in_audioset([view[head], *view.children(head, ("compound",))])
 
 
 def _first_sound(ctx: ScopeContext) -> int | None:
@@ -152,7 +143,7 @@ def _elliptical(ctx: ScopeContext, segment: list[int], own: set[int]) -> bool:
     )
 
 
-def _nearest(ctx: ScopeContext, candidates: list[int], anchor: int) -> list[int]:
+def _nearest(candidates: list[int], anchor: int) -> list[int]:
     return sorted(candidates, key=lambda k: abs(k - anchor))[:1]
 
 
@@ -204,18 +195,19 @@ def unplaced_sounds(
                 found.append(head)
     elif verdict.effect == "exclude" and verdict.target is not None:
         target = view[verdict.target]
+        if target.i not in cues and target.pos not in _PRO_FORMS:
+            return [], reason  # most exclusions: a noun phrase of their own, placed
         segment = ctx.segment_tokens(match.first)
         if (
-            _audible(ctx, target)
-            or any(_grounded(view[k]) for k in verdict.extra_targets)
-            or (target.i not in cues and target.pos not in _PRO_FORMS)
-            or not segment
+            not segment
             or not _elliptical(ctx, segment, cues | {target.i})
+            or _audible(ctx, target)
+            or any(_grounded(view[k]) for k in verdict.extra_targets)
         ):
             return [], reason
         before = [k for k in range(segment[0]) if ctx.segment[k] >= 0]
         if before:
-            found = _nearest(ctx, _sound_nouns(ctx, ctx.segment_tokens(before[-1]), busy), match.first)
+            found = _nearest(_sound_nouns(ctx, ctx.segment_tokens(before[-1]), busy), match.first)
     elif verdict.effect == "unresolved" and verdict.target is None:
         reason = UNPLACED_CUE_REASON
         after = [k for k in _sentence(ctx, match.last) if k > match.last]

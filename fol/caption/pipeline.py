@@ -284,6 +284,10 @@ _PROHIBIT = re.compile(r"(?:(?<=\s)|^)-(?=[^\W\d_])")
 PROHIBIT_READING = "without "
 
 
+def _has_prohibit(text: str) -> bool:
+    return "-" in text and _PROHIBIT.search(text) is not None  # most captions: one scan for "-"
+
+
 _WORD_BEFORE = re.compile(r"([^\W\d_]+)\s+$")
 _WORD_AFTER = re.compile(r"[^\W\d_]+")
 
@@ -322,7 +326,7 @@ def read_operators(text: str, offsets: list[int] | None = None) -> tuple[str, li
         >>> read_operators("a traffic-free road - birds")
         ('a traffic-free road - birds', None)
     """
-    if "-" not in text or _PROHIBIT.search(text) is None:
+    if not _has_prohibit(text):
         return text, offsets
     source = list(range(len(text))) if offsets is None else offsets
     parts: list[str] = []
@@ -430,7 +434,7 @@ def checked_caption(
         and text.isprintable()
         and text
         and not text.isspace()
-        and _PROHIBIT.search(text) is None
+        and not _has_prohibit(text)
     ):
         return _new(Prepared, (text, False, None))
     return prepare_caption(check_text(text, function=function, max_chars=max_chars), max_words=max_words)
