@@ -264,8 +264,8 @@ class Prepared(NamedTuple):
 
 
 def prepare_caption(text: str, *, max_words: int = MAX_WORDS) -> Prepared:
-    """:func:`clean_controls`, then :func:`read_operators`, then the caps of :func:`prepare`,
-    with the offsets back.
+    """:func:`clean_controls`, then the caps of :func:`prepare`, then :func:`read_operators`
+    (and the caps again), with the offsets back.
 
     Example:
         >>> prepared = prepare_caption("\\x1b[31mdog\\x1b[0m")
@@ -273,8 +273,11 @@ def prepare_caption(text: str, *, max_words: int = MAX_WORDS) -> Prepared:
         ('dog', [5, 6, 7])
     """
     clean, offsets = _clean(text)
-    clean, offsets = read_operators(clean, offsets)
     cut, truncated = _cap(clean, max_words)
+    if _has_prohibit(cut):  # read after the caps, so a hostile text costs no more than max_words allow
+        cut, offsets = read_operators(cut, None if offsets is None else offsets[: len(cut)])
+        cut, again = _cap(cut, max_words)  # each operator read adds a word
+        truncated = truncated or again
     return Prepared(cut, truncated, offsets)
 
 

@@ -57,3 +57,13 @@ def test_offsets_compose_with_input_hygiene() -> None:
     result = parse_caption(text)
     trumpet = next(r for r in result.predicates if r.symbol == "Trumpet")
     assert text[trumpet.span[0]:trumpet.span[1]] == "trumpets"
+
+
+def test_operators_are_read_within_the_word_cap() -> None:
+    # 100 kB of operators: read after the caps (and capped again), so the text stays bounded
+    from fortekit.fol.caption.pipeline import MAX_WORDS
+
+    prepared = checked_caption(("rain -thunder " * 8000)[:100_000])
+    assert prepared.truncated
+    assert len(prepared.text.split()) <= MAX_WORDS
+    assert prepared.offsets is not None and len(prepared.offsets) >= len(prepared.text)
