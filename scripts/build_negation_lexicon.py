@@ -468,7 +468,7 @@ def derive(wn: Any, rules: dict[str, Any] | None = None) -> list[Entry]:
         {phrase.split()[0] for c in rules.get("connective", []) for phrase in c.get("lemma_phrases", [])}
     )
     entries: list[Entry] = []
-    for name in ("omission_verb", "removal_verb", "elimination_verb"):
+    for name in ("omission_verb", "removal_verb", "prohibition_verb", "elimination_verb"):
         entries += verb_class(wn, spec[name], defined_by_roots(wn, spec[name].roots), no_adjective=True)
     entries += verb_class(wn, spec["privation_verb"], single=True, no_adjective=True)
     entries += verb_class(wn, spec["desire_verb"], single=True, no_adjective=True)
@@ -571,6 +571,8 @@ def render(entries: list[Entry]) -> str:
         lines += ["", f"[classes.{spec.name}]", f"joins = {_quote(spec.joins)}", f"doc = {_quote(spec.doc)}"]
         if spec.roots:
             lines.append("roots = [" + ", ".join(_quote(r) for r in spec.roots) + "]")
+        if spec.denies:
+            lines.append("denies = true")
     lines += ["", "[words]", "entries = ["]
     for e in entries:
         lines.append(

@@ -48,6 +48,9 @@ class ClassSpec:
     joins: str
     doc: str
     roots: tuple[str, ...] = ()
+    #: its words deny a sound by their own sense, un-negated ("removed", "banned", "absent"): one
+    #: that no scope placed casts a doubt on the sound beside it (fortekit.fol.caption.doubts)
+    denies: bool = False
 
 
 #: The roots of removing (the removal_verb class; elimination_verb takes them but the concrete remove.v.01).
@@ -62,6 +65,12 @@ _REMOVAL_ROOTS = (
 )
 #: The roots of omitting, excluding and avoiding (the omission_verb class but lacking and precluding).
 _OMISSION_ROOTS = ("exclude.v.01", "neglect.v.01", "avoid.v.01", "shun.v.01", "rule_out.v.03")
+
+#: The roots of forbidding and refusing (the prohibition_verb class): forbid.v.01 "command
+#: against" (prohibit, veto, nix, ban, bar, outlaw), refuse.v.02 "refuse to accept" (reject, turn
+#: down, spurn), outlaw.v.01 "declare illegal" (ban, censor), banish.v.01 "expel from a community
+#: or group" (ostracise, blackball).
+_PROHIBITION_ROOTS = ("forbid.v.01", "outlaw.v.01", "refuse.v.02", "banish.v.01")
 
 #: The classes (docs/negation.md gives the reason for each root from its gloss).
 CLASSES: tuple[ClassSpec, ...] = (
@@ -78,6 +87,7 @@ CLASSES: tuple[ClassSpec, ...] = (
             "rule_out.v.03",
             "preclude.v.02",
         ),
+        denies=True,
     ),
     ClassSpec(
         "removal_verb",
@@ -85,6 +95,16 @@ CLASSES: tuple[ClassSpec, ...] = (
         "verbs of removing whose object is what is removed: in a resultative participle "
         '("with B removed", "B has been deleted") the object is excluded',
         _REMOVAL_ROOTS,
+        denies=True,
+    ),
+    ClassSpec(
+        "prohibition_verb",
+        "cue:removal-verb",
+        "verbs of forbidding, barring and refusing to accept: a sound forbidden in a query is one it "
+        'leaves out, so in a resultative participle ("A, the B banned", "with B disallowed") the '
+        "object is excluded",
+        _PROHIBITION_ROOTS,
+        denies=True,
     ),
     ClassSpec(
         "elimination_verb",
@@ -93,6 +113,7 @@ CLASSES: tuple[ClassSpec, ...] = (
         'remove.v.01): with no subject of their own ("A; cut out the B", "A, eliminating B") the '
         "object is excluded",
         _REMOVAL_ROOTS[1:],
+        denies=True,
     ),
     ClassSpec(
         "imperative_removal_verb",
@@ -100,7 +121,7 @@ CLASSES: tuple[ClassSpec, ...] = (
         "verbs with any sense of removing, omitting or eliminating: in the imperative, addressed to "
         'the search, which can do nothing else to a sound, that sense is the only one ("A; drop the '
         'B"): the object is excluded',
-        _REMOVAL_ROOTS + _OMISSION_ROOTS,
+        _REMOVAL_ROOTS + _OMISSION_ROOTS + _PROHIBITION_ROOTS,
     ),
     ClassSpec(
         "privation_verb",
@@ -108,6 +129,7 @@ CLASSES: tuple[ClassSpec, ...] = (
         'verbs of depriving and ridding (strip, deprive, divest): their of-object is what the patient is '
         'left without ("stripped of B")',
         ("deprive.v.01", "rid.v.01"),
+        denies=True,
     ),
     ClassSpec(
         "desire_verb",
@@ -145,6 +167,7 @@ CLASSES: tuple[ClassSpec, ...] = (
         'verbs of ending and disappearing: in a resultative form ("B having vanished") the subject is '
         "no longer heard",
         ("end.v.01", "disappear.v.01", "vanish.v.04"),
+        denies=True,
     ),
     ClassSpec(
         "diminishing_verb",
@@ -153,6 +176,7 @@ CLASSES: tuple[ClassSpec, ...] = (
         'away with, kill): in a resultative participle ("A, the B erased", "with B suppressed") how much '
         "of B is left is unknown, so B is unsure, neither asserted nor excluded",
         ("decrease.v.02", "weaken.v.01", "restrain.v.01", "end.v.02", "destroy.v.01", "kill.v.01"),
+        denies=True,
     ),
     ClassSpec(
         "appearance_verb",
@@ -205,6 +229,7 @@ CLASSES: tuple[ClassSpec, ...] = (
         "cue:absence-adjective",
         "adjectives whose antonym is an adjective of presence or perceptibility (absent, inaudible)",
         ("present.a.02", "existent.a.01", "audible.a.01", "perceptible.a.01"),
+        denies=True,
     ),
     ClassSpec(
         "privative_participle",
@@ -223,11 +248,13 @@ CLASSES: tuple[ClassSpec, ...] = (
             "break.v.24",
             "intersperse.v.01",
         ),
+        denies=True,
     ),
     ClassSpec(
         "negative_implicative",
         "cue:implicative-verb",
         "prefixed adjectives whose antonym is a positive implicative of negation.toml (unable)",
+        denies=True,
     ),
     ClassSpec(
         "impossibility_adjective",
@@ -235,6 +262,7 @@ CLASSES: tuple[ClassSpec, ...] = (
         "prefixed adjectives whose antonym is an adjective of possibility (impossible): whatever "
         'happens is possible, so "impossible to V" entails not V; "B impossible to hear" is not heard',
         ("possible.a.01",),
+        denies=True,
     ),
     ClassSpec(
         "privative_stem",

@@ -77,12 +77,15 @@ class NegationLexicon:
         classes: class name -> where its words go.
         sources: source id -> its citation.
         source: where the file came from.
+        denying: the classes whose words deny a sound by their own sense, un-negated
+            (``denies = true``: "removed", "banned", "absent").
     """
 
     entries: tuple[LexiconEntry, ...]
     classes: Mapping[str, str]
     sources: Mapping[str, str]
     source: str
+    denying: frozenset[str] = frozenset()
 
     def joins(self, cls: str) -> str:
         """Where a class's words go (``""`` for an unknown class)."""
@@ -91,6 +94,17 @@ class NegationLexicon:
     def lemmas(self, cls: str) -> frozenset[str]:
         """The lemmas of one class."""
         return frozenset(e.lemma for e in self.entries if e.cls == cls)
+
+    def denying_lemmas(self) -> frozenset[str]:
+        """The lemmas of the denying classes (:attr:`denying`).
+
+        Example:
+            >>> {"remove", "forbid", "inaudible"} <= load_negation_lexicon().denying_lemmas()
+            True
+            >>> "hear" in load_negation_lexicon().denying_lemmas()
+            False
+        """
+        return frozenset(e.lemma for e in self.entries if e.cls in self.denying)
 
     def provenance(self, lemma: str) -> list[LexiconEntry]:
         """Every entry of a lemma (a word may come from WordNet and a published lexicon)."""
@@ -145,12 +159,18 @@ def parse_negation_lexicon(text: str, source: str = "<string>") -> NegationLexic
     if not isinstance(raw_classes, dict):
         raise _fail(source, "[classes]", "expected a table")
     classes: dict[str, str] = {}
+    denying: set[str] = set()
     for name, raw in raw_classes.items():
         where = f"[classes.{name}]"
         if not isinstance(raw, dict):
             raise _fail(source, where, "expected a table")
         joins = _text(raw, "joins", source, where, required=False)
         classes[name] = _target(joins, source, where) if joins else ""
+        denies = raw.get("denies", False)
+        if not isinstance(denies, bool):
+            raise _fail(source, where, f"'denies' must be true or false, not {denies!r}")
+        if denies:
+            denying.add(name)
     entries: list[LexiconEntry] = []
     raw_entries = data.get("words", {}).get("entries", [])
     if not isinstance(raw_entries, list):
@@ -182,7 +202,8 @@ def parse_negation_lexicon(text: str, source: str = "<string>") -> NegationLexic
         )
     sources = data.get("sources", {})
     return NegationLexicon(
-        tuple(entries), classes, dict(sources) if isinstance(sources, dict) else {}, source
+        tuple(entries), classes, dict(sources) if isinstance(sources, dict) else {}, source,
+        frozenset(denying),
     )
 
 

@@ -25,6 +25,7 @@ from fortekit.fol.caption.fallback import DEFAULT_PREDICATE, fallback_lemma
 from fortekit.fol.caption.grounding import Pass2
 from fortekit.fol.caption.lemmas import WordNetLemmas
 from fortekit.fol.caption.negation import ScopeNote, resolve_scopes
+from fortekit.fol.caption.negation_denial import unplaced_denials
 from fortekit.fol.caption.negation_rules import NegationRules, load_negation_rules
 from fortekit.fol.caption.pass1 import Graph
 from fortekit.fol.caption.pipeline import (
@@ -361,6 +362,13 @@ class CaptionParser:
             )
         if not records:
             return None
+        unsure, words, denials = unplaced_denials(text, records, lambda i: tokens[i].tag)
+        if unsure:  # a denying word no rule placed: the sound it bears on is unsure, never asserted
+            records = [record for record in records
+                       if record not in words and not unsure.intersection(record.participants)]
+            scopes = (*scopes, *denials)
+            literals, mentioned = [record.literal for record in records], {
+                name: None for record in records for name in record.args}
         if grouped:  # an excluded record: in the formula's order, clauses grouped
             records = [record for group in clauses(records) for record in group]
             formula = build_formula(records)
