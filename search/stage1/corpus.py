@@ -31,7 +31,8 @@ import json
 import math
 import os
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
@@ -298,6 +299,8 @@ class CaptionCorpus:
             not bit-exact).
         idf: the idf weights, when they come without the parses (:class:`IndexIdf`, from an
             index's stored predicate sets); None: counted from the parses, all of them.
+        search: finds the ``k`` rows nearest each query, as :meth:`neighbours` returns them
+            (an index's approximate part, :meth:`from_index`); None: an exact scan of the rows.
 
     Attributes:
         idf: the smoothed idf of each predicate name the captions use (a dict, or
@@ -310,6 +313,7 @@ class CaptionCorpus:
     def __init__(
         self, embeddings: Any, captions: Sequence[str], parses: Sequence[ParseResult | None],
         *, normalised: bool = False, idf: IndexIdf | None = None,
+        search: Callable[[torch.Tensor, int], tuple[torch.Tensor, torch.Tensor]] | None = None,
     ) -> None:
         import torch
 
@@ -334,6 +338,7 @@ class CaptionCorpus:
         self.idf: Mapping[str, float] = idf if idf is not None else _idf_of_parses(self.parses)
         self.unseen_idf = math.log(1 + len(self.parses))
         self._device_copies: dict[str, torch.Tensor] = {}
+        self._search = search
 
     def __len__(self) -> int:
         return len(self.captions)
@@ -369,8 +374,15 @@ class CaptionCorpus:
         return cls(embeddings, captions, parse_captions_once(captions, parser))
 
     @classmethod
-    def from_index(cls, index: AudioIndex, *, parser: CaptionParser | None = None) -> CaptionCorpus:
+    def from_index(cls, index: AudioIndex, *, parser: CaptionParser | None = None,
+                   use_faiss: bool | None = None) -> CaptionCorpus:
         """The index's item captions, with the items' own rows: the first pass's neighbours.
+
+        The neighbours are found as the first pass finds its candidates: by the index's
+        approximate part where the first pass uses it (``use_faiss``; None: an approximate kind
+        from :data:`~fortekit.search.index.ann.ANN_MIN_ITEMS` items on), else by an exact scan.
+        An exact scan of a million rows reads them all for each query (docs/scale.md: the
+        most of Stage 1's cost at that size).
 
         Nothing is parsed here: the parses are :class:`LazyParses` (a query parses only the
         neighbours it reads, a batch in one spaCy call: :meth:`prefetch`), and the idf comes
@@ -393,7 +405,11 @@ class CaptionCorpus:
         rows = np.array(index.embeddings, dtype=np.float32)
         parses = LazyParses(captions, parser)
         idf = IndexIdf(index.predicate_sets, parses) if index.meta.parsed else None
-        return cls(rows, captions, parses, idf=idf)
+        from fortekit.search.index.ann import first_pass_uses_ann
+
+        approximate = first_pass_uses_ann(index.faiss_kind, len(index), use_faiss)
+        search = partial(_approximate_neighbours, index) if approximate else None
+        return cls(rows, captions, parses, idf=idf, search=search)
 
     def prefetch(self, rows: Iterable[int], names: Iterable[str] = ()) -> None:
         """Parse, in one spaCy call, ``rows`` and the items the idf of ``names`` still needs.
@@ -433,6 +449,8 @@ class CaptionCorpus:
             raise RefineError(Errors.E407.format(
                 what="The caption corpus", got=self.dim, expected=int(queries.shape[-1]),
             ) + " Build the corpus with this run's backbone.")
+        if self._search is not None:
+            return self._search(queries, min(int(k), len(self)))
         rows = self.rows(str(queries.device))
         scores = torch.nn.functional.normalize(queries.float(), dim=-1) @ rows.T
         count = min(int(k), len(self))
@@ -489,6 +507,13 @@ class CaptionCorpus:
             raise RefineError(Errors.E412.format(path=source, problem=_reason(exc))) from exc
         # Rows of unit norm are kept bit-exact; rows that are not (a hand-made file) are normalised.
         return cls(embeddings, captions, parses, normalised=unit_rows(embeddings))
+
+
+def _approximate_neighbours(
+    index: AudioIndex, queries: torch.Tensor, k: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The ``k`` rows nearest each query by the index's approximate part, on the CPU."""
+    return index.search(queries.detach().float().cpu(), k, use_faiss=True)
 
 
 def _reason(exc: BaseException) -> str:

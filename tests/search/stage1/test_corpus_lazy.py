@@ -182,3 +182,30 @@ def test_a_name_held_only_negatively_is_settled_by_its_parse() -> None:
     assert idf["Train"] == idf["Dog"] and parses.parsed == 0
     assert "Whistling" in idf and "Barking" not in idf and parses.parsed == 2
     assert dict(idf) == CaptionCorpus(np.eye(3), captions, parse_captions_once(captions)).idf
+
+
+def test_neighbours_come_from_the_approximate_part_where_the_first_pass_uses_it(index: AudioIndex) -> None:
+    """A million-row index answers Stage 1's neighbours from its HNSW part, not an exact scan."""
+    pytest.importorskip("faiss", reason="faiss-cpu (the extra fortekit[faiss]) is not installed")
+    approximate = AudioIndex.from_captions(index.ids, index.captions, "minilm", embeddings=index.embeddings,
+                                           parse_captions=False)
+    approximate.build_faiss("hnsw")
+    queries = torch.from_numpy(np.array(index.embeddings[:5], dtype=np.float32))
+    exact = CaptionCorpus.from_index(index).neighbours(queries, 10)[1]
+    corpus = CaptionCorpus.from_index(approximate, use_faiss=True)
+    calls: list[int] = []
+    searched = approximate.search
+
+    def counting(*args: Any, **options: Any) -> Any:
+        calls.append(int(options.get("use_faiss", False)))
+        return searched(*args, **options)
+
+    approximate.search = counting  # type: ignore[method-assign]
+    scores, rows = corpus.neighbours(queries, 10)
+    assert calls == [1]
+    assert rows.shape == (5, 10) and scores.shape == (5, 10)
+    # 300 rows: the graph finds what the exact scan finds (each row is its own nearest)
+    assert rows[:, 0].tolist() == list(range(5))
+    assert len(set(rows.flatten().tolist()) & set(exact.flatten().tolist())) >= 45
+    # below ANN_MIN_ITEMS the default is the exact scan, as for the first pass
+    assert CaptionCorpus.from_index(approximate)._search is None
