@@ -4,11 +4,15 @@ Caption 1 of each clip is the query, the mean of its other captions the item (as
 --test --item-text mean``); the clip's other captions are its caption evidence. Both systems rank
 through the same :class:`~fortekit.search.retriever.Retriever` with formula scoring and Stage 3's
 default (the default pipeline without Stage 1 and Stage 2, which this change does not touch); only
-``FormulaScoringConfig.exclusion`` differs. Prints R@1 / R@5 of each, beside the frozen baseline,
-and how many queries changed rank::
+``FormulaScoringConfig.exclusion`` differs (``--field uninterpreted``: only
+``FormulaScoringConfig.uninterpreted``, "assert" before and "doubt" now). Prints R@1 / R@5 of each,
+beside the frozen baseline, and how many queries changed rank::
 
     python scripts/standard_exclusion_ab.py --audiocaps ../shared/data/audiocaps/test.csv \\
         --clotho ../shared/data/clotho/clotho_captions_development.csv:2000-
+    python scripts/standard_exclusion_ab.py --field uninterpreted \\
+        --audiocaps ../shared/data/audiocaps/val.csv \\
+        --clotho ../shared/data/clotho/clotho_captions_development.csv:0-2000
 """
 
 from __future__ import annotations
@@ -46,7 +50,14 @@ def clips_clotho(spec: str) -> list[list[str]]:
     return rows[int(start or 0): int(end) if end else None]
 
 
-def run(name: str, clips: list[list[str]], backbone: object) -> None:
+#: per compared field: its value before, its value now (the default), and the two systems' names
+FIELDS = {
+    "exclusion": ("resemblance", "evidence", "resemblance (before)", "evidence (now)"),
+    "uninterpreted": ("assert", "doubt", "assert (before)", "doubt (now)"),
+}
+
+
+def run(name: str, clips: list[list[str]], backbone: object, field: str = "exclusion") -> None:
     queries = [captions[0] for captions in clips]
     others = [captions[1:] for captions in clips]
     flat = [text for group in others for text in group]
@@ -73,12 +84,13 @@ def run(name: str, clips: list[list[str]], backbone: object) -> None:
     base = Retriever(index, PipelineSpec(stage1=None, projection=None, order_check=False, formula=None,
                                          rerank=None, candidates=len(ids)),
                      backbone=backbone, device="cpu")
+    before, _, old, new = FIELDS[field]
     systems = {
         "frozen baseline": base,
-        "resemblance (before)": base.replace(formula=FormulaScoringConfig(exclusion="resemblance"),
-                                                 rerank=Reranker(alpha=DEFAULT_ALPHA), captions=sets),
-        "evidence (now)": base.replace(formula=FormulaScoringConfig(),
-                                           rerank=Reranker(alpha=DEFAULT_ALPHA), captions=sets),
+        old: base.replace(formula=FormulaScoringConfig(**{field: before}),  # type: ignore[arg-type]
+                          rerank=Reranker(alpha=DEFAULT_ALPHA), captions=sets),
+        new: base.replace(formula=FormulaScoringConfig(),
+                          rerank=Reranker(alpha=DEFAULT_ALPHA), captions=sets),
     }
     ranks: dict[str, list[int]] = {}
     for system, retriever in systems.items():
@@ -87,9 +99,9 @@ def run(name: str, clips: list[list[str]], backbone: object) -> None:
         r1 = 100 * sum(r <= 1 for r in ranks[system]) / len(ids)
         r5 = 100 * sum(r <= 5 for r in ranks[system]) / len(ids)
         print(f"{name} ({len(ids)} clips) {system}: R@1 {r1:.2f}  R@5 {r5:.2f}", flush=True)
-    changed = sum(a != b for a, b in zip(ranks["resemblance (before)"], ranks["evidence (now)"], strict=True))
+    changed = sum(a != b for a, b in zip(ranks[old], ranks[new], strict=True))
     negated = sum(1 for f in formulas if f is not None and "¬" in str(f))
-    print(f"{name}: {changed} queries changed rank between resemblance and evidence; "
+    print(f"{name}: {changed} queries changed rank between {old} and {new}; "
           f"{negated} queries have a negation in their formula", flush=True)
 
 
@@ -97,12 +109,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--audiocaps", type=Path, help="an AudioCaps CSV (clips grouped by youtube_id)")
     parser.add_argument("--clotho", help="a Clotho CSV, optionally :START-END (clip rows)")
+    parser.add_argument("--field", choices=sorted(FIELDS), default="exclusion",
+                        help="the FormulaScoringConfig field compared (default: exclusion)")
     args = parser.parse_args()
     backbone = get_backbone("minilm", device="cpu")
     if args.audiocaps:
-        run("AudioCaps", clips_audiocaps(args.audiocaps), backbone)
+        run("AudioCaps", clips_audiocaps(args.audiocaps), backbone, args.field)
     if args.clotho:
-        run("Clotho", clips_clotho(args.clotho), backbone)
+        run("Clotho", clips_clotho(args.clotho), backbone, args.field)
 
 
 if __name__ == "__main__":

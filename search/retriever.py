@@ -366,7 +366,10 @@ class Retriever:
         if explain and plans is not None:
             # negated clauses formula scoring could not judge by evidence (issue 42, item 2)
             unsure = [(*lines, *(f"not '{plan.texts[j]}': {reason}; left to the whole-query similarity"
-                                 for j, reason in sorted(plan.unsure.items())))
+                                 for j, reason in sorted(plan.unsure.items())),
+                       *(f"'{text}': the query holds words the parser does not understand "
+                         f"({', '.join(plan.doubted_words)}); left to the whole-query similarity"
+                         for text in plan.doubted))
                       for lines, plan in zip(unsure, plans, strict=True)]
         out: list[SearchResult] = []
         for q, text in enumerate(texts):

@@ -32,6 +32,8 @@ Conjunction = Literal["guard", "blend"]
 Exclusion = Literal["evidence", "resemblance"]
 CONJUNCTIONS: tuple[str, ...] = ("guard", "blend")
 EXCLUSIONS: tuple[str, ...] = ("evidence", "resemblance")
+Uninterpreted = Literal["doubt", "assert"]
+UNINTERPRETED: tuple[str, ...] = ("doubt", "assert")
 TNORMS: tuple[str, ...] = ("min", "product")
 NEGATIONS: tuple[str, ...] = ("complement", "subtract")
 CALIBRATIONS: tuple[str, ...] = ("zscore", "minmax", "none")
@@ -99,6 +101,10 @@ class FormulaScoringConfig:
             orthogonal to the asked-for clauses) from which an item is evidence of the excluded sound.
         max_clause_cosine: with ``"evidence"`` and no captions, the cosine between the excluded and
             the asked-for clause from which the backbone cannot tell them apart: the clause is unsure.
+        uninterpreted: ``"doubt"`` (the default): when a positive clause after the first holds a
+            word the parser does not understand, the positive clauses after the first are left
+            to the whole-query similarity (:mod:`fortekit.search.formula.uninterpreted`);
+            ``"assert"``: every clause is scored as parsed (before issue 42's eighth set).
         floor: with ``"evidence"``, keep every item with no evidence of an excluded sound at or above
             its first-pass place (:func:`~fortekit.search.formula.exclusion.floor_order`).
         label_threshold: with ``"evidence"`` and a tagger's label evidence, the probability from
@@ -137,6 +143,7 @@ class FormulaScoringConfig:
     evidence_scope: EvidenceScope = "all"
     evidence_gamma: float | None = 0.9
     exclusion: Exclusion = "evidence"
+    uninterpreted: Uninterpreted = "doubt"
     source_weight: float = 0.5
     contrast_margin: float = 0.5
     max_clause_cosine: float = 0.9
@@ -187,6 +194,8 @@ class FormulaScoringConfig:
                                              and 0.0 <= self.evidence_gamma <= 1.0),
              "evidence_gamma", "None or a number in [0, 1]", self.evidence_gamma),
             (self.exclusion in EXCLUSIONS, "exclusion", f"one of {', '.join(EXCLUSIONS)}", self.exclusion),
+            (self.uninterpreted in UNINTERPRETED, "uninterpreted", f"one of {', '.join(UNINTERPRETED)}",
+             self.uninterpreted),
             (_number(self.source_weight) and 0.0 <= self.source_weight <= 1.0, "source_weight",
              "a number in [0, 1]", self.source_weight),
             (_number(self.contrast_margin), "contrast_margin", "a finite number", self.contrast_margin),
@@ -225,6 +234,9 @@ class QueryPlan:
             (:class:`~fortekit.fol.violation.ExcludedSound`), None for the others.
         asserted: the query's asserted sound symbols (evidence they explain is none).
         unsure: per negated leaf that does nothing, why (filled as it is scored).
+        doubted: the verbalised positive clauses left to the whole-query similarity because a
+            later clause holds a word the parser does not understand
+            (:mod:`fortekit.search.formula.uninterpreted`), and those words.
     """
 
     tree: ClauseTree | None
@@ -234,6 +246,8 @@ class QueryPlan:
     sounds: tuple[Any, ...] = ()
     asserted: tuple[str, ...] = ()
     unsure: dict[int, str] = field(default_factory=dict, compare=False)
+    doubted: tuple[str, ...] = ()
+    doubted_words: tuple[str, ...] = ()
 
     @property
     def scored(self) -> bool:

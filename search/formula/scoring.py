@@ -78,6 +78,7 @@ from fortekit.search.formula.fuzzy import (
     evaluate_tree,
     scoped_statistics,
 )
+from fortekit.search.formula.uninterpreted import doubt_later_clauses, doubted_words
 
 if TYPE_CHECKING:
     import torch
@@ -150,10 +151,17 @@ class FormulaScorer:
                 plans.append(QueryPlan(None, (), "no formula"))
                 continue
             tree = split_clauses(phi, max_clauses=self.config.max_clauses)
+            doubted: tuple[Clause, ...] = ()
+            words: tuple[str, ...] = ()
+            if self.config.uninterpreted == "doubt":
+                whole = tree
+                tree, doubted = doubt_later_clauses(tree)
+                words = tuple(doubted_words(whole)) if doubted else ()
             if tree is None:
                 plans.append(QueryPlan(None, (), "no formula"))
             elif is_plain(tree):
-                plans.append(QueryPlan(None, (), "plain"))
+                plans.append(QueryPlan(None, (), "an uninterpreted word" if doubted else "plain",
+                                       doubted=self._doubted_texts(doubted), doubted_words=words))
             elif not has_positive_clause(tree):
                 plans.append(QueryPlan(None, (), "no asserted clause"))
             else:
@@ -171,8 +179,12 @@ class FormulaScorer:
                     sounds = tuple(check.sound_of(leaf.formula) if flag else None
                                    for leaf, flag in zip(leaves(tree), negated, strict=True))
                     asserted = asserted_sound_symbols(phi, check)
-                plans.append(QueryPlan(tree, texts, "", negated, sounds, asserted))
+                plans.append(QueryPlan(tree, texts, "", negated, sounds, asserted,
+                                       doubted=self._doubted_texts(doubted), doubted_words=words))
         return plans
+
+    def _doubted_texts(self, doubted: Sequence[Clause]) -> tuple[str, ...]:
+        return tuple(self._verbalise(clause.formula) for clause in doubted)
 
     def companion_texts(self, formula: Formula | None, *, captions_judge: bool = False) -> list[str]:
         """The clause texts :meth:`rescore` will encode for a query's formula.
