@@ -153,7 +153,7 @@ class FormulaScorer:
             tree = split_clauses(phi, max_clauses=self.config.max_clauses)
             doubted: tuple[Clause, ...] = ()
             words: tuple[str, ...] = ()
-            if self.config.uninterpreted == "doubt":
+            if self.config.uninterpreted == "doubt" and not is_plain(tree):
                 whole = tree
                 tree, doubted = doubt_later_clauses(tree)
                 words = tuple(doubted_words(whole)) if doubted else ()

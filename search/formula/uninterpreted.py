@@ -11,12 +11,16 @@ stayed within 0.03 of the plain encoder on such wordings while formula scoring f
 below it in nDCG@10.
 
 The principle is the one the parser already follows for a negation it cannot place, and the
-issue's "do no harm": formula scoring asserts only what it understands. When a positive clause
-other than the first holds an uninterpreted word, the query's positive clauses after the first
-are *doubted*: they leave the clause tree, and only the first sound (what a query opens with is
-what it asks for) and the query's exclusions are scored. A query left with its first clause
-alone is scored by its whole-query similarity, as a plain query is. The doubt is on the formula
-alone: the parse, Stage 1 and Stage 3 are untouched.
+issue's "do no harm": formula scoring asserts only what it understands. An entity that an
+uninterpreted word is *said of* (a one-place predicate of it: "birds verboten", "a cheap phone")
+is *doubted*: it leaves its clause with the relations that reach it, and a later clause whose own
+sound is doubted leaves the clause tree. What the query opens with (the first clause's head
+entity: what a query opens with is what it asks for) and the query's exclusions always stay. A
+query left with its first sound alone is scored by its whole-query similarity, as a plain query
+is. The doubt is on the formula alone: the parse, Stage 1 and Stage 3 are untouched. A word said
+of nothing but a thing of its own ("in fits and starts", "from the neighbour's garden") takes
+only that thing out, and the sounds beside it are scored: a doubt of every later sound cost the
+ninth set's "and" controls 0.04-0.11 nDCG@10 (docs/formula_scoring.md).
 
 An *uninterpreted* word is a one-place predicate whose symbol V_audio does not hold (it would
 carry V_audio's symbol if any tier grounded it) and whose lemma is in none of the grammar's
@@ -87,48 +91,72 @@ def _atom(literal: Formula) -> Atom | None:
     return inner if isinstance(inner, Atom) else None
 
 
-def _later_words(clause: Clause, first: bool) -> list[str]:
-    """The uninterpreted one-place predicates of the clause's later sounds: all of them in a later
-    clause, those of entities other than its head in the first one."""
-    atoms = [atom for atom in map(_atom, _literals(clause)) if atom is not None]
-    head = next((_variables(atom)[0] for atom in atoms if len(atom.args) == 1 and _variables(atom)), None)
-    said = sorted({atom.predicate for atom in atoms if len(atom.args) == 1
-                   and not (first and _variables(atom) == [head])})
-    return uninterpreted_symbols(said)
-
-
-def _head_only(clause: Clause) -> Clause:
-    """The first clause with its head entity's own literals alone (its later sounds taken out)."""
+def _entities(clause: Clause) -> tuple[list[Formula], list[Atom | None], str | None]:
+    """A clause's literals, their atoms, and its head entity (the variable of its first one-place literal)."""
     literals = _literals(clause)
     atoms = [_atom(literal) for literal in literals]
     head = next((_variables(atom)[0] for atom in atoms if atom is not None and len(atom.args) == 1
                  and _variables(atom)), None)
+    return literals, atoms, head
+
+
+def _doubted_entities(clause: Clause, first: bool) -> tuple[set[str], list[str]]:
+    """The entities of a clause that an uninterpreted word is said of (never the first clause's
+    head), and those words."""
+    _, atoms, head = _entities(clause)
+    said: dict[str, list[str]] = {}
+    for atom in atoms:
+        if atom is not None and len(atom.args) == 1 and _variables(atom):
+            said.setdefault(_variables(atom)[0], []).append(atom.predicate)
+    doubted, words = set(), []
+    for name, symbols in said.items():
+        found = uninterpreted_symbols(symbols)
+        if found and not (first and name == head):
+            doubted.add(name)
+            words.extend(found)
+    return doubted, words
+
+
+def _without(clause: Clause, doubted: set[str]) -> Clause | None:
+    """The clause without the doubted entities' literals and the relations that reach them; None
+    when its head entity is doubted (the sound the clause is about is unknown)."""
+    literals, atoms, head = _entities(clause)
+    if head in doubted:
+        return None
     kept = [literal for literal, atom in zip(literals, atoms, strict=True)
-            if atom is not None and _variables(atom) == [head]]
-    return Clause(_close(kept)) if kept and len(kept) < len(literals) else clause
+            if atom is None or not doubted.intersection(_variables(atom))]
+    return Clause(_close(kept)) if kept else None
 
 
 def doubt_later_clauses(tree: ClauseTree | None) -> tuple[ClauseTree | None, tuple[Clause, ...]]:
-    """The clause tree without its later sounds when one of them holds an uninterpreted word.
+    """The clause tree without the sounds an uninterpreted word is said of.
 
     Args:
         tree: a clause tree (:func:`~fortekit.search.formula.clauses.split_clauses`).
 
     Returns:
-        ``(tree, doubted)``: the tree to score (the first clause's head entity and the query's
-        exclusions) and what was taken out of it: the later positive clauses, and the first
-        clause as it was when its own later sounds went. Nothing changes when no later sound
-        holds an uninterpreted word.
+        ``(tree, doubted)``: the tree to score and the positive clauses that changed, as they were
+        (a later clause whose own sound an uninterpreted word is said of goes; an entity of a
+        clause that holds one leaves it with the relations that reach it). The first clause's head
+        entity and the exclusions always stay. Nothing changes when no such word is said of a
+        later entity.
     """
     operands = tree.operands if isinstance(tree, ClauseAnd) else (tree,) if isinstance(tree, Clause) else ()
     positive = [operand for operand in operands if isinstance(operand, Clause)]
-    if not positive or not any(_later_words(clause, k == 0) for k, clause in enumerate(positive)):
+    replaced: dict[int, Clause | None] = {}
+    for k, clause in enumerate(positive):
+        doubted, _ = _doubted_entities(clause, k == 0)
+        if doubted:
+            replaced[id(clause)] = _without(clause, doubted)
+    if not replaced:
         return tree, ()
-    first = _head_only(positive[0])
-    doubted = tuple(positive[1:]) + ((positive[0],) if first is not positive[0] else ())
-    kept = [first if operand is positive[0] else operand for operand in operands
-            if operand not in positive[1:]]
-    return (kept[0] if len(kept) == 1 else ClauseAnd(tuple(kept))), doubted
+    kept = [replaced.get(id(operand), operand) if isinstance(operand, Clause) else operand
+            for operand in operands]
+    remaining = [operand for operand in kept if operand is not None]
+    changed = tuple(clause for clause in positive if id(clause) in replaced)
+    if not remaining:
+        return None, changed
+    return (remaining[0] if len(remaining) == 1 else ClauseAnd(tuple(remaining))), changed
 
 
 def doubted_words(tree: ClauseTree | None) -> list[str]:
@@ -143,5 +171,5 @@ def doubted_words(tree: ClauseTree | None) -> list[str]:
     """
     operands = tree.operands if isinstance(tree, ClauseAnd) else (tree,) if isinstance(tree, Clause) else ()
     positive = [operand for operand in operands if isinstance(operand, Clause)]
-    words = [word for k, clause in enumerate(positive) for word in _later_words(clause, k == 0)]
+    words = [word for k, clause in enumerate(positive) for word in _doubted_entities(clause, k == 0)[1]]
     return list(dict.fromkeys(words))

@@ -73,7 +73,8 @@ def test_a_doubted_query_scores_as_its_similarity() -> None:
                            FormulaScoringConfig(gamma=1.0, calibration="none"))
     items = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
     similarity = torch.tensor([[0.3, 0.6]])
-    scores = scorer.score([parse_caption("a kettle whistling, the gulls quixotic").formula], similarity, items)
+    formula = parse_caption("a kettle whistling, the gulls quixotic").formula
+    scores = scorer.score([formula], similarity, items)
     assert torch.equal(scores, similarity)
 
 
@@ -87,6 +88,13 @@ def test_explain_says_which_sounds_were_left_to_the_similarity(cafe, minilm) -> 
     from fortekit.search.retriever import Retriever
 
     retriever = Retriever(cafe, PipelineSpec(stage1=None, projection=None), backbone=minilm)
-    result = retriever.search("a dog barking while the people are quixotic", k=3, explain=True)
-    assert result.fallback == "an uninterpreted word"
+    result = retriever.search("a dog barking and people laughing by a quixotic pier", k=3, explain=True)
+    assert result.clauses == (("a dog barking", False), ("a person laughing", False))
     assert any("Quixotic" in line and "whole-query similarity" in line for line in result.unsure)
+
+
+def test_a_word_said_of_a_thing_of_its_own_keeps_the_sound_beside_it() -> None:
+    plan = _plan("a kettle whistling and gulls squawking by a quixotic pier")
+    assert plan.scored
+    assert plan.texts == ("a kettle whistling", "a gull squawking")
+    assert plan.doubted_words == ("Quixotic", "Pier")
