@@ -101,9 +101,10 @@ class FormulaScoringConfig:
             orthogonal to the asked-for clauses) from which an item is evidence of the excluded sound.
         max_clause_cosine: with ``"evidence"`` and no captions, the cosine between the excluded and
             the asked-for clause from which the backbone cannot tell them apart: the clause is unsure.
-        uninterpreted: ``"doubt"`` (the default): when a positive clause after the first holds a
-            word the parser does not understand, the positive clauses after the first are left
-            to the whole-query similarity (:mod:`fortekit.search.formula.uninterpreted`);
+        uninterpreted: ``"doubt"`` (the default): an entity that a word the parser does not
+            understand is said of leaves its clause, and a later clause about it leaves the
+            formula, so it is left to the whole-query similarity; the first sound and the
+            exclusions always stay (:mod:`fortekit.search.formula.uninterpreted`).
             ``"assert"``: every clause is scored as parsed (before issue 42's eighth set).
         floor: with ``"evidence"``, keep every item with no evidence of an excluded sound at or above
             its first-pass place (:func:`~fortekit.search.formula.exclusion.floor_order`).
@@ -228,15 +229,15 @@ class QueryPlan:
         tree: the clause tree, or None when the query falls back to its whole-query similarity.
         texts: the verbalised clause of each leaf, in leaf order.
         negated: per leaf, whether it lies under an odd number of negations.
-        reason: why the query falls back (``"plain"``, ``"no formula"``, ``"no asserted clause"``)
-            or ``""`` when it is scored by its formula.
+        reason: why the query falls back (``"plain"``, ``"no formula"``, ``"no asserted clause"``,
+            ``"an uninterpreted word"``) or ``""`` when it is scored by its formula.
         sounds: per leaf, the excluded sound a negated leaf names
             (:class:`~fortekit.fol.violation.ExcludedSound`), None for the others.
         asserted: the query's asserted sound symbols (evidence they explain is none).
         unsure: per negated leaf that does nothing, why (filled as it is scored).
-        doubted: the verbalised positive clauses left to the whole-query similarity because a
-            later clause holds a word the parser does not understand
-            (:mod:`fortekit.search.formula.uninterpreted`), and those words.
+        doubted: the verbalised positive clauses (as they were) that lost an entity a word the
+            parser does not understand is said of (:mod:`fortekit.search.formula.uninterpreted`).
+        doubted_words: those words' predicate symbols.
     """
 
     tree: ClauseTree | None

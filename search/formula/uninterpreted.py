@@ -1,11 +1,11 @@
-"""A word the parser does not understand leaves the later sounds to the whole-query similarity.
+"""A word the parser does not understand leaves what it is said of to the whole-query similarity.
 
 Formula scoring turns every asserted clause into a demand: the item must hold it. That is right
 only where the parse says what the query says. Where a query holds a word that V_audio does not
 ground and that no closed class of the grammar accounts for, the parser has read it as a
-predicate like any other, and what it says of the sounds after it is unknown: "a dog barking,
-birds verboten", "rain, and thunder surplus to requirements", "an engine idling, over my dead
-body a horn". Read token by token, the later sound is asserted, and formula scoring promotes the
+predicate like any other, and what it says of the sound it is said of is unknown: "a dog
+barking, birds verboten", "rain, and thunder surplus to requirements". Read token by token, that
+sound is asserted, and formula scoring promotes the
 very sound the query leaves out. On the eighth blind wording set (docs/results.md), Stage 1 alone
 stayed within 0.03 of the plain encoder on such wordings while formula scoring fell 0.05-0.11
 below it in nDCG@10.
@@ -20,7 +20,8 @@ query left with its first sound alone is scored by its whole-query similarity, a
 is. The doubt is on the formula alone: the parse, Stage 1 and Stage 3 are untouched. A word said
 of nothing but a thing of its own ("in fits and starts", "from the neighbour's garden") takes
 only that thing out, and the sounds beside it are scored: a doubt of every later sound cost the
-ninth set's "and" controls 0.04-0.11 nDCG@10 (docs/formula_scoring.md).
+ninth set's "and" controls 0.04-0.11 nDCG@10 (docs/formula_scoring.md). Out of reach: unknown
+words that form a thing of their own beside the sound ("over my dead body, a horn").
 
 An *uninterpreted* word is a one-place predicate whose symbol V_audio does not hold (it would
 carry V_audio's symbol if any tier grounded it) and whose lemma is in none of the grammar's
