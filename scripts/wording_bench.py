@@ -11,7 +11,11 @@ does) on folders written by ``scripts/reword_queries.py --wordings`` and prints,
 
 Every figure is trec_eval's (through ir-measures) and this project's violation@10, as
 ``fortekit eval --beir`` computes them; the per-wording table is made from its per-query files.
-``--systems`` adds others (``formula``, ``default+order``).
+``--systems`` adds others (``formula``, ``default+order``, and ``default-assert``: the default with
+``FormulaScoringConfig(uninterpreted="assert")``, every clause scored as parsed, registered here)::
+
+    python scripts/wording_bench.py runs/i42h9/heldout9/audiocaps_val --systems default,default-assert,S1 \\
+        --out runs/i42h9_diag --by wording
 """
 
 from __future__ import annotations
@@ -25,6 +29,29 @@ from typing import Any
 import numpy as np
 
 from fortekit.search.eval.beir_eval import BeirSettings, run_beir_evaluation
+
+
+def _default_assert(data: Any) -> Any:
+    """The default pipeline with every clause scored as parsed (``uninterpreted="assert"``)."""
+    from fortekit.search.eval.beir_systems import SYSTEMS
+    from fortekit.search.formula.config import FormulaScoringConfig
+
+    old = data.formula_config
+    settings = {**(old.to_dict() if old is not None else {}), "uninterpreted": "assert"}
+    data.formula_config = FormulaScoringConfig(**settings)
+    try:
+        return SYSTEMS["default"].rank(data)
+    finally:
+        data.formula_config = old
+
+
+def _register_default_assert() -> None:
+    from fortekit.search.eval.beir_systems import SYSTEMS, SystemSpec, register_system
+
+    if "default-assert" not in SYSTEMS:
+        register_system(SystemSpec(
+            "default-assert", _default_assert,
+            "the default pipeline, every clause scored as parsed (uninterpreted='assert')"))
 
 
 def _rows(path: Path) -> list[dict[str, Any]]:
@@ -110,6 +137,7 @@ def main() -> None:
         "--rerun", action="store_true", help="run the evaluation again where its output exists"
     )
     args = parser.parse_args()
+    _register_default_assert()
     systems = ["baseline", *[s for s in args.systems.split(",") if s and s != "baseline"]]
     report: dict[str, Any] = {}
     text: list[str] = []
