@@ -63,14 +63,17 @@ _REMOVAL_ROOTS = (
     "filter.v.01",
     "hush.v.02",
 )
-#: The roots of omitting, excluding and avoiding (the omission_verb class but lacking and precluding).
-_OMISSION_ROOTS = ("exclude.v.01", "neglect.v.01", "avoid.v.01", "shun.v.01", "rule_out.v.03")
+#: The roots of omitting, excluding and avoiding (the omission_verb class but lacking and precluding);
+#: exclude.v.02 "prevent from entering; shut out" (keep out, shut out, lock out) beside
+#: exclude.v.01 "prevent from being included".
+_OMISSION_ROOTS = ("exclude.v.01", "exclude.v.02", "neglect.v.01", "avoid.v.01", "shun.v.01", "rule_out.v.03")
 
 #: The roots of forbidding and refusing (the prohibition_verb class): forbid.v.01 "command
 #: against" (prohibit, veto, nix, ban, bar, outlaw), refuse.v.02 "refuse to accept" (reject, turn
 #: down, spurn), outlaw.v.01 "declare illegal" (ban, censor), banish.v.01 "expel from a community
-#: or group" (ostracise, blackball).
-_PROHIBITION_ROOTS = ("forbid.v.01", "outlaw.v.01", "refuse.v.02", "banish.v.01")
+#: or group" (ostracise, blackball), expel.v.01 "force to leave or move out" (throw out, kick
+#: out, show the door, evict): a sound made to leave is one the query bars.
+_PROHIBITION_ROOTS = ("forbid.v.01", "outlaw.v.01", "refuse.v.02", "banish.v.01", "expel.v.01")
 
 #: The classes (docs/negation.md gives the reason for each root from its gloss).
 CLASSES: tuple[ClassSpec, ...] = (
@@ -80,6 +83,7 @@ CLASSES: tuple[ClassSpec, ...] = (
         "verbs of omitting, excluding, avoiding and lacking: their object is excluded",
         (
             "exclude.v.01",
+            "exclude.v.02",
             "neglect.v.01",
             "miss.v.06",
             "avoid.v.01",
@@ -166,7 +170,7 @@ CLASSES: tuple[ClassSpec, ...] = (
         "cue:ceasing-verb",
         'verbs of ending and disappearing: in a resultative form ("B having vanished") the subject is '
         "no longer heard",
-        ("end.v.01", "disappear.v.01", "vanish.v.04"),
+        ("end.v.01", "disappear.v.01", "vanish.v.04", "discontinue.v.01", "close_up.v.04"),
         denies=True,
     ),
     ClassSpec(

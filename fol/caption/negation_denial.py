@@ -47,7 +47,7 @@ from functools import cache
 from fortekit.fol.caption.negation import ScopeNote
 from fortekit.fol.caption.result import PredicateRecord
 
-__all__ = ["DENIAL_REASON", "unplaced_denials"]
+__all__ = ["DENIAL_REASON", "sound_entities", "unplaced_denials"]
 
 DENIAL_REASON = "sound a denying word bears on, which no negation rule placed"
 _WORD_POS = frozenset({"VERB", "ADJ"})
@@ -96,13 +96,7 @@ def unplaced_denials(
                  if record.pos != "VERB" or (record.tokens and tags(record.tokens[-1]) == "VBN")]
     if not words:
         return frozenset(), (), ()
-    nouns: dict[str, PredicateRecord] = {}
-    named = {record.participants[0] for record in records
-             if record.pos in _NOUN_POS and len(record.participants) == 1}
-    for record in records:  # each entity's sound: its noun, or a gerund that names it ("honking")
-        if record.grounded and not record.excluded and len(record.participants) == 1 and (
-                record.pos in _NOUN_POS or record.participants[0] not in named):
-            nouns.setdefault(record.participants[0], record)
+    nouns = sound_entities(records)
     if len(nouns) < 2:
         return frozenset(), (), ()
     first = min(nouns, key=lambda name: nouns[name].span)
@@ -119,6 +113,25 @@ def unplaced_denials(
         for name, word in sorted(found.items(), key=lambda item: nouns[item[0]].span)
     )
     return frozenset(found), tuple(dict.fromkeys(found.values())), notes
+
+
+def sound_entities(records: Sequence[PredicateRecord]) -> dict[str, PredicateRecord]:
+    """Each asserted sound's variable and the record that names it: its noun, or a gerund that
+    names it ("honking"), in the formula's order.
+
+    Example:
+        >>> from fortekit.fol.caption import parse_caption
+        >>> sorted(sound_entities(parse_caption("a dog barks as a car passes").predicates))
+        ['x', 'y']
+    """
+    nouns: dict[str, PredicateRecord] = {}
+    named = {record.participants[0] for record in records
+             if record.pos in _NOUN_POS and len(record.participants) == 1}
+    for record in records:
+        if record.grounded and not record.excluded and len(record.participants) == 1 and (
+                record.pos in _NOUN_POS or record.participants[0] not in named):
+            nouns.setdefault(record.participants[0], record)
+    return nouns
 
 
 def _borne_on(text: str, records: Sequence[PredicateRecord], word: PredicateRecord,

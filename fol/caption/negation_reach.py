@@ -22,7 +22,10 @@ negation.md, "A negation's reach"):
 * **an elliptical negative pronoun**, whose segment holds no other noun or verb ("B: none"):
   the nearest sound of the segment before it, which the pronoun stands for;
 * **a cue whose scope is unresolved** ("A, exclude: B"): the first sound after it in its
-  sentence is unsure.
+  sentence is unsure; a cue with nothing after it, alone in its segment ("A, sure; B, not so
+  much"), is an elliptical answer about the phrase before it (Huddleston & Pullum 2002, ch. 9
+  §6 and ch. 17 on the elliptical "not"), and the nearest sound before it in its sentence is
+  unsure.
 
 Development captions bound the rule: "no struggle in the engine", "static with no discernible
 signal", "a steady tone and no emotion", "none of their voices dominant" deny something that is
@@ -49,11 +52,14 @@ from fortekit.fol.caption.negation_rules import Cue
 from fortekit.fol.caption.negation_search import sound_event_verbs
 from fortekit.fol.caption.tokens import SUBJECT_DEPS, Tok
 
-__all__ = ["REACH_REASON", "UNPLACED_CUE_REASON", "unplaced_sounds"]
+__all__ = ["ELLIPTICAL_REASON", "REACH_REASON", "UNPLACED_CUE_REASON", "unplaced_sounds"]
 
 REACH_REASON = "sound in the reach of a negation that denies nothing audible"
 UNPLACED_CUE_REASON = "sound after a cue whose scope is unresolved"
+ELLIPTICAL_REASON = "sound before a negation that stands alone after it"
 _SENTENCE_ENDS = frozenset({".", "!", "?", ";"})
+#: the marks that set a phrase apart after a clause (a comma, a dash)
+_APART = frozenset({",", "-", "--", "\u2013", "\u2014"})
 _PREDICATE_POS = frozenset({"VERB", "ADJ"})
 #: An elliptical negative pronoun ("none") or interjection stands for a noun phrase the context gave
 #: before it (Huddleston & Pullum 2002, ch. 5 §9.3, the fused determiner-head; ch. 17 on ellipsis).
@@ -143,6 +149,22 @@ def _elliptical(ctx: ScopeContext, segment: list[int], own: set[int]) -> bool:
     )
 
 
+def _standing_alone(ctx: ScopeContext, sentence: range, cue: int, cues: set[int]) -> int | None:
+    """Where a cue's own stretch starts when it stands apart at the end of its sentence: set off by
+    a comma or a dash, and holding no noun, verb or word of sound but the cue's ("B, not so much");
+    None otherwise ("B, not loudly" says something of B)."""
+    view = ctx.view
+    start = cue
+    while start > sentence.start and view[start - 1].pos != "PUNCT":
+        start -= 1
+    if start == sentence.start or view[start - 1].lower not in _APART:
+        return None
+    stretch = [k for k in sentence if k >= start and k not in cues and view[k].pos != "PUNCT"]
+    if any(view[k].pos in (*NOUNS, "VERB") or _grounded(view[k]) for k in stretch):
+        return None
+    return start
+
+
 def _nearest(candidates: list[int], anchor: int) -> list[int]:
     return sorted(candidates, key=lambda k: abs(k - anchor))[:1]
 
@@ -210,8 +232,16 @@ def unplaced_sounds(
             found = _nearest(_sound_nouns(ctx, ctx.segment_tokens(before[-1]), busy), match.first)
     elif verdict.effect == "unresolved" and verdict.target is None:
         reason = UNPLACED_CUE_REASON
-        after = [k for k in _sentence(ctx, match.last) if k > match.last]
+        sentence = _sentence(ctx, match.last)
+        after = [k for k in sentence if k > match.last]
         found = _sound_nouns(ctx, after, busy, match.last)[:1]
+        if not found and verdict.reason == "empty scope":
+            # a negation standing alone after a sound ("B, not so much", "B - not really") is the
+            # elliptical answer to it: it stands for the phrase before it (H&P ch. 9 §6, ch. 17)
+            stretch = _standing_alone(ctx, sentence, match.first, cues)
+            if stretch is not None:
+                reason = ELLIPTICAL_REASON
+                found = _sound_nouns(ctx, [k for k in sentence if k < stretch], busy)[-1:]
     if not found:
         return [], reason
     first = _first_sound(ctx)

@@ -50,6 +50,7 @@ from fortekit.fol.caption.result import (
 )
 from fortekit.fol.caption.rules import RuleSet, load_rules
 from fortekit.fol.caption.tokens import TokenView, from_doc
+from fortekit.fol.caption.unasserted import unasserted_sounds
 from fortekit.fol.events import event_name
 
 #: spaCy's memory zones share one vocabulary: a zone that closes drops the strings another
@@ -363,6 +364,9 @@ class CaptionParser:
         if not records:
             return None
         unsure, words, denials = unplaced_denials(text, records, lambda i: tokens[i].tag)
+        asked, notes = unasserted_sounds(text, records)
+        if asked:  # a question or a sign says nothing the grammar reads of the sound's presence
+            unsure, denials = unsure | asked, (*denials, *notes)
         if unsure:  # a denying word no rule placed: the sound it bears on is unsure, never asserted
             records = [record for record in records
                        if record not in words and not unsure.intersection(record.participants)]
