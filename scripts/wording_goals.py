@@ -1,9 +1,9 @@
 """Issue 42's goals per set, from a wording benchmark's JSON (scripts/wording_bench.py --by wording).
 
 Per set: the "without" wordings' mean nDCG@10 / AP / violation@10 (frozen baseline -> default),
-how many reach the goal (nDCG@10 >= 0.85, AP >= 0.70, violation@10 <= 0.10), how many "and"
-controls gain +0.10 nDCG@10, and which wordings fall more than 0.005 below the baseline on nDCG@10
-or AP::
+how many reach the goal (nDCG@10 >= 0.85, AP >= 0.70, violation@10 <= 0.10), the "and"
+controls' mean nDCG@10 and how many gain +0.10, which wordings fall more than 0.005 below the
+baseline on nDCG@10 or AP, and how many wording families (cue classes) do::
 
     python scripts/wording_goals.py runs/issue42_fresh/bench_fresh/wording_bench.json
 
@@ -33,7 +33,7 @@ def below_baseline(row: dict[str, Any], margin: float = 0.005) -> bool:
     return bool(new["nDCG@10"] < old["nDCG@10"] - margin or new["AP"] < old["AP"] - margin)
 
 
-def summary(name: str, rows: dict[str, dict[str, Any]]) -> str:
+def summary(name: str, rows: dict[str, dict[str, Any]], families: dict[str, dict[str, Any]] | None = None) -> str:
     without = {k: r for k, r in rows.items() if r["default"]["kind"] == "without"}
     controls = {k: r for k, r in rows.items() if r["default"]["kind"] == "and"}
 
@@ -45,9 +45,16 @@ def summary(name: str, rows: dict[str, dict[str, Any]]) -> str:
     goal = sum(at_goal(r) for r in without.values())
     gained = sum(r["default"]["nDCG@10"] >= r["baseline"]["nDCG@10"] + 0.10 for r in controls.values())
     below = sorted(k.split(" ")[0] for k, r in rows.items() if below_baseline(r))
-    return (f"{name}: without {len(without)} wordings {means}; at the goal {goal}/{len(without)}; "
-            f"and-controls +0.10: {gained}/{len(controls)}; below the baseline: {len(below)}"
+    and_means = " -> ".join(
+        f"{statistics.mean(r[system]['nDCG@10'] for r in controls.values()):.3f}" for system in ("baseline", "default")
+    ) if controls else "-"
+    text = (f"{name}: without {len(without)} wordings {means}; at the goal {goal}/{len(without)}; "
+            f"and {and_means}, controls +0.10: {gained}/{len(controls)}; below the baseline: {len(below)}"
             + (f" ({', '.join(below)})" if below else ""))
+    if families:
+        low = sorted(k.split(" ")[0] for k, r in families.items() if below_baseline(r))
+        text += f"; families below the baseline: {len(low)}/{len(families)}" + (f" ({', '.join(low)})" if low else "")
+    return text
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -56,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="wording_bench.json of scripts/wording_bench.py --by wording")
     args = parser.parse_args(argv)
     for name, tables in json.loads(args.bench_json.read_text("utf-8")).items():
-        print(summary(name, tables["wording"]))
+        print(summary(name, tables["wording"], tables.get("cue_class")))
     return 0
 
 
