@@ -317,6 +317,8 @@ def absence_adjectives(wn: Any, spec: ClassSpec) -> Iterator[Entry]:
                 continue
             if wn.synsets(word, "r") or wn._morphy(word, "v"):
                 continue  # an adverb of place ("away") or a verb's form ("vanished"): no absence word
+            if _OTHER_SENSES.search(_stem(word) or word):
+                continue  # a word of another sense ("unseen": an unseen bird is heard)
             seen.add(word)
             yield Entry(spec.name, word, "adj", "wordnet", f"{synset.name()}: {absence[synset]}")
 

@@ -232,7 +232,8 @@ CLASSES: tuple[ClassSpec, ...] = (
         "absence_adjective",
         "cue:absence-adjective",
         "adjectives whose antonym is an adjective of presence or perceptibility (absent, inaudible)",
-        ("present.a.02", "existent.a.01", "audible.a.01", "perceptible.a.01"),
+        ("present.a.02", "existent.a.01", "audible.a.01", "perceptible.a.01", "detected.a.01",
+         "noticed.a.01"),
         denies=True,
     ),
     ClassSpec(

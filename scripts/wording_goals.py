@@ -33,7 +33,9 @@ def below_baseline(row: dict[str, Any], margin: float = 0.005) -> bool:
     return bool(new["nDCG@10"] < old["nDCG@10"] - margin or new["AP"] < old["AP"] - margin)
 
 
-def summary(name: str, rows: dict[str, dict[str, Any]], families: dict[str, dict[str, Any]] | None = None) -> str:
+def summary(
+    name: str, rows: dict[str, dict[str, Any]], families: dict[str, dict[str, Any]] | None = None
+) -> str:
     without = {k: r for k, r in rows.items() if r["default"]["kind"] == "without"}
     controls = {k: r for k, r in rows.items() if r["default"]["kind"] == "and"}
 
@@ -46,14 +48,16 @@ def summary(name: str, rows: dict[str, dict[str, Any]], families: dict[str, dict
     gained = sum(r["default"]["nDCG@10"] >= r["baseline"]["nDCG@10"] + 0.10 for r in controls.values())
     below = sorted(k.split(" ")[0] for k, r in rows.items() if below_baseline(r))
     and_means = " -> ".join(
-        f"{statistics.mean(r[system]['nDCG@10'] for r in controls.values()):.3f}" for system in ("baseline", "default")
+        f"{statistics.mean(r[system]['nDCG@10'] for r in controls.values()):.3f}"
+        for system in ("baseline", "default")
     ) if controls else "-"
     text = (f"{name}: without {len(without)} wordings {means}; at the goal {goal}/{len(without)}; "
             f"and {and_means}, controls +0.10: {gained}/{len(controls)}; below the baseline: {len(below)}"
             + (f" ({', '.join(below)})" if below else ""))
     if families:
         low = sorted(k.split(" ")[0] for k, r in families.items() if below_baseline(r))
-        text += f"; families below the baseline: {len(low)}/{len(families)}" + (f" ({', '.join(low)})" if low else "")
+        text += f"; families below the baseline: {len(low)}/{len(families)}"
+        text += f" ({', '.join(low)})" if low else ""
     return text
 
 

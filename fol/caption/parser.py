@@ -364,8 +364,8 @@ class CaptionParser:
         if not records:
             return None
         unsure, words, denials = unplaced_denials(text, records, lambda i: tokens[i].tag)
-        asked, notes = unasserted_sounds(text, records)
-        if asked:  # a question or a sign says nothing the grammar reads of the sound's presence
+        asked, notes = unasserted_sounds(text, records, tokens)
+        if asked:  # a question, a modal or a sign says nothing the grammar reads of the presence
             unsure, denials = unsure | asked, (*denials, *notes)
         if unsure:  # a denying word no rule placed: the sound it bears on is unsure, never asserted
             records = [record for record in records

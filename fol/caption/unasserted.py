@@ -1,6 +1,6 @@
-"""Sounds a query names without asserting them: asked about in a question, or marked by a sign.
+"""Sounds a query names without asserting them: asked about, supposed, or marked by a sign.
 
-Two contexts leave a sound's presence open, and in both the words that say so are ones the
+Three contexts leave a sound's presence open, and in both the words that say so are ones the
 grammar does not read, so that read word by word the sound is asserted and formula scoring
 would promote it. Such a sound is *unsure*: its clause leaves the formula and
 ``ParseResult.unresolved`` says why; the whole-query similarity keeps it, as for any negation
@@ -17,6 +17,16 @@ what it asks for).
   question does. So a question makes a sound unsure only when the query's first sound stands in
   a sentence that is not one. Sentences end at ". ! ? ;" and at a line break; a sentence is a
   question when it ends with "?".
+* **A modal or a condition** is nonveridical too (Giannakidou 1998, ch. 3; FactBank's
+  "possible" and "probable" values for events under a modal, its uncommitted value for the
+  antecedent of a conditional). A sound in the clause of a modal auxiliary ("B would ruin it",
+  "B can get lost", "I'd sooner have silence than B") or of a conditional or interrogative
+  subordinator ("unless B is running", "if B starts") is said to be possible, wished away or
+  supposed, not heard. A modal of perception is evidential, not irrealis ("B can be heard": a
+  caption's way of saying it is heard), and is left alone; so are a clause of purpose ("so that
+  the tank can fill"), a comparison of manner ("as if someone is knocking"), a word the tagger
+  took for a modal that no bare verb follows ("a tin can rattles"), and a clause that holds the
+  query's first sound ("a dog could be barking"), which is the request itself.
 * **A sign** (a pictograph or symbol, Unicode's general category So: an emoji, a dingbat) is a
   word of its own that the tagger reads as nothing: a thumbs-down, a cross or a frown after a
   sound says something of it that the grammar cannot read, and a sign of approval, of music or
@@ -40,15 +50,31 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
+from functools import cache
 
 from fortekit.fol.caption.negation import ScopeNote
 from fortekit.fol.caption.negation_denial import sound_entities
 from fortekit.fol.caption.result import PredicateRecord
+from fortekit.fol.caption.tokens import Tok
 
-__all__ = ["QUESTION_REASON", "SIGN_REASON", "questioned_sounds", "signed_sounds", "unasserted_sounds"]
+__all__ = [
+    "IRREALIS_REASON",
+    "QUESTION_REASON",
+    "SIGN_REASON",
+    "irrealis_sounds",
+    "questioned_sounds",
+    "signed_sounds",
+    "unasserted_sounds",
+]
 
 QUESTION_REASON = "sound asked about in a question beside a declarative request"
 SIGN_REASON = "sound a sign the grammar does not read follows"
+IRREALIS_REASON = "sound in the clause of a modal or a condition, said to be possible, not heard"
+#: The subordinators of a condition or an indirect question: what their clause says is supposed.
+_CONDITIONAL_MARKS = frozenset({"if", "unless", "whether"})
+#: The subordinators of purpose: "so that the tank can fill" describes what the action is for.
+_PURPOSE_MARKS = frozenset({"so", "that"})
+_SUBJECTS = frozenset({"nsubj", "nsubjpass", "expl", "csubj"})
 #: A sentence ends at . ! ? ; or a line break (the splits negation_reach uses, and the line).
 _SENTENCE_END = re.compile(r"[.!?;\n]+")
 
@@ -160,10 +186,131 @@ def signed_sounds(
     return frozenset(found), notes
 
 
-def unasserted_sounds(
-    text: str, records: Sequence[PredicateRecord]
+@cache
+def _perception_lemmas() -> frozenset[str]:
+    from fortekit.fol.caption.negation_lexicon import load_negation_lexicon
+
+    return load_negation_lexicon().lemmas("perception_verb") | {"hear", "listen", "sound"}
+
+
+def _irrealis_heads(tokens: Sequence[Tok]) -> list[int]:
+    """The heads of the clauses a modal auxiliary or a conditional subordinator governs (a modal of
+    perception left out: "can be heard")."""
+    perception = _perception_lemmas()
+    marks: dict[int, set[str]] = {}
+    for tok in tokens:
+        if tok.dep == "mark":
+            marks.setdefault(tok.head, set()).add(tok.lower)
+    subjects = {tok.head for tok in tokens if tok.dep in _SUBJECTS and tok.head != tok.i}
+    heads = []
+    for tok in tokens:
+        if tok.head == tok.i or tok.head not in subjects:
+            continue  # a modal or a condition opens a clause with a subject of its own
+        head = tokens[tok.head]
+        if tok.tag == "MD" and tok.dep in ("aux", "auxpass"):
+            if (head.lemma in perception or marks.get(head.i, set()) & _PURPOSE_MARKS
+                    or not _bare_verb_after(tokens, tok.i) or _compound_noun(tokens, tok.i)):
+                continue  # "can be heard"; "so that it can drain"; "a tin can rattles" (a noun)
+            heads.append(head.i)
+        elif tok.dep == "mark" and tok.lower in _CONDITIONAL_MARKS:
+            if tok.i > 0 and tokens[tok.i - 1].lower in ("as", "even"):
+                continue  # "as if it were a drum" compares a manner; "even if" concedes
+            heads.append(head.i)
+    return heads
+
+
+def _compound_noun(tokens: Sequence[Tok], k: int) -> bool:
+    """Whether a word the tagger took for a modal ends a compound noun WordNet lists with the word
+    before it ("trash can", "watering can")."""
+    from fortekit.vocab.wordnet import load_wordnet
+
+    return k > 0 and bool(load_wordnet().reader.synsets(f"{tokens[k - 1].lower}_{tokens[k].lower}", "n"))
+
+
+def _bare_verb_after(tokens: Sequence[Tok], k: int) -> bool:
+    """Whether a modal is followed, past adverbs and "not", by a verb's bare form, as every
+    modal is ("would ruin", "'d sooner have"), unlike the noun the tagger may take for one."""
+    for tok in tokens[k + 1:]:
+        if tok.pos in ("ADV", "PART"):
+            continue
+        return tok.tag == "VB"
+    return False
+
+
+def _subtree(tokens: Sequence[Tok], root: int) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for tok in tokens:
+        if tok.head != tok.i:
+            children.setdefault(tok.head, []).append(tok.i)
+    found, stack = set(), [root]
+    while stack:
+        k = stack.pop()
+        if k not in found:
+            found.add(k)
+            stack.extend(children.get(k, ()))
+    return found
+
+
+def _sentence_of(tokens: Sequence[Tok], k: int) -> set[int]:
+    """The indices of token ``k``'s sentence (split where :data:`_SENTENCE_END` splits the text):
+    the tagger may hang two sentences on one root, and a modal's clause ends with its sentence."""
+    start = k
+    while start > 0 and not _SENTENCE_END.fullmatch(tokens[start - 1].text):
+        start -= 1
+    end = k
+    while end + 1 < len(tokens) and not _SENTENCE_END.fullmatch(tokens[end].text):
+        end += 1
+    return set(range(start, end + 1))
+
+
+def irrealis_sounds(
+    records: Sequence[PredicateRecord], tokens: Sequence[Tok]
 ) -> tuple[frozenset[str], tuple[ScopeNote, ...]]:
-    """The sounds a question or a sign leaves unsure (:func:`questioned_sounds`, :func:`signed_sounds`).
+    """The variables of the sounds in the clause of a modal or a condition (not the first sound's).
+
+    Args:
+        records: the parse's records, in the formula's order.
+        tokens: the caption's tokens (:class:`~fortekit.fol.caption.tokens.Tok`), by index.
+
+    Returns:
+        ``(variables, notes)`` as :func:`questioned_sounds`.
+
+    Example:
+        >>> from fortekit.fol.caption import parse_caption
+        >>> result = parse_caption("a dog barking; a car horn would ruin it")
+        >>> str(result.formula), [note.scope for note in result.unresolved]
+        ('∃x [Dog(x) ∧ Barking(x)]', ['car horn'])
+        >>> parse_caption("a man can be heard talking as a car horn honks").unresolved
+        ()
+    """
+    heads = _irrealis_heads(tokens)
+    if not heads:
+        return frozenset(), ()
+    nouns = sound_entities(records)
+    if len(nouns) < 2:
+        return frozenset(), ()
+    first = min(nouns, key=lambda name: nouns[name].span)
+    found: dict[str, int] = {}
+    for head in heads:
+        clause = _subtree(tokens, head) & _sentence_of(tokens, head)
+        if clause.intersection(nouns[first].tokens):
+            continue  # the request itself is supposed ("a dog could be barking")
+        for name, record in nouns.items():
+            if name != first and clause.intersection(record.tokens):
+                found.setdefault(name, head)
+    notes = tuple(
+        ScopeNote(tokens[head].text, "irrealis", "modal", "clause", "unresolved", nouns[name].source,
+                  (tokens[head].start, tokens[head].end), False, IRREALIS_REASON)
+        for name, head in sorted(found.items(), key=lambda item: nouns[item[0]].span)
+    )
+    return frozenset(found), notes
+
+
+def unasserted_sounds(
+    text: str, records: Sequence[PredicateRecord], tokens: Sequence[Tok] = ()
+) -> tuple[frozenset[str], tuple[ScopeNote, ...]]:
+    """The sounds a question, a modal or condition, or a sign leaves unsure
+    (:func:`questioned_sounds`, :func:`irrealis_sounds`, :func:`signed_sounds`).
 
     Example:
         >>> from fortekit.fol.caption import parse_caption
@@ -171,5 +318,6 @@ def unasserted_sounds(
         (frozenset(), ())
     """
     asked, questions = questioned_sounds(text, records)
+    supposed, modals = irrealis_sounds(records, tokens) if tokens else (frozenset(), ())
     signed, signs = signed_sounds(text, records)
-    return asked | signed, (*questions, *signs)
+    return asked | supposed | signed, (*questions, *modals, *signs)

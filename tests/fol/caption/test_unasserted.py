@@ -1,5 +1,6 @@
 """Sounds named without being asserted (fortekit.fol.caption.unasserted), the elliptical negation
-after a sound (negation_reach), and the verbs of shutting out, expelling and falling silent.
+after a sound (negation_reach), the verbs of shutting out, expelling and falling silent, and the
+adjectives of not being perceived.
 
 The phrases are built for these tests from the grammar each rule reads (a declarative sentence
 then a question, a sign after a sound, a negation alone in its segment, a resultative participle
@@ -14,8 +15,10 @@ from fortekit.fol.caption import parse_caption
 from fortekit.fol.caption.negation_lexicon import load_negation_lexicon
 from fortekit.fol.caption.negation_reach import ELLIPTICAL_REASON
 from fortekit.fol.caption.unasserted import (
+    IRREALIS_REASON,
     QUESTION_REASON,
     SIGN_REASON,
+    irrealis_sounds,
     questioned_sounds,
     signed_sounds,
     unasserted_sounds,
@@ -114,3 +117,42 @@ def test_the_new_roots_bring_their_verbs_from_wordnet() -> None:
 def test_a_sound_shut_out_or_expelled_is_excluded(text: str) -> None:
     formula = str(parse_caption(text).formula)
     assert "¬∃" in formula and "Cat" in formula and "Kettle" in formula
+
+
+# --- modals and conditions ---------------------------------------------------------------------------
+@pytest.mark.parametrize("text", [
+    "a kettle whistling; a cat meowing would spoil it",
+    "a kettle whistling, unless a cat is meowing as well",
+    "a kettle whistling; I might prefer silence to a cat meowing",
+])
+def test_a_sound_in_the_clause_of_a_modal_or_a_condition_is_unsure(text: str) -> None:
+    assert IRREALIS_REASON in _reasons(text)
+    assert "Cat" not in _symbols(text) and "Kettle" in _symbols(text)
+
+
+@pytest.mark.parametrize("text", [
+    "a man can be heard talking as a car horn honks",       # a modal of perception is evidential
+    "a dog could be barking while birds chirp",            # the request itself is supposed
+    "a man tears tape so that he can open the box",        # a clause of purpose
+    "glass is tapped as if someone is knocking on a window",  # a comparison of manner
+    "a tin can rattles while a dog barks",                 # a noun the tagger may take for a modal
+])
+def test_evidential_modals_purpose_manner_and_nouns_are_not_irrealis(text: str) -> None:
+    assert IRREALIS_REASON not in _reasons(text)
+
+
+def test_irrealis_sounds_needs_the_tokens() -> None:
+    result = parse_caption("a kettle whistling; a cat meowing would spoil it")
+    assert irrealis_sounds(result.predicates, ()) == (frozenset(), ())
+
+
+# --- adjectives of not being perceived ----------------------------------------------------------------
+def test_adjectives_of_not_being_perceived_come_from_wordnet_antonymy() -> None:
+    absence = load_negation_lexicon().lemmas("absence_adjective")
+    assert {"undetected", "unnoticed", "unobserved"} <= absence
+    assert "unseen" not in absence  # a word of sight: an unseen bird is heard
+
+
+def test_a_sound_left_undetected_is_excluded() -> None:
+    formula = str(parse_caption("a kettle whistling, with the cat undetected").formula)
+    assert "¬∃" in formula and "Cat" in formula
