@@ -77,7 +77,28 @@ def _index_dir(args: argparse.Namespace, latency: Any) -> Path:
     folder = args.cache / f"captions_{args.items}.index"
     if not (folder / "index.json").is_file():
         latency._index(args.items, args.cache)  # builds and saves it (minutes), as default_latency.py does
-    return folder
+    if not args.ann:
+        return folder
+    with_ann = args.cache / f"captions_{args.items}_hnsw.index"
+    if not (with_ann / "index.json").is_file():
+        _add_ann_parts(folder, with_ann)
+    return with_ann
+
+
+def _add_ann_parts(folder: Path, out: Path) -> None:
+    """The index of ``folder`` with the parts ``fortekit index build --ann hnsw`` gives it: an HNSW
+    part over its rows (the first pass, Stage 1's caption neighbours) and one over the rows its
+    default Stage 2 head projects (docs/scale.md), saved into ``out``."""
+    from fortekit.search.index.audio_index import AudioIndex
+    from fortekit.search.pipeline.assemble import default_head
+
+    index = AudioIndex.load(folder)
+    tick = time.perf_counter()
+    index.build_faiss("hnsw")
+    index.build_projected_ann(default_head(index))  # type: ignore[arg-type]
+    index.save(out, overwrite=True)
+    print(f"HNSW parts of {len(index)} items built in {time.perf_counter() - tick:.0f} s into {out}",
+          flush=True)
 
 
 def _environment(args: argparse.Namespace) -> dict[str, str]:
@@ -406,6 +427,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--index", type=Path, help="the index (default: the 100,000-item caption index)")
     parser.add_argument("--items", type=int, default=100_000, help="items of the default index")
+    parser.add_argument("--ann", action="store_true",
+                        help="the default index with its HNSW parts, as `fortekit index build --ann hnsw` "
+                        "writes it (built once into --cache)")
     parser.add_argument("--cache", type=Path, default=REPO / "runs" / "latency", help="where it is kept")
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--requests", type=int, default=1000, help="measured single-query requests")
