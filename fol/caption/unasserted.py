@@ -19,14 +19,16 @@ what it asks for).
   question when it ends with "?".
 * **A modal or a condition** is nonveridical too (Giannakidou 1998, ch. 3; FactBank's
   "possible" and "probable" values for events under a modal, its uncommitted value for the
-  antecedent of a conditional). A sound in the clause of a modal auxiliary ("B would ruin it",
-  "B can get lost", "I'd sooner have silence than B") or of a conditional or interrogative
-  subordinator ("unless B is running", "if B starts") is said to be possible, wished away or
-  supposed, not heard. A modal of perception is evidential, not irrealis ("B can be heard": a
-  caption's way of saying it is heard), and is left alone; so are a clause of purpose ("so that
-  the tank can fill"), a comparison of manner ("as if someone is knocking"), a word the tagger
-  took for a modal that no bare verb follows ("a tin can rattles"), and a clause that holds the
-  query's first sound ("a dog could be barking"), which is the request itself.
+  antecedent of a conditional). A sound in the clause of a modal of possibility or of the
+  hypothetical "would" ("B would ruin it", "B can get lost", "I'd sooner have silence than B")
+  or of a conditional or interrogative subordinator ("unless B is running", "if B starts") is
+  said to be possible, wished away or supposed, not heard. Left alone: a modal of necessity or
+  prediction, which commits to its event ("B must be running as well"; Palmer 2001, *Mood and
+  Modality*, ch. 2); a modal of perception, which is evidential ("B can be heard": a caption's
+  way of saying it is heard); a clause of purpose ("so that the tank can fill"); a comparison
+  of manner ("as if someone is knocking"); a word the tagger took for a modal that no bare verb
+  follows ("a tin can rattles"); and a clause that holds the query's first sound ("a dog could
+  be barking"), which is the request itself.
 * **A sign** (a pictograph or symbol, Unicode's general category So: an emoji, a dingbat) is a
   word of its own that the tagger reads as nothing: a thumbs-down, a cross or a frown after a
   sound says something of it that the grammar cannot read, and a sign of approval, of music or
@@ -72,6 +74,10 @@ SIGN_REASON = "sound a sign the grammar does not read follows"
 IRREALIS_REASON = "sound in the clause of a modal or a condition, said to be possible, not heard"
 #: The subordinators of a condition or an indirect question: what their clause says is supposed.
 _CONDITIONAL_MARKS = frozenset({"if", "unless", "whether"})
+#: The modals of possibility and the hypothetical "would", which leave the event open; the modals of
+#: necessity and prediction ("B must be running as well", "should", "will") commit to it
+#: (Palmer 2001, *Mood and Modality*, ch. 2; FactBank's "possible" against "probable").
+_OPEN_MODALS = frozenset({"can", "could", "ca", "may", "might", "would", "'d", "wo"})
 #: The subordinators of purpose: "so that the tank can fill" describes what the action is for.
 _PURPOSE_MARKS = frozenset({"so", "that"})
 _SUBJECTS = frozenset({"nsubj", "nsubjpass", "expl", "csubj"})
@@ -207,7 +213,7 @@ def _irrealis_heads(tokens: Sequence[Tok]) -> list[int]:
         if tok.head == tok.i or tok.head not in subjects:
             continue  # a modal or a condition opens a clause with a subject of its own
         head = tokens[tok.head]
-        if tok.tag == "MD" and tok.dep in ("aux", "auxpass"):
+        if tok.tag == "MD" and tok.dep in ("aux", "auxpass") and tok.lower in _OPEN_MODALS:
             if (head.lemma in perception or marks.get(head.i, set()) & _PURPOSE_MARKS
                     or not _bare_verb_after(tokens, tok.i) or _compound_noun(tokens, tok.i)):
                 continue  # "can be heard"; "so that it can drain"; "a tin can rattles" (a noun)

@@ -136,6 +136,7 @@ def test_a_sound_in_the_clause_of_a_modal_or_a_condition_is_unsure(text: str) ->
     "a man tears tape so that he can open the box",        # a clause of purpose
     "glass is tapped as if someone is knocking on a window",  # a comparison of manner
     "a tin can rattles while a dog barks",                 # a noun the tagger may take for a modal
+    "a kettle whistling; a cat must be meowing as well",   # a modal of necessity commits to B
 ])
 def test_evidential_modals_purpose_manner_and_nouns_are_not_irrealis(text: str) -> None:
     assert IRREALIS_REASON not in _reasons(text)
