@@ -150,9 +150,12 @@ def _percentiles(values: list[float]) -> dict[str, float]:
 class Server:
     """``fortekit serve`` in a subprocess on 127.0.0.1, any free port; :meth:`stop` in every case."""
 
-    def __init__(self, index: Path, stage1: str, device: str, log: Path, env: dict[str, str]) -> None:
+    def __init__(self, index: Path, stage1: str, device: str, log: Path, env: dict[str, str],
+                 threads: str | None = None) -> None:
         self.command = [sys.executable, "-m", "fortekit", "serve", "--index", str(index), "--host", HOST,
                         "--port", "0", "--stage1", stage1, "--device", device, "--log-level", "warning"]
+        if threads:
+            self.command += ["--threads", threads]
         self.log = log
         self._stderr = log.open("w", encoding="utf-8")
         self.process = subprocess.Popen(self.command, stdout=subprocess.PIPE, stderr=self._stderr, text=True,
@@ -448,6 +451,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--torch-threads", type=int, default=0,
                         help="torch's intra-op threads in the server, fortekit search and step 5 (through "
                         "OMP_NUM_THREADS; 0: torch's default, one per core)")
+    parser.add_argument("--serve-threads", metavar="N|auto",
+                        help="fortekit serve --threads (default: the service's policy, physical cores // "
+                        "workers)")
     parser.add_argument("--start-timeout", type=float, default=600.0)
     parser.add_argument("--json", type=Path, help="write the figures here")
     args = parser.parse_args(argv)
@@ -465,6 +471,7 @@ def main(argv: list[str] | None = None) -> int:
     probe = queries[needed - 1]
     report: dict[str, Any] = {
         "index": str(index), "stage1": args.stage1, "device": args.device, "k": args.k,
+        "serve_threads": args.serve_threads,
         "batch_size": args.batch_size, "torch_threads": args.torch_threads or "default",
         "machine_start": _machine(), "command": sys.argv,
     }
@@ -475,7 +482,8 @@ def main(argv: list[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory(prefix="serve_load_") as scratch:
         folder = Path(scratch)
-        server = Server(index, args.stage1, args.device, folder / "server.log", _environment(args))
+        server = Server(index, args.stage1, args.device, folder / "server.log", _environment(args),
+                        args.serve_threads)
         try:
             tick = time.perf_counter()
             url = server.wait_ready(args.start_timeout)

@@ -475,13 +475,20 @@ def _after_auxiliary(ctx: ScopeContext, match: Match) -> bool:
 def double_negation(ctx: ScopeContext, match: Match) -> Verdict | None:
     """'not without music', 'never without a dog': two negations cancel; the phrase is asserted.
 
-    "not only A but B" is the additive correlative, no negation at all.
+    "not only A but B" is the additive correlative, and "why not B" a suggestion of B: no
+    negation at all.
     """
     view = ctx.view
     if (
         match.last + 1 < len(view)
         and view[match.last + 1].lower in ctx.words("additive_focus")
         and view[match.first].lower == "not"
+    ):
+        return not_a_cue
+    if (
+        view[match.first].lower == "not"
+        and match.first > 0
+        and view[match.first - 1].lower in ctx.words("suggesting_wh")
     ):
         return not_a_cue
     k = match.last + 1

@@ -157,3 +157,11 @@ def test_adjectives_of_not_being_perceived_come_from_wordnet_antonymy() -> None:
 def test_a_sound_left_undetected_is_excluded() -> None:
     formula = str(parse_caption("a kettle whistling, with the cat undetected").formula)
     assert "¬∃" in formula and "Cat" in formula
+
+
+# --- "why not B": a suggestion, not a negation ----------------------------------------------------------
+def test_why_not_suggests_what_follows() -> None:
+    text = "a kettle whistling, and why not a cat meowing as well"
+    formula = str(parse_caption(text).formula)
+    assert "¬" not in formula and "Cat" in formula
+    assert "¬∃" in str(parse_caption("a kettle whistling, not a cat meowing").formula)
