@@ -1149,6 +1149,11 @@ class Errors(metaclass=_Messages):
         "this server can read its API through DNS rebinding (it has no authentication). Name the "
         "hosts instead (--allowed-host example.org), or put it behind a proxy that authenticates."
     )
+    E814 = (
+        "--workers {workers} needs processes forked from this one (os.fork), which this platform "
+        "does not have. Run one `fortekit serve` per port behind a proxy instead, or leave --workers "
+        "at 1."
+    )
 
     # --- E820-E829: search/distributed: the Ray Data jobs (`index build --ray`, `fol-refine --ray`) ---
     E820 = (

@@ -113,24 +113,44 @@ def _machine() -> dict[str, Any]:
     return {"cpus": os.cpu_count(), "load_average": [round(x, 2) for x in os.getloadavg()]}
 
 
+def _family(pid: int) -> list[int]:
+    """The process and its descendants (``fortekit serve --workers N`` forks its workers)."""
+    found, stack = [], [pid]
+    while stack:
+        current = stack.pop()
+        found.append(current)
+        for task in Path(f"/proc/{current}/task").glob("*/children"):
+            try:
+                stack.extend(int(child) for child in task.read_text().split())
+            except (OSError, ValueError):
+                continue
+    return found
+
+
 def _rss_mb(pid: int) -> float | None:
-    """The resident memory of a process (VmRSS), in MB; None when it cannot be read."""
+    """The resident memory (VmRSS) of a process and its workers, in MB; None when it cannot be read."""
+    total = 0.0
     try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
+        for member in _family(pid):
+            for line in Path(f"/proc/{member}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1]) / 1024
     except (OSError, ValueError, IndexError):
         return None
-    return None
+    return total
 
 
 def _cpu_s(pid: int) -> float | None:
-    """The CPU seconds (user and system, every thread) a process has used; None when unreadable."""
+    """The CPU seconds (user and system, every thread) a process and its workers have used; None
+    when unreadable."""
+    total = 0.0
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        for member in _family(pid):
+            fields = Path(f"/proc/{member}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     except (OSError, ValueError, IndexError):
         return None
+    return total
 
 
 def _percentiles(values: list[float]) -> dict[str, float]:
@@ -151,11 +171,13 @@ class Server:
     """``fortekit serve`` in a subprocess on 127.0.0.1, any free port; :meth:`stop` in every case."""
 
     def __init__(self, index: Path, stage1: str, device: str, log: Path, env: dict[str, str],
-                 threads: str | None = None) -> None:
+                 threads: str | None = None, workers: int = 1) -> None:
         self.command = [sys.executable, "-m", "fortekit", "serve", "--index", str(index), "--host", HOST,
                         "--port", "0", "--stage1", stage1, "--device", device, "--log-level", "warning"]
         if threads:
             self.command += ["--threads", threads]
+        if workers > 1:
+            self.command += ["--workers", str(workers)]
         self.log = log
         self._stderr = log.open("w", encoding="utf-8")
         self.process = subprocess.Popen(self.command, stdout=subprocess.PIPE, stderr=self._stderr, text=True,
@@ -454,6 +476,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--serve-threads", metavar="N|auto",
                         help="fortekit serve --threads (default: the service's policy, physical cores // "
                         "workers)")
+    parser.add_argument("--workers", type=int, default=1, help="fortekit serve --workers (default: 1)")
     parser.add_argument("--start-timeout", type=float, default=600.0)
     parser.add_argument("--json", type=Path, help="write the figures here")
     args = parser.parse_args(argv)
@@ -471,7 +494,7 @@ def main(argv: list[str] | None = None) -> int:
     probe = queries[needed - 1]
     report: dict[str, Any] = {
         "index": str(index), "stage1": args.stage1, "device": args.device, "k": args.k,
-        "serve_threads": args.serve_threads,
+        "serve_threads": args.serve_threads, "workers": args.workers,
         "batch_size": args.batch_size, "torch_threads": args.torch_threads or "default",
         "machine_start": _machine(), "command": sys.argv,
     }
@@ -483,7 +506,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="serve_load_") as scratch:
         folder = Path(scratch)
         server = Server(index, args.stage1, args.device, folder / "server.log", _environment(args),
-                        args.serve_threads)
+                        args.serve_threads, args.workers)
         try:
             tick = time.perf_counter()
             url = server.wait_ready(args.start_timeout)

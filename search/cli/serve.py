@@ -82,6 +82,10 @@ def add_serve_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
                         "costliest stage of a request (docs/serve.md)")
     add_stage_switches(stages)
     add_threads_option(stages, role="service")
+    stages.add_argument("--workers", type=int, default=1, metavar="N",
+                        help="processes that answer, each with the index and the models loaded (default: "
+                        "1); a search holds Python's lock, so one process keeps about one core busy: "
+                        "give one per physical core (POSIX; docs/serve.md, \"Workers\")")
     stages.add_argument("--cache-entries", type=int, default=50_000, metavar="N",
                         help="text embeddings kept in memory (default: 50000, about 80 MB with MiniLM); "
                         "the server's memory stops growing with it")
@@ -118,9 +122,12 @@ def run_serve(args: argparse.Namespace, out: TextIO) -> int:
         if not 0 <= args.reload_check < float("inf"):
             raise ServeError(Errors.E807.format(name="--reload-check", expected="a number of seconds >= 0",
                                                 value=args.reload_check))
+        workers = _check_workers(getattr(args, "workers", 1))
         hosts = HostPolicy(bound=args.host, allowed=tuple(args.allowed_host or ()))  # E812 before loading
         listener = _listen(args.host, args.port)
         hosts = _with_bound_address(hosts, listener.getsockname()[0])
+        if workers > 1:
+            return _serve_in_workers(args, out, hosts, listener, workers)
         app, service = _make_app(args, out, hosts)
     except FortekitError as exc:
         print(f"fortekit serve: {exc}", file=sys.stderr)
@@ -128,17 +135,61 @@ def run_serve(args: argparse.Namespace, out: TextIO) -> int:
     from fortekit.search.serve.allocator import fix_mmap_threshold
 
     fix_mmap_threshold()  # freed encoder buffers go back to the system: docs/serve.md, "Caches and memory"
+    _announce(args, listener, hosts, out)
+    _run_uvicorn(app, listener, args.log_level, on_hangup=service.reload_in_background if service else None)
+    return 0
+
+
+def _announce(args: argparse.Namespace, listener: socket.socket, hosts: HostPolicy, out: TextIO,
+              workers: str = "") -> None:
+    """The address the server answers on, with the warnings its --host and --allowed-host call for."""
+    from fortekit.errors import Errors
+
     host, port = listener.getsockname()[:2]
     if args.host not in LOOPBACK:
         print(f"fortekit serve: {Errors.W870.format(host=host, port=port)}", file=sys.stderr)
     if hosts.everyone:
         print(f"fortekit serve: {Errors.E813}", file=sys.stderr)
     shown = f"[{host}]" if ":" in host else host
-    print(f"fortekit serve: http://{shown}:{port}/ (API: /v1, described at /docs; Ctrl-C stops; "
+    print(f"fortekit serve: http://{shown}:{port}/ ({workers}API: /v1, described at /docs; Ctrl-C stops; "
           f"SIGHUP reloads the index)", file=out)
     out.flush()
-    _run_uvicorn(app, listener, args.log_level, on_hangup=service.reload_in_background if service else None)
-    return 0
+
+
+def _check_workers(value: object) -> int:
+    """``--workers``: an int >= 1, and more than 1 only where processes can be forked (E814)."""
+    from fortekit.errors import Errors, ServeError
+    from fortekit.search.serve.workers import fork_supported
+
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ServeError(Errors.E807.format(name="--workers", expected="an int >= 1", value=value))
+    if value > 1 and not fork_supported():
+        raise ServeError(Errors.E814.format(workers=value))
+    return value
+
+
+def _serve_in_workers(args: argparse.Namespace, out: TextIO, hosts: HostPolicy, listener: socket.socket,
+                      workers: int) -> int:
+    """``--workers N``: the address is announced once, then N processes load and serve on the socket."""
+    from fortekit.errors import FortekitError
+    from fortekit.search.serve.workers import run_workers
+
+    _announce(args, listener, hosts, out, f"{workers} worker processes; ")
+
+    def serve_one() -> int:
+        from fortekit.search.serve.allocator import fix_mmap_threshold
+
+        try:
+            app, service = _make_app(args, out, hosts)
+        except FortekitError as exc:
+            print(f"fortekit serve: {exc}", file=sys.stderr)
+            return 2
+        fix_mmap_threshold()
+        _run_uvicorn(app, listener, args.log_level,
+                     on_hangup=service.reload_in_background if service else None)
+        return 0
+
+    return run_workers(workers, serve_one)
 
 
 def _with_bound_address(hosts: HostPolicy, address: str) -> HostPolicy:

@@ -301,6 +301,9 @@ class CaptionCorpus:
             index's stored predicate sets); None: counted from the parses, all of them.
         search: finds the ``k`` rows nearest each query, as :meth:`neighbours` returns them
             (an index's approximate part, :meth:`from_index`); None: an exact scan of the rows.
+        stored: the items' stored predicate sets (an index's, made by the parser when it was
+            built): what a caption asserts is read from them (:meth:`asserted`) instead of its
+            parse; None: from the parses.
 
     Attributes:
         idf: the smoothed idf of each predicate name the captions use (a dict, or
@@ -314,6 +317,7 @@ class CaptionCorpus:
         self, embeddings: Any, captions: Sequence[str], parses: Sequence[ParseResult | None],
         *, normalised: bool = False, idf: IndexIdf | None = None,
         search: Callable[[torch.Tensor, int], tuple[torch.Tensor, torch.Tensor]] | None = None,
+        stored: Sequence[frozenset[PredicateSymbol]] | None = None,
     ) -> None:
         import torch
 
@@ -339,9 +343,37 @@ class CaptionCorpus:
         self.unseen_idf = math.log(1 + len(self.parses))
         self._device_copies: dict[str, torch.Tensor] = {}
         self._search = search
+        self._stored = stored if stored is not None and len(stored) == len(self.captions) else None
+        self._asserted: dict[int, frozenset[str]] = {}
 
     def __len__(self) -> int:
         return len(self.captions)
+
+    @property
+    def stores_assertions(self) -> bool:
+        """Whether :meth:`asserted` reads stored predicate sets (nothing to parse for it)."""
+        return self._stored is not None
+
+    def asserted(self, row: int) -> frozenset[str]:
+        """The predicate names the caption of ``row`` asserts: its records neither negated nor
+        excluded, read from the stored predicate set (its positive names: the same set, when the
+        parser that stored it is this one) or else from the parse (:meth:`prefetch` it first).
+
+        Example:
+            >>> corpus.asserted(0)  # doctest: +SKIP
+            frozenset({'Dog', 'Barking'})
+        """
+        said = self._asserted.get(row)
+        if said is None:
+            if self._stored is not None:
+                said = frozenset(symbol.name for symbol in self._stored[row] if not symbol.negated)
+            else:
+                parse = self.parses[row]
+                records = parse.predicates if parse is not None else ()
+                said = frozenset(record.symbol for record in records
+                                 if not record.negated and not record.excluded)
+            self._asserted[row] = said
+        return said
 
     def __repr__(self) -> str:
         return f"CaptionCorpus({len(self)} captions, dim {self.dim})"
@@ -385,8 +417,9 @@ class CaptionCorpus:
         most of Stage 1's cost at that size).
 
         Nothing is parsed here: the parses are :class:`LazyParses` (a query parses only the
-        neighbours it reads, a batch in one spaCy call: :meth:`prefetch`), and the idf comes
-        from the index's stored predicate sets (:class:`IndexIdf`: the weights of parsing
+        neighbours it reads, a batch in one spaCy call: :meth:`prefetch`), what an item asserts
+        (:meth:`asserted`, the feedback anchors' judge) and the idf come from the index's
+        stored predicate sets (:class:`IndexIdf`: the weights of parsing
         every caption, when the index's sets were made by this parser). An index built
         without parsing its captions has no stored sets: its captions are then all parsed
         here, as before.
@@ -409,7 +442,8 @@ class CaptionCorpus:
 
         approximate = first_pass_uses_ann(index.faiss_kind, len(index), use_faiss)
         search = partial(_approximate_neighbours, index) if approximate else None
-        return cls(rows, captions, parses, idf=idf, search=search)
+        stored = index.predicate_sets if index.meta.parsed else None
+        return cls(rows, captions, parses, idf=idf, search=search, stored=stored)
 
     def prefetch(self, rows: Iterable[int], names: Iterable[str] = ()) -> None:
         """Parse, in one spaCy call, ``rows`` and the items the idf of ``names`` still needs.

@@ -124,7 +124,6 @@ class FeedbackAnchors:
         self.k = k
         self.coverage = float(coverage)
         self.weight = float(weight)
-        self._said: dict[int, frozenset[str]] = {}  # row -> what its caption asserts, when first read
 
     def __repr__(self) -> str:
         return f"FeedbackAnchors(k={self.k}, coverage={self.coverage}, weight={self.weight})"
@@ -145,12 +144,13 @@ class FeedbackAnchors:
         # The batch's top items and what its queries' idf needs, parsed in one spaCy call (an
         # index's corpus parses on demand; the corpus elaborator has usually parsed them already).
         names = {name for request in requests for name in wanted_names(request.predicates)}
-        self.corpus.prefetch([r for row in rows for r in row], names=names)
+        read = [] if self.corpus.stores_assertions else [r for row in rows for r in row]
+        self.corpus.prefetch(read, names=names)  # an index's stored sets need no parse of its items
         items = self.corpus.rows(str(queries.device))
         found: list[Anchors] = []
         for request, row in zip(requests, rows, strict=True):
             idf, unseen = self.corpus.idf, self.corpus.unseen_idf
-            shares = [symbol_coverage(request.predicates, self._said_of(r), idf, unseen) for r in row]
+            shares = [symbol_coverage(request.predicates, self.corpus.asserted(r), idf, unseen) for r in row]
             positive = [r for r, share in zip(row, shares, strict=True) if share >= self.coverage]
             negative = [r for r, share in zip(row, shares, strict=True) if share < self.coverage]
             denies = any(symbol.negated for symbol in request.predicates)
@@ -159,16 +159,6 @@ class FeedbackAnchors:
                 weight=0.0 if denies else self.weight,
             ))
         return found
-
-    def _said_of(self, row: int) -> frozenset[str]:
-        """What the caption of ``row`` asserts (its records neither negated nor excluded)."""
-        said = self._said.get(row)
-        if said is None:
-            parse = self.corpus.parses[row]
-            said = self._said[row] = frozenset(
-                r.symbol for r in parse.predicates if not r.negated and not r.excluded
-            ) if parse is not None else frozenset()
-        return said
 
 
 def _centre(items: torch.Tensor, rows: list[int]) -> torch.Tensor | None:

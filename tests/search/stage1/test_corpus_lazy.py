@@ -106,6 +106,34 @@ def test_the_stored_sets_give_the_eager_idf_exactly(index: AudioIndex, eager: Ca
     assert list(lazy.parses) == eager.parses  # forced: the same parses as parse_captions_once
 
 
+def test_what_an_item_asserts_comes_from_its_stored_set_as_its_parse_says(
+        index: AudioIndex, eager: CaptionCorpus) -> None:
+    parser = CountingParser()
+    lazy = CaptionCorpus.from_index(index, parser=parser)  # type: ignore[arg-type]
+    assert lazy.stores_assertions and not eager.stores_assertions
+    # every caption: the positive names of its stored set are its records neither negated nor excluded
+    rows = range(len(lazy))
+    assert [lazy.asserted(row) for row in rows] == [eager.asserted(row) for row in rows]
+    assert parser.calls == []  # read without a parse
+
+
+def test_feedback_anchors_over_an_index_parse_no_neighbour(index: AudioIndex) -> None:
+    from fortekit.fol import predicates
+    from fortekit.fol.caption import parse_caption
+    from fortekit.search.stage1.anchors import AnchorRequest
+    from fortekit.search.stage1.feedback import FeedbackAnchors
+
+    parser = CountingParser()
+    corpus = CaptionCorpus.from_index(index, parser=parser)  # type: ignore[arg-type]
+    text = index.captions[0] or ""
+    request = AnchorRequest(text, torch.as_tensor(np.array(index.embeddings[0])),
+                            predicates(parse_caption(text).formula))
+    anchors = FeedbackAnchors(corpus, k=10).anchor_batch([request])[0]
+    assert anchors.positive is not None  # its own item satisfies its formula
+    assert corpus.parses.parsed <= len(corpus.idf.rows_for(  # type: ignore[attr-defined]
+        {s.name for s in request.predicates}))  # only what the idf settles, never the neighbours
+
+
 def test_stage1_over_the_lazy_corpus_is_the_eager_one(index: AudioIndex, eager: CaptionCorpus,
                                                       queries: list[str], minilm: Any) -> None:
     parser = CountingParser()
