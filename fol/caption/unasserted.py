@@ -230,7 +230,8 @@ def _compound_noun(tokens: Sequence[Tok], k: int) -> bool:
     before it ("trash can", "watering can")."""
     from fortekit.vocab.wordnet import load_wordnet
 
-    return k > 0 and bool(load_wordnet().reader.synsets(f"{tokens[k - 1].lower}_{tokens[k].lower}", "n"))
+    # WordNet's own index files (WordNet.has), not NLTK's reader, which takes seconds to open
+    return k > 0 and load_wordnet().has(f"{tokens[k - 1].lower}_{tokens[k].lower}", "NOUN")
 
 
 def _bare_verb_after(tokens: Sequence[Tok], k: int) -> bool:
