@@ -7,13 +7,21 @@
 - ``negation_run``: the output folder of ``fortekit eval --beir`` (systems ``baseline`` and
   ``formula``) on 40 queries of the real AudioCaps test exclusion set in
   ``../shared/data/negation/audiocaps_test`` (its first 20 conjunctions and first 20 exclusions,
-  over its whole corpus; skipped with a reason when it is absent).
+  over its whole corpus; skipped with a reason when it is absent);
+- ``Server``: the real ``fortekit serve`` in a subprocess, its output read as it comes.
 """
 
 from __future__ import annotations
 
 import json
+import queue
+import re
+import subprocess
+import sys
+import threading
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -85,3 +93,46 @@ def some_of_each_kind(source: Path, target: Path, *, per_kind: int) -> Path:
     (target / "qrels" / "test.tsv").write_text(
         "\n".join([header, *(row for row in rows if row.split("\t")[0] in ids)]) + "\n", encoding="utf-8")
     return target
+
+
+class Server:
+    """``fortekit serve`` in a subprocess; its output read as it comes."""
+
+    def __init__(self, *args: str, cwd: Path) -> None:
+        self.process = subprocess.Popen([sys.executable, "-m", "fortekit", "serve", *args], cwd=cwd,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                        encoding="utf-8", errors="replace")
+        self.err: list[str] = []
+        self._lines: queue.Queue[str] = queue.Queue()
+        for stream, sink in ((self.process.stdout, None), (self.process.stderr, self.err)):
+            threading.Thread(target=self._read, args=(stream, sink), daemon=True).start()
+
+    def _read(self, stream: Any, sink: list[str] | None) -> None:
+        for line in stream:
+            if sink is not None:
+                sink.append(line)
+            self._lines.put(line)
+
+    def port(self, timeout: float = 300) -> int:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and self.process.poll() is None:
+            try:
+                line = self._lines.get(timeout=0.5)
+            except queue.Empty:
+                continue
+            found = re.search(r"fortekit serve: http://127\.0\.0\.1:(\d+)/", line)
+            if found:
+                return int(found.group(1))
+        self.stop()
+        raise AssertionError(f"no URL printed; exit {self.process.poll()}\n{''.join(self.err)[-3000:]}")
+
+    def stop(self) -> int | None:
+        """Stop it (SIGTERM, then SIGKILL after 30 s); its exit status."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+        return self.process.returncode

@@ -47,7 +47,7 @@ from functools import cache
 from fortekit.fol.caption.negation import ScopeNote
 from fortekit.fol.caption.result import PredicateRecord
 
-__all__ = ["DENIAL_REASON", "sound_entities", "unplaced_denials"]
+__all__ = ["DENIAL_REASON", "later_sounds", "sound_entities", "unplaced_denials"]
 
 DENIAL_REASON = "sound a denying word bears on, which no negation rule placed"
 _WORD_POS = frozenset({"VERB", "ADJ"})
@@ -96,10 +96,10 @@ def unplaced_denials(
                  if record.pos != "VERB" or (record.tokens and tags(record.tokens[-1]) == "VBN")]
     if not words:
         return frozenset(), (), ()
-    nouns = sound_entities(records)
-    if len(nouns) < 2:
+    sounds = later_sounds(records)
+    if sounds is None:
         return frozenset(), (), ()
-    first = min(nouns, key=lambda name: nouns[name].span)
+    nouns, first = sounds
     found: dict[str, PredicateRecord] = {}
     for word in words:
         name = _borne_on(text, records, word, nouns)
@@ -132,6 +132,24 @@ def sound_entities(records: Sequence[PredicateRecord]) -> dict[str, PredicateRec
                 record.pos in _NOUN_POS or record.participants[0] not in named):
             nouns.setdefault(record.participants[0], record)
     return nouns
+
+
+def later_sounds(records: Sequence[PredicateRecord]) -> tuple[dict[str, PredicateRecord], str] | None:
+    """The caption's sounds (:func:`sound_entities`) and the variable of its first, which is never
+    made unsure; None when it has fewer than two (nothing later to doubt).
+
+    Example:
+        >>> from fortekit.fol.caption import parse_caption
+        >>> nouns, first = later_sounds(parse_caption("a dog barks as a car passes").predicates)
+        >>> first, sorted(nouns)
+        ('x', ['x', 'y'])
+        >>> later_sounds(parse_caption("a dog barks").predicates) is None
+        True
+    """
+    nouns = sound_entities(records)
+    if len(nouns) < 2:
+        return None
+    return nouns, min(nouns, key=lambda name: nouns[name].span)
 
 
 def _borne_on(text: str, records: Sequence[PredicateRecord], word: PredicateRecord,

@@ -364,7 +364,7 @@ class CaptionParser:
         if not records:
             return None
         unsure, words, denials = unplaced_denials(text, records, lambda i: tokens[i].tag)
-        asked, notes = unasserted_sounds(text, records, tokens)
+        asked, notes = unasserted_sounds(text, records, view)
         if asked:  # a question, a modal or a sign says nothing the grammar reads of the presence
             unsure, denials = unsure | asked, (*denials, *notes)
         if unsure:  # a denying word no rule placed: the sound it bears on is unsure, never asserted

@@ -55,9 +55,9 @@ from collections.abc import Sequence
 from functools import cache
 
 from fortekit.fol.caption.negation import ScopeNote
-from fortekit.fol.caption.negation_denial import sound_entities
+from fortekit.fol.caption.negation_denial import later_sounds
 from fortekit.fol.caption.result import PredicateRecord
-from fortekit.fol.caption.tokens import Tok
+from fortekit.fol.caption.tokens import Tok, TokenView
 
 __all__ = [
     "IRREALIS_REASON",
@@ -115,17 +115,15 @@ def questioned_sounds(
         >>> questioned_sounds("a dog barks", parse_caption("a dog barks").predicates)
         (frozenset(), ())
     """
-    if "?" not in text:
+    sounds = later_sounds(records) if "?" in text else None
+    if sounds is None:
         return frozenset(), ()
-    nouns = sound_entities(records)
-    if len(nouns) < 2:
-        return frozenset(), ()
+    nouns, first = sounds
     sentences = _sentences(text)
 
     def asked(record: PredicateRecord) -> bool:
         return any(start <= record.span[0] < end and question for start, end, question in sentences)
 
-    first = min(nouns, key=lambda name: nouns[name].span)
     if asked(nouns[first]):
         return frozenset(), ()  # the query itself is a question: a request for what it names
     found = sorted((name for name in nouns if name != first and asked(nouns[name])),
@@ -171,12 +169,10 @@ def signed_sounds(
         (frozenset(), ())
     """
     signs = _signs(text)
-    if not signs:
+    sounds = later_sounds(records) if signs else None
+    if sounds is None:
         return frozenset(), ()
-    nouns = sound_entities(records)
-    if len(nouns) < 2:
-        return frozenset(), ()
-    first = min(nouns, key=lambda name: nouns[name].span)
+    nouns, first = sounds
     found: dict[str, int] = {}
     for at in signs:
         before = [name for name in nouns if nouns[name].span[1] <= at]
@@ -244,20 +240,6 @@ def _bare_verb_after(tokens: Sequence[Tok], k: int) -> bool:
     return False
 
 
-def _subtree(tokens: Sequence[Tok], root: int) -> set[int]:
-    children: dict[int, list[int]] = {}
-    for tok in tokens:
-        if tok.head != tok.i:
-            children.setdefault(tok.head, []).append(tok.i)
-    found, stack = set(), [root]
-    while stack:
-        k = stack.pop()
-        if k not in found:
-            found.add(k)
-            stack.extend(children.get(k, ()))
-    return found
-
-
 def _sentence_of(tokens: Sequence[Tok], k: int) -> set[int]:
     """The indices of token ``k``'s sentence (split where :data:`_SENTENCE_END` splits the text):
     the tagger may hang two sentences on one root, and a modal's clause ends with its sentence."""
@@ -271,13 +253,13 @@ def _sentence_of(tokens: Sequence[Tok], k: int) -> set[int]:
 
 
 def irrealis_sounds(
-    records: Sequence[PredicateRecord], tokens: Sequence[Tok]
+    records: Sequence[PredicateRecord], view: TokenView | None
 ) -> tuple[frozenset[str], tuple[ScopeNote, ...]]:
     """The variables of the sounds in the clause of a modal or a condition (not the first sound's).
 
     Args:
         records: the parse's records, in the formula's order.
-        tokens: the caption's tokens (:class:`~fortekit.fol.caption.tokens.Tok`), by index.
+        view: the caption's tokens and their tree (None: nothing to read).
 
     Returns:
         ``(variables, notes)`` as :func:`questioned_sounds`.
@@ -290,16 +272,17 @@ def irrealis_sounds(
         >>> parse_caption("a man can be heard talking as a car horn honks").unresolved
         ()
     """
+    if not view:
+        return frozenset(), ()
+    tokens = view.tokens
     heads = _irrealis_heads(tokens)
-    if not heads:
+    sounds = later_sounds(records) if heads else None
+    if sounds is None:
         return frozenset(), ()
-    nouns = sound_entities(records)
-    if len(nouns) < 2:
-        return frozenset(), ()
-    first = min(nouns, key=lambda name: nouns[name].span)
+    nouns, first = sounds
     found: dict[str, int] = {}
     for head in heads:
-        clause = _subtree(tokens, head) & _sentence_of(tokens, head)
+        clause = set(view.subtree(head)) & _sentence_of(tokens, head)
         if clause.intersection(nouns[first].tokens):
             continue  # the request itself is supposed ("a dog could be barking")
         for name, record in nouns.items():
@@ -314,7 +297,7 @@ def irrealis_sounds(
 
 
 def unasserted_sounds(
-    text: str, records: Sequence[PredicateRecord], tokens: Sequence[Tok] = ()
+    text: str, records: Sequence[PredicateRecord], view: TokenView | None = None
 ) -> tuple[frozenset[str], tuple[ScopeNote, ...]]:
     """The sounds a question, a modal or condition, or a sign leaves unsure
     (:func:`questioned_sounds`, :func:`irrealis_sounds`, :func:`signed_sounds`).
@@ -325,6 +308,6 @@ def unasserted_sounds(
         (frozenset(), ())
     """
     asked, questions = questioned_sounds(text, records)
-    supposed, modals = irrealis_sounds(records, tokens) if tokens else (frozenset(), ())
+    supposed, modals = irrealis_sounds(records, view)
     signed, signs = signed_sounds(text, records)
     return asked | supposed | signed, (*questions, *modals, *signs)

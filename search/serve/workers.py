@@ -101,8 +101,6 @@ def _supervise(children: list[int]) -> int:
                 pid, raw = os.wait()
             except ChildProcessError:
                 break
-            except InterruptedError:  # pragma: no cover - Python retries wait() itself (PEP 475)
-                continue
             alive.discard(pid)
             code = os.waitstatus_to_exitcode(raw)
             if not stopping:  # a worker exited unasked: the service stops as a whole

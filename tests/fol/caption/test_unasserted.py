@@ -144,7 +144,7 @@ def test_evidential_modals_purpose_manner_and_nouns_are_not_irrealis(text: str) 
 
 def test_irrealis_sounds_needs_the_tokens() -> None:
     result = parse_caption("a kettle whistling; a cat meowing would spoil it")
-    assert irrealis_sounds(result.predicates, ()) == (frozenset(), ())
+    assert irrealis_sounds(result.predicates, None) == (frozenset(), ())
 
 
 # --- adjectives of not being perceived ----------------------------------------------------------------

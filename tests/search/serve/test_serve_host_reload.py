@@ -22,7 +22,6 @@ import http.client
 import json
 import logging
 import os
-import queue
 import re
 import signal
 import socket
@@ -40,6 +39,7 @@ import pytest
 pytest.importorskip("fastapi", reason="the serve extra (fastapi) is not installed")
 
 from fastapi.testclient import TestClient
+from serve_fixtures import Server
 
 from fortekit.errors import ServeError
 from fortekit.search.serve.app import create_app
@@ -426,47 +426,6 @@ def test_a_reload_while_requests_are_answered_gives_the_old_or_the_new_state(lay
 
 
 # --- the real server: SIGHUP, the Host check, a 413 that arrives ------------------------------------------
-
-
-class Server:
-    """``fortekit serve`` in a subprocess; its output read as it comes."""
-
-    def __init__(self, *args: str, cwd: Path) -> None:
-        self.process = subprocess.Popen([sys.executable, "-m", "fortekit", "serve", *args], cwd=cwd,
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                        encoding="utf-8", errors="replace")
-        self.err: list[str] = []
-        self._lines: queue.Queue[str] = queue.Queue()
-        for stream, sink in ((self.process.stdout, None), (self.process.stderr, self.err)):
-            threading.Thread(target=self._read, args=(stream, sink), daemon=True).start()
-
-    def _read(self, stream: Any, sink: list[str] | None) -> None:
-        for line in stream:
-            if sink is not None:
-                sink.append(line)
-            self._lines.put(line)
-
-    def port(self, timeout: float = 300) -> int:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and self.process.poll() is None:
-            try:
-                line = self._lines.get(timeout=0.5)
-            except queue.Empty:
-                continue
-            found = re.search(r"fortekit serve: http://127\.0\.0\.1:(\d+)/", line)
-            if found:
-                return int(found.group(1))
-        self.stop()
-        raise AssertionError(f"no URL printed; exit {self.process.poll()}\n{''.join(self.err)[-3000:]}")
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
 
 
 @pytest.fixture(scope="module")

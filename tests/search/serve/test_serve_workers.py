@@ -7,13 +7,10 @@ import csv
 import http.client
 import json
 import os
-import queue
-import re
 import signal
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -24,52 +21,11 @@ pytest.importorskip("fastapi", reason="the serve extra (fastapi) is not installe
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="--workers forks processes (POSIX only)")
 
 from conftest import SHARED_DATA, require  # noqa: E402
+from serve_fixtures import Server  # noqa: E402
 
 from fortekit.search.serve.workers import fork_supported, run_workers  # noqa: E402
 
 CLOTHO_DEV = SHARED_DATA / "clotho" / "clotho_captions_development.csv"
-
-
-class Server:
-    """``fortekit serve`` in a subprocess; its output read as it comes."""
-
-    def __init__(self, *args: str, cwd: Path) -> None:
-        self.process = subprocess.Popen([sys.executable, "-m", "fortekit", "serve", *args], cwd=cwd,
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                        encoding="utf-8", errors="replace")
-        self.err: list[str] = []
-        self._lines: queue.Queue[str] = queue.Queue()
-        for stream, sink in ((self.process.stdout, None), (self.process.stderr, self.err)):
-            threading.Thread(target=self._read, args=(stream, sink), daemon=True).start()
-
-    def _read(self, stream: Any, sink: list[str] | None) -> None:
-        for line in stream:
-            if sink is not None:
-                sink.append(line)
-            self._lines.put(line)
-
-    def port(self, timeout: float = 300) -> int:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and self.process.poll() is None:
-            try:
-                line = self._lines.get(timeout=0.5)
-            except queue.Empty:
-                continue
-            found = re.search(r"fortekit serve: http://127\.0\.0\.1:(\d+)/", line)
-            if found:
-                return int(found.group(1))
-        self.stop()
-        raise AssertionError(f"no URL printed; exit {self.process.poll()}\n{''.join(self.err)[-3000:]}")
-
-    def stop(self) -> int | None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
-        return self.process.returncode
 
 
 def _children(pid: int) -> list[int]:
