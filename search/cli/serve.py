@@ -157,12 +157,16 @@ def _announce(args: argparse.Namespace, listener: socket.socket, hosts: HostPoli
 
 
 def _check_workers(value: object) -> int:
-    """``--workers``: an int >= 1, and more than 1 only where processes can be forked (E814)."""
+    """``--workers``: an int from 1 to :func:`~fortekit.search.serve.workers.max_workers` (each
+    worker holds its own copy of the models: a slip of the keyboard must not fork thousands), and
+    more than 1 only where processes can be forked (E814)."""
     from fortekit.errors import Errors, ServeError
-    from fortekit.search.serve.workers import fork_supported
+    from fortekit.search.serve.workers import fork_supported, max_workers
 
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ServeError(Errors.E807.format(name="--workers", expected="an int >= 1", value=value))
+    most = max_workers()
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
+        raise ServeError(Errors.E807.format(name="--workers", expected=f"an int from 1 to {most}",
+                                            value=value))
     if value > 1 and not fork_supported():
         raise ServeError(Errors.E814.format(workers=value))
     return value

@@ -26,7 +26,10 @@ import sys
 from collections.abc import Callable
 from types import FrameType
 
-__all__ = ["fork_supported", "run_workers"]
+__all__ = ["fork_supported", "max_workers", "run_workers"]
+
+#: Workers per CPU this process may run on, at most: a search is CPU-bound, so more gain nothing.
+WORKERS_PER_CPU = 4
 
 
 def fork_supported() -> bool:
@@ -37,6 +40,18 @@ def fork_supported() -> bool:
         True
     """
     return hasattr(os, "fork")
+
+
+def max_workers() -> int:
+    """The most workers ``--workers`` accepts: :data:`WORKERS_PER_CPU` per CPU this process may use.
+
+    Example:
+        >>> max_workers() >= WORKERS_PER_CPU
+        True
+    """
+    from fortekit._threads import available_cores
+
+    return WORKERS_PER_CPU * available_cores()
 
 
 def run_workers(count: int, serve_one: Callable[[], int]) -> int:

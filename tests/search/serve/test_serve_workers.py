@@ -91,7 +91,7 @@ def test_two_workers_answer_on_one_port_and_stop_cleanly(index_dir: Path, captio
                "zombie" in Path(f"/proc/{pid}/status").read_text().lower() for pid in workers)
 
 
-@pytest.mark.parametrize("value", ["0", "-1"])
+@pytest.mark.parametrize("value", ["0", "-1", "100000"])
 def test_a_bad_worker_count_is_a_coded_error(index_dir: Path, value: str) -> None:
     command = [sys.executable, "-m", "fortekit", "serve", "--index", str(index_dir), "--port", "0",
                "--workers", value]
